@@ -1,0 +1,6 @@
+//! mlperf-host: an MLPerf Inference benchmark host.
+//!
+//! [`loadgen`] is the model-agnostic LoadGen engine: scenarios, modes, settings, sample
+//! selection and results, bit-exact with the official LoadGen 6.0.17.
+
+pub mod loadgen;

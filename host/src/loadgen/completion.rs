@@ -1,0 +1,435 @@
+//! Completion handling: the `Completer` a system under test calls from any thread, and the
+//! lock-free per-sample slots it records into.
+//!
+//! Every sample of a test gets a sequence id; its `ResponseId` is that id plus one. A slot per
+//! sample holds the completion time and two flags, written with one compare-and-swap, so the hot
+//! path takes no lock and allocates nothing. Latencies are derived from the slots after the
+//! series, off the completion path.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+use super::diagnostics::{Diagnostic, DiagnosticSink};
+use super::types::{QuerySampleResponse, ResponseId};
+
+const CHUNK_BITS: u32 = 16;
+const CHUNK_LEN: usize = 1 << CHUNK_BITS;
+const MAX_CHUNKS: usize = 1 << 16;
+
+/// Set once the sample completed.
+pub(crate) const DONE: u64 = 1 << 63;
+/// Set at issue when the response must be copied to the accuracy log.
+pub(crate) const LOG: u64 = 1 << 62;
+/// The completion time, ns since the test's clock origin.
+pub(crate) const TIME_MASK: u64 = LOG - 1;
+
+/// A growable array of atomics indexed by sequence id. Chunks are added by the issuing thread
+/// only; readers find them through an atomic pointer table, so lookups never lock.
+pub(crate) struct SlotArena {
+    chunks: Box<[AtomicPtr<AtomicU64>]>,
+    allocated: Mutex<usize>,
+}
+
+impl SlotArena {
+    pub(crate) fn new() -> Self {
+        let chunks = (0..MAX_CHUNKS)
+            .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+            .collect();
+        SlotArena {
+            chunks,
+            allocated: Mutex::new(0),
+        }
+    }
+
+    /// Makes slots `0..end` addressable. Called by the issuing thread before it hands out ids.
+    pub(crate) fn ensure(&self, end: u64) -> bool {
+        let needed = end.div_ceil(CHUNK_LEN as u64) as usize;
+        if needed > MAX_CHUNKS {
+            return false;
+        }
+        let mut allocated = self.allocated.lock().unwrap_or_else(|p| p.into_inner());
+        while *allocated < needed {
+            let chunk: Box<[AtomicU64]> = (0..CHUNK_LEN).map(|_| AtomicU64::new(0)).collect();
+            let ptr = Box::into_raw(chunk) as *mut AtomicU64;
+            self.chunks[*allocated].store(ptr, Ordering::Release);
+            *allocated += 1;
+        }
+        true
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, index: u64) -> Option<&AtomicU64> {
+        let chunk = (index >> CHUNK_BITS) as usize;
+        let ptr = self.chunks.get(chunk)?.load(Ordering::Acquire);
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null chunk pointer came from a leaked Box<[AtomicU64; CHUNK_LEN]> that
+        // lives until the arena drops, and the offset is below CHUNK_LEN.
+        Some(unsafe { &*ptr.add(index as usize & (CHUNK_LEN - 1)) })
+    }
+}
+
+impl Drop for SlotArena {
+    fn drop(&mut self) {
+        for slot in self.chunks.iter() {
+            let ptr = slot.load(Ordering::Acquire);
+            if !ptr.is_null() {
+                // SAFETY: created by Box::into_raw of a boxed slice of CHUNK_LEN atomics.
+                unsafe {
+                    drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                        ptr, CHUNK_LEN,
+                    )));
+                }
+            }
+        }
+    }
+}
+
+/// A response copied for the accuracy log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccuracyRecord {
+    pub seq_id: u64,
+    pub qsl_idx: usize,
+    pub data: Vec<u8>,
+    /// The first-token response bytes (token runs outside Offline).
+    pub token_data: Option<Vec<u8>>,
+    /// The response's `n_tokens` (token runs).
+    pub token_count: Option<i64>,
+}
+
+/// Counts of completions the engine refused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CompletionAnomalies {
+    /// Completions of a sample already completed.
+    pub duplicate: u64,
+    /// Completions whose id was never issued.
+    pub unknown: u64,
+    /// Completions of a sample of an earlier series (after its drain gave up on it).
+    pub late: u64,
+}
+
+/// Monotonic nanoseconds since the test started.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    origin: Instant,
+}
+
+impl Clock {
+    pub(crate) fn new() -> Self {
+        Clock {
+            origin: Instant::now(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn now_ns(&self) -> i64 {
+        self.origin.elapsed().as_nanos() as i64
+    }
+
+    pub(crate) fn instant_at(&self, ns: i64) -> Instant {
+        self.origin + Duration::from_nanos(ns.max(0) as u64)
+    }
+}
+
+/// State shared by the issuing thread and every completer clone.
+pub(crate) struct Shared {
+    pub(crate) clock: Clock,
+    pub(crate) status: SlotArena,
+    pub(crate) qsl_index: SlotArena,
+    pub(crate) first_token: SlotArena,
+    pub(crate) n_tokens: SlotArena,
+    pub(crate) use_tokens: bool,
+    pub(crate) needs_first_token: bool,
+    /// One past the last sequence id handed out.
+    pub(crate) issued_end: AtomicU64,
+    /// First sequence id of the series being issued.
+    pub(crate) series_start: AtomicU64,
+    /// Samples completed since the test began (each counted once).
+    pub(crate) completed: AtomicU64,
+    waiting: AtomicBool,
+    issuer: OnceLock<Thread>,
+    duplicate: AtomicU64,
+    unknown: AtomicU64,
+    late: AtomicU64,
+    token_after_completion_reported: AtomicBool,
+    latency_before_token_reported: AtomicBool,
+    pub(crate) accuracy_log: Mutex<Vec<AccuracyRecord>>,
+    token_cache: Mutex<HashMap<u64, Vec<u8>>>,
+    pub(crate) diagnostics: DiagnosticSink,
+}
+
+impl Shared {
+    pub(crate) fn new(use_tokens: bool, needs_first_token: bool) -> Self {
+        Shared {
+            clock: Clock::new(),
+            status: SlotArena::new(),
+            qsl_index: SlotArena::new(),
+            first_token: SlotArena::new(),
+            n_tokens: SlotArena::new(),
+            use_tokens,
+            needs_first_token,
+            issued_end: AtomicU64::new(0),
+            series_start: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+            waiting: AtomicBool::new(false),
+            issuer: OnceLock::new(),
+            duplicate: AtomicU64::new(0),
+            unknown: AtomicU64::new(0),
+            late: AtomicU64::new(0),
+            token_after_completion_reported: AtomicBool::new(false),
+            latency_before_token_reported: AtomicBool::new(false),
+            accuracy_log: Mutex::new(Vec::new()),
+            token_cache: Mutex::new(HashMap::new()),
+            diagnostics: DiagnosticSink::default(),
+        }
+    }
+
+    /// Registers the calling thread as the one completions wake.
+    pub(crate) fn register_issuer(&self) {
+        let _ = self.issuer.set(std::thread::current());
+    }
+
+    pub(crate) fn anomalies(&self) -> CompletionAnomalies {
+        CompletionAnomalies {
+            duplicate: self.duplicate.load(Ordering::Relaxed),
+            unknown: self.unknown.load(Ordering::Relaxed),
+            late: self.late.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Blocks the issuing thread until `target` samples completed in total: a short spin for
+    /// SUTs that answer within microseconds, then parking until a completion wakes it.
+    /// Returns false if `idle_timeout` passes without any completion.
+    pub(crate) fn wait_for_completed(&self, target: u64, idle_timeout: Duration) -> bool {
+        const SPIN_ROUNDS: u32 = 2_000;
+        for _ in 0..SPIN_ROUNDS {
+            if self.completed.load(Ordering::Acquire) >= target {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        let mut last_seen = self.completed.load(Ordering::Acquire);
+        let mut idle_since = Instant::now();
+        loop {
+            self.waiting.store(true, Ordering::SeqCst);
+            let done = self.completed.load(Ordering::SeqCst);
+            if done >= target {
+                self.waiting.store(false, Ordering::Relaxed);
+                return true;
+            }
+            if done != last_seen {
+                last_seen = done;
+                idle_since = Instant::now();
+            }
+            let idle = idle_since.elapsed();
+            if idle >= idle_timeout {
+                self.waiting.store(false, Ordering::Relaxed);
+                return false;
+            }
+            std::thread::park_timeout((idle_timeout - idle).min(Duration::from_millis(50)));
+            self.waiting.store(false, Ordering::Relaxed);
+        }
+    }
+
+    fn wake_issuer(&self) {
+        if self.waiting.load(Ordering::SeqCst) {
+            if let Some(thread) = self.issuer.get() {
+                thread.unpark();
+            }
+        }
+    }
+
+    /// Finds the status slot of a response id, counting ids that are not of this series.
+    #[inline]
+    fn slot_of(&self, id: ResponseId) -> Option<(u64, &AtomicU64)> {
+        let seq = id.0.wrapping_sub(1);
+        if id.0 == 0 || seq >= self.issued_end.load(Ordering::Acquire) {
+            self.unknown.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        if seq < self.series_start.load(Ordering::Acquire) {
+            self.late.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        match self.status.get(seq) {
+            Some(slot) => Some((seq, slot)),
+            None => {
+                self.unknown.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    fn complete(
+        &self,
+        responses: &[QuerySampleResponse<'_>],
+        mut on_logged: impl FnMut(&QuerySampleResponse<'_>),
+    ) {
+        // One timestamp for the whole batch, as the official LoadGen takes.
+        let now = self.clock.now_ns() as u64 & TIME_MASK;
+        let mut newly_completed = 0;
+        for response in responses {
+            let Some((seq, slot)) = self.slot_of(response.id) else {
+                continue;
+            };
+            let mut current = slot.load(Ordering::Acquire);
+            loop {
+                if current & DONE != 0 {
+                    self.duplicate.fetch_add(1, Ordering::Relaxed);
+                    break;
+                }
+                match slot.compare_exchange_weak(
+                    current,
+                    (current & LOG) | DONE | now,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => {
+                        newly_completed += 1;
+                        if current & LOG != 0 {
+                            // Untimed: may fetch the bytes from a device before they are copied.
+                            on_logged(response);
+                        }
+                        self.record_completion_extras(seq, current & LOG != 0, response);
+                        break;
+                    }
+                    Err(actual) => current = actual,
+                }
+            }
+        }
+        if newly_completed > 0 {
+            self.completed.fetch_add(newly_completed, Ordering::SeqCst);
+            self.wake_issuer();
+        }
+    }
+
+    fn record_completion_extras(&self, seq: u64, logged: bool, response: &QuerySampleResponse<'_>) {
+        if self.use_tokens {
+            if let Some(n) = self.n_tokens.get(seq) {
+                n.store(response.n_tokens as u64, Ordering::Relaxed);
+            }
+            if self.needs_first_token
+                && self
+                    .first_token
+                    .get(seq)
+                    .is_some_and(|t| t.load(Ordering::Acquire) == 0)
+                && !self
+                    .latency_before_token_reported
+                    .swap(true, Ordering::Relaxed)
+            {
+                self.diagnostics.push(Diagnostic::error(
+                    "error_runtime",
+                    "Attempted to record a sample latency before it's first token latency",
+                ));
+            }
+        }
+        if logged {
+            let qsl_idx = self
+                .qsl_index
+                .get(seq)
+                .map_or(0, |i| i.load(Ordering::Relaxed) as usize);
+            let token_data = if self.use_tokens && self.needs_first_token {
+                Some(
+                    self.token_cache
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .remove(&seq)
+                        .unwrap_or_default(),
+                )
+            } else {
+                None
+            };
+            let record = AccuracyRecord {
+                seq_id: seq,
+                qsl_idx,
+                data: response.data.to_vec(),
+                token_data,
+                token_count: self.use_tokens.then_some(response.n_tokens),
+            };
+            self.accuracy_log
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(record);
+        }
+    }
+
+    fn first_token(&self, responses: &[QuerySampleResponse<'_>]) {
+        let now = self.clock.now_ns().max(1) as u64;
+        for response in responses {
+            let Some((seq, slot)) = self.slot_of(response.id) else {
+                continue;
+            };
+            let status = slot.load(Ordering::Acquire);
+            if status & DONE != 0 {
+                if !self
+                    .token_after_completion_reported
+                    .swap(true, Ordering::Relaxed)
+                {
+                    self.diagnostics.push(Diagnostic::error(
+                        "error_runtime",
+                        "Attempted to record token latency after sample was completed",
+                    ));
+                }
+                continue;
+            }
+            if let Some(first) = self.first_token.get(seq) {
+                if first
+                    .compare_exchange(0, now, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_err()
+                {
+                    self.duplicate.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+            }
+            if status & LOG != 0 {
+                self.token_cache
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(seq, response.data.to_vec());
+            }
+        }
+    }
+}
+
+/// The handle a system under test completes samples with. Cheap to clone, `Send + Sync`, and
+/// callable from any thread: inline inside `issue_query` or later.
+#[derive(Clone)]
+pub struct Completer {
+    shared: Arc<Shared>,
+}
+
+impl Completer {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Completer { shared }
+    }
+
+    /// Reports finished samples. One timestamp is taken for the whole batch.
+    pub fn query_samples_complete(&self, responses: &[QuerySampleResponse<'_>]) {
+        self.shared.complete(responses, |_| {});
+    }
+
+    /// As `query_samples_complete`, calling `on_logged` (untimed work such as a copy from the
+    /// device) for each response that will be written to the accuracy log, before it is copied.
+    pub fn query_samples_complete_with(
+        &self,
+        responses: &[QuerySampleResponse<'_>],
+        on_logged: impl FnMut(&QuerySampleResponse<'_>),
+    ) {
+        self.shared.complete(responses, on_logged);
+    }
+
+    /// Reports the first token of samples of a token run (time to first token).
+    pub fn first_token_complete(&self, responses: &[QuerySampleResponse<'_>]) {
+        self.shared.first_token(responses);
+    }
+}
+
+impl std::fmt::Debug for Completer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Completer").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,447 @@
+//! The issue loop of one series of queries (spec §4.4): runs on the engine's dedicated thread,
+//! waits with sleep-then-spin for Server's scheduled nanosecond, and stops exactly where the
+//! official LoadGen stops.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::completion::{Completer, Shared, LOG};
+use super::diagnostics::Diagnostic;
+use super::effective::EffectiveSettings;
+use super::query_gen::QueryGenerator;
+use super::rng::{generate_canonical, Mt19937};
+use super::settings::{TestMode, TestScenario};
+use super::sut::SystemUnderTest;
+use super::types::{QuerySample, QuerySampleIndex, ResponseId};
+
+/// Sleeping is coarse (tens of µs of timer slack); the last stretch before a scheduled issue is
+/// spun instead.
+const SPIN_MARGIN_NS: i64 = 200_000;
+
+/// Sequence ids and the fixed-seed engine that gives every generated sample its accuracy-log
+/// value, shared by all series of a test (the official `SequenceGen`).
+pub(crate) struct SequenceState {
+    pub(crate) next_sample_id: u64,
+    accuracy_rng: Mt19937,
+    /// How many samples' values the engine has produced.
+    accuracy_position: u64,
+}
+
+impl SequenceState {
+    pub(crate) fn new() -> Self {
+        SequenceState {
+            next_sample_id: 0,
+            accuracy_rng: Mt19937::new(u64::from(Mt19937::DEFAULT_SEED)),
+            accuracy_position: 0,
+        }
+    }
+
+    /// The accuracy-log value of sample `id`. Ids are asked for in increasing order; values of
+    /// skipped ids are drawn and dropped so the stream stays aligned with the official one.
+    fn accuracy_value(&mut self, id: u64) -> f64 {
+        while self.accuracy_position < id {
+            generate_canonical(&mut self.accuracy_rng);
+            self.accuracy_position += 1;
+        }
+        self.accuracy_position += 1;
+        generate_canonical(&mut self.accuracy_rng)
+    }
+}
+
+/// Why issuing ended.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum StopReason {
+    /// Every generated query was issued.
+    GeneratedQueriesIssued,
+    MinimumsMet,
+    TooManyOutstanding {
+        issued: u64,
+        outstanding: u64,
+    },
+    MaxQueryCount(u64),
+    MaxDuration(i64),
+    SutPanicked(String),
+    Aborted,
+    ArenaFull,
+}
+
+/// What one series did, in raw times (ns since the test clock origin).
+pub(crate) struct SeriesOutcome {
+    pub(crate) sample_base: u64,
+    pub(crate) samples_issued: u64,
+    pub(crate) queries_issued: u64,
+    pub(crate) samples_per_query: usize,
+    pub(crate) query_scheduled_ns: Vec<i64>,
+    pub(crate) start_ns: i64,
+    pub(crate) final_query_issued_ns: i64,
+    pub(crate) stop: StopReason,
+    pub(crate) ran_out_of_generated_queries: bool,
+    pub(crate) generated_query_count: u64,
+    pub(crate) generated_query_duration_ns: i64,
+    /// Samples still not completed when the drain gave up.
+    pub(crate) never_completed: u64,
+}
+
+pub(crate) struct SeriesContext<'a> {
+    pub(crate) sut: &'a dyn SystemUnderTest,
+    pub(crate) shared: &'a Shared,
+    pub(crate) completer: &'a Completer,
+    pub(crate) settings: &'a EffectiveSettings,
+    pub(crate) drain_timeout: Duration,
+    pub(crate) abort: &'a std::sync::atomic::AtomicBool,
+}
+
+/// Per-series state of the issue loop.
+struct Issuer<'a, 'c> {
+    ctx: &'c SeriesContext<'a>,
+    sequence: &'c mut SequenceState,
+    samples: Vec<QuerySample>,
+    query_scheduled_ns: Vec<i64>,
+    log_all: bool,
+    log_probability: f64,
+    log_offset: f64,
+    track_index: bool,
+    next_seq: u64,
+}
+
+impl Issuer<'_, '_> {
+    /// Gives the generated indices sequence ids and slots, and appends them to `samples`.
+    fn add_samples(&mut self, indices: &[QuerySampleIndex]) -> bool {
+        let shared = self.ctx.shared;
+        let end = self.next_seq + indices.len() as u64;
+        if !shared.status.ensure(end)
+            || (self.track_index && !shared.qsl_index.ensure(end))
+            || (shared.use_tokens
+                && !(shared.first_token.ensure(end) && shared.n_tokens.ensure(end)))
+        {
+            return false;
+        }
+        for &index in indices {
+            let seq = self.next_seq;
+            let logged = self.log_all
+                || (self.log_probability > 0.0 && {
+                    let value = self.sequence.accuracy_value(seq);
+                    let shifted = if value + self.log_offset < 1.0 {
+                        value + self.log_offset
+                    } else {
+                        value + self.log_offset - 1.0
+                    };
+                    shifted <= self.log_probability
+                });
+            if let Some(slot) = shared.status.get(seq) {
+                slot.store(if logged { LOG } else { 0 }, Ordering::Relaxed);
+            }
+            if self.track_index {
+                if let Some(slot) = shared.qsl_index.get(seq) {
+                    slot.store(index as u64, Ordering::Relaxed);
+                }
+            }
+            self.samples.push(QuerySample {
+                id: ResponseId(seq + 1),
+                index,
+            });
+            self.next_seq += 1;
+        }
+        // Publishing the new end makes these ids valid for completers.
+        shared.issued_end.store(self.next_seq, Ordering::Release);
+        true
+    }
+
+    fn issue(&mut self) -> Result<(), String> {
+        let ctx = self.ctx;
+        let samples = &self.samples;
+        catch_unwind(AssertUnwindSafe(|| {
+            ctx.sut.issue_query(samples, ctx.completer)
+        }))
+        .map_err(|panic| panic_message(&panic))
+    }
+}
+
+pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".to_string()
+    }
+}
+
+/// Issues one series: every query of `generator` (or fewer, when a stop rule fires), then
+/// flushes and drains.
+pub(crate) fn run_series(
+    ctx: &SeriesContext<'_>,
+    sequence: &mut SequenceState,
+    generator: &mut QueryGenerator,
+    mode: TestMode,
+) -> SeriesOutcome {
+    let settings = ctx.settings;
+    let shared = ctx.shared;
+    let scenario = settings.scenario;
+    let accuracy = mode == TestMode::AccuracyOnly;
+
+    let mut offset_rng = Mt19937::new(settings.accuracy_log_rng_seed);
+    let log_offset = generate_canonical(&mut offset_rng);
+    let log_probability = settings.accuracy_log_probability_for_series();
+    let track_index = accuracy || log_probability > 0.0;
+
+    let sample_base = sequence.next_sample_id;
+    shared.series_start.store(sample_base, Ordering::Release);
+    let completed_at_start = shared.completed.load(Ordering::Acquire);
+
+    let spq = generator.samples_per_query();
+    let mut issuer = Issuer {
+        ctx,
+        sequence,
+        samples: Vec::with_capacity(spq),
+        query_scheduled_ns: Vec::new(),
+        log_all: accuracy,
+        log_probability: if accuracy { 0.0 } else { log_probability },
+        log_offset,
+        track_index,
+        next_seq: sample_base,
+    };
+
+    let mut indices: Vec<QuerySampleIndex> = Vec::with_capacity(spq);
+    let mut pending: Vec<QuerySampleIndex> = Vec::new();
+    let mut pending_delta: Option<i64> = None;
+    let mut queries_issued: u64 = 0;
+    let mut final_query_issued_ns = 0;
+    let mut ran_out = scenario != TestScenario::Server;
+    let mut stop = StopReason::GeneratedQueriesIssued;
+    let target_duration_ns = settings.target_duration_ms as i64 * 1_000_000;
+    let max_duration_ns = settings.max_duration_ms as i64 * 1_000_000;
+    let coalesce = scenario == TestScenario::Server && settings.requested.server_coalesce_queries;
+    let wait_for_previous = matches!(
+        scenario,
+        TestScenario::SingleStream | TestScenario::MultiStream
+    );
+
+    let start_ns = shared.clock.now_ns();
+    loop {
+        if ctx.abort.load(Ordering::Relaxed) {
+            stop = StopReason::Aborted;
+            ran_out = false;
+            break;
+        }
+        if wait_for_previous && queries_issued > 0 {
+            let target = completed_at_start + (issuer.next_seq - sample_base);
+            if !shared.wait_for_completed(target, ctx.drain_timeout) {
+                ran_out = false;
+                break;
+            }
+        }
+        let delta = match pending_delta.take() {
+            Some(delta) => {
+                std::mem::swap(&mut indices, &mut pending);
+                delta
+            }
+            None => match generator.next_query(&mut indices) {
+                Some(delta) => delta,
+                None => break,
+            },
+        };
+
+        issuer.samples.clear();
+        let now = match scenario {
+            TestScenario::Server => {
+                let scheduled = start_ns + delta;
+                wait_until(shared, scheduled);
+                issuer.query_scheduled_ns.push(scheduled);
+                shared.clock.now_ns()
+            }
+            TestScenario::Offline => {
+                issuer.query_scheduled_ns.push(start_ns);
+                shared.clock.now_ns()
+            }
+            TestScenario::SingleStream | TestScenario::MultiStream => {
+                let now = shared.clock.now_ns();
+                issuer.query_scheduled_ns.push(now);
+                now
+            }
+        };
+        if !issuer.add_samples(&indices) {
+            stop = StopReason::ArenaFull;
+            ran_out = false;
+            break;
+        }
+        let mut issued_now = 1;
+        if coalesce {
+            // Past-due queries ride along in the same call, each keeping its own schedule.
+            while let Some(next_delta) = generator.next_query(&mut pending) {
+                if start_ns + next_delta > now {
+                    pending_delta = Some(next_delta);
+                    break;
+                }
+                issuer.query_scheduled_ns.push(start_ns + next_delta);
+                let extra = std::mem::take(&mut pending);
+                let ok = issuer.add_samples(&extra);
+                pending = extra;
+                if !ok {
+                    stop = StopReason::ArenaFull;
+                    break;
+                }
+                issued_now += 1;
+            }
+        }
+        final_query_issued_ns = now;
+        if let Err(message) = issuer.issue() {
+            queries_issued += issued_now;
+            stop = StopReason::SutPanicked(message);
+            ran_out = false;
+            break;
+        }
+        queries_issued += issued_now;
+        if stop == StopReason::ArenaFull {
+            ran_out = false;
+            break;
+        }
+        if accuracy {
+            continue;
+        }
+
+        let duration = now - start_ns;
+        if scenario == TestScenario::Server {
+            if settings.max_async_queries != 0 {
+                let completed = shared.completed.load(Ordering::Acquire) - completed_at_start;
+                let outstanding = queries_issued.saturating_sub(completed);
+                if outstanding > settings.max_async_queries {
+                    stop = StopReason::TooManyOutstanding {
+                        issued: queries_issued,
+                        outstanding,
+                    };
+                    break;
+                }
+            }
+        } else if queries_issued >= settings.min_query_count && duration >= target_duration_ns {
+            ran_out = false;
+            stop = StopReason::MinimumsMet;
+            break;
+        }
+        if settings.max_query_count != 0 && queries_issued >= settings.max_query_count {
+            ran_out = false;
+            stop = StopReason::MaxQueryCount(queries_issued);
+            break;
+        }
+        if max_duration_ns != 0 && duration > max_duration_ns {
+            ran_out = false;
+            stop = StopReason::MaxDuration(duration);
+            break;
+        }
+    }
+
+    report_stop(shared, &stop, mode, ran_out);
+
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| ctx.sut.flush_queries())) {
+        shared.diagnostics.push(Diagnostic::error(
+            "error_runtime",
+            format!(
+                "The SUT panicked in flush_queries: {}",
+                panic_message(&panic)
+            ),
+        ));
+    }
+
+    let samples_issued = issuer.next_seq - sample_base;
+    let target = completed_at_start + samples_issued;
+    let drained = shared.wait_for_completed(target, ctx.drain_timeout);
+    let completed = shared.completed.load(Ordering::Acquire) - completed_at_start;
+    let never_completed = if drained {
+        0
+    } else {
+        samples_issued.saturating_sub(completed)
+    };
+    if never_completed > 0 {
+        shared.diagnostics.push(Diagnostic::error(
+            "error_runtime",
+            format!(
+                "{never_completed} samples never completed: gave up after {:?} without a completion",
+                ctx.drain_timeout
+            ),
+        ));
+    }
+
+    // The official code generates every query up front, so its counts and sequence ids cover
+    // queries that were never issued. Finish the count the same way.
+    let issued_from_generator = generator.generated_queries();
+    let (remaining, duration_ns) = generator.count_remaining();
+    let generated_query_count = issued_from_generator + remaining;
+    let query_scheduled_ns = std::mem::take(&mut issuer.query_scheduled_ns);
+    let unissued_samples = (generated_query_count - queries_issued) * spq as u64;
+    issuer.sequence.next_sample_id = issuer.next_seq + unissued_samples;
+
+    SeriesOutcome {
+        sample_base,
+        samples_issued,
+        queries_issued,
+        samples_per_query: spq,
+        query_scheduled_ns,
+        start_ns,
+        final_query_issued_ns,
+        stop,
+        ran_out_of_generated_queries: ran_out,
+        generated_query_count,
+        generated_query_duration_ns: duration_ns,
+        never_completed,
+    }
+}
+
+fn report_stop(shared: &Shared, stop: &StopReason, mode: TestMode, ran_out: bool) {
+    let thread = 0;
+    let diagnostic = match stop {
+        StopReason::MinimumsMet => Some(Diagnostic::info(
+            "generic_message",
+            "Ending naturally: Minimum query count and test duration met.",
+        )),
+        StopReason::TooManyOutstanding {
+            issued,
+            outstanding,
+        } => Some(Diagnostic::error(
+            "error_runtime",
+            format!(
+                "IssueQueryThread {thread} Ending early: Too many outstanding queries. issued {issued} outstanding {outstanding}"
+            ),
+        )),
+        StopReason::MaxQueryCount(count) => Some(Diagnostic::error(
+            "error_runtime",
+            format!("IssueQueryThread {thread} Ending early: Max query count reached. query_count {count}"),
+        )),
+        StopReason::MaxDuration(duration) => Some(Diagnostic::error(
+            "error_runtime",
+            format!("IssueQueryThread {thread} Ending early: Max test duration reached. duration_ns {duration}"),
+        )),
+        StopReason::SutPanicked(message) => Some(Diagnostic::error(
+            "error_runtime",
+            format!("The SUT panicked in issue_query: {message}"),
+        )),
+        StopReason::Aborted => Some(Diagnostic::error("error_runtime", "Test aborted.")),
+        StopReason::ArenaFull => Some(Diagnostic::error(
+            "error_runtime",
+            "Ending early: more than 2^32 samples in one test.",
+        )),
+        StopReason::GeneratedQueriesIssued => None,
+    };
+    if let Some(diagnostic) = diagnostic {
+        shared.diagnostics.push(diagnostic);
+    }
+    if mode == TestMode::PerformanceOnly && ran_out {
+        shared.diagnostics.push(Diagnostic::error(
+            "error_runtime",
+            "Ending early: Ran out of generated queries to issue before the minimum query count and test duration were reached. Please update the relevant expected latency or target qps in the TestSettings so they are more accurate.",
+        ));
+    }
+}
+
+/// Sleeps until shortly before `scheduled_ns`, then spins to it.
+fn wait_until(shared: &Shared, scheduled_ns: i64) {
+    let now = shared.clock.now_ns();
+    if scheduled_ns - now > SPIN_MARGIN_NS {
+        let wake = shared.clock.instant_at(scheduled_ns - SPIN_MARGIN_NS);
+        let remaining = wake.saturating_duration_since(std::time::Instant::now());
+        std::thread::sleep(remaining);
+    }
+    while shared.clock.now_ns() < scheduled_ns {
+        std::hint::spin_loop();
+    }
+}

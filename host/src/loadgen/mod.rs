@@ -1,0 +1,30 @@
+//! The LoadGen engine: model-agnostic, bit-exact with the official MLPerf LoadGen 6.0.17.
+//!
+//! A benchmark implements [`SystemUnderTest`] and [`QuerySampleLibrary`], builds
+//! [`TestSettings`] (directly or from mlperf.conf/user.conf with [`config`]) and calls
+//! [`start_test`]. The engine knows nothing of plugins, WebAssembly or power meters.
+
+pub mod completion;
+pub mod config;
+pub mod diagnostics;
+pub mod early_stopping;
+pub mod effective;
+mod engine;
+mod issue;
+pub mod loadable_sets;
+pub mod query_gen;
+pub mod results;
+pub mod rng;
+pub mod settings;
+pub mod sut;
+pub mod types;
+
+pub use completion::{AccuracyRecord, Completer, CompletionAnomalies};
+pub use diagnostics::{Diagnostic, Severity};
+pub use effective::EffectiveSettings;
+pub use engine::{abort_test, start_test, FindPeakReport, SeriesReport, TestError, TestResult};
+pub use issue::StopReason;
+pub use results::{LatencyStats, PerformanceSummary, Validity};
+pub use settings::{LogOutputSettings, LogSettings, TestMode, TestScenario, TestSettings};
+pub use sut::{QslError, QuerySampleLibrary, SystemUnderTest};
+pub use types::{QuerySample, QuerySampleIndex, QuerySampleResponse, ResponseId};

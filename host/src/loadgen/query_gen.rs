@@ -1,0 +1,436 @@
+//! Query generation in the official draw order (spec §4.3), produced lazily: one query at a
+//! time as the issue loop asks, so start-up does not grow with the length of the run.
+
+use super::loadable_sets::LoadableSet;
+use super::rng::{exponential_gap_ns, period_ns, shuffle, uniform_int, Mt19937};
+use super::settings::{TestMode, TestScenario};
+use super::types::QuerySampleIndex;
+
+/// What query generation needs from the effective settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenerationParams {
+    pub scenario: TestScenario,
+    /// AccuracyOnly or PerformanceOnly: the mode of this series, not of the test.
+    pub mode: TestMode,
+    pub samples_per_query: u64,
+    pub min_query_count: u64,
+    pub target_duration_ms: u64,
+    pub target_qps: f64,
+    pub sample_index_rng_seed: u64,
+    pub schedule_rng_seed: u64,
+    pub sample_concatenate_permutation: bool,
+    pub performance_issue_unique: bool,
+    pub performance_issue_same: bool,
+    pub performance_issue_same_index: u64,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum GenerationError {
+    #[error("the loadable set is empty: the sample library reports no samples to load")]
+    EmptyLoadableSet,
+    #[error("samples_per_query is 0")]
+    ZeroSamplesPerQuery,
+    #[error(
+        "target qps {0} gives a query period that truncates to 0 ns: no finite run can be generated"
+    )]
+    ZeroPeriod(f64),
+    #[error("target qps {0} must be positive and finite")]
+    InvalidQps(f64),
+    #[error("performance_issue_same_index {index} is outside the loaded set of {len} samples")]
+    SameIndexOutOfRange { index: u64, len: usize },
+}
+
+enum Schedule {
+    Poisson { rng: Box<Mt19937>, qps: f64 },
+    Period(i64),
+}
+
+impl Schedule {
+    #[inline]
+    fn next_gap(&mut self) -> i64 {
+        match self {
+            Schedule::Poisson { rng, qps } => exponential_gap_ns(rng, *qps),
+            Schedule::Period(period) => *period,
+        }
+    }
+}
+
+/// How a SingleStream/Server sample slot (or a MultiStream query start) is chosen.
+enum Pick {
+    Unique,
+    Same(usize),
+    EqualIssue,
+    Uniform,
+    AccuracyList,
+}
+
+/// Generates the queries of one series in exactly the order the official LoadGen does.
+pub struct QueryGenerator {
+    scenario: TestScenario,
+    mode: TestMode,
+    loaded: Vec<QuerySampleIndex>,
+    distribution_end: usize,
+    samples_per_query: usize,
+    equal_issue: bool,
+    pick: Pick,
+    sample_rng: Mt19937,
+    schedule: Schedule,
+    accuracy_list: Vec<u32>,
+    accuracy_pos: usize,
+    unique_list: Vec<u32>,
+    unique_pos: usize,
+    equal_issue_list: Vec<u32>,
+    equal_issue_pos: usize,
+    gen_duration_ns: i64,
+    min_queries: u64,
+    timestamp: i64,
+    prev_timestamp: i64,
+    generated: u64,
+    remainder_pending: bool,
+}
+
+impl QueryGenerator {
+    pub fn new(params: &GenerationParams, set: &LoadableSet) -> Result<Self, GenerationError> {
+        let scenario = params.scenario;
+        let mode = params.mode;
+        let loaded = set.samples.clone();
+        let set_len = loaded.len();
+        if set_len == 0 || set.distribution_end == 0 {
+            return Err(GenerationError::EmptyLoadableSet);
+        }
+        let accuracy = mode == TestMode::AccuracyOnly;
+
+        // §4.3 steps 1-2.
+        let duration_multiplier = if scenario == TestScenario::Server {
+            1
+        } else {
+            2
+        };
+        let mut gen_duration_ns =
+            duration_multiplier * (params.target_duration_ms as i64).saturating_mul(1_000_000);
+        let mut min_queries = params.min_query_count;
+        let mut samples_per_query = params.samples_per_query;
+        if accuracy && scenario == TestScenario::Offline {
+            samples_per_query = set.distribution_end as u64;
+        }
+        if samples_per_query == 0 {
+            return Err(GenerationError::ZeroSamplesPerQuery);
+        }
+        if accuracy || params.performance_issue_unique {
+            gen_duration_ns = 0;
+            min_queries = set_len as u64 / samples_per_query;
+        }
+
+        // Step 3-4: the distributions, constructed in this order because each consumes draws.
+        let mut sample_rng = Mt19937::new(params.sample_index_rng_seed);
+        let stride = if scenario == TestScenario::MultiStream {
+            samples_per_query as usize
+        } else {
+            1
+        };
+        let accuracy_list = if accuracy {
+            shuffled_strided(set.distribution_end, stride, &mut sample_rng)
+        } else {
+            Vec::new()
+        };
+        let unique_list = shuffled_strided(set.distribution_end, stride, &mut sample_rng);
+        let equal_issue_used = params.sample_concatenate_permutation
+            && matches!(scenario, TestScenario::SingleStream | TestScenario::Server)
+            && !params.performance_issue_unique
+            && !params.performance_issue_same;
+        let equal_issue_list =
+            equal_issue_permutations(min_queries, set_len, &mut sample_rng, equal_issue_used);
+
+        let schedule = if scenario == TestScenario::Server {
+            if params.target_qps.is_nan() || params.target_qps <= 0.0 || params.target_qps.is_infinite() {
+                return Err(GenerationError::InvalidQps(params.target_qps));
+            }
+            Schedule::Poisson {
+                rng: Box::new(Mt19937::new(params.schedule_rng_seed)),
+                qps: params.target_qps,
+            }
+        } else {
+            let period = period_ns(params.target_qps);
+            // A zero period never advances time; the official code loops forever there.
+            if period <= 0 && gen_duration_ns > 0 {
+                return Err(GenerationError::ZeroPeriod(params.target_qps));
+            }
+            Schedule::Period(period)
+        };
+
+        // Step 5: equal-issue padding to whole sets.
+        let equal_issue = params.sample_concatenate_permutation;
+        if !accuracy && equal_issue {
+            let len = set_len as u64;
+            if scenario == TestScenario::Offline {
+                if samples_per_query % len != 0 {
+                    samples_per_query += len - samples_per_query % len;
+                }
+            } else if min_queries % len != 0 {
+                min_queries += len - min_queries % len;
+            }
+        }
+
+        let pick = if params.performance_issue_unique {
+            Pick::Unique
+        } else if params.performance_issue_same {
+            let index = params.performance_issue_same_index;
+            if index >= set_len as u64 {
+                return Err(GenerationError::SameIndexOutOfRange {
+                    index,
+                    len: set_len,
+                });
+            }
+            Pick::Same(index as usize)
+        } else if equal_issue && scenario != TestScenario::MultiStream {
+            // MultiStream and Offline never read the equal-issue list.
+            Pick::EqualIssue
+        } else if accuracy {
+            Pick::AccuracyList
+        } else {
+            Pick::Uniform
+        };
+
+        Ok(QueryGenerator {
+            scenario,
+            mode,
+            loaded,
+            distribution_end: set.distribution_end,
+            samples_per_query: samples_per_query as usize,
+            equal_issue,
+            pick,
+            sample_rng,
+            schedule,
+            accuracy_list,
+            accuracy_pos: 0,
+            unique_list,
+            unique_pos: 0,
+            equal_issue_list,
+            equal_issue_pos: 0,
+            gen_duration_ns,
+            min_queries,
+            timestamp: 0,
+            prev_timestamp: 0,
+            generated: 0,
+            remainder_pending: accuracy && scenario == TestScenario::Offline,
+        })
+    }
+
+    /// Samples per query after equal-issue padding (`generated_samples_per_query`).
+    pub fn samples_per_query(&self) -> usize {
+        self.samples_per_query
+    }
+
+    pub fn generated_queries(&self) -> u64 {
+        self.generated
+    }
+
+    /// The next query: its scheduled offset from the series start, with its sample indices
+    /// written into `out` (cleared first). `None` when generation is complete.
+    pub fn next_query(&mut self, out: &mut Vec<QuerySampleIndex>) -> Option<i64> {
+        out.clear();
+        if self.prev_timestamp < self.gen_duration_ns || self.generated < self.min_queries {
+            self.fill_query(out);
+            let scheduled = self.timestamp;
+            self.generated += 1;
+            self.prev_timestamp = self.timestamp;
+            self.timestamp += self.schedule.next_gap();
+            if self.equal_issue
+                && self.generated >= self.min_queries
+                && self.prev_timestamp < self.gen_duration_ns
+                && self.scenario != TestScenario::Offline
+            {
+                self.min_queries += self.loaded.len() as u64;
+            }
+            return Some(scheduled);
+        }
+        if self.remainder_pending {
+            // Offline accuracy: a remainder query when the set is not a multiple of the query
+            // size. With query size = set size this never fires, as in the official code.
+            self.remainder_pending = false;
+            let remainder = self.loaded.len() % self.samples_per_query;
+            if remainder != 0 {
+                for _ in 0..remainder {
+                    let k = self.next_accuracy_slot();
+                    out.push(self.loaded[k]);
+                }
+                self.generated += 1;
+                return Some(self.timestamp);
+            }
+        }
+        None
+    }
+
+    /// Runs the rest of the generation without producing samples, returning how many more
+    /// queries there would have been and the final `generated_query_duration`. Used to report
+    /// the official generated counts after a run that stopped issuing early.
+    pub fn count_remaining(&mut self) -> (u64, i64) {
+        let mut remaining = 0;
+        let mut scratch = Vec::new();
+        loop {
+            if matches!(self.schedule, Schedule::Period(_))
+                && self.generated > 0
+                && !self.equal_issue
+                && !self.remainder_pending
+            {
+                // Constant period: the rest follows in closed form.
+                let Schedule::Period(period) = self.schedule else {
+                    unreachable!()
+                };
+                let mut extra = 0u64;
+                if self.prev_timestamp < self.gen_duration_ns && period > 0 {
+                    let gap = (self.gen_duration_ns - self.prev_timestamp) as u64;
+                    extra = gap.div_ceil(period as u64);
+                }
+                let by_count = self.min_queries.saturating_sub(self.generated);
+                let extra = extra.max(by_count);
+                self.generated += extra;
+                self.timestamp += extra as i64 * period;
+                self.prev_timestamp = self.timestamp - period;
+                return (remaining + extra, self.timestamp);
+            }
+            if self.prev_timestamp < self.gen_duration_ns || self.generated < self.min_queries {
+                self.generated += 1;
+                remaining += 1;
+                self.prev_timestamp = self.timestamp;
+                self.timestamp += self.schedule.next_gap();
+                if self.equal_issue
+                    && self.generated >= self.min_queries
+                    && self.prev_timestamp < self.gen_duration_ns
+                    && self.scenario != TestScenario::Offline
+                {
+                    self.min_queries += self.loaded.len() as u64;
+                }
+                continue;
+            }
+            if self.next_query(&mut scratch).is_some() {
+                remaining += 1;
+                continue;
+            }
+            return (remaining, self.timestamp);
+        }
+    }
+
+    /// The final timestamp, one interval past the last query (`generated_query_duration`).
+    pub fn final_timestamp(&self) -> i64 {
+        self.timestamp
+    }
+
+    fn fill_query(&mut self, out: &mut Vec<QuerySampleIndex>) {
+        match self.scenario {
+            TestScenario::MultiStream => {
+                let start = match self.pick {
+                    Pick::Unique => self.next_unique(),
+                    Pick::Same(index) => index,
+                    Pick::AccuracyList => self.next_accuracy_slot(),
+                    Pick::Uniform => self.next_uniform(),
+                    Pick::EqualIssue => unreachable!("MultiStream never picks equal issue"),
+                };
+                let end = (start + self.samples_per_query).min(self.loaded.len());
+                out.extend_from_slice(&self.loaded[start..end]);
+            }
+            TestScenario::Offline => {
+                if let Pick::Same(index) = self.pick {
+                    let sample = self.loaded[index];
+                    out.resize(self.samples_per_query, sample);
+                    return;
+                }
+                let len = self.loaded.len();
+                let full_repeats = self.samples_per_query / len;
+                let remainder = self.samples_per_query % len;
+                out.reserve(self.samples_per_query);
+                for repeat in 0..full_repeats {
+                    out.extend_from_slice(&self.loaded);
+                    if self.equal_issue {
+                        let start = repeat * len;
+                        shuffle(&mut out[start..start + len], &mut self.sample_rng);
+                    }
+                }
+                out.extend_from_slice(&self.loaded[..remainder]);
+            }
+            TestScenario::SingleStream | TestScenario::Server => {
+                for _ in 0..self.samples_per_query {
+                    let k = match self.pick {
+                        Pick::Unique => self.next_unique(),
+                        Pick::Same(index) => index,
+                        Pick::EqualIssue => self.next_equal_issue(),
+                        Pick::AccuracyList => self.next_accuracy_slot(),
+                        Pick::Uniform => self.next_uniform(),
+                    };
+                    out.push(self.loaded[k]);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn next_uniform(&mut self) -> usize {
+        // `uniform_int_distribution<int>(0, end - 1)`
+        uniform_int(&mut self.sample_rng, 0, self.distribution_end as u64 - 1) as usize
+    }
+
+    fn next_unique(&mut self) -> usize {
+        let k = cyclic(&self.unique_list, self.unique_pos);
+        self.unique_pos += 1;
+        k
+    }
+
+    fn next_accuracy_slot(&mut self) -> usize {
+        let k = cyclic(&self.accuracy_list, self.accuracy_pos);
+        self.accuracy_pos += 1;
+        k
+    }
+
+    #[inline]
+    fn next_equal_issue(&mut self) -> usize {
+        let k = cyclic(&self.equal_issue_list, self.equal_issue_pos);
+        self.equal_issue_pos += 1;
+        k
+    }
+
+    pub fn mode(&self) -> TestMode {
+        self.mode
+    }
+}
+
+/// Reads a list cyclically. The official code reads past the end of the unique and accuracy
+/// lists (undefined behaviour) only in configurations it never reaches; wrapping keeps us safe.
+#[inline]
+fn cyclic(list: &[u32], pos: usize) -> usize {
+    list[pos % list.len()] as usize
+}
+
+/// `[0, stride, 2*stride, ... < end]` shuffled with `rng`.
+fn shuffled_strided(end: usize, stride: usize, rng: &mut Mt19937) -> Vec<u32> {
+    let mut list: Vec<u32> = (0..end).step_by(stride.max(1)).map(|i| i as u32).collect();
+    shuffle(&mut list, rng);
+    list
+}
+
+/// ⌈min_queries / set_len⌉ successive shuffles of `0..set_len`, concatenated. They are always
+/// drawn (they advance the sample engine), but only kept when equal issue will read them.
+fn equal_issue_permutations(
+    min_queries: u64,
+    set_len: usize,
+    rng: &mut Mt19937,
+    keep: bool,
+) -> Vec<u32> {
+    let mut permutation: Vec<u32> = (0..set_len as u32).collect();
+    let rounds = min_queries.div_ceil(set_len as u64);
+    let mut kept = Vec::new();
+    if keep {
+        kept.reserve((rounds as usize).saturating_mul(set_len));
+    }
+    for _ in 0..rounds {
+        shuffle(&mut permutation, rng);
+        if keep {
+            kept.extend_from_slice(&permutation);
+        }
+    }
+    if keep && kept.is_empty() {
+        // Zero rounds: the official list is empty and reading it would fault; fall back to
+        // the identity so a configuration that still reads it stays defined.
+        kept = permutation;
+    }
+    kept
+}

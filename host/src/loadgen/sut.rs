@@ -1,0 +1,26 @@
+//! The two interfaces a benchmark implements: the system under test and its sample library.
+
+use super::completion::Completer;
+use super::types::{QuerySample, QuerySampleIndex};
+
+/// Error a sample library reports when it cannot load or unload samples.
+pub type QslError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The system under test. `issue_query` may answer inline (through `completer`) or later from any
+/// thread; it may be called from several issue threads at once, hence `Sync`.
+pub trait SystemUnderTest: Send + Sync {
+    fn name(&self) -> &str;
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer);
+    /// Called once after the last `issue_query` of every series of queries.
+    fn flush_queries(&self) {}
+}
+
+/// The query sample library: the data set the engine samples from.
+pub trait QuerySampleLibrary: Send {
+    fn name(&self) -> &str;
+    fn total_sample_count(&self) -> usize;
+    fn performance_sample_count(&self) -> usize;
+    /// Called with exactly the loadable set (MultiStream: padded, so indices may repeat).
+    fn load_samples_to_ram(&mut self, indices: &[QuerySampleIndex]) -> Result<(), QslError>;
+    fn unload_samples_from_ram(&mut self, indices: &[QuerySampleIndex]) -> Result<(), QslError>;
+}

@@ -1,0 +1,41 @@
+//! The values that cross between the engine and a system under test (spec §2.1).
+
+use serde::Serialize;
+
+/// Opaque handle of one issued sample. Never 0; unique within a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[repr(transparent)]
+pub struct ResponseId(pub u64);
+
+/// Index of a sample in the query sample library.
+pub type QuerySampleIndex = usize;
+
+/// One sample of an issued query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
+pub struct QuerySample {
+    pub id: ResponseId,
+    pub index: QuerySampleIndex,
+}
+
+/// The answer to one sample: its id, the output bytes and, for token runs, the token count.
+#[derive(Debug, Clone, Copy)]
+pub struct QuerySampleResponse<'a> {
+    pub id: ResponseId,
+    pub data: &'a [u8],
+    pub n_tokens: i64,
+}
+
+impl<'a> QuerySampleResponse<'a> {
+    pub fn new(id: ResponseId, data: &'a [u8]) -> Self {
+        QuerySampleResponse {
+            id,
+            data,
+            n_tokens: 0,
+        }
+    }
+
+    pub fn with_tokens(id: ResponseId, data: &'a [u8], n_tokens: i64) -> Self {
+        QuerySampleResponse { id, data, n_tokens }
+    }
+}

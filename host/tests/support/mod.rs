@@ -1,0 +1,95 @@
+//! Shared pieces of the integration tests: a SUT and a QSL that record what the engine asks.
+#![allow(dead_code)]
+
+use std::sync::Mutex;
+
+use mlperf_host::loadgen::{
+    Completer, QslError, QuerySample, QuerySampleIndex, QuerySampleLibrary, QuerySampleResponse,
+    SystemUnderTest, TestSettings,
+};
+
+/// Answers every sample inline with its index as 4 little-endian bytes, recording each query.
+#[derive(Default)]
+pub struct RecordingSut {
+    pub queries: Mutex<Vec<Vec<QuerySampleIndex>>>,
+    pub flushes: Mutex<u32>,
+}
+
+impl SystemUnderTest for RecordingSut {
+    fn name(&self) -> &str {
+        "RecordingSut"
+    }
+
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        self.queries
+            .lock()
+            .unwrap()
+            .push(samples.iter().map(|s| s.index).collect());
+        for sample in samples {
+            let bytes = (sample.index as u32).to_le_bytes();
+            completer.query_samples_complete(&[QuerySampleResponse::new(sample.id, &bytes)]);
+        }
+    }
+
+    fn flush_queries(&self) {
+        *self.flushes.lock().unwrap() += 1;
+    }
+}
+
+/// A QSL of `total` samples that records every load and unload.
+pub struct RecordingQsl {
+    pub total: usize,
+    pub performance: usize,
+    pub loads: Vec<Vec<QuerySampleIndex>>,
+    pub unloads: Vec<Vec<QuerySampleIndex>>,
+}
+
+impl RecordingQsl {
+    pub fn new(total: usize, performance: usize) -> Self {
+        RecordingQsl {
+            total,
+            performance,
+            loads: Vec::new(),
+            unloads: Vec::new(),
+        }
+    }
+}
+
+impl QuerySampleLibrary for RecordingQsl {
+    fn name(&self) -> &str {
+        "RecordingQsl"
+    }
+    fn total_sample_count(&self) -> usize {
+        self.total
+    }
+    fn performance_sample_count(&self) -> usize {
+        self.performance
+    }
+    fn load_samples_to_ram(&mut self, indices: &[QuerySampleIndex]) -> Result<(), QslError> {
+        self.loads.push(indices.to_vec());
+        Ok(())
+    }
+    fn unload_samples_from_ram(&mut self, indices: &[QuerySampleIndex]) -> Result<(), QslError> {
+        self.unloads.push(indices.to_vec());
+        Ok(())
+    }
+}
+
+/// TestSettings from a JSON object of official field names (bools may be given as 0/1).
+pub fn settings_from_json(fields: &serde_json::Value) -> TestSettings {
+    let mut object = fields.as_object().cloned().unwrap_or_default();
+    let defaults = serde_json::to_value(TestSettings::default()).unwrap();
+    for (key, value) in object.iter_mut() {
+        if defaults.get(key).is_some_and(|d| d.is_boolean()) {
+            if let Some(n) = value.as_u64() {
+                *value = serde_json::Value::Bool(n != 0);
+            }
+        }
+    }
+    serde_json::from_value(serde_json::Value::Object(object)).expect("valid settings JSON")
+}
+
+pub fn golden(name: &str) -> serde_json::Value {
+    let path = format!("{}/tests/data/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).expect(&path)).expect("golden JSON")
+}
