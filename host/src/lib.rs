@@ -1,6 +1,8 @@
 //! mlperf-host: an MLPerf Inference benchmark host.
 //!
 //! [`loadgen`] is the model-agnostic LoadGen engine: scenarios, modes, settings, sample
-//! selection and results, bit-exact with the official LoadGen 6.0.17.
+//! selection and results, bit-exact with the official LoadGen 6.0.17. [`bench`] measures the
+//! engine's own overhead with null systems under test.
 
+pub mod bench;
 pub mod loadgen;

@@ -1,6 +1,8 @@
 //! The `mlperf-host` command.
 
-use clap::Parser;
+use anyhow::Context;
+use clap::{Parser, Subcommand, ValueEnum};
+use mlperf_host::bench::{self, BenchReport, Completion};
 
 #[derive(Parser)]
 #[command(
@@ -8,9 +10,140 @@ use clap::Parser;
     version,
     about = "MLPerf Inference benchmark host"
 )]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Measure the LoadGen engine's overhead against an in-process null SUT.
+    Bench(BenchArgs),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Case {
+    SingleStream,
+    Offline,
+    Server,
+    /// Every case above, each in its own process.
+    All,
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    #[arg(long, value_enum, default_value = "all")]
+    case: Case,
+    /// SingleStream: queries to issue.
+    #[arg(long, default_value_t = 2_000_000)]
+    queries: u64,
+    /// Offline: samples in the one query.
+    #[arg(long, default_value_t = 10_000_000)]
+    samples: u64,
+    /// Server: target queries per second.
+    #[arg(long, default_value_t = 200_000.0)]
+    qps: f64,
+    /// Server: minimum duration in ms.
+    #[arg(long, default_value_t = 10_000)]
+    duration_ms: u64,
+    /// How the null SUT completes samples.
+    #[arg(long, value_enum, default_value = "inline")]
+    completion: Completion,
+    /// Samples in the sample library.
+    #[arg(long, default_value_t = 1024)]
+    qsl_samples: usize,
+    /// Print one JSON object per case instead of a table.
+    #[arg(long)]
+    json: bool,
+}
 
 fn main() -> anyhow::Result<()> {
-    let _cli = Cli::parse();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Bench(args) => run_bench(&args),
+    }
+}
+
+fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
+    let reports = if args.case == Case::All {
+        let mut reports = Vec::new();
+        for (case, completion) in [
+            ("single-stream", "inline"),
+            ("offline", "inline"),
+            ("server", "worker"),
+        ] {
+            reports.push(run_child(args, case, completion)?);
+        }
+        reports
+    } else {
+        let (name, settings) = match args.case {
+            Case::SingleStream => ("single-stream", bench::single_stream_settings(args.queries)),
+            Case::Offline => ("offline", bench::offline_settings(args.samples)),
+            Case::Server => ("server", bench::server_settings(args.qps, args.duration_ms)),
+            Case::All => unreachable!(),
+        };
+        vec![bench::run_case(
+            name,
+            &settings,
+            args.completion,
+            args.qsl_samples,
+        )?]
+    };
+    for report in &reports {
+        if args.json {
+            println!("{}", serde_json::to_string(report)?);
+        } else {
+            print_report(report);
+        }
+    }
     Ok(())
+}
+
+/// Runs one case in a fresh process so its peak memory is its own.
+fn run_child(args: &BenchArgs, case: &str, completion: &str) -> anyhow::Result<BenchReport> {
+    let exe = std::env::current_exe().context("locating the mlperf-host executable")?;
+    let output = std::process::Command::new(exe)
+        .args([
+            "bench",
+            "--json",
+            "--case",
+            case,
+            "--completion",
+            completion,
+        ])
+        .args(["--queries", &args.queries.to_string()])
+        .args(["--samples", &args.samples.to_string()])
+        .args(["--qps", &args.qps.to_string()])
+        .args(["--duration-ms", &args.duration_ms.to_string()])
+        .args(["--qsl-samples", &args.qsl_samples.to_string()])
+        .output()
+        .with_context(|| format!("running the {case} benchmark"))?;
+    anyhow::ensure!(
+        output.status.success(),
+        "the {case} benchmark failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout)?;
+    let line = stdout
+        .lines()
+        .last()
+        .context("the benchmark printed nothing")?;
+    Ok(serde_json::from_str(line)?)
+}
+
+fn print_report(r: &BenchReport) {
+    println!(
+        "{:<14} {:<7} {:>10} queries {:>11} samples  {:>12.0}/s  start-up {:>8.2} ms  end {:>8.2} ms  peak RSS {:>7.1} MiB ({:.1} B/sample)  p99 {}  {}",
+        r.case,
+        format!("{:?}", r.completion).to_lowercase(),
+        r.queries,
+        r.samples,
+        r.throughput_per_s,
+        r.startup_ms,
+        r.end_of_run_ms,
+        r.peak_rss_bytes as f64 / (1024.0 * 1024.0),
+        r.bytes_per_sample,
+        r.p99_latency_ns.map_or("-".to_string(), |ns| format!("{ns} ns")),
+        if r.valid { "VALID" } else { "INVALID" },
+    );
 }

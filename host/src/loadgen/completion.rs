@@ -26,6 +26,10 @@ pub(crate) const LOG: u64 = 1 << 62;
 /// The completion time, ns since the test's clock origin.
 pub(crate) const TIME_MASK: u64 = LOG - 1;
 
+fn chunk_layout() -> std::alloc::Layout {
+    std::alloc::Layout::array::<AtomicU64>(CHUNK_LEN).expect("chunk layout")
+}
+
 /// A growable array of atomics indexed by sequence id. Chunks are added by the issuing thread
 /// only; readers find them through an atomic pointer table, so lookups never lock.
 pub(crate) struct SlotArena {
@@ -52,8 +56,12 @@ impl SlotArena {
         }
         let mut allocated = self.allocated.lock().unwrap_or_else(|p| p.into_inner());
         while *allocated < needed {
-            let chunk: Box<[AtomicU64]> = (0..CHUNK_LEN).map(|_| AtomicU64::new(0)).collect();
-            let ptr = Box::into_raw(chunk) as *mut AtomicU64;
+            // Zeroed by the allocator: fresh pages cost nothing until touched.
+            // SAFETY: the layout is non-zero-sized, and an all-zero AtomicU64 is valid.
+            let ptr = unsafe { std::alloc::alloc_zeroed(chunk_layout()) } as *mut AtomicU64;
+            if ptr.is_null() {
+                std::alloc::handle_alloc_error(chunk_layout());
+            }
             self.chunks[*allocated].store(ptr, Ordering::Release);
             *allocated += 1;
         }
@@ -67,8 +75,8 @@ impl SlotArena {
         if ptr.is_null() {
             return None;
         }
-        // SAFETY: a non-null chunk pointer came from a leaked Box<[AtomicU64; CHUNK_LEN]> that
-        // lives until the arena drops, and the offset is below CHUNK_LEN.
+        // SAFETY: a non-null chunk pointer is an allocation of CHUNK_LEN atomics that lives until
+        // the arena drops, and the offset is below CHUNK_LEN.
         Some(unsafe { &*ptr.add(index as usize & (CHUNK_LEN - 1)) })
     }
 }
@@ -78,12 +86,8 @@ impl Drop for SlotArena {
         for slot in self.chunks.iter() {
             let ptr = slot.load(Ordering::Acquire);
             if !ptr.is_null() {
-                // SAFETY: created by Box::into_raw of a boxed slice of CHUNK_LEN atomics.
-                unsafe {
-                    drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                        ptr, CHUNK_LEN,
-                    )));
-                }
+                // SAFETY: allocated in `ensure` with this same layout.
+                unsafe { std::alloc::dealloc(ptr as *mut u8, chunk_layout()) };
             }
         }
     }

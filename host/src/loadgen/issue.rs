@@ -13,7 +13,7 @@ use super::query_gen::QueryGenerator;
 use super::rng::{generate_canonical, Mt19937};
 use super::settings::{TestMode, TestScenario};
 use super::sut::SystemUnderTest;
-use super::types::{QuerySample, QuerySampleIndex, ResponseId};
+use super::types::{QuerySample, ResponseId};
 
 /// Sleeping is coarse (tens of µs of timer slack); the last stretch before a scheduled issue is
 /// spun instead.
@@ -106,10 +106,10 @@ struct Issuer<'a, 'c> {
 }
 
 impl Issuer<'_, '_> {
-    /// Gives the generated indices sequence ids and slots, and appends them to `samples`.
-    fn add_samples(&mut self, indices: &[QuerySampleIndex]) -> bool {
+    /// Gives the samples appended from `from` on their sequence ids and slots.
+    fn assign_ids(&mut self, from: usize) -> bool {
         let shared = self.ctx.shared;
-        let end = self.next_seq + indices.len() as u64;
+        let end = self.next_seq + (self.samples.len() - from) as u64;
         if !shared.status.ensure(end)
             || (self.track_index && !shared.qsl_index.ensure(end))
             || (shared.use_tokens
@@ -117,7 +117,7 @@ impl Issuer<'_, '_> {
         {
             return false;
         }
-        for &index in indices {
+        for sample in &mut self.samples[from..] {
             let seq = self.next_seq;
             let logged = self.log_all
                 || (self.log_probability > 0.0 && {
@@ -129,18 +129,18 @@ impl Issuer<'_, '_> {
                     };
                     shifted <= self.log_probability
                 });
-            if let Some(slot) = shared.status.get(seq) {
-                slot.store(if logged { LOG } else { 0 }, Ordering::Relaxed);
+            // Fresh slots are zero: only the accuracy-log flag needs writing.
+            if logged {
+                if let Some(slot) = shared.status.get(seq) {
+                    slot.store(LOG, Ordering::Relaxed);
+                }
             }
             if self.track_index {
                 if let Some(slot) = shared.qsl_index.get(seq) {
-                    slot.store(index as u64, Ordering::Relaxed);
+                    slot.store(sample.index as u64, Ordering::Relaxed);
                 }
             }
-            self.samples.push(QuerySample {
-                id: ResponseId(seq + 1),
-                index,
-            });
+            sample.id = ResponseId(seq + 1);
             self.next_seq += 1;
         }
         // Publishing the new end makes these ids valid for completers.
@@ -203,8 +203,7 @@ pub(crate) fn run_series(
         next_seq: sample_base,
     };
 
-    let mut indices: Vec<QuerySampleIndex> = Vec::with_capacity(spq);
-    let mut pending: Vec<QuerySampleIndex> = Vec::new();
+    let mut pending: Vec<QuerySample> = Vec::new();
     let mut pending_delta: Option<i64> = None;
     let mut queries_issued: u64 = 0;
     let mut final_query_issued_ns = 0;
@@ -232,18 +231,18 @@ pub(crate) fn run_series(
                 break;
             }
         }
+        issuer.samples.clear();
         let delta = match pending_delta.take() {
             Some(delta) => {
-                std::mem::swap(&mut indices, &mut pending);
+                issuer.samples.append(&mut pending);
                 delta
             }
-            None => match generator.next_query(&mut indices) {
+            None => match generator.next_query(&mut issuer.samples) {
                 Some(delta) => delta,
                 None => break,
             },
         };
 
-        issuer.samples.clear();
         let now = match scenario {
             TestScenario::Server => {
                 let scheduled = start_ns + delta;
@@ -261,7 +260,7 @@ pub(crate) fn run_series(
                 now
             }
         };
-        if !issuer.add_samples(&indices) {
+        if !issuer.assign_ids(0) {
             stop = StopReason::ArenaFull;
             ran_out = false;
             break;
@@ -275,10 +274,9 @@ pub(crate) fn run_series(
                     break;
                 }
                 issuer.query_scheduled_ns.push(start_ns + next_delta);
-                let extra = std::mem::take(&mut pending);
-                let ok = issuer.add_samples(&extra);
-                pending = extra;
-                if !ok {
+                let from = issuer.samples.len();
+                issuer.samples.append(&mut pending);
+                if !issuer.assign_ids(from) {
                     stop = StopReason::ArenaFull;
                     break;
                 }
@@ -331,6 +329,8 @@ pub(crate) fn run_series(
         }
     }
 
+    // A huge Offline query is not needed past its issue.
+    issuer.samples = Vec::new();
     report_stop(shared, &stop, mode, ran_out);
 
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| ctx.sut.flush_queries())) {

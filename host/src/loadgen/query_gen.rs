@@ -4,7 +4,7 @@
 use super::loadable_sets::LoadableSet;
 use super::rng::{exponential_gap_ns, period_ns, shuffle, uniform_int, Mt19937};
 use super::settings::{TestMode, TestScenario};
-use super::types::QuerySampleIndex;
+use super::types::{QuerySample, QuerySampleIndex, ResponseId};
 
 /// What query generation needs from the effective settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,7 +142,10 @@ impl QueryGenerator {
             equal_issue_permutations(min_queries, set_len, &mut sample_rng, equal_issue_used);
 
         let schedule = if scenario == TestScenario::Server {
-            if params.target_qps.is_nan() || params.target_qps <= 0.0 || params.target_qps.is_infinite() {
+            if params.target_qps.is_nan()
+                || params.target_qps <= 0.0
+                || params.target_qps.is_infinite()
+            {
                 return Err(GenerationError::InvalidQps(params.target_qps));
             }
             Schedule::Poisson {
@@ -225,10 +228,9 @@ impl QueryGenerator {
         self.generated
     }
 
-    /// The next query: its scheduled offset from the series start, with its sample indices
-    /// written into `out` (cleared first). `None` when generation is complete.
-    pub fn next_query(&mut self, out: &mut Vec<QuerySampleIndex>) -> Option<i64> {
-        out.clear();
+    /// Appends the next query's samples to `out` (ids left 0 for the caller to assign) and
+    /// returns its scheduled offset from the series start; `None` when generation is complete.
+    pub fn next_query(&mut self, out: &mut Vec<QuerySample>) -> Option<i64> {
         if self.prev_timestamp < self.gen_duration_ns || self.generated < self.min_queries {
             self.fill_query(out);
             let scheduled = self.timestamp;
@@ -252,7 +254,7 @@ impl QueryGenerator {
             if remainder != 0 {
                 for _ in 0..remainder {
                     let k = self.next_accuracy_slot();
-                    out.push(self.loaded[k]);
+                    out.push(unassigned(self.loaded[k]));
                 }
                 self.generated += 1;
                 return Some(self.timestamp);
@@ -316,7 +318,7 @@ impl QueryGenerator {
         self.timestamp
     }
 
-    fn fill_query(&mut self, out: &mut Vec<QuerySampleIndex>) {
+    fn fill_query(&mut self, out: &mut Vec<QuerySample>) {
         match self.scenario {
             TestScenario::MultiStream => {
                 let start = match self.pick {
@@ -327,26 +329,26 @@ impl QueryGenerator {
                     Pick::EqualIssue => unreachable!("MultiStream never picks equal issue"),
                 };
                 let end = (start + self.samples_per_query).min(self.loaded.len());
-                out.extend_from_slice(&self.loaded[start..end]);
+                out.extend(self.loaded[start..end].iter().map(|&i| unassigned(i)));
             }
             TestScenario::Offline => {
                 if let Pick::Same(index) = self.pick {
-                    let sample = self.loaded[index];
-                    out.resize(self.samples_per_query, sample);
+                    let sample = unassigned(self.loaded[index]);
+                    out.resize(out.len() + self.samples_per_query, sample);
                     return;
                 }
                 let len = self.loaded.len();
                 let full_repeats = self.samples_per_query / len;
                 let remainder = self.samples_per_query % len;
                 out.reserve(self.samples_per_query);
-                for repeat in 0..full_repeats {
-                    out.extend_from_slice(&self.loaded);
+                for _ in 0..full_repeats {
+                    let start = out.len();
+                    out.extend(self.loaded.iter().map(|&i| unassigned(i)));
                     if self.equal_issue {
-                        let start = repeat * len;
-                        shuffle(&mut out[start..start + len], &mut self.sample_rng);
+                        shuffle(&mut out[start..], &mut self.sample_rng);
                     }
                 }
-                out.extend_from_slice(&self.loaded[..remainder]);
+                out.extend(self.loaded[..remainder].iter().map(|&i| unassigned(i)));
             }
             TestScenario::SingleStream | TestScenario::Server => {
                 for _ in 0..self.samples_per_query {
@@ -357,7 +359,7 @@ impl QueryGenerator {
                         Pick::AccuracyList => self.next_accuracy_slot(),
                         Pick::Uniform => self.next_uniform(),
                     };
-                    out.push(self.loaded[k]);
+                    out.push(unassigned(self.loaded[k]));
                 }
             }
         }
@@ -390,6 +392,15 @@ impl QueryGenerator {
 
     pub fn mode(&self) -> TestMode {
         self.mode
+    }
+}
+
+/// A generated sample before the issue loop gives it its id.
+#[inline]
+fn unassigned(index: QuerySampleIndex) -> QuerySample {
+    QuerySample {
+        id: ResponseId(0),
+        index,
     }
 }
 

@@ -1,0 +1,448 @@
+//! Behaviour of the engine around the system under test: asynchronous completions, faults,
+//! never hanging, accuracy logging, token latencies, and the validity rules.
+
+mod support;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
+use mlperf_host::loadgen::{
+    start_test, Completer, LogSettings, QuerySample, QuerySampleResponse, Severity, StopReason,
+    SystemUnderTest, TestMode, TestScenario, TestSettings,
+};
+use support::RecordingQsl;
+
+fn quick(scenario: TestScenario) -> TestSettings {
+    TestSettings {
+        scenario,
+        min_duration_ms: 0,
+        min_query_count: 200,
+        server_target_qps: 20_000.0,
+        offline_expected_qps: 1000.0,
+        ..TestSettings::default()
+    }
+}
+
+fn short_drain() -> LogSettings {
+    LogSettings {
+        drain_timeout: Duration::from_millis(300),
+        ..LogSettings::default()
+    }
+}
+
+/// Completes from a worker thread, after an optional delay, skipping chosen sample indices.
+struct WorkerSut {
+    sender: Mutex<mpsc::Sender<(Vec<QuerySample>, Completer)>>,
+}
+
+impl WorkerSut {
+    fn start(delay: Duration, drop_index: Option<usize>, duplicate: bool) -> WorkerSut {
+        let (sender, receiver) = mpsc::channel::<(Vec<QuerySample>, Completer)>();
+        std::thread::spawn(move || {
+            while let Ok((samples, completer)) = receiver.recv() {
+                std::thread::sleep(delay);
+                for s in samples {
+                    if Some(s.index) == drop_index {
+                        continue;
+                    }
+                    let bytes = (s.index as u32).to_le_bytes();
+                    let response = QuerySampleResponse::new(s.id, &bytes);
+                    completer.query_samples_complete(&[response]);
+                    if duplicate {
+                        completer.query_samples_complete(&[response]);
+                    }
+                }
+            }
+        });
+        WorkerSut {
+            sender: Mutex::new(sender),
+        }
+    }
+}
+
+impl SystemUnderTest for WorkerSut {
+    fn name(&self) -> &str {
+        "WorkerSut"
+    }
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        let _ = self
+            .sender
+            .lock()
+            .unwrap()
+            .send((samples.to_vec(), completer.clone()));
+    }
+}
+
+#[test]
+fn completions_from_a_worker_thread_give_a_valid_run_in_every_scenario() {
+    for scenario in TestScenario::ALL {
+        let sut = WorkerSut::start(Duration::ZERO, None, false);
+        let mut qsl = RecordingQsl::new(500, 100);
+        let result = start_test(&sut, &mut qsl, &quick(scenario), &short_drain()).unwrap();
+        let performance = result.performance.expect("performance result");
+        assert!(performance.validity.all_samples_completed, "{scenario}");
+        assert!(performance.sample_count > 0, "{scenario}");
+        // 200 queries are enough for p90 early stopping (64) but not p99 (662, Server 459).
+        let enough = matches!(scenario, TestScenario::SingleStream | TestScenario::Offline);
+        assert_eq!(
+            performance.validity.valid, enough,
+            "{scenario}: {:?}",
+            performance.validity
+        );
+        assert_eq!(
+            performance.validity.early_stopping_met, enough,
+            "{scenario}"
+        );
+        let settings = TestSettings {
+            min_query_count: 700,
+            ..quick(scenario)
+        };
+        let sut = WorkerSut::start(Duration::ZERO, None, false);
+        let result = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap();
+        let validity = result.performance.unwrap().validity;
+        assert!(validity.valid, "{scenario}: {validity:?}");
+    }
+}
+
+#[test]
+fn a_sample_that_never_completes_ends_the_run_invalid_instead_of_hanging() {
+    for scenario in [TestScenario::Server, TestScenario::Offline] {
+        let sut = WorkerSut::start(Duration::ZERO, Some(7), false);
+        let mut qsl = RecordingQsl::new(50, 50);
+        let started = std::time::Instant::now();
+        let result = start_test(&sut, &mut qsl, &quick(scenario), &short_drain()).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(20));
+        let performance = result.performance.unwrap();
+        assert!(!performance.validity.valid);
+        assert!(!performance.validity.all_samples_completed);
+        let reason = performance.validity.reasons.last().unwrap();
+        assert!(reason.ends_with("samples never completed."), "{reason}");
+        let never: u64 = result.series.iter().map(|s| s.never_completed).sum();
+        assert!(never > 0);
+        assert!(reason.starts_with(&never.to_string()));
+        assert!(result
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error && d.message.contains("never completed")));
+    }
+}
+
+#[test]
+fn single_stream_stalls_do_not_hang_either() {
+    let sut = WorkerSut::start(Duration::ZERO, Some(3), false);
+    let mut qsl = RecordingQsl::new(10, 10);
+    let result = start_test(
+        &sut,
+        &mut qsl,
+        &quick(TestScenario::SingleStream),
+        &short_drain(),
+    )
+    .unwrap();
+    let performance = result.performance.unwrap();
+    assert!(!performance.validity.valid);
+    assert_eq!(result.series[0].never_completed, 1);
+}
+
+#[test]
+fn duplicate_and_unknown_completions_are_counted_not_fatal() {
+    let sut = WorkerSut::start(Duration::ZERO, None, true);
+    let mut qsl = RecordingQsl::new(100, 100);
+    let result = start_test(&sut, &mut qsl, &quick(TestScenario::Server), &short_drain()).unwrap();
+    assert_eq!(result.anomalies.duplicate, result.series[0].samples_issued);
+    assert!(result.performance.unwrap().validity.all_samples_completed);
+
+    struct Stray;
+    impl SystemUnderTest for Stray {
+        fn name(&self) -> &str {
+            "Stray"
+        }
+        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+            let stray = mlperf_host::loadgen::ResponseId(u64::MAX);
+            completer.query_samples_complete(&[QuerySampleResponse::new(stray, &[])]);
+            completer.query_samples_complete(&[QuerySampleResponse::new(
+                mlperf_host::loadgen::ResponseId(0),
+                &[],
+            )]);
+            for s in samples {
+                completer.query_samples_complete(&[QuerySampleResponse::new(s.id, &[])]);
+            }
+        }
+    }
+    let mut qsl = RecordingQsl::new(100, 100);
+    let result = start_test(
+        &Stray,
+        &mut qsl,
+        &quick(TestScenario::SingleStream),
+        &short_drain(),
+    )
+    .unwrap();
+    assert_eq!(
+        result.anomalies.unknown,
+        2 * result.series[0].queries_issued
+    );
+    assert!(result.performance.unwrap().validity.valid);
+}
+
+#[test]
+fn a_panicking_sut_ends_the_run_with_a_result() {
+    struct Panics(AtomicU64);
+    impl SystemUnderTest for Panics {
+        fn name(&self) -> &str {
+            "Panics"
+        }
+        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+            if self.0.fetch_add(1, Ordering::Relaxed) == 5 {
+                panic!("backend exploded");
+            }
+            for s in samples {
+                completer.query_samples_complete(&[QuerySampleResponse::new(s.id, &[])]);
+            }
+        }
+    }
+    let mut qsl = RecordingQsl::new(100, 100);
+    let sut = Panics(AtomicU64::new(0));
+    let result = start_test(
+        &sut,
+        &mut qsl,
+        &quick(TestScenario::SingleStream),
+        &short_drain(),
+    )
+    .unwrap();
+    assert_eq!(
+        result.series[0].stop,
+        StopReason::SutPanicked("backend exploded".into())
+    );
+    assert_eq!(result.series[0].queries_issued, 6);
+    let performance = result.performance.unwrap();
+    assert!(!performance.validity.valid);
+    assert!(result
+        .diagnostics
+        .iter()
+        .any(|d| d.message.contains("backend exploded")));
+}
+
+#[test]
+fn accuracy_mode_logs_every_sample_of_every_set_once() {
+    for scenario in TestScenario::ALL {
+        let sut = support::RecordingSut::default();
+        let mut qsl = RecordingQsl::new(250, 100);
+        let settings = TestSettings {
+            mode: TestMode::AccuracyOnly,
+            ..quick(scenario)
+        };
+        let result = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap();
+        assert!(result.performance.is_none());
+        assert_eq!(qsl.loads.len(), 3, "{scenario}");
+        let mut logged: Vec<usize> = result.accuracy_log.iter().map(|r| r.qsl_idx).collect();
+        logged.sort_unstable();
+        logged.dedup();
+        assert_eq!(logged, (0..250).collect::<Vec<_>>(), "{scenario}");
+        for record in &result.accuracy_log {
+            assert_eq!(record.data, (record.qsl_idx as u32).to_le_bytes());
+        }
+        if scenario != TestScenario::MultiStream {
+            assert_eq!(
+                result.accuracy_log.len(),
+                250,
+                "{scenario}: each sample once"
+            );
+        }
+    }
+}
+
+#[test]
+fn accuracy_log_sampling_target_logs_about_that_many_performance_samples() {
+    let sut = support::RecordingSut::default();
+    let mut qsl = RecordingQsl::new(1000, 1000);
+    let settings = TestSettings {
+        min_query_count: 20_000,
+        accuracy_log_rng_seed: 720_381_539_243_781_796,
+        accuracy_log_sampling_target: 400,
+        ..quick(TestScenario::SingleStream)
+    };
+    let result = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap();
+    let logged = result.accuracy_log.len();
+    assert!((300..=500).contains(&logged), "{logged} logged");
+    assert!(result.performance.unwrap().validity.valid);
+}
+
+#[test]
+fn submission_run_does_accuracy_then_performance_with_continuing_ids() {
+    let sut = support::RecordingSut::default();
+    let mut qsl = RecordingQsl::new(150, 100);
+    let settings = TestSettings {
+        mode: TestMode::SubmissionRun,
+        ..quick(TestScenario::Offline)
+    };
+    let result = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap();
+    let modes: Vec<TestMode> = result.series.iter().map(|s| s.mode).collect();
+    assert_eq!(
+        modes,
+        [
+            TestMode::AccuracyOnly,
+            TestMode::AccuracyOnly,
+            TestMode::PerformanceOnly
+        ]
+    );
+    assert_eq!(result.series[1].first_sample_id, 100);
+    assert_eq!(result.series[2].first_sample_id, 150);
+    assert!(result.performance.unwrap().validity.valid);
+}
+
+/// Answers the first token, then the whole sample with `2 + index % 7` tokens.
+struct TokenSut;
+
+impl SystemUnderTest for TokenSut {
+    fn name(&self) -> &str {
+        "TokenSut"
+    }
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        for s in samples {
+            let bytes = (s.index as u32).to_le_bytes();
+            completer.first_token_complete(&[QuerySampleResponse::new(s.id, &bytes)]);
+            completer.query_samples_complete(&[QuerySampleResponse::with_tokens(
+                s.id,
+                &bytes,
+                2 + (s.index % 7) as i64,
+            )]);
+        }
+    }
+}
+
+#[test]
+fn token_runs_count_tokens_and_measure_first_token_latency() {
+    for scenario in [
+        TestScenario::Server,
+        TestScenario::SingleStream,
+        TestScenario::Offline,
+    ] {
+        let mut qsl = RecordingQsl::new(100, 100);
+        let settings = TestSettings {
+            use_token_latencies: true,
+            ..quick(scenario)
+        };
+        let result = start_test(&TokenSut, &mut qsl, &settings, &short_drain()).unwrap();
+        let performance = result.performance.unwrap();
+        let tokens = performance.tokens.as_ref().expect("token summary");
+        assert!(tokens.token_count >= 2 * performance.sample_count as i64);
+        assert!(tokens.token_count <= 8 * performance.sample_count as i64);
+        if scenario == TestScenario::Offline {
+            assert!(tokens.first_token.is_none());
+            assert!(tokens.tokens_per_second.unwrap() > 0.0);
+        } else {
+            let ttft = tokens.first_token.as_ref().unwrap();
+            let latency = performance.sample_latency.as_ref().unwrap();
+            assert!(ttft.max_ns <= latency.max_ns);
+            assert!(tokens.time_per_output_token.as_ref().unwrap().min_ns >= 0);
+        }
+        assert!(
+            !result
+                .diagnostics
+                .iter()
+                .any(|d| d.severity == Severity::Error),
+            "{scenario}: {:?}",
+            result.diagnostics
+        );
+    }
+}
+
+#[test]
+fn too_many_outstanding_queries_stops_a_server_run() {
+    let sut = WorkerSut::start(Duration::from_millis(50), None, false);
+    let mut qsl = RecordingQsl::new(100, 100);
+    let settings = TestSettings {
+        server_max_async_queries: 3,
+        ..quick(TestScenario::Server)
+    };
+    let result = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap();
+    assert!(matches!(
+        result.series[0].stop,
+        StopReason::TooManyOutstanding { outstanding: 4, .. }
+    ));
+    assert!(result.diagnostics.iter().any(|d| d
+        .message
+        .contains("Ending early: Too many outstanding queries.")));
+    assert!(!result.performance.unwrap().validity.valid);
+}
+
+#[test]
+fn max_query_count_and_max_duration_stop_issuing() {
+    let sut = support::RecordingSut::default();
+    let mut qsl = RecordingQsl::new(100, 100);
+    let settings = TestSettings {
+        max_query_count: 50,
+        ..quick(TestScenario::SingleStream)
+    };
+    let result = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap();
+    assert_eq!(result.series[0].stop, StopReason::MaxQueryCount(50));
+    assert_eq!(result.series[0].queries_issued, 50);
+
+    let sut = WorkerSut::start(Duration::from_millis(2), None, false);
+    let settings = TestSettings {
+        max_duration_ms: 50,
+        min_query_count: 100_000,
+        ..quick(TestScenario::SingleStream)
+    };
+    let result = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap();
+    assert!(matches!(result.series[0].stop, StopReason::MaxDuration(d) if d > 50_000_000));
+}
+
+#[test]
+fn server_coalescing_merges_past_due_queries_into_one_call() {
+    struct Counting(AtomicU64, AtomicU64);
+    impl SystemUnderTest for Counting {
+        fn name(&self) -> &str {
+            "Counting"
+        }
+        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            self.1.fetch_add(samples.len() as u64, Ordering::Relaxed);
+            // Slow enough that later queries fall due meanwhile.
+            std::thread::sleep(Duration::from_micros(500));
+            for s in samples {
+                completer.query_samples_complete(&[QuerySampleResponse::new(s.id, &[])]);
+            }
+        }
+    }
+    let sut = Counting(AtomicU64::new(0), AtomicU64::new(0));
+    let mut qsl = RecordingQsl::new(100, 100);
+    let settings = TestSettings {
+        server_coalesce_queries: true,
+        min_query_count: 2000,
+        ..quick(TestScenario::Server)
+    };
+    let result = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap();
+    let calls = sut.0.load(Ordering::Relaxed);
+    let samples = sut.1.load(Ordering::Relaxed);
+    assert_eq!(samples, result.series[0].queries_issued);
+    assert!(calls * 2 < samples, "{calls} calls for {samples} queries");
+    assert_eq!(result.series[0].generated_query_count, samples);
+}
+
+#[test]
+fn invalid_settings_are_errors_not_panics() {
+    let sut = support::RecordingSut::default();
+    let mut qsl = RecordingQsl::new(0, 0);
+    assert!(start_test(
+        &sut,
+        &mut qsl,
+        &quick(TestScenario::SingleStream),
+        &short_drain()
+    )
+    .is_err());
+    let mut qsl = RecordingQsl::new(10, 10);
+    let settings = TestSettings {
+        server_target_qps: f64::INFINITY,
+        ..quick(TestScenario::Server)
+    };
+    let error = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap_err();
+    assert!(error.to_string().contains("qps"), "{error}");
+    let settings = TestSettings {
+        single_stream_expected_latency_ns: 0.1,
+        min_duration_ms: 10,
+        ..quick(TestScenario::SingleStream)
+    };
+    let error = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap_err();
+    assert!(error.to_string().contains("0 ns"), "{error}");
+}
