@@ -14,6 +14,8 @@
 
 use std::collections::BTreeMap;
 
+use super::early_stopping_table;
+
 mod libm {
     use std::os::raw::c_int;
 
@@ -227,6 +229,16 @@ fn estimate_in(
 ) -> PercentileEstimate {
     let (d, c) = (config.tolerance, config.confidence);
     let queries = i64::try_from(n).expect("query count fits in i64");
+    // A fresh finder asked for t = 1, 2, 3, … in order gives the same answers whatever n is,
+    // so those answers come from the process-wide sequence (computed once, possibly ahead
+    // of time while the run was still issuing). A finder with other history keeps its own.
+    let fresh = finder
+        .caches
+        .iter()
+        .all(|(key, _)| *key != [p.to_bits(), d.to_bits(), c.to_bits()]);
+    if fresh {
+        return estimate_from_sequence(n, p, config);
+    }
     let h_min = finder.find(1, p, d, c);
     let min_queries = (h_min + 1) as u64;
     if queries < h_min + 1 {
@@ -249,6 +261,171 @@ fn estimate_in(
         min_queries,
         discarded: (t - 1) as u64,
         index: (queries - t) as usize,
+    }
+}
+
+fn estimate_from_sequence(n: u64, p: f64, config: &EarlyStoppingConfig) -> PercentileEstimate {
+    let queries = i64::try_from(n).expect("query count fits in i64");
+    let sequence = MinPassingSequence::shared(p, config);
+    let mut sequence = sequence.lock().unwrap_or_else(|e| e.into_inner());
+    let h_min = sequence.value(1);
+    let min_queries = (h_min + 1) as u64;
+    if queries < h_min + 1 {
+        return PercentileEstimate::NotEnoughQueries {
+            processed: n,
+            min_queries,
+        };
+    }
+    sequence.extend_past(queries);
+    // h(i) + i strictly increases with i, so the first i it exceeds n is a partition point.
+    // values[k] answers i = k + 1; find the first k in 1..upper with n < values[k] + k + 1.
+    let values = &sequence.values;
+    let upper = values.len().min(queries as usize);
+    let (mut low, mut high) = (1, upper.max(1));
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if queries > values[mid] + mid as i64 {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    // The loop ends at i = low + 1, so t = i - 1 = low; no failing i leaves t = 1.
+    let t = if low < upper { low as i64 } else { 1 };
+    PercentileEstimate::Estimate {
+        processed: n,
+        min_queries,
+        discarded: (t - 1) as u64,
+        index: (queries - t) as usize,
+    }
+}
+
+/// The answers of a fresh [`MinPassingQueriesFinder`] asked for t = 1, 2, 3, … in order — all
+/// that SingleStream and MultiStream estimates ask. Only the last two answers shape the next
+/// bracket, so the sequence is extended without the finder's map.
+pub struct MinPassingSequence {
+    p: f64,
+    d: f64,
+    c: f64,
+    /// `values[k]` answers t = k + 1.
+    values: Vec<i64>,
+}
+
+type SharedSequence = std::sync::Arc<std::sync::Mutex<MinPassingSequence>>;
+
+impl MinPassingSequence {
+    /// The process-wide sequence for this percentile and configuration.
+    pub fn shared(p: f64, config: &EarlyStoppingConfig) -> SharedSequence {
+        static ALL: std::sync::Mutex<Vec<([u64; 3], SharedSequence)>> =
+            std::sync::Mutex::new(Vec::new());
+        let key = [
+            p.to_bits(),
+            config.tolerance.to_bits(),
+            config.confidence.to_bits(),
+        ];
+        let mut all = ALL.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, sequence)) = all.iter().find(|(k, _)| *k == key) {
+            return std::sync::Arc::clone(sequence);
+        }
+        let default = EarlyStoppingConfig::default();
+        let values =
+            if config.tolerance == default.tolerance && config.confidence == default.confidence {
+                early_stopping_table::values(p).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+        let sequence = std::sync::Arc::new(std::sync::Mutex::new(MinPassingSequence {
+            p,
+            d: config.tolerance,
+            c: config.confidence,
+            values,
+        }));
+        all.push((key, std::sync::Arc::clone(&sequence)));
+        sequence
+    }
+
+    /// A sequence computed from scratch, ignoring the shipped table (for checking it).
+    pub fn computed(p: f64, config: &EarlyStoppingConfig) -> MinPassingSequence {
+        MinPassingSequence {
+            p,
+            d: config.tolerance,
+            c: config.confidence,
+            values: Vec::new(),
+        }
+    }
+
+    /// The answers known so far.
+    pub fn values(&self) -> &[i64] {
+        &self.values
+    }
+
+    /// The answer for `t` (≥ 1), computing the sequence up to it.
+    pub fn value(&mut self, t: i64) -> i64 {
+        while (self.values.len() as i64) < t {
+            self.push_next();
+        }
+        self.values[(t - 1) as usize]
+    }
+
+    /// Extends until some t has h(t) + t > n (the point where an estimate for n stops),
+    /// or t reaches n. Returns true once that point is covered.
+    pub fn extend_past(&mut self, n: i64) -> bool {
+        self.extend_past_for(n, usize::MAX)
+    }
+
+    /// As [`extend_past`](Self::extend_past), doing at most `steps` new answers.
+    pub fn extend_past_for(&mut self, n: i64, steps: usize) -> bool {
+        for _ in 0..steps {
+            let len = self.values.len() as i64;
+            if len >= n.max(1) {
+                return true;
+            }
+            if let Some(&last) = self.values.last() {
+                if last + len > n {
+                    return true;
+                }
+            }
+            self.push_next();
+        }
+        false
+    }
+
+    fn push_next(&mut self) {
+        let t = self.values.len() as i64 + 1;
+        let (p, d, c) = (self.p, self.d, self.c);
+        // The same bracket the finder builds from its two largest memoised t' < t.
+        let (mut x0, mut y0) = (-1i64, 0i64);
+        let (mut x1, mut y1) = (0i64, ((1.0 - c).ln() / (p - d).ln()).ceil() as i64);
+        let len = self.values.len();
+        if len >= 1 {
+            x1 = len as i64;
+            y1 = self.values[len - 1];
+        }
+        if len >= 2 {
+            x0 = len as i64 - 1;
+            y0 = self.values[len - 2];
+        }
+        let min_slope = (p - d) / (1.0 - p + d);
+        let max_slope = ((y1 - y0) * (x1 - x0)) as f64;
+        let min_h = ((t - x1) as f64 * min_slope + y1 as f64) as i64;
+        let max_h = ((t - x1) as f64 * max_slope + y1 as f64 + 1.0) as i64;
+        self.values.push(find_min_passing(min_h, max_h, t, p, d, c));
+    }
+}
+
+/// Computes ahead, off the issue path, what the estimate for `n_so_far()` queries will need,
+/// until `done()`; the end-of-run estimate then only looks it up.
+pub fn precompute_while(p: f64, n_so_far: impl Fn() -> u64, done: impl Fn() -> bool) {
+    let sequence = MinPassingSequence::shared(p, &EarlyStoppingConfig::default());
+    while !done() {
+        let n = n_so_far() as i64;
+        let covered = sequence
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_past_for(n, 256);
+        if covered {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }
 
@@ -673,6 +850,22 @@ mod tests {
                 " query were under latency.",
             ]
         );
+    }
+
+    #[test]
+    fn shared_sequence_equals_a_fresh_finder_asked_in_order() {
+        for p in [0.9, 0.95, 0.99, 0.999] {
+            let mut finder = MinPassingQueriesFinder::new();
+            let sequence = MinPassingSequence::shared(p, &EarlyStoppingConfig::default());
+            let mut sequence = sequence.lock().unwrap();
+            for t in 1..=20_000 {
+                assert_eq!(
+                    sequence.value(t),
+                    finder.find(t, p, 0.0, 0.99),
+                    "p {p} t {t}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::completion::{AccuracyRecord, Completer, CompletionAnomalies, Shared, DONE, TIME_MASK};
 use super::config::{ConfType, ConfigFile};
 use super::diagnostics::Diagnostic;
+use super::early_stopping;
 use super::effective::EffectiveSettings;
 use super::issue::{
     panic_message, run_series, SequenceState, SeriesContext, SeriesOutcome, StopReason,
@@ -376,7 +377,41 @@ impl Engine<'_> {
             abort: self.aborted,
         };
         let power_begin = SystemTime::now();
-        let outcome = run_series(&ctx, &mut self.sequence, &mut generator, mode);
+        let outcome = if mode == TestMode::PerformanceOnly && needs_estimate(settings) {
+            // Work out early stopping's tables while the run issues, so the end of the run
+            // only looks them up.
+            let series_done = AtomicBool::new(false);
+            let shared = &self.shared;
+            let spq = settings.samples_per_query.max(1);
+            let base = self.sequence.next_sample_id;
+            let percentiles = estimate_percentiles(settings);
+            std::thread::scope(|scope| {
+                for p in percentiles {
+                    let series_done = &series_done;
+                    let _ = std::thread::Builder::new()
+                        .name("mlperf-early-stopping".into())
+                        .spawn_scoped(scope, move || {
+                            lower_thread_priority();
+                            early_stopping::precompute_while(
+                                p,
+                                || {
+                                    shared
+                                        .issued_end
+                                        .load(Ordering::Relaxed)
+                                        .saturating_sub(base)
+                                        / spq
+                                },
+                                || series_done.load(Ordering::Relaxed),
+                            );
+                        });
+                }
+                let outcome = run_series(&ctx, &mut self.sequence, &mut generator, mode);
+                series_done.store(true, Ordering::Relaxed);
+                outcome
+            })
+        } else {
+            run_series(&ctx, &mut self.sequence, &mut generator, mode)
+        };
         let last_completion = self.last_completion_ns(&outcome);
         let active = Duration::from_nanos((last_completion - outcome.start_ns).max(0) as u64);
         let scheduled_offsets_ns = if self.record_schedule {
@@ -739,4 +774,36 @@ fn apply_audit_config(
         ));
     }
     Ok(())
+}
+
+/// SingleStream and MultiStream estimate a percentile by early stopping at the end of a run.
+fn needs_estimate(settings: &EffectiveSettings) -> bool {
+    matches!(
+        settings.scenario,
+        TestScenario::SingleStream | TestScenario::MultiStream
+    ) && !settings.use_token_latencies
+}
+
+fn estimate_percentiles(settings: &EffectiveSettings) -> Vec<f64> {
+    let mut percentiles = vec![settings.target_latency_percentile];
+    if settings.scenario == TestScenario::SingleStream
+        && settings.target_latency_percentile != early_stopping::MULTI_STREAM_PERCENTILE
+    {
+        percentiles.push(early_stopping::MULTI_STREAM_PERCENTILE);
+    }
+    percentiles
+}
+
+/// Background work yields to the issue loop and the SUT.
+fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        extern "C" {
+            fn nice(increment: std::os::raw::c_int) -> std::os::raw::c_int;
+        }
+        // SAFETY: on Linux `nice` changes only the calling thread's priority; failure is harmless.
+        unsafe {
+            nice(10);
+        }
+    }
 }

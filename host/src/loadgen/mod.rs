@@ -8,6 +8,7 @@ pub mod completion;
 pub mod config;
 pub mod diagnostics;
 pub mod early_stopping;
+pub mod early_stopping_table;
 pub mod effective;
 mod engine;
 mod issue;
