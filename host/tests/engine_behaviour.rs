@@ -446,3 +446,86 @@ fn invalid_settings_are_errors_not_panics() {
     let error = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap_err();
     assert!(error.to_string().contains("0 ns"), "{error}");
 }
+
+#[test]
+fn several_server_issue_threads_issue_the_same_schedule() {
+    let log = LogSettings {
+        record_query_schedule: true,
+        ..short_drain()
+    };
+    let settings = TestSettings {
+        min_query_count: 3000,
+        ..quick(TestScenario::Server)
+    };
+    let single = support::RecordingSut::default();
+    let mut qsl = RecordingQsl::new(500, 500);
+    let reference = start_test(&single, &mut qsl, &settings, &log).unwrap();
+
+    let threaded = support::RecordingSut::default();
+    let settings = TestSettings {
+        server_num_issue_query_threads: 3,
+        ..settings
+    };
+    let mut qsl = RecordingQsl::new(500, 500);
+    let result = start_test(&threaded, &mut qsl, &settings, &log).unwrap();
+
+    assert_eq!(
+        result.series[0].queries_issued,
+        reference.series[0].queries_issued
+    );
+    assert_eq!(
+        result.series[0].scheduled_offsets_ns,
+        reference.series[0].scheduled_offsets_ns
+    );
+    let mut expected: Vec<usize> = single.queries.lock().unwrap().concat();
+    let mut issued: Vec<usize> = threaded.queries.lock().unwrap().concat();
+    expected.sort_unstable();
+    issued.sort_unstable();
+    assert_eq!(issued, expected);
+    let performance = result.performance.unwrap();
+    assert_eq!(performance.sample_count, 3000);
+    assert!(performance.validity.valid, "{:?}", performance.validity);
+}
+
+#[test]
+fn find_peak_performance_brackets_a_sut_of_known_capacity() {
+    // One worker with 1 ms per query: about 1000 qps, beyond which latency grows without bound.
+    let sut = WorkerSut::start(Duration::from_millis(1), None, false);
+    let mut qsl = RecordingQsl::new(100, 100);
+    let settings = TestSettings {
+        mode: TestMode::FindPeakPerformance,
+        server_target_qps: 100.0,
+        server_target_latency_ns: 50_000_000,
+        server_find_peak_qps_decimals_of_precision: -2,
+        min_duration_ms: 300,
+        min_query_count: 100,
+        ..quick(TestScenario::Server)
+    };
+    let result = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap();
+    let report = result.find_peak.expect("find-peak report");
+    let peak = report.peak_qps.expect("a passing rate");
+    assert!(
+        (400.0..1600.0).contains(&peak),
+        "peak {peak}, trials {:?}",
+        report.trials
+    );
+    assert_eq!(report.trials[0], (100.0, true));
+    // Widening doubles (step 1) until the first failure.
+    assert!(report.trials.iter().any(|&(_, met)| !met));
+    assert!(result.diagnostics.iter().any(|d| d
+        .message
+        .starts_with("FindPeakPerformance: Found peak performance field:")));
+
+    let mut qsl = RecordingQsl::new(100, 100);
+    let settings = TestSettings {
+        mode: TestMode::FindPeakPerformance,
+        ..quick(TestScenario::Offline)
+    };
+    let error = start_test(
+        &support::RecordingSut::default(),
+        &mut qsl,
+        &settings,
+        &short_drain(),
+    );
+    assert!(error.unwrap_err().to_string().contains("Server"));
+}

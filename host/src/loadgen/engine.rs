@@ -12,7 +12,8 @@ use super::diagnostics::Diagnostic;
 use super::early_stopping;
 use super::effective::EffectiveSettings;
 use super::issue::{
-    panic_message, run_series, SequenceState, SeriesContext, SeriesOutcome, StopReason,
+    panic_message, run_series, run_series_threaded, SequenceState, SeriesContext, SeriesOutcome,
+    StopReason,
 };
 use super::loadable_sets::{generate_loadable_sets, LoadableSet};
 use super::query_gen::{GenerationError, GenerationParams, QueryGenerator};
@@ -409,6 +410,11 @@ impl Engine<'_> {
                 series_done.store(true, Ordering::Relaxed);
                 outcome
             })
+        } else if settings.scenario == TestScenario::Server
+            && settings.requested.server_num_issue_query_threads > 0
+        {
+            let threads = settings.requested.server_num_issue_query_threads.min(256) as usize;
+            run_series_threaded(&ctx, &mut self.sequence, &mut generator, mode, threads)
         } else {
             run_series(&ctx, &mut self.sequence, &mut generator, mode)
         };
@@ -477,11 +483,17 @@ impl Engine<'_> {
         let mut max_latency = 0i64;
         let mut final_query_done = outcome.start_ns;
         let mut token_errors = TokenErrors::default();
-        let last_query = outcome.queries_issued.saturating_sub(1);
         let queries = &outcome.query_scheduled_ns;
+        let series_end = outcome.sample_base + queries.len() as u64 * spq;
+        let mut last_scheduled = None;
         for (query, &scheduled) in queries.iter().enumerate() {
+            if scheduled == i64::MIN {
+                // Generated for another issue thread that stopped before issuing it.
+                continue;
+            }
+            last_scheduled = Some(scheduled);
             let first = outcome.sample_base + query as u64 * spq;
-            let end = (first + spq).min(outcome.sample_base + outcome.samples_issued);
+            let end = (first + spq).min(series_end);
             let mut query_done = Some(i64::MIN);
             for seq in first..end {
                 let status = shared
@@ -526,15 +538,13 @@ impl Engine<'_> {
                 if multi_stream {
                     result.query_latencies.push(done - scheduled);
                 }
-                if query as u64 == last_query {
-                    final_query_done = done;
-                }
+                final_query_done = done;
             }
         }
         token_errors.report(shared);
         let seconds = |ns: i64| ns as f64 / 1e9;
         result.max_latency_s = seconds(max_latency);
-        if let Some(&last_scheduled) = queries.last() {
+        if let Some(last_scheduled) = last_scheduled {
             result.final_query_scheduled_time_s = seconds(last_scheduled - outcome.start_ns);
         }
         result.final_query_issued_time_s =

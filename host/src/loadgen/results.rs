@@ -441,3 +441,152 @@ fn token_summary(
         token_throughput_per_ns: (scenario != TestScenario::Offline).then(|| tokens / (mean_s * n)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loadgen::settings::TestSettings;
+
+    fn effective(requested: TestSettings) -> EffectiveSettings {
+        EffectiveSettings::new(&requested, 1024, 5000).0
+    }
+
+    fn result(latencies: Vec<i64>, queries: u64) -> PerformanceResult {
+        PerformanceResult {
+            max_latency_s: *latencies.iter().max().unwrap() as f64 / 1e9,
+            sample_latencies: latencies,
+            queries_issued: queries,
+            ..PerformanceResult::default()
+        }
+    }
+
+    #[test]
+    fn percentiles_take_element_floor_n_p_and_mean_truncates() {
+        let settings = effective(TestSettings {
+            min_duration_ms: 0,
+            min_query_count: 10,
+            ..TestSettings::default()
+        });
+        let latencies: Vec<i64> = (1..=10).rev().map(|v| v * 100 + 1).collect();
+        let summary = PerformanceSummary::new(&settings, result(latencies, 10));
+        let stats = summary.sample_latency.unwrap();
+        assert_eq!((stats.min_ns, stats.max_ns), (101, 1001));
+        assert_eq!(stats.mean_ns, 551);
+        // p90 of 10 sorted values is element 9.
+        assert_eq!(stats.target_ns, 1001);
+        assert_eq!(stats.percentiles[0], (0.50, 601));
+        assert_eq!(stats.percentiles[5], (0.999, 1001));
+    }
+
+    #[test]
+    fn single_stream_needs_64_queries_for_early_stopping() {
+        let settings = effective(TestSettings {
+            min_duration_ms: 0,
+            min_query_count: 10,
+            ..TestSettings::default()
+        });
+        let mut pr = result(vec![1000; 63], 63);
+        pr.final_query_issued_time_s = 1.0;
+        let summary = PerformanceSummary::new(&settings, pr);
+        assert!(!summary.validity.valid);
+        assert!(!summary.validity.early_stopping_met);
+        // An early-stopping failure adds no reason, as upstream.
+        assert!(summary.validity.reasons.is_empty());
+        assert_eq!(
+            summary.early_stopping.lines,
+            [
+                " * Only processed 63 queries.",
+                " * Need to process at least 64 queries for early stopping."
+            ]
+        );
+        let mut pr = result(vec![1000; 64], 64);
+        pr.final_query_issued_time_s = 1.0;
+        let summary = PerformanceSummary::new(&settings, pr);
+        assert!(summary.validity.valid, "{:?}", summary.validity);
+        assert_eq!(summary.early_stopping_latency_ss, Some(1000));
+        assert_eq!(summary.qps_with_loadgen_overhead, Some(63.0));
+        assert_eq!(summary.qps_without_loadgen_overhead, Some(1e6));
+    }
+
+    #[test]
+    fn server_counts_latencies_above_the_bound_and_checks_the_percentile() {
+        let settings = effective(TestSettings {
+            scenario: TestScenario::Server,
+            server_target_latency_ns: 1000,
+            min_duration_ms: 1000,
+            min_query_count: 100,
+            ..TestSettings::default()
+        });
+        let mut latencies = vec![500; 990];
+        latencies.extend([1000; 5]);
+        latencies.extend([1001; 5]);
+        let mut pr = result(latencies, 1000);
+        pr.final_query_scheduled_time_s = 0.5;
+        pr.final_query_all_samples_done_time_s = 0.999;
+        let summary = PerformanceSummary::new(&settings, pr);
+        assert_eq!(summary.overlatency_query_count, Some(5));
+        assert_eq!(summary.sample_latency.as_ref().unwrap().target_ns, 1000);
+        assert!(summary.validity.perf_constraints_met);
+        assert_eq!(summary.completed_samples_per_second, Some(999.0 / 0.999));
+        assert_eq!(summary.scheduled_samples_per_second, Some(999.0 / 0.5));
+        assert!(!summary.validity.min_duration_met);
+        assert_eq!(
+            summary.validity.reasons,
+            ["Increase the target QPS so the loadgen pre-generates more queries."]
+        );
+
+        let mut latencies = vec![500; 980];
+        latencies.extend([5000; 20]);
+        let mut pr = result(latencies, 1000);
+        pr.final_query_scheduled_time_s = 2.0;
+        pr.final_query_all_samples_done_time_s = 2.0;
+        let summary = PerformanceSummary::new(&settings, pr);
+        assert!(!summary.validity.perf_constraints_met);
+        assert!(!summary.validity.early_stopping_met);
+        assert_eq!(
+            summary.validity.reasons,
+            ["Reduce target QPS to improve latency."]
+        );
+        assert_eq!(summary.early_stopping.lines[0], " * Run unsuccessful.");
+    }
+
+    #[test]
+    fn offline_throughput_is_samples_over_the_longest_latency() {
+        let settings = effective(TestSettings {
+            scenario: TestScenario::Offline,
+            min_duration_ms: 1000,
+            min_query_count: 4,
+            offline_expected_qps: 1.0,
+            ..TestSettings::default()
+        });
+        let summary = PerformanceSummary::new(
+            &settings,
+            result(
+                vec![250_000_000, 500_000_000, 2_000_000_000, 1_000_000_000],
+                1,
+            ),
+        );
+        assert_eq!(summary.samples_per_second, Some(2.0));
+        assert!(summary.validity.valid, "{:?}", summary.validity);
+        assert_eq!(summary.headline(), Some(2.0));
+    }
+
+    #[test]
+    fn samples_that_never_completed_make_the_run_invalid() {
+        let settings = effective(TestSettings {
+            scenario: TestScenario::Offline,
+            min_duration_ms: 0,
+            min_query_count: 3,
+            ..TestSettings::default()
+        });
+        let mut pr = result(vec![1, 2, 3], 1);
+        pr.never_completed = 2;
+        let summary = PerformanceSummary::new(&settings, pr);
+        assert!(!summary.validity.valid);
+        assert!(!summary.validity.all_samples_completed);
+        assert_eq!(
+            summary.validity.reasons.last().unwrap(),
+            "2 samples never completed."
+        );
+    }
+}
