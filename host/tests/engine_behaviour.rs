@@ -529,3 +529,57 @@ fn find_peak_performance_brackets_a_sut_of_known_capacity() {
     );
     assert!(error.unwrap_err().to_string().contains("Server"));
 }
+
+#[test]
+fn audit_config_overrides_with_model_star_only() {
+    let dir = std::env::temp_dir().join(format!("mlperf-audit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let audit = dir.join("audit.config");
+    std::fs::write(
+        &audit,
+        "# TEST-like overrides\n*.SingleStream.min_query_count = 77\nresnet50.SingleStream.max_query_count = 5\n*.*.accuracy_log_rng_seed = 720381539243781796\n",
+    )
+    .unwrap();
+    let log = LogSettings {
+        audit_config: Some(audit.clone()),
+        ..short_drain()
+    };
+    let sut = support::RecordingSut::default();
+    let mut qsl = RecordingQsl::new(100, 100);
+    let result = start_test(&sut, &mut qsl, &quick(TestScenario::SingleStream), &log).unwrap();
+    assert_eq!(result.effective.min_query_count, 77);
+    assert_eq!(
+        result.effective.max_query_count, 0,
+        "model-specific audit lines never apply"
+    );
+    assert_eq!(
+        result.effective.accuracy_log_rng_seed,
+        720_381_539_243_781_796
+    );
+    assert_eq!(result.series[0].queries_issued, 77);
+    assert!(result
+        .diagnostics
+        .iter()
+        .any(|d| d.message.contains("Found Audit Config file")));
+
+    std::fs::write(&audit, "*.*.min_query_count=3\n").unwrap();
+    let error = start_test(&sut, &mut qsl, &quick(TestScenario::SingleStream), &log).unwrap_err();
+    assert!(error.to_string().contains("audit.config:1"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn inferred_token_throughput_scales_samples() {
+    let sut = support::RecordingSut::default();
+    let mut qsl = RecordingQsl::new(100, 100);
+    let settings = TestSettings {
+        infer_token_latencies: true,
+        token_latency_scaling_factor: 69,
+        ..quick(TestScenario::Offline)
+    };
+    let result = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap();
+    let performance = result.performance.unwrap();
+    let inferred = performance.inferred_tokens_per_second.unwrap();
+    let samples_per_second = performance.samples_per_second.unwrap();
+    assert!((inferred / samples_per_second - 69.0).abs() < 1e-9);
+}
