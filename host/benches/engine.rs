@@ -1,1 +1,36 @@
-fn main() {}
+//! `cargo bench`: the LoadGen engine against in-process null SUTs. The same cases, each in a
+//! process of its own and side by side with the official LoadGen, run with
+//! `BENCH_OFFICIAL=1 bash scripts/bench.sh`.
+
+use mlperf_host::bench::{self, Completion};
+
+fn main() -> anyhow::Result<()> {
+    // BENCH_QUICK=1 shrinks every case a hundredfold for a smoke run.
+    let scale = if std::env::var_os("BENCH_QUICK").is_some() {
+        100
+    } else {
+        1
+    };
+    let cases = [
+        (
+            "single-stream",
+            bench::single_stream_settings(2_000_000 / scale),
+            Completion::Inline,
+        ),
+        (
+            "offline",
+            bench::offline_settings(10_000_000 / scale),
+            Completion::Inline,
+        ),
+        (
+            "server",
+            bench::server_settings(200_000.0, 5_000 / scale),
+            Completion::Worker,
+        ),
+    ];
+    for (name, settings, completion) in cases {
+        let report = bench::run_case(name, &settings, completion, 1024)?;
+        println!("{}", serde_json::to_string(&report)?);
+    }
+    Ok(())
+}

@@ -210,6 +210,13 @@ pub(crate) fn run_series(
     let completed_at_start = shared.completed.load(Ordering::Acquire);
     let spq = generator.samples_per_query();
     let mut issuer = Issuer::new(ctx, sequence, mode, spq);
+    // Reserved address space costs nothing until touched; growing by copying mid-run would
+    // stall the issue loop.
+    let expected = generator.expected_queries().min(1 << 27) as usize;
+    let _ = issuer.query_scheduled_ns.try_reserve(expected);
+    if !shared.status.ensure(sample_base + (expected * spq) as u64) {
+        shared.status.ensure(sample_base);
+    }
 
     let mut pending: Vec<QuerySample> = Vec::new();
     let mut pending_delta: Option<i64> = None;

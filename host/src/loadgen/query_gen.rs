@@ -224,6 +224,23 @@ impl QueryGenerator {
         self.samples_per_query
     }
 
+    /// About how many queries this series will generate, to size buffers up front: exact for
+    /// constant periods, a generous bound for Poisson schedules.
+    pub fn expected_queries(&self) -> u64 {
+        let by_count = self.min_queries;
+        let by_time = match &self.schedule {
+            Schedule::Period(period) if *period > 0 => {
+                (self.gen_duration_ns as u64).div_ceil(*period as u64) + 1
+            }
+            Schedule::Period(_) => 0,
+            Schedule::Poisson { qps, .. } => {
+                let mean = self.gen_duration_ns as f64 / 1e9 * qps;
+                (mean + 6.0 * mean.sqrt() + 16.0) as u64
+            }
+        };
+        by_count.max(by_time)
+    }
+
     pub fn generated_queries(&self) -> u64 {
         self.generated
     }
