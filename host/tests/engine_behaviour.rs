@@ -583,3 +583,26 @@ fn inferred_token_throughput_scales_samples() {
     let samples_per_second = performance.samples_per_second.unwrap();
     assert!((inferred / samples_per_second - 69.0).abs() < 1e-9);
 }
+
+#[test]
+fn a_run_that_generates_no_queries_reports_instead_of_crashing() {
+    // The official wheel crashes here; the engine returns an INVALID result.
+    let sut = support::RecordingSut::default();
+    let mut qsl = RecordingQsl::new(10, 10);
+    for scenario in TestScenario::ALL {
+        let settings = TestSettings {
+            min_query_count: 0,
+            ..quick(scenario)
+        };
+        let result = start_test(&sut, &mut qsl, &settings, &short_drain());
+        if scenario == TestScenario::Offline {
+            // An Offline query of 0 samples cannot be issued: a clear error up front.
+            let error = result.unwrap_err().to_string();
+            assert!(error.contains("samples_per_query is 0"), "{error}");
+            continue;
+        }
+        let performance = result.unwrap().performance.unwrap();
+        assert_eq!(performance.query_count, 0, "{scenario}");
+        assert!(!performance.validity.valid, "{scenario}");
+    }
+}

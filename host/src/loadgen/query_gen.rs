@@ -28,7 +28,9 @@ pub struct GenerationParams {
 pub enum GenerationError {
     #[error("the loadable set is empty: the sample library reports no samples to load")]
     EmptyLoadableSet,
-    #[error("samples_per_query is 0")]
+    #[error(
+        "samples_per_query is 0 (Offline: min_query_count and 1.1 x min_duration x target qps are both 0)"
+    )]
     ZeroSamplesPerQuery,
     #[error(
         "target qps {0} gives a query period that truncates to 0 ns: no finite run can be generated"
