@@ -368,7 +368,7 @@ impl Engine<'_> {
             performance_issue_same: settings.performance_issue_same,
             performance_issue_same_index: settings.performance_issue_same_index,
         };
-        let mut generator = QueryGenerator::new(&params, set)?;
+        let mut generator = QueryGenerator::new(&params, set, self.sequence.next_sample_id)?;
         let ctx = SeriesContext {
             sut: self.sut,
             shared: &self.shared,

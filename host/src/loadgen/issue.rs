@@ -13,7 +13,7 @@ use super::query_gen::QueryGenerator;
 use super::rng::{generate_canonical, Mt19937};
 use super::settings::{TestMode, TestScenario};
 use super::sut::SystemUnderTest;
-use super::types::{QuerySample, ResponseId};
+use super::types::QuerySample;
 
 /// Sleeping is coarse (tens of µs of timer slack); the last stretch before a scheduled issue is
 /// spun instead.
@@ -118,10 +118,11 @@ impl<'a, 'c> Issuer<'a, 'c> {
         let log_offset = generate_canonical(&mut offset_rng);
         let log_probability = settings.accuracy_log_probability_for_series();
         let next_seq = sequence.next_sample_id;
+        let samples = Vec::with_capacity(capacity);
         Issuer {
             ctx,
             sequence,
-            samples: Vec::with_capacity(capacity),
+            samples,
             query_scheduled_ns: Vec::new(),
             log_all: accuracy,
             log_probability: if accuracy { 0.0 } else { log_probability },
@@ -131,10 +132,14 @@ impl<'a, 'c> Issuer<'a, 'c> {
         }
     }
 
-    /// Gives the samples appended from `from` on their sequence ids and slots.
+    /// Prepares the slots of the samples appended from `from` on (the generator numbered
+    /// them consecutively) and publishes their ids to completers.
     fn assign_ids(&mut self, from: usize) -> bool {
         let shared = self.ctx.shared;
-        let end = self.next_seq + (self.samples.len() - from) as u64;
+        let Some(last) = self.samples.last() else {
+            return true;
+        };
+        let end = last.id.0;
         if !shared.status.ensure(end)
             || (self.track_index && !shared.qsl_index.ensure(end))
             || (shared.use_tokens
@@ -142,34 +147,35 @@ impl<'a, 'c> Issuer<'a, 'c> {
         {
             return false;
         }
-        for sample in &mut self.samples[from..] {
-            let seq = self.next_seq;
-            let logged = self.log_all
-                || (self.log_probability > 0.0 && {
-                    let value = self.sequence.accuracy_value(seq);
-                    let shifted = if value + self.log_offset < 1.0 {
-                        value + self.log_offset
-                    } else {
-                        value + self.log_offset - 1.0
-                    };
-                    shifted <= self.log_probability
-                });
-            // Fresh slots are zero: only the accuracy-log flag needs writing.
-            if logged {
-                if let Some(slot) = shared.status.get(seq) {
-                    slot.store(LOG, Ordering::Relaxed);
+        if self.log_all || self.log_probability > 0.0 || self.track_index {
+            for sample in &self.samples[from..] {
+                let seq = sample.id.0 - 1;
+                let logged = self.log_all
+                    || (self.log_probability > 0.0 && {
+                        let value = self.sequence.accuracy_value(seq);
+                        let shifted = if value + self.log_offset < 1.0 {
+                            value + self.log_offset
+                        } else {
+                            value + self.log_offset - 1.0
+                        };
+                        shifted <= self.log_probability
+                    });
+                // Fresh slots are zero: only the accuracy-log flag needs writing.
+                if logged {
+                    if let Some(slot) = shared.status.get(seq) {
+                        slot.store(LOG, Ordering::Relaxed);
+                    }
+                }
+                if self.track_index {
+                    if let Some(slot) = shared.qsl_index.get(seq) {
+                        slot.store(sample.index as u64, Ordering::Relaxed);
+                    }
                 }
             }
-            if self.track_index {
-                if let Some(slot) = shared.qsl_index.get(seq) {
-                    slot.store(sample.index as u64, Ordering::Relaxed);
-                }
-            }
-            sample.id = ResponseId(seq + 1);
-            self.next_seq += 1;
         }
+        self.next_seq = end;
         // Publishing the new end makes these ids valid for completers.
-        shared.issued_end.store(self.next_seq, Ordering::Release);
+        shared.issued_end.store(end, Ordering::Release);
         true
     }
 
@@ -357,8 +363,7 @@ pub(crate) fn run_series(
     let (remaining, duration_ns) = generator.count_remaining();
     let generated_query_count = issued_from_generator + remaining;
     let query_scheduled_ns = std::mem::take(&mut issuer.query_scheduled_ns);
-    let unissued_samples = (generated_query_count - queries_issued) * spq as u64;
-    issuer.sequence.next_sample_id = issuer.next_seq + unissued_samples;
+    issuer.sequence.next_sample_id = generator.next_sample_id();
 
     SeriesOutcome {
         sample_base,
@@ -605,7 +610,7 @@ pub(crate) fn run_series_threaded(
         .into_iter()
         .find(|s| *s != StopReason::GeneratedQueriesIssued)
         .unwrap_or(StopReason::GeneratedQueriesIssued);
-    issuer.sequence.next_sample_id = sample_base + (query_count * spq) as u64;
+    issuer.sequence.next_sample_id = generator.next_sample_id();
 
     SeriesOutcome {
         sample_base,

@@ -88,11 +88,18 @@ pub struct QueryGenerator {
     timestamp: i64,
     prev_timestamp: i64,
     generated: u64,
+    next_sample_id: u64,
     remainder_pending: bool,
 }
 
 impl QueryGenerator {
-    pub fn new(params: &GenerationParams, set: &LoadableSet) -> Result<Self, GenerationError> {
+    /// `first_sample_id`: the sequence id of the first generated sample. Every generated
+    /// sample takes the next id, issued or not, as in the official LoadGen.
+    pub fn new(
+        params: &GenerationParams,
+        set: &LoadableSet,
+        first_sample_id: u64,
+    ) -> Result<Self, GenerationError> {
         let scenario = params.scenario;
         let mode = params.mode;
         let loaded = set.samples.clone();
@@ -217,6 +224,7 @@ impl QueryGenerator {
             timestamp: 0,
             prev_timestamp: 0,
             generated: 0,
+            next_sample_id: first_sample_id,
             remainder_pending: accuracy && scenario == TestScenario::Offline,
         })
     }
@@ -247,8 +255,9 @@ impl QueryGenerator {
         self.generated
     }
 
-    /// Appends the next query's samples to `out` (ids left 0 for the caller to assign) and
-    /// returns its scheduled offset from the series start; `None` when generation is complete.
+    /// Appends the next query's samples to `out` and returns its scheduled offset from the
+    /// series start; `None` when generation is complete. A sample's `ResponseId` is its
+    /// sequence id plus one.
     pub fn next_query(&mut self, out: &mut Vec<QuerySample>) -> Option<i64> {
         if self.prev_timestamp < self.gen_duration_ns || self.generated < self.min_queries {
             self.fill_query(out);
@@ -273,7 +282,8 @@ impl QueryGenerator {
             if remainder != 0 {
                 for _ in 0..remainder {
                     let k = self.next_accuracy_slot();
-                    out.push(unassigned(self.loaded[k]));
+                    let index = self.loaded[k];
+                    self.push(out, index);
                 }
                 self.generated += 1;
                 return Some(self.timestamp);
@@ -306,12 +316,14 @@ impl QueryGenerator {
                 let by_count = self.min_queries.saturating_sub(self.generated);
                 let extra = extra.max(by_count);
                 self.generated += extra;
+                self.next_sample_id += extra * self.samples_per_query as u64;
                 self.timestamp += extra as i64 * period;
                 self.prev_timestamp = self.timestamp - period;
                 return (remaining + extra, self.timestamp);
             }
             if self.prev_timestamp < self.gen_duration_ns || self.generated < self.min_queries {
                 self.generated += 1;
+                self.next_sample_id += self.samples_per_query as u64;
                 remaining += 1;
                 self.prev_timestamp = self.timestamp;
                 self.timestamp += self.schedule.next_gap();
@@ -348,12 +360,19 @@ impl QueryGenerator {
                     Pick::EqualIssue => unreachable!("MultiStream never picks equal issue"),
                 };
                 let end = (start + self.samples_per_query).min(self.loaded.len());
-                out.extend(self.loaded[start..end].iter().map(|&i| unassigned(i)));
+                let first_id = self.next_sample_id;
+                out.extend(self.loaded[start..end].iter().zip(first_id..).map(sample));
+                self.next_sample_id += (end - start) as u64;
             }
             TestScenario::Offline => {
                 if let Pick::Same(index) = self.pick {
-                    let sample = unassigned(self.loaded[index]);
-                    out.resize(out.len() + self.samples_per_query, sample);
+                    let index = self.loaded[index];
+                    let first_id = self.next_sample_id;
+                    out.extend(
+                        (first_id..first_id + self.samples_per_query as u64)
+                            .map(|seq| sample((&index, seq))),
+                    );
+                    self.next_sample_id += self.samples_per_query as u64;
                     return;
                 }
                 let len = self.loaded.len();
@@ -362,12 +381,20 @@ impl QueryGenerator {
                 out.reserve(self.samples_per_query);
                 for _ in 0..full_repeats {
                     let start = out.len();
-                    out.extend(self.loaded.iter().map(|&i| unassigned(i)));
+                    let first_id = self.next_sample_id;
+                    out.extend(self.loaded.iter().zip(first_id..).map(sample));
                     if self.equal_issue {
+                        // Ids follow positions: renumber the (cache-hot) segment after the shuffle.
                         shuffle(&mut out[start..], &mut self.sample_rng);
+                        for (s, seq) in out[start..].iter_mut().zip(first_id..) {
+                            s.id = ResponseId(seq + 1);
+                        }
                     }
+                    self.next_sample_id += len as u64;
                 }
-                out.extend(self.loaded[..remainder].iter().map(|&i| unassigned(i)));
+                let first_id = self.next_sample_id;
+                out.extend(self.loaded[..remainder].iter().zip(first_id..).map(sample));
+                self.next_sample_id += remainder as u64;
             }
             TestScenario::SingleStream | TestScenario::Server => {
                 for _ in 0..self.samples_per_query {
@@ -378,10 +405,22 @@ impl QueryGenerator {
                         Pick::AccuracyList => self.next_accuracy_slot(),
                         Pick::Uniform => self.next_uniform(),
                     };
-                    out.push(unassigned(self.loaded[k]));
+                    let index = self.loaded[k];
+                    self.push(out, index);
                 }
             }
         }
+    }
+
+    #[inline]
+    fn push(&mut self, out: &mut Vec<QuerySample>, index: QuerySampleIndex) {
+        out.push(sample((&index, self.next_sample_id)));
+        self.next_sample_id += 1;
+    }
+
+    /// The id the next generated sample will take.
+    pub fn next_sample_id(&self) -> u64 {
+        self.next_sample_id
     }
 
     #[inline]
@@ -414,11 +453,11 @@ impl QueryGenerator {
     }
 }
 
-/// A generated sample before the issue loop gives it its id.
+/// The sample with sequence id `seq` (its `ResponseId` is `seq + 1`: 0 is never an id).
 #[inline]
-fn unassigned(index: QuerySampleIndex) -> QuerySample {
+fn sample((&index, seq): (&QuerySampleIndex, u64)) -> QuerySample {
     QuerySample {
-        id: ResponseId(0),
+        id: ResponseId(seq + 1),
         index,
     }
 }
