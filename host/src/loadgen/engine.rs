@@ -6,18 +6,20 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use super::completion::{AccuracyRecord, Completer, CompletionAnomalies, Shared, DONE, TIME_MASK};
+use super::completion::{AccuracyRecord, Completer, CompletionAnomalies, Shared};
 use super::config::{ConfType, ConfigFile};
 use super::diagnostics::Diagnostic;
 use super::early_stopping;
 use super::effective::EffectiveSettings;
+use super::find_peak::FindPeakReport;
 use super::issue::{
-    panic_message, run_series, run_series_threaded, SequenceState, SeriesContext, SeriesOutcome,
-    StopReason,
+    panic_message, run_series, SequenceState, SeriesContext, SeriesOutcome, StopReason,
 };
+use super::issue_threads::run_series_threaded;
 use super::loadable_sets::{generate_loadable_sets, LoadableSet};
+use super::measurements::{collect_performance, last_completion_ns};
 use super::query_gen::{GenerationError, GenerationParams, QueryGenerator};
-use super::results::{PerformanceResult, PerformanceSummary};
+use super::results::PerformanceSummary;
 use super::settings::{LogSettings, TestMode, TestScenario, TestSettings};
 use super::sut::{QuerySampleLibrary, SystemUnderTest};
 use super::types::QuerySampleIndex;
@@ -64,15 +66,6 @@ pub struct SeriesReport {
     /// Each issued query's scheduled offset from the series start, in ns (only when
     /// `LogSettings::record_query_schedule`).
     pub scheduled_offsets_ns: Vec<i64>,
-}
-
-/// FindPeakPerformance's search (Server).
-#[derive(Debug, Clone, Serialize)]
-pub struct FindPeakReport {
-    /// `(target_qps, latency constraint met)` for every run, in order.
-    pub trials: Vec<(f64, bool)>,
-    /// The highest target qps that met the latency constraint, if any did.
-    pub peak_qps: Option<f64>,
 }
 
 /// Everything a test produced.
@@ -183,32 +176,27 @@ pub fn start_test(
 
     diagnostics.extend(shared.diagnostics.take());
     let anomalies = shared.anomalies();
-    if anomalies.duplicate > 0 {
-        diagnostics.push(Diagnostic::error(
-            "error_runtime",
-            format!(
-                "{} completions of samples already completed were ignored.",
-                anomalies.duplicate
-            ),
-        ));
-    }
-    if anomalies.unknown > 0 {
-        diagnostics.push(Diagnostic::error(
-            "error_runtime",
-            format!(
-                "{} completions with ids never issued were ignored.",
-                anomalies.unknown
-            ),
-        ));
-    }
-    if anomalies.late > 0 {
-        diagnostics.push(Diagnostic::error(
-            "error_runtime",
-            format!(
-                "{} completions arrived after their series ended and were ignored.",
-                anomalies.late
-            ),
-        ));
+    let refused = [
+        (
+            anomalies.duplicate,
+            "completions of samples already completed were ignored.",
+        ),
+        (
+            anomalies.unknown,
+            "completions with ids never issued were ignored.",
+        ),
+        (
+            anomalies.late,
+            "completions arrived after their series ended and were ignored.",
+        ),
+    ];
+    for (count, what) in refused {
+        if count > 0 {
+            diagnostics.push(Diagnostic::error(
+                "error_runtime",
+                format!("{count} {what}"),
+            ));
+        }
     }
     let accuracy_log = std::mem::take(
         &mut *shared
@@ -238,14 +226,14 @@ type RunOutput = (
     Option<FindPeakReport>,
 );
 
-struct Engine<'a> {
+pub(super) struct Engine<'a> {
     sut: &'a dyn SystemUnderTest,
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     completer: Completer,
-    settings: EffectiveSettings,
+    pub(super) settings: EffectiveSettings,
     drain_timeout: Duration,
     record_schedule: bool,
-    aborted: &'a AtomicBool,
+    pub(super) aborted: &'a AtomicBool,
     sequence: SequenceState,
     series: Vec<SeriesReport>,
 }
@@ -276,7 +264,7 @@ impl Engine<'_> {
         Ok((self.series, performance, find_peak))
     }
 
-    fn info(&self, message: &str) {
+    pub(super) fn info(&self, message: &str) {
         self.shared
             .diagnostics
             .push(Diagnostic::info("generic_message", message));
@@ -312,7 +300,7 @@ impl Engine<'_> {
         Ok(())
     }
 
-    fn run_performance(
+    pub(super) fn run_performance(
         &mut self,
         qsl: &mut dyn QuerySampleLibrary,
         settings: &EffectiveSettings,
@@ -322,7 +310,7 @@ impl Engine<'_> {
         let outcome = self.run_one_series(settings, &set, TestMode::PerformanceOnly);
         unload(qsl, &set.samples)?;
         let outcome = outcome?;
-        let result = self.collect_performance(&outcome);
+        let result = collect_performance(&self.shared, settings, &outcome);
         Ok(PerformanceSummary::new(settings, result))
     }
 
@@ -418,7 +406,7 @@ impl Engine<'_> {
         } else {
             run_series(&ctx, &mut self.sequence, &mut generator, mode)
         };
-        let last_completion = self.last_completion_ns(&outcome);
+        let last_completion = last_completion_ns(&self.shared, &outcome);
         let active = Duration::from_nanos((last_completion - outcome.start_ns).max(0) as u64);
         let scheduled_offsets_ns = if self.record_schedule {
             outcome
@@ -447,230 +435,6 @@ impl Engine<'_> {
         });
         Ok(outcome)
     }
-
-    /// The latest completion of the series (its start if nothing completed).
-    fn last_completion_ns(&self, outcome: &SeriesOutcome) -> i64 {
-        let mut last = outcome.start_ns;
-        for seq in outcome.sample_base..outcome.sample_base + outcome.samples_issued {
-            if let Some(slot) = self.shared.status.get(seq) {
-                let status = slot.load(Ordering::Acquire);
-                if status & DONE != 0 {
-                    last = last.max((status & TIME_MASK) as i64);
-                }
-            }
-        }
-        last
-    }
-
-    /// Turns the slots of a performance series into latencies, per the official definitions.
-    fn collect_performance(&self, outcome: &SeriesOutcome) -> PerformanceResult {
-        let shared = &self.shared;
-        let spq = outcome.samples_per_query.max(1) as u64;
-        let count = outcome.samples_issued as usize;
-        let tokens = self.settings.use_token_latencies;
-        let first_tokens = tokens && shared.needs_first_token;
-        let mut result = PerformanceResult {
-            sample_latencies: Vec::with_capacity(count),
-            queries_issued: outcome.queries_issued,
-            never_completed: outcome.never_completed,
-            ..PerformanceResult::default()
-        };
-        if first_tokens {
-            result.first_token_latencies.reserve(count);
-            result.time_per_output_token.reserve(count);
-        }
-        let multi_stream = self.settings.scenario == TestScenario::MultiStream;
-        let mut max_latency = 0i64;
-        let mut final_query_done = outcome.start_ns;
-        let mut token_errors = TokenErrors::default();
-        let queries = &outcome.query_scheduled_ns;
-        let series_end = outcome.sample_base + queries.len() as u64 * spq;
-        let mut last_scheduled = None;
-        for (query, &scheduled) in queries.iter().enumerate() {
-            if scheduled == i64::MIN {
-                // Generated for another issue thread that stopped before issuing it.
-                continue;
-            }
-            last_scheduled = Some(scheduled);
-            let first = outcome.sample_base + query as u64 * spq;
-            let end = (first + spq).min(series_end);
-            let mut query_done = Some(i64::MIN);
-            for seq in first..end {
-                let status = shared
-                    .status
-                    .get(seq)
-                    .map_or(0, |s| s.load(Ordering::Acquire));
-                if status & DONE == 0 {
-                    query_done = None;
-                    continue;
-                }
-                let done = (status & TIME_MASK) as i64;
-                let latency = done - scheduled;
-                result.sample_latencies.push(latency);
-                max_latency = max_latency.max(latency);
-                query_done = query_done.map(|q| q.max(done));
-                if tokens {
-                    let n = shared
-                        .n_tokens
-                        .get(seq)
-                        .map_or(0, |n| n.load(Ordering::Relaxed) as i64);
-                    let n = token_errors.check(n);
-                    result.token_count += n;
-                    if first_tokens {
-                        let first_token = shared
-                            .first_token
-                            .get(seq)
-                            .map_or(0, |t| t.load(Ordering::Acquire));
-                        let ttft = if first_token == 0 {
-                            latency
-                        } else {
-                            first_token as i64 - scheduled
-                        };
-                        result.first_token_latencies.push(ttft);
-                        // Rejected counts became 0, so the divisor is -1 there, as upstream.
-                        result
-                            .time_per_output_token
-                            .push((latency - ttft) / (n - 1));
-                    }
-                }
-            }
-            if let Some(done) = query_done {
-                if multi_stream {
-                    result.query_latencies.push(done - scheduled);
-                }
-                final_query_done = done;
-            }
-        }
-        token_errors.report(shared);
-        let seconds = |ns: i64| ns as f64 / 1e9;
-        result.max_latency_s = seconds(max_latency);
-        if let Some(last_scheduled) = last_scheduled {
-            result.final_query_scheduled_time_s = seconds(last_scheduled - outcome.start_ns);
-        }
-        result.final_query_issued_time_s =
-            seconds(outcome.final_query_issued_ns - outcome.start_ns);
-        result.final_query_all_samples_done_time_s = seconds(final_query_done - outcome.start_ns);
-        result
-    }
-
-    /// FindPeakPerformance (Server): widen the bounds, then binary-search the highest qps
-    /// whose run meets the latency constraint.
-    fn find_peak(
-        &mut self,
-        qsl: &mut dyn QuerySampleLibrary,
-    ) -> Result<(Option<PerformanceSummary>, FindPeakReport), TestError> {
-        if self.settings.scenario != TestScenario::Server {
-            self.shared.diagnostics.push(Diagnostic::error(
-                "error_invalid_config",
-                "Finding peak performance is only supported in Server scenarios.",
-            ));
-            return Err(TestError::FindPeakScenario(self.settings.scenario));
-        }
-        self.info("Starting FindPeakPerformance mode");
-        let mut trials = Vec::new();
-        let base = self.settings.clone();
-        let lower_summary = self.run_performance(qsl, &base)?;
-        let met = lower_summary.validity.perf_constraints_met;
-        trials.push((base.target_qps, met));
-        if !met {
-            self.shared.diagnostics.push(Diagnostic::error(
-                "error_runtime",
-                format!(
-                    "FindPeakPerformance: Initial lower bound does not satisfy performance constraints, msg: {}",
-                    lower_summary.validity.reasons.first().cloned().unwrap_or_default()
-                ),
-            ));
-            return Ok((
-                Some(lower_summary),
-                FindPeakReport {
-                    trials,
-                    peak_qps: None,
-                },
-            ));
-        }
-        let step = base.requested.server_find_peak_qps_boundary_step_size;
-        let decimals = base.requested.server_find_peak_qps_decimals_of_precision;
-        let mut lower = (base.target_qps, lower_summary);
-        // Widen until a run fails the constraint.
-        let upper_qps = loop {
-            if self.aborted.load(Ordering::Relaxed) {
-                return Ok((
-                    Some(lower.1),
-                    FindPeakReport {
-                        trials,
-                        peak_qps: Some(lower.0),
-                    },
-                ));
-            }
-            let candidate = lower.0 * (1.0 + step);
-            self.info(&format!(
-                "FindBoundaries: Checking fields [{}, {})",
-                std_to_string(lower.0),
-                std_to_string(candidate)
-            ));
-            let summary = self.run_at(qsl, &base, candidate)?;
-            let met = summary.validity.perf_constraints_met;
-            trials.push((candidate, met));
-            if !met {
-                break candidate;
-            }
-            lower = (candidate, summary);
-        };
-        self.info(&format!(
-            "FindPeakPerformance: Found boundaries: [{}, {})",
-            std_to_string(lower.0),
-            std_to_string(upper_qps)
-        ));
-        let mut upper = upper_qps;
-        let scale = 10f64.powi(decimals);
-        while (lower.0 * scale).floor() + 1.0 < (upper * scale).floor() {
-            if self.aborted.load(Ordering::Relaxed) {
-                break;
-            }
-            let mid = lower.0 + (upper - lower.0) / 2.0;
-            self.info(&format!(
-                "FindPeakPerformanceBinarySearch: Testing the mid value of bounds [{}, {}): {}",
-                std_to_string(lower.0),
-                std_to_string(upper),
-                std_to_string(mid)
-            ));
-            let summary = self.run_at(qsl, &base, mid)?;
-            let met = summary.validity.perf_constraints_met;
-            trials.push((mid, met));
-            if met {
-                lower = (mid, summary);
-            } else {
-                upper = mid;
-            }
-        }
-        self.info(&format!(
-            "FindPeakPerformance: Found peak performance field: {}",
-            std_to_string(lower.0)
-        ));
-        Ok((
-            Some(lower.1),
-            FindPeakReport {
-                trials,
-                peak_qps: Some(lower.0),
-            },
-        ))
-    }
-
-    fn run_at(
-        &mut self,
-        qsl: &mut dyn QuerySampleLibrary,
-        base: &EffectiveSettings,
-        qps: f64,
-    ) -> Result<PerformanceSummary, TestError> {
-        let mut settings = base.clone();
-        settings.target_qps = qps;
-        self.run_performance(qsl, &settings)
-    }
-}
-
-/// `std::to_string(double)`: fixed notation with six decimals.
-fn std_to_string(value: f64) -> String {
-    format!("{value:.6}")
 }
 
 fn load(qsl: &mut dyn QuerySampleLibrary, samples: &[QuerySampleIndex]) -> Result<(), TestError> {
@@ -702,57 +466,6 @@ fn guarded(
             count,
             message: format!("panicked: {}", panic_message(&panic)),
         }),
-    }
-}
-
-/// The official n_tokens checks: 0, negative and 1 are errors; negative and 1 count as 0.
-#[derive(Default)]
-struct TokenErrors {
-    zero: u64,
-    negative: u64,
-    one: u64,
-}
-
-impl TokenErrors {
-    fn check(&mut self, n_tokens: i64) -> i64 {
-        match n_tokens {
-            0 => {
-                self.zero += 1;
-                0
-            }
-            n if n < 0 => {
-                self.negative += 1;
-                0
-            }
-            1 => {
-                self.one += 1;
-                0
-            }
-            n => n,
-        }
-    }
-
-    /// One error line per kind with its count, instead of one per sample.
-    fn report(&self, shared: &Shared) {
-        let kinds = [
-            (
-                self.zero,
-                "n_tokens argument missing or attempted to record 0 as number of tokens",
-            ),
-            (
-                self.negative,
-                "Attempted to record a negative number of tokens",
-            ),
-            (self.one, "Number of tokens need to be greater than 1"),
-        ];
-        for (count, message) in kinds {
-            if count > 0 {
-                shared.diagnostics.push(Diagnostic::error(
-                    "error_runtime",
-                    format!("{message} ({count} samples)"),
-                ));
-            }
-        }
     }
 }
 

@@ -93,10 +93,10 @@ pub(crate) struct SeriesContext<'a> {
 }
 
 /// Per-series state of the issue loop.
-struct Issuer<'a, 'c> {
+pub(super) struct Issuer<'a, 'c> {
     ctx: &'c SeriesContext<'a>,
-    sequence: &'c mut SequenceState,
-    samples: Vec<QuerySample>,
+    pub(super) sequence: &'c mut SequenceState,
+    pub(super) samples: Vec<QuerySample>,
     query_scheduled_ns: Vec<i64>,
     log_all: bool,
     log_probability: f64,
@@ -106,7 +106,7 @@ struct Issuer<'a, 'c> {
 }
 
 impl<'a, 'c> Issuer<'a, 'c> {
-    fn new(
+    pub(super) fn new(
         ctx: &'c SeriesContext<'a>,
         sequence: &'c mut SequenceState,
         mode: TestMode,
@@ -134,7 +134,7 @@ impl<'a, 'c> Issuer<'a, 'c> {
 
     /// Prepares the slots of the samples appended from `from` on (the generator numbered
     /// them consecutively) and publishes their ids to completers.
-    fn assign_ids(&mut self, from: usize) -> bool {
+    pub(super) fn assign_ids(&mut self, from: usize) -> bool {
         let shared = self.ctx.shared;
         let Some(last) = self.samples.last() else {
             return true;
@@ -231,7 +231,6 @@ pub(crate) fn run_series(
     let mut ran_out = scenario != TestScenario::Server;
     let mut stop = StopReason::GeneratedQueriesIssued;
     let target_duration_ns = settings.target_duration_ms as i64 * 1_000_000;
-    let max_duration_ns = settings.max_duration_ms as i64 * 1_000_000;
     let coalesce = scenario == TestScenario::Server && settings.requested.server_coalesce_queries;
     let wait_for_previous = matches!(
         scenario,
@@ -322,30 +321,20 @@ pub(crate) fn run_series(
 
         let duration = now - start_ns;
         if scenario == TestScenario::Server {
-            if settings.max_async_queries != 0 {
-                let completed = shared.completed.load(Ordering::Acquire) - completed_at_start;
-                let outstanding = queries_issued.saturating_sub(completed);
-                if outstanding > settings.max_async_queries {
-                    stop = StopReason::TooManyOutstanding {
-                        issued: queries_issued,
-                        outstanding,
-                    };
-                    break;
-                }
+            if let Some(reason) = too_many_outstanding(ctx, completed_at_start, queries_issued) {
+                stop = reason;
+                break;
             }
         } else if queries_issued >= settings.min_query_count && duration >= target_duration_ns {
             ran_out = false;
             stop = StopReason::MinimumsMet;
             break;
         }
-        if settings.max_query_count != 0 && queries_issued >= settings.max_query_count {
+        if let Some(reason) =
+            limit_reached(settings, queries_issued, settings.max_query_count, duration)
+        {
             ran_out = false;
-            stop = StopReason::MaxQueryCount(queries_issued);
-            break;
-        }
-        if max_duration_ns != 0 && duration > max_duration_ns {
-            ran_out = false;
-            stop = StopReason::MaxDuration(duration);
+            stop = reason;
             break;
         }
     }
@@ -381,8 +370,43 @@ pub(crate) fn run_series(
     }
 }
 
+/// Server's `max_async_queries`: more queries outstanding than allowed ends issuing.
+pub(super) fn too_many_outstanding(
+    ctx: &SeriesContext<'_>,
+    completed_at_start: u64,
+    issued: u64,
+) -> Option<StopReason> {
+    let max = ctx.settings.max_async_queries;
+    if max == 0 {
+        return None;
+    }
+    let completed = ctx.shared.completed.load(Ordering::Acquire) - completed_at_start;
+    let outstanding = issued.saturating_sub(completed);
+    (outstanding > max).then_some(StopReason::TooManyOutstanding {
+        issued,
+        outstanding,
+    })
+}
+
+/// `max_query_count` (split per issue thread) and `max_duration`, checked after each issue.
+pub(super) fn limit_reached(
+    settings: &EffectiveSettings,
+    issued: u64,
+    max_queries: u64,
+    duration_ns: i64,
+) -> Option<StopReason> {
+    let max_duration_ns = settings.max_duration_ms as i64 * 1_000_000;
+    if settings.max_query_count != 0 && issued >= max_queries {
+        Some(StopReason::MaxQueryCount(issued))
+    } else if max_duration_ns != 0 && duration_ns > max_duration_ns {
+        Some(StopReason::MaxDuration(duration_ns))
+    } else {
+        None
+    }
+}
+
 /// Flushes the SUT and waits for the series' samples; returns how many never completed.
-fn flush_and_drain(ctx: &SeriesContext<'_>, target: u64) -> u64 {
+pub(super) fn flush_and_drain(ctx: &SeriesContext<'_>, target: u64) -> u64 {
     let shared = ctx.shared;
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| ctx.sut.flush_queries())) {
         shared.diagnostics.push(Diagnostic::error(
@@ -413,7 +437,7 @@ fn report_stop(shared: &Shared, stop: &StopReason, mode: TestMode, ran_out: bool
     report_stop_of_thread(shared, stop, mode, ran_out, 0);
 }
 
-fn report_stop_of_thread(
+pub(super) fn report_stop_of_thread(
     shared: &Shared,
     stop: &StopReason,
     mode: TestMode,
@@ -465,7 +489,7 @@ fn report_stop_of_thread(
 }
 
 /// Sleeps until shortly before `scheduled_ns`, then spins to it.
-fn wait_until(shared: &Shared, scheduled_ns: i64) {
+pub(super) fn wait_until(shared: &Shared, scheduled_ns: i64) {
     let now = shared.clock.now_ns();
     if scheduled_ns - now > SPIN_MARGIN_NS {
         let wake = shared.clock.instant_at(scheduled_ns - SPIN_MARGIN_NS);
@@ -475,161 +499,4 @@ fn wait_until(shared: &Shared, scheduled_ns: i64) {
     while shared.clock.now_ns() < scheduled_ns {
         std::hint::spin_loop();
     }
-}
-
-/// Server with `server_num_issue_query_threads` > 0: that many issue threads, thread k issuing
-/// queries k, k + T, k + 2T, … of the schedule, as the official registered issue threads do.
-/// The schedule is generated up front here, since threads need queries out of order.
-pub(crate) fn run_series_threaded(
-    ctx: &SeriesContext<'_>,
-    sequence: &mut SequenceState,
-    generator: &mut QueryGenerator,
-    mode: TestMode,
-    threads: usize,
-) -> SeriesOutcome {
-    use std::sync::atomic::{AtomicI64, AtomicU64};
-
-    let settings = ctx.settings;
-    let shared = ctx.shared;
-    let sample_base = sequence.next_sample_id;
-    shared.series_start.store(sample_base, Ordering::Release);
-    let completed_at_start = shared.completed.load(Ordering::Acquire);
-    let spq = generator.samples_per_query();
-    let mut issuer = Issuer::new(ctx, sequence, mode, 0);
-
-    let mut deltas = Vec::new();
-    while let Some(delta) = generator.next_query(&mut issuer.samples) {
-        let from = deltas.len() * spq;
-        deltas.push(delta);
-        if !issuer.assign_ids(from) {
-            break;
-        }
-    }
-    let samples = std::mem::take(&mut issuer.samples);
-    let query_count = deltas.len().min(samples.len() / spq.max(1));
-    let scheduled: Vec<AtomicI64> = (0..query_count).map(|_| AtomicI64::new(i64::MIN)).collect();
-    let issued_total = AtomicU64::new(0);
-    let last_issued = AtomicI64::new(-1);
-    let last_issued_ns = AtomicI64::new(0);
-    let stops = std::sync::Mutex::new(Vec::new());
-    let accuracy = mode == TestMode::AccuracyOnly;
-    let coalesce = settings.requested.server_coalesce_queries;
-    let max_duration_ns = settings.max_duration_ms as i64 * 1_000_000;
-    let start_ns = shared.clock.now_ns();
-
-    std::thread::scope(|scope| {
-        for thread in 0..threads {
-            let (deltas, samples, scheduled) = (&deltas, &samples, &scheduled);
-            let (issued_total, last_issued, last_issued_ns, stops) =
-                (&issued_total, &last_issued, &last_issued_ns, &stops);
-            let spawned = std::thread::Builder::new()
-                .name(format!("mlperf-issue-{thread}"))
-                .spawn_scoped(scope, move || {
-                    let max_for_thread = split_count(settings.max_query_count, threads, thread);
-                    let mut batch: Vec<QuerySample> = Vec::new();
-                    let mut issued = 0u64;
-                    let mut stop = StopReason::GeneratedQueriesIssued;
-                    let mut index = thread;
-                    while index < query_count {
-                        if ctx.abort.load(Ordering::Relaxed) {
-                            stop = StopReason::Aborted;
-                            break;
-                        }
-                        wait_until(shared, start_ns + deltas[index]);
-                        let now = shared.clock.now_ns();
-                        batch.clear();
-                        let first = index;
-                        loop {
-                            scheduled[index].store(start_ns + deltas[index], Ordering::Relaxed);
-                            batch.extend_from_slice(&samples[index * spq..(index + 1) * spq]);
-                            issued += 1;
-                            let next = index + threads;
-                            if !coalesce || next >= query_count || start_ns + deltas[next] > now {
-                                break;
-                            }
-                            index = next;
-                        }
-                        let result = catch_unwind(AssertUnwindSafe(|| {
-                            ctx.sut.issue_query(&batch, ctx.completer)
-                        }));
-                        let queries_now = ((index - first) / threads + 1) as u64;
-                        let total =
-                            issued_total.fetch_add(queries_now, Ordering::AcqRel) + queries_now;
-                        if last_issued.fetch_max(index as i64, Ordering::AcqRel) < index as i64 {
-                            last_issued_ns.store(now, Ordering::Relaxed);
-                        }
-                        if let Err(panic) = result {
-                            stop = StopReason::SutPanicked(panic_message(&panic));
-                            break;
-                        }
-                        index += threads;
-                        if accuracy {
-                            continue;
-                        }
-                        let duration = now - start_ns;
-                        if settings.max_async_queries != 0 {
-                            let completed =
-                                shared.completed.load(Ordering::Acquire) - completed_at_start;
-                            let outstanding = total.saturating_sub(completed);
-                            if outstanding > settings.max_async_queries {
-                                stop = StopReason::TooManyOutstanding {
-                                    issued: total,
-                                    outstanding,
-                                };
-                                break;
-                            }
-                        }
-                        if settings.max_query_count != 0 && issued >= max_for_thread {
-                            stop = StopReason::MaxQueryCount(issued);
-                            break;
-                        }
-                        if max_duration_ns != 0 && duration > max_duration_ns {
-                            stop = StopReason::MaxDuration(duration);
-                            break;
-                        }
-                    }
-                    report_stop_of_thread(shared, &stop, mode, false, thread as u64);
-                    stops.lock().unwrap_or_else(|p| p.into_inner()).push(stop);
-                });
-            if let Err(error) = spawned {
-                shared.diagnostics.push(Diagnostic::error(
-                    "error_runtime",
-                    format!("cannot start issue thread {thread}: {error}"),
-                ));
-            }
-        }
-    });
-
-    let query_scheduled_ns: Vec<i64> = scheduled.into_iter().map(AtomicI64::into_inner).collect();
-    let queries_issued = issued_total.into_inner();
-    let samples_issued = queries_issued * spq as u64;
-    let never_completed = flush_and_drain(ctx, completed_at_start + samples_issued);
-    let stop = stops
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .find(|s| *s != StopReason::GeneratedQueriesIssued)
-        .unwrap_or(StopReason::GeneratedQueriesIssued);
-    issuer.sequence.next_sample_id = generator.next_sample_id();
-
-    SeriesOutcome {
-        sample_base,
-        samples_issued,
-        queries_issued,
-        samples_per_query: spq,
-        query_scheduled_ns,
-        start_ns,
-        final_query_issued_ns: last_issued_ns.into_inner(),
-        stop,
-        ran_out_of_generated_queries: false,
-        generated_query_count: query_count as u64,
-        generated_query_duration_ns: generator.final_timestamp(),
-        never_completed,
-    }
-}
-
-/// Thread `thread` of `threads` gets ⌈count / threads⌉ or ⌊count / threads⌋, as upstream.
-fn split_count(count: u64, threads: usize, thread: usize) -> u64 {
-    let threads = threads as u64;
-    count / threads + u64::from((thread as u64) < count % threads)
 }

@@ -259,19 +259,10 @@ impl QueryGenerator {
     /// series start; `None` when generation is complete. A sample's `ResponseId` is its
     /// sequence id plus one.
     pub fn next_query(&mut self, out: &mut Vec<QuerySample>) -> Option<i64> {
-        if self.prev_timestamp < self.gen_duration_ns || self.generated < self.min_queries {
+        if self.loop_continues() {
             self.fill_query(out);
             let scheduled = self.timestamp;
-            self.generated += 1;
-            self.prev_timestamp = self.timestamp;
-            self.timestamp += self.schedule.next_gap();
-            if self.equal_issue
-                && self.generated >= self.min_queries
-                && self.prev_timestamp < self.gen_duration_ns
-                && self.scenario != TestScenario::Offline
-            {
-                self.min_queries += self.loaded.len() as u64;
-            }
+            self.advance_schedule();
             return Some(scheduled);
         }
         if self.remainder_pending {
@@ -321,19 +312,10 @@ impl QueryGenerator {
                 self.prev_timestamp = self.timestamp - period;
                 return (remaining + extra, self.timestamp);
             }
-            if self.prev_timestamp < self.gen_duration_ns || self.generated < self.min_queries {
-                self.generated += 1;
+            if self.loop_continues() {
                 self.next_sample_id += self.samples_per_query as u64;
                 remaining += 1;
-                self.prev_timestamp = self.timestamp;
-                self.timestamp += self.schedule.next_gap();
-                if self.equal_issue
-                    && self.generated >= self.min_queries
-                    && self.prev_timestamp < self.gen_duration_ns
-                    && self.scenario != TestScenario::Offline
-                {
-                    self.min_queries += self.loaded.len() as u64;
-                }
+                self.advance_schedule();
                 continue;
             }
             if self.next_query(&mut scratch).is_some() {
@@ -341,6 +323,26 @@ impl QueryGenerator {
                 continue;
             }
             return (remaining, self.timestamp);
+        }
+    }
+
+    /// The official generation loop's condition.
+    fn loop_continues(&self) -> bool {
+        self.prev_timestamp < self.gen_duration_ns || self.generated < self.min_queries
+    }
+
+    /// Counts a generated query and moves the clock one gap on (one schedule draw, even for
+    /// the last query). Equal issue keeps generating whole sets while time is short.
+    fn advance_schedule(&mut self) {
+        self.generated += 1;
+        self.prev_timestamp = self.timestamp;
+        self.timestamp += self.schedule.next_gap();
+        if self.equal_issue
+            && self.generated >= self.min_queries
+            && self.prev_timestamp < self.gen_duration_ns
+            && self.scenario != TestScenario::Offline
+        {
+            self.min_queries += self.loaded.len() as u64;
         }
     }
 

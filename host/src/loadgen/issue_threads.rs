@@ -1,0 +1,154 @@
+//! Server with several issue threads (`server_num_issue_query_threads`), as the official
+//! registered issue threads: thread k issues queries k, k + T, k + 2T, … of the schedule.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+use super::diagnostics::Diagnostic;
+use super::issue::{
+    flush_and_drain, limit_reached, panic_message, report_stop_of_thread, too_many_outstanding,
+    wait_until, Issuer, SequenceState, SeriesContext, SeriesOutcome, StopReason,
+};
+use super::query_gen::QueryGenerator;
+use super::settings::TestMode;
+use super::types::QuerySample;
+
+/// Server with `server_num_issue_query_threads` > 0: that many issue threads, thread k issuing
+/// queries k, k + T, k + 2T, … of the schedule, as the official registered issue threads do.
+/// The schedule is generated up front here, since threads need queries out of order.
+pub(crate) fn run_series_threaded(
+    ctx: &SeriesContext<'_>,
+    sequence: &mut SequenceState,
+    generator: &mut QueryGenerator,
+    mode: TestMode,
+    threads: usize,
+) -> SeriesOutcome {
+    let settings = ctx.settings;
+    let shared = ctx.shared;
+    let sample_base = sequence.next_sample_id;
+    shared.series_start.store(sample_base, Ordering::Release);
+    let completed_at_start = shared.completed.load(Ordering::Acquire);
+    let spq = generator.samples_per_query();
+    let mut issuer = Issuer::new(ctx, sequence, mode, 0);
+
+    let mut deltas = Vec::new();
+    while let Some(delta) = generator.next_query(&mut issuer.samples) {
+        let from = deltas.len() * spq;
+        deltas.push(delta);
+        if !issuer.assign_ids(from) {
+            break;
+        }
+    }
+    let samples = std::mem::take(&mut issuer.samples);
+    let query_count = deltas.len().min(samples.len() / spq.max(1));
+    let scheduled: Vec<AtomicI64> = (0..query_count).map(|_| AtomicI64::new(i64::MIN)).collect();
+    let issued_total = AtomicU64::new(0);
+    let last_issued = AtomicI64::new(-1);
+    let last_issued_ns = AtomicI64::new(0);
+    let stops = std::sync::Mutex::new(Vec::new());
+    let accuracy = mode == TestMode::AccuracyOnly;
+    let coalesce = settings.requested.server_coalesce_queries;
+    let start_ns = shared.clock.now_ns();
+
+    std::thread::scope(|scope| {
+        for thread in 0..threads {
+            let (deltas, samples, scheduled) = (&deltas, &samples, &scheduled);
+            let (issued_total, last_issued, last_issued_ns, stops) =
+                (&issued_total, &last_issued, &last_issued_ns, &stops);
+            let spawned = std::thread::Builder::new()
+                .name(format!("mlperf-issue-{thread}"))
+                .spawn_scoped(scope, move || {
+                    let max_for_thread = split_count(settings.max_query_count, threads, thread);
+                    let mut batch: Vec<QuerySample> = Vec::new();
+                    let mut issued = 0u64;
+                    let mut stop = StopReason::GeneratedQueriesIssued;
+                    let mut index = thread;
+                    while index < query_count {
+                        if ctx.abort.load(Ordering::Relaxed) {
+                            stop = StopReason::Aborted;
+                            break;
+                        }
+                        wait_until(shared, start_ns + deltas[index]);
+                        let now = shared.clock.now_ns();
+                        batch.clear();
+                        let first = index;
+                        loop {
+                            scheduled[index].store(start_ns + deltas[index], Ordering::Relaxed);
+                            batch.extend_from_slice(&samples[index * spq..(index + 1) * spq]);
+                            issued += 1;
+                            let next = index + threads;
+                            if !coalesce || next >= query_count || start_ns + deltas[next] > now {
+                                break;
+                            }
+                            index = next;
+                        }
+                        let result = catch_unwind(AssertUnwindSafe(|| {
+                            ctx.sut.issue_query(&batch, ctx.completer)
+                        }));
+                        let queries_now = ((index - first) / threads + 1) as u64;
+                        let total =
+                            issued_total.fetch_add(queries_now, Ordering::AcqRel) + queries_now;
+                        if last_issued.fetch_max(index as i64, Ordering::AcqRel) < index as i64 {
+                            last_issued_ns.store(now, Ordering::Relaxed);
+                        }
+                        if let Err(panic) = result {
+                            stop = StopReason::SutPanicked(panic_message(&panic));
+                            break;
+                        }
+                        index += threads;
+                        if accuracy {
+                            continue;
+                        }
+                        let duration = now - start_ns;
+                        if let Some(reason) = too_many_outstanding(ctx, completed_at_start, total)
+                            .or_else(|| limit_reached(settings, issued, max_for_thread, duration))
+                        {
+                            stop = reason;
+                            break;
+                        }
+                    }
+                    report_stop_of_thread(shared, &stop, mode, false, thread as u64);
+                    stops.lock().unwrap_or_else(|p| p.into_inner()).push(stop);
+                });
+            if let Err(error) = spawned {
+                shared.diagnostics.push(Diagnostic::error(
+                    "error_runtime",
+                    format!("cannot start issue thread {thread}: {error}"),
+                ));
+            }
+        }
+    });
+
+    let query_scheduled_ns: Vec<i64> = scheduled.into_iter().map(AtomicI64::into_inner).collect();
+    let queries_issued = issued_total.into_inner();
+    let samples_issued = queries_issued * spq as u64;
+    let never_completed = flush_and_drain(ctx, completed_at_start + samples_issued);
+    let stop = stops
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .find(|s| *s != StopReason::GeneratedQueriesIssued)
+        .unwrap_or(StopReason::GeneratedQueriesIssued);
+    issuer.sequence.next_sample_id = generator.next_sample_id();
+
+    SeriesOutcome {
+        sample_base,
+        samples_issued,
+        queries_issued,
+        samples_per_query: spq,
+        query_scheduled_ns,
+        start_ns,
+        final_query_issued_ns: last_issued_ns.into_inner(),
+        stop,
+        ran_out_of_generated_queries: false,
+        generated_query_count: query_count as u64,
+        generated_query_duration_ns: generator.final_timestamp(),
+        never_completed,
+    }
+}
+
+/// Thread `thread` of `threads` gets ⌈count / threads⌉ or ⌊count / threads⌋, as upstream.
+fn split_count(count: u64, threads: usize, thread: usize) -> u64 {
+    let threads = threads as u64;
+    count / threads + u64::from((thread as u64) < count % threads)
+}

@@ -1,0 +1,170 @@
+//! Turning a performance series' completion slots into latencies, per the official
+//! definitions (sample latency from the scheduled time, MultiStream query latency, TTFT,
+//! TPOT, token counts).
+
+use std::sync::atomic::Ordering;
+
+use super::completion::{Shared, DONE, TIME_MASK};
+use super::diagnostics::Diagnostic;
+use super::effective::EffectiveSettings;
+use super::issue::SeriesOutcome;
+use super::results::PerformanceResult;
+use super::settings::TestScenario;
+
+/// The latest completion of the series (its start if nothing completed).
+pub(super) fn last_completion_ns(shared: &Shared, outcome: &SeriesOutcome) -> i64 {
+    let mut last = outcome.start_ns;
+    for seq in outcome.sample_base..outcome.sample_base + outcome.samples_issued {
+        if let Some(slot) = shared.status.get(seq) {
+            let status = slot.load(Ordering::Acquire);
+            if status & DONE != 0 {
+                last = last.max((status & TIME_MASK) as i64);
+            }
+        }
+    }
+    last
+}
+
+/// Turns the slots of a performance series into latencies, per the official definitions.
+pub(super) fn collect_performance(
+    shared: &Shared,
+    settings: &EffectiveSettings,
+    outcome: &SeriesOutcome,
+) -> PerformanceResult {
+    let spq = outcome.samples_per_query.max(1) as u64;
+    let count = outcome.samples_issued as usize;
+    let tokens = settings.use_token_latencies;
+    let first_tokens = tokens && shared.needs_first_token;
+    let mut result = PerformanceResult {
+        sample_latencies: Vec::with_capacity(count),
+        queries_issued: outcome.queries_issued,
+        never_completed: outcome.never_completed,
+        ..PerformanceResult::default()
+    };
+    if first_tokens {
+        result.first_token_latencies.reserve(count);
+        result.time_per_output_token.reserve(count);
+    }
+    let multi_stream = settings.scenario == TestScenario::MultiStream;
+    let mut max_latency = 0i64;
+    let mut final_query_done = outcome.start_ns;
+    let mut token_errors = TokenErrors::default();
+    let queries = &outcome.query_scheduled_ns;
+    let series_end = outcome.sample_base + queries.len() as u64 * spq;
+    let mut last_scheduled = None;
+    for (query, &scheduled) in queries.iter().enumerate() {
+        if scheduled == i64::MIN {
+            // Generated for another issue thread that stopped before issuing it.
+            continue;
+        }
+        last_scheduled = Some(scheduled);
+        let first = outcome.sample_base + query as u64 * spq;
+        let end = (first + spq).min(series_end);
+        let mut query_done = Some(i64::MIN);
+        for seq in first..end {
+            let status = shared
+                .status
+                .get(seq)
+                .map_or(0, |s| s.load(Ordering::Acquire));
+            if status & DONE == 0 {
+                query_done = None;
+                continue;
+            }
+            let done = (status & TIME_MASK) as i64;
+            let latency = done - scheduled;
+            result.sample_latencies.push(latency);
+            max_latency = max_latency.max(latency);
+            query_done = query_done.map(|q| q.max(done));
+            if tokens {
+                let n = shared
+                    .n_tokens
+                    .get(seq)
+                    .map_or(0, |n| n.load(Ordering::Relaxed) as i64);
+                let n = token_errors.check(n);
+                result.token_count += n;
+                if first_tokens {
+                    let first_token = shared
+                        .first_token
+                        .get(seq)
+                        .map_or(0, |t| t.load(Ordering::Acquire));
+                    let ttft = if first_token == 0 {
+                        latency
+                    } else {
+                        first_token as i64 - scheduled
+                    };
+                    result.first_token_latencies.push(ttft);
+                    // Rejected counts became 0, so the divisor is -1 there, as upstream.
+                    result
+                        .time_per_output_token
+                        .push((latency - ttft) / (n - 1));
+                }
+            }
+        }
+        if let Some(done) = query_done {
+            if multi_stream {
+                result.query_latencies.push(done - scheduled);
+            }
+            final_query_done = done;
+        }
+    }
+    token_errors.report(shared);
+    let seconds = |ns: i64| ns as f64 / 1e9;
+    result.max_latency_s = seconds(max_latency);
+    if let Some(last_scheduled) = last_scheduled {
+        result.final_query_scheduled_time_s = seconds(last_scheduled - outcome.start_ns);
+    }
+    result.final_query_issued_time_s = seconds(outcome.final_query_issued_ns - outcome.start_ns);
+    result.final_query_all_samples_done_time_s = seconds(final_query_done - outcome.start_ns);
+    result
+}
+
+/// The official n_tokens checks: 0, negative and 1 are errors; negative and 1 count as 0.
+#[derive(Default)]
+struct TokenErrors {
+    zero: u64,
+    negative: u64,
+    one: u64,
+}
+
+impl TokenErrors {
+    fn check(&mut self, n_tokens: i64) -> i64 {
+        match n_tokens {
+            0 => {
+                self.zero += 1;
+                0
+            }
+            n if n < 0 => {
+                self.negative += 1;
+                0
+            }
+            1 => {
+                self.one += 1;
+                0
+            }
+            n => n,
+        }
+    }
+
+    /// One error line per kind with its count, instead of one per sample.
+    fn report(&self, shared: &Shared) {
+        let kinds = [
+            (
+                self.zero,
+                "n_tokens argument missing or attempted to record 0 as number of tokens",
+            ),
+            (
+                self.negative,
+                "Attempted to record a negative number of tokens",
+            ),
+            (self.one, "Number of tokens need to be greater than 1"),
+        ];
+        for (count, message) in kinds {
+            if count > 0 {
+                shared.diagnostics.push(Diagnostic::error(
+                    "error_runtime",
+                    format!("{message} ({count} samples)"),
+                ));
+            }
+        }
+    }
+}
