@@ -606,3 +606,27 @@ fn a_run_that_generates_no_queries_reports_instead_of_crashing() {
         assert!(!performance.validity.valid, "{scenario}");
     }
 }
+
+#[test]
+fn token_accuracy_runs_log_first_token_bytes_and_counts() {
+    for scenario in [TestScenario::Server, TestScenario::Offline] {
+        let mut qsl = RecordingQsl::new(40, 20);
+        let settings = TestSettings {
+            mode: TestMode::AccuracyOnly,
+            use_token_latencies: true,
+            ..quick(scenario)
+        };
+        let result = start_test(&TokenSut, &mut qsl, &settings, &short_drain()).unwrap();
+        assert_eq!(result.accuracy_log.len(), 40, "{scenario}");
+        for record in &result.accuracy_log {
+            let bytes = (record.qsl_idx as u32).to_le_bytes().to_vec();
+            assert_eq!(record.data, bytes);
+            assert_eq!(record.token_count, Some(2 + (record.qsl_idx % 7) as i64));
+            if scenario == TestScenario::Offline {
+                assert_eq!(record.token_data, None);
+            } else {
+                assert_eq!(record.token_data.as_deref(), Some(&bytes[..]));
+            }
+        }
+    }
+}

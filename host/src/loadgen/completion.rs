@@ -35,6 +35,8 @@ fn chunk_layout() -> std::alloc::Layout {
 pub(crate) struct SlotArena {
     chunks: Box<[AtomicPtr<AtomicU64>]>,
     allocated: Mutex<usize>,
+    /// Slots addressable without taking the lock: the issue loop's fast path.
+    capacity: AtomicU64,
 }
 
 impl SlotArena {
@@ -45,11 +47,15 @@ impl SlotArena {
         SlotArena {
             chunks,
             allocated: Mutex::new(0),
+            capacity: AtomicU64::new(0),
         }
     }
 
     /// Makes slots `0..end` addressable. Called by the issuing thread before it hands out ids.
     pub(crate) fn ensure(&self, end: u64) -> bool {
+        if end <= self.capacity.load(Ordering::Acquire) {
+            return true;
+        }
         let needed = end.div_ceil(CHUNK_LEN as u64) as usize;
         if needed > MAX_CHUNKS {
             return false;
@@ -65,6 +71,8 @@ impl SlotArena {
             self.chunks[*allocated].store(ptr, Ordering::Release);
             *allocated += 1;
         }
+        self.capacity
+            .store((*allocated * CHUNK_LEN) as u64, Ordering::Release);
         true
     }
 

@@ -307,7 +307,9 @@ impl Engine<'_> {
     ) -> Result<PerformanceSummary, TestError> {
         let set = self.performance_set(qsl, settings);
         load(qsl, &set.samples)?;
+        let clocks = ClockCheck::start(settings.print_timestamps);
         let outcome = self.run_one_series(settings, &set, TestMode::PerformanceOnly);
+        clocks.finish(&self.shared);
         unload(qsl, &set.samples)?;
         let outcome = outcome?;
         let result = collect_performance(&self.shared, settings, &outcome);
@@ -529,4 +531,67 @@ fn lower_thread_priority() {
             nice(10);
         }
     }
+}
+
+/// The official run compares its performance clock with the system clock over a performance
+/// run (and prints both with `print_timestamps`). Ours is monotonic, so a gap flags the wall
+/// clock being stepped or slewed during the run.
+struct ClockCheck {
+    print: bool,
+    monotonic: std::time::Instant,
+    system: SystemTime,
+}
+
+impl ClockCheck {
+    fn start(print: bool) -> Self {
+        let check = ClockCheck {
+            print,
+            monotonic: std::time::Instant::now(),
+            system: SystemTime::now(),
+        };
+        if print {
+            println!(
+                "Loadgen :: Perf mode start. system_clock Timestamp = {}",
+                unix_seconds(check.system)
+            );
+        }
+        check
+    }
+
+    fn finish(self, shared: &Shared) {
+        let monotonic = self.monotonic.elapsed();
+        let system_now = SystemTime::now();
+        let system = system_now.duration_since(self.system).unwrap_or_default();
+        let (monotonic_ms, system_ms) = (monotonic.as_millis(), system.as_millis());
+        // Compared in ns, not the official whole ms, so short runs do not trip it by rounding.
+        let ratio = (monotonic.as_secs_f64() / system.as_secs_f64()) as f32;
+        let long_enough = system >= std::time::Duration::from_millis(100);
+        if self.print {
+            println!(
+                "Loadgen :: Perf mode stop. systme_clock Timestamp = {}",
+                unix_seconds(system_now)
+            );
+            println!("Loadgen :: PerfClock Perf duration = {monotonic_ms}ms");
+            println!("Loadgen :: system_clock Perf duration = {system_ms}ms");
+            println!("Loadgen :: PerfClock/system_clock ratio = {ratio:.4}");
+        }
+        if long_enough && !(0.99..=1.01).contains(&ratio) {
+            shared.diagnostics.push(Diagnostic::error(
+                "error_runtime",
+                format!("PerfClock and system_clock differ by more than 1%!  pc_sc_ratio: {ratio}"),
+            ));
+        } else if long_enough && !(0.999..=1.001).contains(&ratio) {
+            shared.diagnostics.push(Diagnostic::warning(
+                "warning_generic_message",
+                format!(
+                    "PerfClock and system_clock differ by more than 0.1%!  pc_sc_ratio: {ratio}"
+                ),
+            ));
+        }
+    }
+}
+
+fn unix_seconds(time: SystemTime) -> u64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
