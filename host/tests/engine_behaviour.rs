@@ -630,3 +630,36 @@ fn token_accuracy_runs_log_first_token_bytes_and_counts() {
         }
     }
 }
+
+#[test]
+fn bad_token_counts_are_errors_in_accuracy_runs_too() {
+    struct OneToken;
+    impl SystemUnderTest for OneToken {
+        fn name(&self) -> &str {
+            "OneToken"
+        }
+        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+            for s in samples {
+                completer.first_token_complete(&[QuerySampleResponse::new(s.id, &[])]);
+                completer.query_samples_complete(&[QuerySampleResponse::with_tokens(s.id, &[], 1)]);
+            }
+        }
+    }
+    let mut qsl = RecordingQsl::new(30, 30);
+    let settings = TestSettings {
+        mode: TestMode::AccuracyOnly,
+        use_token_latencies: true,
+        ..quick(TestScenario::Server)
+    };
+    let result = start_test(&OneToken, &mut qsl, &settings, &short_drain()).unwrap();
+    let errors: Vec<&str> = result
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        errors,
+        ["Number of tokens need to be greater than 1 (30 samples)"]
+    );
+}

@@ -168,7 +168,12 @@ pub(crate) struct Shared {
     unknown: AtomicU64,
     late: AtomicU64,
     token_after_completion_reported: AtomicBool,
-    latency_before_token_reported: AtomicBool,
+    latency_before_token: AtomicU64,
+    tokens_zero: AtomicU64,
+    tokens_negative: AtomicU64,
+    tokens_one: AtomicU64,
+    /// Completion calls still copying responses into the accuracy log.
+    logging_in_flight: AtomicU64,
     pub(crate) accuracy_log: Mutex<Vec<AccuracyRecord>>,
     token_cache: Mutex<HashMap<u64, Vec<u8>>>,
     pub(crate) diagnostics: DiagnosticSink,
@@ -193,7 +198,11 @@ impl Shared {
             unknown: AtomicU64::new(0),
             late: AtomicU64::new(0),
             token_after_completion_reported: AtomicBool::new(false),
-            latency_before_token_reported: AtomicBool::new(false),
+            latency_before_token: AtomicU64::new(0),
+            tokens_zero: AtomicU64::new(0),
+            tokens_negative: AtomicU64::new(0),
+            tokens_one: AtomicU64::new(0),
+            logging_in_flight: AtomicU64::new(0),
             accuracy_log: Mutex::new(Vec::new()),
             token_cache: Mutex::new(HashMap::new()),
             diagnostics: DiagnosticSink::default(),
@@ -283,90 +292,155 @@ impl Shared {
     ) {
         // One timestamp for the whole batch, as the official LoadGen takes.
         let now = self.clock.now_ns() as u64 & TIME_MASK;
-        let mut newly_completed = 0;
-        for response in responses {
-            let Some((seq, slot)) = self.slot_of(response.id) else {
-                continue;
-            };
-            let mut current = slot.load(Ordering::Acquire);
-            loop {
-                if current & DONE != 0 {
-                    self.duplicate.fetch_add(1, Ordering::Relaxed);
-                    break;
-                }
-                match slot.compare_exchange_weak(
-                    current,
-                    (current & LOG) | DONE | now,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => {
-                        newly_completed += 1;
-                        if current & LOG != 0 {
-                            // Untimed: may fetch the bytes from a device before they are copied.
-                            on_logged(response);
-                        }
-                        self.record_completion_extras(seq, current & LOG != 0, response);
-                        break;
-                    }
-                    Err(actual) => current = actual,
+        // As upstream, samples count as complete (and may unblock the issuer) before any
+        // accuracy-log callback or copy runs; chunks of 64 keep the bookkeeping on the stack.
+        for chunk in responses.chunks(64) {
+            let mut newly_completed = 0;
+            let mut logged = 0u64;
+            for (position, response) in chunk.iter().enumerate() {
+                if let Some(to_log) = self.mark_complete(response, now) {
+                    newly_completed += 1;
+                    logged |= u64::from(to_log) << position;
                 }
             }
-        }
-        if newly_completed > 0 {
-            self.completed.fetch_add(newly_completed, Ordering::SeqCst);
-            self.wake_issuer();
+            if logged != 0 {
+                self.logging_in_flight.fetch_add(1, Ordering::SeqCst);
+            }
+            if newly_completed > 0 {
+                self.completed.fetch_add(newly_completed, Ordering::SeqCst);
+                self.wake_issuer();
+            }
+            if logged != 0 {
+                for (position, response) in chunk.iter().enumerate() {
+                    if logged & (1 << position) != 0 {
+                        // Untimed: may fetch the bytes from a device before they are copied.
+                        on_logged(response);
+                        self.log_response(response);
+                    }
+                }
+                self.logging_in_flight.fetch_sub(1, Ordering::SeqCst);
+            }
         }
     }
 
-    fn record_completion_extras(&self, seq: u64, logged: bool, response: &QuerySampleResponse<'_>) {
+    /// Marks one response's sample complete: `Some(to_log)` when this call completed it,
+    /// `to_log` telling whether it goes to the accuracy log.
+    #[inline]
+    fn mark_complete(&self, response: &QuerySampleResponse<'_>, now: u64) -> Option<bool> {
+        let (seq, slot) = self.slot_of(response.id)?;
+        let mut current = slot.load(Ordering::Acquire);
+        loop {
+            if current & DONE != 0 {
+                self.duplicate.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
+            match slot.compare_exchange_weak(
+                current,
+                (current & LOG) | DONE | now,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(actual) => current = actual,
+            }
+        }
         if self.use_tokens {
-            if let Some(n) = self.n_tokens.get(seq) {
-                n.store(response.n_tokens as u64, Ordering::Relaxed);
-            }
-            if self.needs_first_token
-                && self
-                    .first_token
-                    .get(seq)
-                    .is_some_and(|t| t.load(Ordering::Acquire) == 0)
-                && !self
-                    .latency_before_token_reported
-                    .swap(true, Ordering::Relaxed)
-            {
-                self.diagnostics.push(Diagnostic::error(
-                    "error_runtime",
-                    "Attempted to record a sample latency before it's first token latency",
-                ));
-            }
+            self.record_tokens(seq, response.n_tokens);
         }
-        if logged {
-            let qsl_idx = self
-                .qsl_index
+        Some(current & LOG != 0)
+    }
+
+    fn record_tokens(&self, seq: u64, n_tokens: i64) {
+        if let Some(n) = self.n_tokens.get(seq) {
+            n.store(n_tokens as u64, Ordering::Relaxed);
+        }
+        let error = match n_tokens {
+            0 => Some(&self.tokens_zero),
+            n if n < 0 => Some(&self.tokens_negative),
+            1 => Some(&self.tokens_one),
+            _ => None,
+        };
+        if let Some(counter) = error {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+        if self.needs_first_token
+            && self
+                .first_token
                 .get(seq)
-                .map_or(0, |i| i.load(Ordering::Relaxed) as usize);
-            let token_data = if self.use_tokens && self.needs_first_token {
-                Some(
-                    self.token_cache
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .remove(&seq)
-                        .unwrap_or_default(),
-                )
-            } else {
-                None
-            };
-            let record = AccuracyRecord {
-                seq_id: seq,
-                qsl_idx,
-                data: response.data.to_vec(),
-                token_data,
-                token_count: self.use_tokens.then_some(response.n_tokens),
-            };
-            self.accuracy_log
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(record);
+                .is_some_and(|t| t.load(Ordering::Acquire) == 0)
+        {
+            self.latency_before_token.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Copies a response into the accuracy log.
+    fn log_response(&self, response: &QuerySampleResponse<'_>) {
+        let seq = response.id.0 - 1;
+        let qsl_idx = self
+            .qsl_index
+            .get(seq)
+            .map_or(0, |i| i.load(Ordering::Relaxed) as usize);
+        let token_data = if self.use_tokens && self.needs_first_token {
+            Some(
+                self.token_cache
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&seq)
+                    .unwrap_or_default(),
+            )
+        } else {
+            None
+        };
+        let record = AccuracyRecord {
+            seq_id: seq,
+            qsl_idx,
+            data: response.data.to_vec(),
+            token_data,
+            token_count: self.use_tokens.then_some(response.n_tokens),
+        };
+        self.accuracy_log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(record);
+    }
+
+    /// Waits (briefly) for completers still copying responses into the accuracy log.
+    pub(crate) fn wait_for_logging(&self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while self.logging_in_flight.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+    }
+
+    /// The official per-sample token errors, counted once per kind instead of one line each.
+    pub(crate) fn token_diagnostics(&self) -> Vec<Diagnostic> {
+        let kinds = [
+            (
+                &self.tokens_zero,
+                "n_tokens argument missing or attempted to record 0 as number of tokens",
+            ),
+            (
+                &self.tokens_negative,
+                "Attempted to record a negative number of tokens",
+            ),
+            (
+                &self.tokens_one,
+                "Number of tokens need to be greater than 1",
+            ),
+            (
+                &self.latency_before_token,
+                "Attempted to record a sample latency before it's first token latency",
+            ),
+        ];
+        kinds
+            .into_iter()
+            .filter_map(|(counter, message)| {
+                let count = counter.load(Ordering::Relaxed);
+                (count > 0).then(|| {
+                    Diagnostic::error("error_runtime", format!("{message} ({count} samples)"))
+                })
+            })
+            .collect()
     }
 
     fn first_token(&self, responses: &[QuerySampleResponse<'_>]) {

@@ -174,7 +174,9 @@ pub fn start_test(
     });
     let (series, performance, find_peak) = outcome??;
 
+    shared.wait_for_logging(log_settings.drain_timeout);
     diagnostics.extend(shared.diagnostics.take());
+    diagnostics.extend(shared.token_diagnostics());
     let anomalies = shared.anomalies();
     let refused = [
         (
@@ -305,11 +307,24 @@ impl Engine<'_> {
         qsl: &mut dyn QuerySampleLibrary,
         settings: &EffectiveSettings,
     ) -> Result<PerformanceSummary, TestError> {
+        self.run_performance_checked(qsl, settings, true)
+    }
+
+    /// A performance series; `check_clocks` as the official performance mode does (its
+    /// FindPeakPerformance trials do not).
+    pub(super) fn run_performance_checked(
+        &mut self,
+        qsl: &mut dyn QuerySampleLibrary,
+        settings: &EffectiveSettings,
+        check_clocks: bool,
+    ) -> Result<PerformanceSummary, TestError> {
         let set = self.performance_set(qsl, settings);
         load(qsl, &set.samples)?;
-        let clocks = ClockCheck::start(settings.print_timestamps);
+        let clocks = check_clocks.then(|| ClockCheck::start(settings.print_timestamps));
         let outcome = self.run_one_series(settings, &set, TestMode::PerformanceOnly);
-        clocks.finish(&self.shared);
+        if let Some(clocks) = clocks {
+            clocks.finish(&self.shared);
+        }
         unload(qsl, &set.samples)?;
         let outcome = outcome?;
         let result = collect_performance(&self.shared, settings, &outcome);
@@ -367,7 +382,6 @@ impl Engine<'_> {
             drain_timeout: self.drain_timeout,
             abort: self.aborted,
         };
-        let power_begin = SystemTime::now();
         let outcome = if mode == TestMode::PerformanceOnly && needs_estimate(settings) {
             // Work out early stopping's tables while the run issues, so the end of the run
             // only looks them up.
@@ -431,8 +445,8 @@ impl Engine<'_> {
             stop: outcome.stop.clone(),
             ran_out_of_generated_queries: outcome.ran_out_of_generated_queries,
             never_completed: outcome.never_completed,
-            power_begin,
-            power_end: power_begin + active,
+            power_begin: outcome.power_begin,
+            power_end: outcome.power_begin + active,
             scheduled_offsets_ns,
         });
         Ok(outcome)

@@ -38,7 +38,11 @@ impl Engine<'_> {
         self.info("Starting FindPeakPerformance mode");
         let mut trials = Vec::new();
         let base = self.settings.clone();
-        let lower_summary = self.run_performance(qsl, &base)?;
+        self.info(&format!(
+            "FindPeakPerformance: Check validity of the base settings field: {}",
+            std_to_string(base.target_qps)
+        ));
+        let lower_summary = self.run_performance_checked(qsl, &base, false)?;
         let met = lower_summary.validity.perf_constraints_met;
         trials.push((base.target_qps, met));
         if !met {
@@ -46,7 +50,7 @@ impl Engine<'_> {
                 "error_runtime",
                 format!(
                     "FindPeakPerformance: Initial lower bound does not satisfy performance constraints, msg: {}",
-                    lower_summary.validity.reasons.first().cloned().unwrap_or_default()
+                    perf_recommendation(&lower_summary)
                 ),
             ));
             return Ok((
@@ -133,11 +137,23 @@ impl Engine<'_> {
     ) -> Result<PerformanceSummary, TestError> {
         let mut settings = base.clone();
         settings.target_qps = qps;
-        self.run_performance(qsl, &settings)
+        self.run_performance_checked(qsl, &settings, false)
     }
 }
 
 /// `std::to_string(double)`: fixed notation with six decimals.
 fn std_to_string(value: f64) -> String {
     format!("{value:.6}")
+}
+
+/// The official perf-constraint recommendation: its reasons joined as summary bullets.
+fn perf_recommendation(summary: &PerformanceSummary) -> String {
+    let perf_reasons: Vec<&str> = summary
+        .validity
+        .reasons
+        .iter()
+        .map(String::as_str)
+        .filter(|reason| reason.contains("Reduce target QPS"))
+        .collect();
+    perf_reasons.join("\n * ")
 }

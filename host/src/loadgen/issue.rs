@@ -4,7 +4,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use super::completion::{Completer, Shared, LOG};
 use super::diagnostics::Diagnostic;
@@ -62,6 +62,8 @@ pub enum StopReason {
     MaxQueryCount(u64),
     MaxDuration(i64),
     SutPanicked(String),
+    /// A SingleStream/MultiStream query never completed, so the next could not be issued.
+    Stalled,
     Aborted,
     ArenaFull,
 }
@@ -74,6 +76,8 @@ pub(crate) struct SeriesOutcome {
     pub(crate) samples_per_query: usize,
     pub(crate) query_scheduled_ns: Vec<i64>,
     pub(crate) start_ns: i64,
+    /// Wall clock when issuing began (`power_begin`).
+    pub(crate) power_begin: SystemTime,
     pub(crate) final_query_issued_ns: i64,
     pub(crate) stop: StopReason,
     pub(crate) ran_out_of_generated_queries: bool,
@@ -96,13 +100,10 @@ pub(crate) struct SeriesContext<'a> {
 pub(super) struct Issuer<'a, 'c> {
     ctx: &'c SeriesContext<'a>,
     pub(super) sequence: &'c mut SequenceState,
-    pub(super) samples: Vec<QuerySample>,
-    query_scheduled_ns: Vec<i64>,
     log_all: bool,
     log_probability: f64,
     log_offset: f64,
     track_index: bool,
-    next_seq: u64,
 }
 
 impl<'a, 'c> Issuer<'a, 'c> {
@@ -110,33 +111,43 @@ impl<'a, 'c> Issuer<'a, 'c> {
         ctx: &'c SeriesContext<'a>,
         sequence: &'c mut SequenceState,
         mode: TestMode,
-        capacity: usize,
     ) -> Self {
         let settings = ctx.settings;
         let accuracy = mode == TestMode::AccuracyOnly;
         let mut offset_rng = Mt19937::new(settings.accuracy_log_rng_seed);
         let log_offset = generate_canonical(&mut offset_rng);
         let log_probability = settings.accuracy_log_probability_for_series();
-        let next_seq = sequence.next_sample_id;
-        let samples = Vec::with_capacity(capacity);
         Issuer {
             ctx,
             sequence,
-            samples,
-            query_scheduled_ns: Vec::new(),
             log_all: accuracy,
             log_probability: if accuracy { 0.0 } else { log_probability },
             log_offset,
             track_index: accuracy || log_probability > 0.0,
-            next_seq,
         }
     }
 
-    /// Prepares the slots of the samples appended from `from` on (the generator numbered
-    /// them consecutively) and publishes their ids to completers.
-    pub(super) fn assign_ids(&mut self, from: usize) -> bool {
+    /// Generates the next query into `out` and readies its slots, so that nothing but the
+    /// issue itself happens once its time comes. `None` when generation is complete.
+    fn prepare(
+        &mut self,
+        generator: &mut QueryGenerator,
+        out: &mut Vec<QuerySample>,
+    ) -> Option<Result<i64, StopReason>> {
+        out.clear();
+        let delta = generator.next_query(out)?;
+        Some(if self.ready_slots(out) {
+            Ok(delta)
+        } else {
+            Err(StopReason::ArenaFull)
+        })
+    }
+
+    /// Readies the slots of freshly generated samples (the generator numbered them
+    /// consecutively) and publishes their ids to completers.
+    pub(super) fn ready_slots(&mut self, samples: &[QuerySample]) -> bool {
         let shared = self.ctx.shared;
-        let Some(last) = self.samples.last() else {
+        let Some(last) = samples.last() else {
             return true;
         };
         let end = last.id.0;
@@ -148,7 +159,7 @@ impl<'a, 'c> Issuer<'a, 'c> {
             return false;
         }
         if self.log_all || self.log_probability > 0.0 || self.track_index {
-            for sample in &self.samples[from..] {
+            for sample in samples {
                 let seq = sample.id.0 - 1;
                 let logged = self.log_all
                     || (self.log_probability > 0.0 && {
@@ -173,20 +184,18 @@ impl<'a, 'c> Issuer<'a, 'c> {
                 }
             }
         }
-        self.next_seq = end;
         // Publishing the new end makes these ids valid for completers.
         shared.issued_end.store(end, Ordering::Release);
         true
     }
+}
 
-    fn issue(&mut self) -> Result<(), String> {
-        let ctx = self.ctx;
-        let samples = &self.samples;
-        catch_unwind(AssertUnwindSafe(|| {
-            ctx.sut.issue_query(samples, ctx.completer)
-        }))
-        .map_err(|panic| panic_message(&panic))
-    }
+/// Hands one query to the SUT; a panic in the SUT becomes an error message.
+pub(super) fn issue(ctx: &SeriesContext<'_>, samples: &[QuerySample]) -> Result<(), String> {
+    catch_unwind(AssertUnwindSafe(|| {
+        ctx.sut.issue_query(samples, ctx.completer)
+    }))
+    .map_err(|panic| panic_message(&panic))
 }
 
 pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
@@ -215,18 +224,20 @@ pub(crate) fn run_series(
     shared.series_start.store(sample_base, Ordering::Release);
     let completed_at_start = shared.completed.load(Ordering::Acquire);
     let spq = generator.samples_per_query();
-    let mut issuer = Issuer::new(ctx, sequence, mode, spq);
+    let mut issuer = Issuer::new(ctx, sequence, mode);
     // Reserved address space costs nothing until touched; growing by copying mid-run would
     // stall the issue loop.
     let expected = generator.expected_queries().min(1 << 27) as usize;
-    let _ = issuer.query_scheduled_ns.try_reserve(expected);
+    let mut query_scheduled_ns: Vec<i64> = Vec::new();
+    let _ = query_scheduled_ns.try_reserve(expected);
     if !shared.status.ensure(sample_base + (expected * spq) as u64) {
         shared.status.ensure(sample_base);
     }
 
-    let mut pending: Vec<QuerySample> = Vec::new();
-    let mut pending_delta: Option<i64> = None;
+    let mut current: Vec<QuerySample> = Vec::with_capacity(spq);
+    let mut next: Vec<QuerySample> = Vec::with_capacity(spq);
     let mut queries_issued: u64 = 0;
+    let mut samples_issued: u64 = 0;
     let mut final_query_issued_ns = 0;
     let mut ran_out = scenario != TestScenario::Server;
     let mut stop = StopReason::GeneratedQueriesIssued;
@@ -237,81 +248,80 @@ pub(crate) fn run_series(
         TestScenario::SingleStream | TestScenario::MultiStream
     );
 
+    // The official LoadGen generates every query before its clock starts; here the next query
+    // (and, when coalescing, the one after) is always ready before its wait begins, so
+    // generation stays outside the timed windows.
+    let mut pending = issuer.prepare(generator, &mut current);
+    let mut lookahead = None;
+    let power_begin = SystemTime::now();
     let start_ns = shared.clock.now_ns();
     loop {
+        let delta = match pending.take() {
+            None => break,
+            Some(Err(reason)) => {
+                stop = reason;
+                ran_out = false;
+                break;
+            }
+            Some(Ok(delta)) => delta,
+        };
         if ctx.abort.load(Ordering::Relaxed) {
             stop = StopReason::Aborted;
             ran_out = false;
             break;
         }
-        if wait_for_previous && queries_issued > 0 {
-            let target = completed_at_start + (issuer.next_seq - sample_base);
-            if !shared.wait_for_completed(target, ctx.drain_timeout) {
-                ran_out = false;
-                break;
-            }
+        if coalesce && lookahead.is_none() {
+            lookahead = issuer.prepare(generator, &mut next);
         }
-        issuer.samples.clear();
-        let delta = match pending_delta.take() {
-            Some(delta) => {
-                issuer.samples.append(&mut pending);
-                delta
-            }
-            None => match generator.next_query(&mut issuer.samples) {
-                Some(delta) => delta,
-                None => break,
-            },
-        };
-
+        if wait_for_previous
+            && queries_issued > 0
+            && !shared.wait_for_completed(completed_at_start + samples_issued, ctx.drain_timeout)
+        {
+            stop = StopReason::Stalled;
+            ran_out = false;
+            break;
+        }
         let now = match scenario {
             TestScenario::Server => {
                 let scheduled = start_ns + delta;
                 wait_until(shared, scheduled);
-                issuer.query_scheduled_ns.push(scheduled);
+                query_scheduled_ns.push(scheduled);
                 shared.clock.now_ns()
             }
             TestScenario::Offline => {
-                issuer.query_scheduled_ns.push(start_ns);
+                query_scheduled_ns.push(start_ns);
                 shared.clock.now_ns()
             }
             TestScenario::SingleStream | TestScenario::MultiStream => {
                 let now = shared.clock.now_ns();
-                issuer.query_scheduled_ns.push(now);
+                query_scheduled_ns.push(now);
                 now
             }
         };
-        if !issuer.assign_ids(0) {
-            stop = StopReason::ArenaFull;
-            ran_out = false;
-            break;
-        }
         let mut issued_now = 1;
-        if coalesce {
-            // Past-due queries ride along in the same call, each keeping its own schedule.
-            while let Some(next_delta) = generator.next_query(&mut pending) {
-                if start_ns + next_delta > now {
-                    pending_delta = Some(next_delta);
-                    break;
-                }
-                issuer.query_scheduled_ns.push(start_ns + next_delta);
-                let from = issuer.samples.len();
-                issuer.samples.append(&mut pending);
-                if !issuer.assign_ids(from) {
-                    stop = StopReason::ArenaFull;
-                    break;
-                }
-                issued_now += 1;
+        // Past-due queries ride along in the same call, each keeping its own schedule.
+        while let Some(Ok(offset)) = lookahead {
+            if start_ns + offset > now {
+                break;
             }
+            query_scheduled_ns.push(start_ns + offset);
+            current.append(&mut next);
+            issued_now += 1;
+            lookahead = issuer.prepare(generator, &mut next);
         }
         final_query_issued_ns = now;
-        if let Err(message) = issuer.issue() {
-            queries_issued += issued_now;
-            stop = StopReason::SutPanicked(message);
-            ran_out = false;
-            break;
-        }
+        let result = issue(ctx, &current);
         queries_issued += issued_now;
-        if stop == StopReason::ArenaFull {
+        samples_issued += current.len() as u64;
+        // Ready the next query while the SUT works on this one.
+        if let Some(prepared) = lookahead.take() {
+            std::mem::swap(&mut current, &mut next);
+            pending = Some(prepared);
+        } else {
+            pending = issuer.prepare(generator, &mut current);
+        }
+        if let Err(message) = result {
+            stop = StopReason::SutPanicked(message);
             ran_out = false;
             break;
         }
@@ -340,18 +350,14 @@ pub(crate) fn run_series(
     }
 
     // A huge Offline query is not needed past its issue.
-    issuer.samples = Vec::new();
+    drop((current, next));
     report_stop(shared, &stop, mode, ran_out);
-
-    let samples_issued = issuer.next_seq - sample_base;
     let never_completed = flush_and_drain(ctx, completed_at_start + samples_issued);
 
     // The official code generates every query up front, so its counts and sequence ids cover
     // queries that were never issued. Finish the count the same way.
     let issued_from_generator = generator.generated_queries();
     let (remaining, duration_ns) = generator.count_remaining();
-    let generated_query_count = issued_from_generator + remaining;
-    let query_scheduled_ns = std::mem::take(&mut issuer.query_scheduled_ns);
     issuer.sequence.next_sample_id = generator.next_sample_id();
 
     SeriesOutcome {
@@ -361,10 +367,11 @@ pub(crate) fn run_series(
         samples_per_query: spq,
         query_scheduled_ns,
         start_ns,
+        power_begin,
         final_query_issued_ns,
         stop,
         ran_out_of_generated_queries: ran_out,
-        generated_query_count,
+        generated_query_count: issued_from_generator + remaining,
         generated_query_duration_ns: duration_ns,
         never_completed,
     }
@@ -471,6 +478,10 @@ pub(super) fn report_stop_of_thread(
             format!("The SUT panicked in issue_query: {message}"),
         )),
         StopReason::Aborted => Some(Diagnostic::error("error_runtime", "Test aborted.")),
+        StopReason::Stalled => Some(Diagnostic::error(
+            "error_runtime",
+            "Ending early: the previous query never completed.",
+        )),
         StopReason::ArenaFull => Some(Diagnostic::error(
             "error_runtime",
             "Ending early: more than 2^32 samples in one test.",

@@ -1,13 +1,12 @@
 //! Server with several issue threads (`server_num_issue_query_threads`), as the official
 //! registered issue threads: thread k issues queries k, k + T, k + 2T, … of the schedule.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use super::diagnostics::Diagnostic;
 use super::issue::{
-    flush_and_drain, limit_reached, panic_message, report_stop_of_thread, too_many_outstanding,
-    wait_until, Issuer, SequenceState, SeriesContext, SeriesOutcome, StopReason,
+    flush_and_drain, issue, limit_reached, report_stop_of_thread, too_many_outstanding, wait_until,
+    Issuer, SequenceState, SeriesContext, SeriesOutcome, StopReason,
 };
 use super::query_gen::QueryGenerator;
 use super::settings::TestMode;
@@ -29,17 +28,17 @@ pub(crate) fn run_series_threaded(
     shared.series_start.store(sample_base, Ordering::Release);
     let completed_at_start = shared.completed.load(Ordering::Acquire);
     let spq = generator.samples_per_query();
-    let mut issuer = Issuer::new(ctx, sequence, mode, 0);
+    let mut issuer = Issuer::new(ctx, sequence, mode);
 
     let mut deltas = Vec::new();
-    while let Some(delta) = generator.next_query(&mut issuer.samples) {
+    let mut samples: Vec<QuerySample> = Vec::new();
+    while let Some(delta) = generator.next_query(&mut samples) {
         let from = deltas.len() * spq;
         deltas.push(delta);
-        if !issuer.assign_ids(from) {
+        if !issuer.ready_slots(&samples[from..]) {
             break;
         }
     }
-    let samples = std::mem::take(&mut issuer.samples);
     let query_count = deltas.len().min(samples.len() / spq.max(1));
     let scheduled: Vec<AtomicI64> = (0..query_count).map(|_| AtomicI64::new(i64::MIN)).collect();
     let issued_total = AtomicU64::new(0);
@@ -48,6 +47,7 @@ pub(crate) fn run_series_threaded(
     let stops = std::sync::Mutex::new(Vec::new());
     let accuracy = mode == TestMode::AccuracyOnly;
     let coalesce = settings.requested.server_coalesce_queries;
+    let power_begin = std::time::SystemTime::now();
     let start_ns = shared.clock.now_ns();
 
     std::thread::scope(|scope| {
@@ -82,17 +82,15 @@ pub(crate) fn run_series_threaded(
                             }
                             index = next;
                         }
-                        let result = catch_unwind(AssertUnwindSafe(|| {
-                            ctx.sut.issue_query(&batch, ctx.completer)
-                        }));
+                        let result = issue(ctx, &batch);
                         let queries_now = ((index - first) / threads + 1) as u64;
                         let total =
                             issued_total.fetch_add(queries_now, Ordering::AcqRel) + queries_now;
                         if last_issued.fetch_max(index as i64, Ordering::AcqRel) < index as i64 {
                             last_issued_ns.store(now, Ordering::Relaxed);
                         }
-                        if let Err(panic) = result {
-                            stop = StopReason::SutPanicked(panic_message(&panic));
+                        if let Err(message) = result {
+                            stop = StopReason::SutPanicked(message);
                             break;
                         }
                         index += threads;
@@ -138,6 +136,7 @@ pub(crate) fn run_series_threaded(
         samples_per_query: spq,
         query_scheduled_ns,
         start_ns,
+        power_begin,
         final_query_issued_ns: last_issued_ns.into_inner(),
         stop,
         ran_out_of_generated_queries: false,

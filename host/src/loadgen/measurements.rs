@@ -5,7 +5,6 @@
 use std::sync::atomic::Ordering;
 
 use super::completion::{Shared, DONE, TIME_MASK};
-use super::diagnostics::Diagnostic;
 use super::effective::EffectiveSettings;
 use super::issue::SeriesOutcome;
 use super::results::PerformanceResult;
@@ -48,7 +47,6 @@ pub(super) fn collect_performance(
     let multi_stream = settings.scenario == TestScenario::MultiStream;
     let mut max_latency = 0i64;
     let mut final_query_done = outcome.start_ns;
-    let mut token_errors = TokenErrors::default();
     let queries = &outcome.query_scheduled_ns;
     let series_end = outcome.sample_base + queries.len() as u64 * spq;
     let mut last_scheduled = None;
@@ -80,7 +78,7 @@ pub(super) fn collect_performance(
                     .n_tokens
                     .get(seq)
                     .map_or(0, |n| n.load(Ordering::Relaxed) as i64);
-                let n = token_errors.check(n);
+                let n = valid_tokens(n);
                 result.token_count += n;
                 if first_tokens {
                     let first_token = shared
@@ -107,7 +105,6 @@ pub(super) fn collect_performance(
             final_query_done = done;
         }
     }
-    token_errors.report(shared);
     let seconds = |ns: i64| ns as f64 / 1e9;
     result.max_latency_s = seconds(max_latency);
     if let Some(last_scheduled) = last_scheduled {
@@ -118,53 +115,12 @@ pub(super) fn collect_performance(
     result
 }
 
-/// The official n_tokens checks: 0, negative and 1 are errors; negative and 1 count as 0.
-#[derive(Default)]
-struct TokenErrors {
-    zero: u64,
-    negative: u64,
-    one: u64,
-}
-
-impl TokenErrors {
-    fn check(&mut self, n_tokens: i64) -> i64 {
-        match n_tokens {
-            0 => {
-                self.zero += 1;
-                0
-            }
-            n if n < 0 => {
-                self.negative += 1;
-                0
-            }
-            1 => {
-                self.one += 1;
-                0
-            }
-            n => n,
-        }
-    }
-
-    /// One error line per kind with its count, instead of one per sample.
-    fn report(&self, shared: &Shared) {
-        let kinds = [
-            (
-                self.zero,
-                "n_tokens argument missing or attempted to record 0 as number of tokens",
-            ),
-            (
-                self.negative,
-                "Attempted to record a negative number of tokens",
-            ),
-            (self.one, "Number of tokens need to be greater than 1"),
-        ];
-        for (count, message) in kinds {
-            if count > 0 {
-                shared.diagnostics.push(Diagnostic::error(
-                    "error_runtime",
-                    format!("{message} ({count} samples)"),
-                ));
-            }
-        }
+/// The official n_tokens rule: 0, negative and 1 count as 0 tokens (the completion path has
+/// already counted them as errors).
+fn valid_tokens(n_tokens: i64) -> i64 {
+    if n_tokens > 1 {
+        n_tokens
+    } else {
+        0
     }
 }

@@ -64,11 +64,11 @@ pub struct TokenSummary {
     pub token_count: i64,
     pub first_token: Option<LatencyStats>,
     pub time_per_output_token: Option<LatencyStats>,
-    /// Server: tokens / final_query_all_samples_done_time.
+    /// Not Offline: tokens / final_query_all_samples_done_time.
     pub completed_tokens_per_second: Option<f64>,
     /// Offline: tokens / max latency.
     pub tokens_per_second: Option<f64>,
-    /// SingleStream: tokens / final_query_issued_time.
+    /// Not Offline: tokens / final_query_issued_time.
     pub tps_with_loadgen_overhead: Option<f64>,
     /// SingleStream: tokens / (mean latency in s × samples).
     pub tps_without_loadgen_overhead: Option<f64>,
@@ -431,10 +431,10 @@ fn token_summary(
         token_count: pr.token_count,
         first_token,
         time_per_output_token,
-        completed_tokens_per_second: (scenario == TestScenario::Server)
+        completed_tokens_per_second: (scenario != TestScenario::Offline)
             .then(|| tokens / pr.final_query_all_samples_done_time_s),
         tokens_per_second: (scenario == TestScenario::Offline).then(|| tokens / pr.max_latency_s),
-        tps_with_loadgen_overhead: (scenario == TestScenario::SingleStream)
+        tps_with_loadgen_overhead: (scenario != TestScenario::Offline)
             .then(|| tokens / pr.final_query_issued_time_s),
         tps_without_loadgen_overhead: (scenario == TestScenario::SingleStream)
             .then(|| tokens / (mean_s / 1e9 * n)),
