@@ -663,3 +663,45 @@ fn bad_token_counts_are_errors_in_accuracy_runs_too() {
         ["Number of tokens need to be greater than 1 (30 samples)"]
     );
 }
+
+#[test]
+fn a_sample_library_that_fails_to_load_is_a_clear_error() {
+    struct Broken;
+    impl mlperf_host::loadgen::QuerySampleLibrary for Broken {
+        fn name(&self) -> &str {
+            "Broken"
+        }
+        fn total_sample_count(&self) -> usize {
+            10
+        }
+        fn performance_sample_count(&self) -> usize {
+            10
+        }
+        fn load_samples_to_ram(
+            &mut self,
+            _: &[mlperf_host::loadgen::QuerySampleIndex],
+        ) -> Result<(), mlperf_host::loadgen::QslError> {
+            Err("dataset file /data/missing.npy not found".into())
+        }
+        fn unload_samples_from_ram(
+            &mut self,
+            _: &[mlperf_host::loadgen::QuerySampleIndex],
+        ) -> Result<(), mlperf_host::loadgen::QslError> {
+            Ok(())
+        }
+    }
+    let sut = support::RecordingSut::default();
+    let error = start_test(
+        &sut,
+        &mut Broken,
+        &quick(TestScenario::Offline),
+        &short_drain(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        error,
+        "the sample library failed to load 10 samples: dataset file /data/missing.npy not found"
+    );
+    assert!(sut.queries.lock().unwrap().is_empty());
+}
