@@ -606,7 +606,7 @@ fn run_engine(case: &Value, outdir: &Path) -> Result<Record, String> {
         record_query_schedule: true,
         ..Default::default()
     };
-    log_settings.log_output.outdir = outdir.to_path_buf();
+    log_settings.log_output.outdir = Some(outdir.to_path_buf());
 
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         start_test(&sut, &mut qsl, &settings, &log_settings)

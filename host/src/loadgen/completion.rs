@@ -13,6 +13,7 @@ use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use super::diagnostics::{Diagnostic, DiagnosticSink};
+use super::logging::LogSender;
 use super::types::{QuerySampleResponse, ResponseId};
 
 const CHUNK_BITS: u32 = 16;
@@ -174,15 +175,22 @@ pub(crate) struct Shared {
     tokens_one: AtomicU64,
     /// Completion calls still copying responses into the accuracy log.
     logging_in_flight: AtomicU64,
+    /// Accuracy records kept in memory when no log files are written.
     pub(crate) accuracy_log: Mutex<Vec<AccuracyRecord>>,
+    log: LogSender,
     token_cache: Mutex<HashMap<u64, Vec<u8>>>,
     pub(crate) diagnostics: DiagnosticSink,
 }
 
 impl Shared {
-    pub(crate) fn new(use_tokens: bool, needs_first_token: bool) -> Self {
+    pub(crate) fn new(
+        clock: Clock,
+        log: LogSender,
+        use_tokens: bool,
+        needs_first_token: bool,
+    ) -> Self {
         Shared {
-            clock: Clock::new(),
+            clock,
             status: SlotArena::new(),
             qsl_index: SlotArena::new(),
             first_token: SlotArena::new(),
@@ -205,8 +213,13 @@ impl Shared {
             logging_in_flight: AtomicU64::new(0),
             accuracy_log: Mutex::new(Vec::new()),
             token_cache: Mutex::new(HashMap::new()),
-            diagnostics: DiagnosticSink::default(),
+            diagnostics: DiagnosticSink::new(log.clone()),
+            log,
         }
+    }
+
+    pub(crate) fn log(&self) -> &LogSender {
+        &self.log
     }
 
     /// Registers the calling thread as the one completions wake.
@@ -398,10 +411,14 @@ impl Shared {
             token_data,
             token_count: self.use_tokens.then_some(response.n_tokens),
         };
-        self.accuracy_log
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(record);
+        if self.log.enabled() {
+            self.log.accuracy(record);
+        } else {
+            self.accuracy_log
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(record);
+        }
     }
 
     /// Waits (briefly) for completers still copying responses into the accuracy log.

@@ -5,6 +5,8 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
+use super::logging::LogSender;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Severity {
     Info,
@@ -46,14 +48,24 @@ impl Diagnostic {
     }
 }
 
-/// Collects diagnostics from any thread. Only rare events come here, never one per sample.
-#[derive(Debug, Default)]
+/// Collects diagnostics from any thread and writes each to the detail log as it happens.
+/// Only rare events come here, never one per sample.
 pub struct DiagnosticSink {
     entries: Mutex<Vec<Diagnostic>>,
+    log: LogSender,
 }
 
 impl DiagnosticSink {
+    pub(crate) fn new(log: LogSender) -> Self {
+        DiagnosticSink {
+            entries: Mutex::new(Vec::new()),
+            log,
+        }
+    }
+
+    #[track_caller]
     pub fn push(&self, diagnostic: Diagnostic) {
+        self.log.diagnostic(&diagnostic);
         match diagnostic.severity {
             Severity::Error => tracing::error!(key = diagnostic.key, "{}", diagnostic.message),
             Severity::Warning => tracing::warn!(key = diagnostic.key, "{}", diagnostic.message),

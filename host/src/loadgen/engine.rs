@@ -2,11 +2,11 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
-use super::completion::{AccuracyRecord, Completer, CompletionAnomalies, Shared};
+use super::completion::{AccuracyRecord, Clock, Completer, CompletionAnomalies, Shared};
 use super::config::{ConfType, ConfigFile};
 use super::diagnostics::Diagnostic;
 use super::early_stopping;
@@ -17,6 +17,9 @@ use super::issue::{
 };
 use super::issue_threads::run_series_threaded;
 use super::loadable_sets::{generate_loadable_sets, LoadableSet};
+use super::logging::detail::DetailValue;
+use super::logging::writer::LogWriter;
+use super::logging::{keys, summary, write_atomically, LogFiles, LogSender};
 use super::measurements::{collect_performance, last_completion_ns};
 use super::query_gen::{GenerationError, GenerationParams, QueryGenerator};
 use super::results::PerformanceSummary;
@@ -43,6 +46,8 @@ pub enum TestError {
     EnginePanic(String),
     #[error("cannot start the engine thread: {0}")]
     Thread(#[from] std::io::Error),
+    #[error("cannot write the log files: {0}")]
+    LogOutput(std::io::Error),
 }
 
 /// One series of queries: an accuracy set, or a performance run.
@@ -85,6 +90,10 @@ pub struct TestResult {
     pub accuracy_log: Vec<AccuracyRecord>,
     pub diagnostics: Vec<Diagnostic>,
     pub anomalies: CompletionAnomalies,
+    /// `YYYY-MM-DDTHH:MM:SSZ` when the test started.
+    pub test_datetime: String,
+    /// The log files written, when an output directory was given.
+    pub log_files: Option<LogFiles>,
 }
 
 impl TestResult {
@@ -104,18 +113,58 @@ pub fn abort_test() {
     ABORT_GENERATION.fetch_add(1, Ordering::SeqCst);
 }
 
-/// Runs a test to completion. Blocks; the issue loop runs on a dedicated thread.
+/// Runs a test to completion. Blocks; the issue loop runs on a dedicated thread. With
+/// `log_settings.log_output.outdir` set, the official log files are written there: the detail
+/// and accuracy logs as the run goes, the summary and `result.json` at the end.
 pub fn start_test(
     sut: &dyn SystemUnderTest,
     qsl: &mut dyn QuerySampleLibrary,
     settings: &TestSettings,
     log_settings: &LogSettings,
 ) -> Result<TestResult, TestError> {
+    let clock = Clock::new();
+    let test_datetime = keys::test_datetime(SystemTime::now());
+    let files = log_settings
+        .log_output
+        .outdir
+        .as_deref()
+        .map(|dir| LogFiles::new(dir, &log_settings.log_output, &test_datetime));
+    // Opened before anything runs: an unwritable directory is an error, not a lost run.
+    let writer = match &files {
+        Some(files) => {
+            Some(LogWriter::open(files, std::process::id()).map_err(TestError::LogOutput)?)
+        }
+        None => None,
+    };
+    let log = LogSender::new(writer.as_ref().map(LogWriter::sender), clock);
     let mut diagnostics = Vec::new();
+    let mut note = |diagnostic: Diagnostic| {
+        log.diagnostic(&diagnostic);
+        diagnostics.push(diagnostic);
+    };
+
+    log.details(keys::version());
+    let name_started = Instant::now();
+    let sut_name = sut.name().to_string();
+    let name_duration = name_started.elapsed().as_nanos() as u64;
+    let qsl_name = qsl.name().to_string();
+    let qsl_total = qsl.total_sample_count();
+    let qsl_psc = qsl.performance_sample_count();
+    log.details(vec![
+        ("test_datetime".into(), test_datetime.clone().into()),
+        ("sut_name".into(), sut_name.clone().into()),
+        ("get_sut_name_duration_ns".into(), name_duration.into()),
+        ("qsl_name".into(), qsl_name.clone().into()),
+        ("qsl_reported_total_count".into(), qsl_total.into()),
+        ("qsl_reported_performance_count".into(), qsl_psc.into()),
+    ]);
+
     let mut requested = settings.clone();
-    apply_audit_config(&mut requested, log_settings, &mut diagnostics)?;
+    for diagnostic in apply_audit_config(&mut requested, log_settings)? {
+        note(diagnostic);
+    }
     if requested.test05 {
-        diagnostics.push(Diagnostic::warning(
+        note(Diagnostic::warning(
             "warning_generic_message",
             "Test05 flag detected Overriding random seeds",
         ));
@@ -124,15 +173,17 @@ pub fn start_test(
         requested.sample_index_rng_seed = requested.test05_sample_index_rng_seed;
         requested.schedule_rng_seed = requested.test05_schedule_rng_seed;
     }
-
-    let qsl_name = qsl.name().to_string();
-    let qsl_total = qsl.total_sample_count();
-    let qsl_psc = qsl.performance_sample_count();
     let (effective, settings_diagnostics) =
         EffectiveSettings::new(&requested, qsl_psc as u64, qsl_total as u64);
-    diagnostics.extend(settings_diagnostics);
+    for diagnostic in settings_diagnostics {
+        note(diagnostic);
+    }
+    log.details(keys::requested(&requested));
+    log.details(keys::effective(&effective));
 
     let shared = Arc::new(Shared::new(
+        clock,
+        log.clone(),
         effective.use_token_latencies,
         effective.scenario != TestScenario::Offline,
     ));
@@ -172,11 +223,28 @@ pub fn start_test(
         watch_abort.store(false, Ordering::Relaxed);
         joined.map_err(|panic| TestError::EnginePanic(panic_message(&panic)))
     });
-    let (series, performance, find_peak) = outcome??;
+    let (series, performance, find_peak) = match outcome.and_then(|run| run) {
+        Ok(run) => run,
+        Err(error) => {
+            // The detail log keeps the reason the run could not go on.
+            note(Diagnostic::error("error_runtime", error.to_string()));
+            log.detail("num_errors", error_count(&diagnostics));
+            if let Some(writer) = writer {
+                writer.finish().map_err(TestError::LogOutput)?;
+            }
+            return Err(error);
+        }
+    };
 
     shared.wait_for_logging(log_settings.drain_timeout);
     diagnostics.extend(shared.diagnostics.take());
-    diagnostics.extend(shared.token_diagnostics());
+    let mut note = |diagnostic: Diagnostic| {
+        log.diagnostic(&diagnostic);
+        diagnostics.push(diagnostic);
+    };
+    for diagnostic in shared.token_diagnostics() {
+        note(diagnostic);
+    }
     let anomalies = shared.anomalies();
     let refused = [
         (
@@ -194,23 +262,25 @@ pub fn start_test(
     ];
     for (count, what) in refused {
         if count > 0 {
-            diagnostics.push(Diagnostic::error(
+            note(Diagnostic::error(
                 "error_runtime",
                 format!("{count} {what}"),
             ));
         }
     }
+    log.detail("num_errors", error_count(&diagnostics));
     let accuracy_log = std::mem::take(
         &mut *shared
             .accuracy_log
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()),
     );
-    Ok(TestResult {
-        sut_name: sut.name().to_string(),
+    let result = TestResult {
+        sut_name,
         qsl_name,
         qsl_total_sample_count: qsl_total,
         qsl_performance_sample_count: qsl_psc,
+        test_datetime,
         requested,
         effective,
         series,
@@ -219,7 +289,29 @@ pub fn start_test(
         accuracy_log,
         diagnostics,
         anomalies,
-    })
+        log_files: files.clone(),
+    };
+    if let (Some(writer), Some(files)) = (writer, &files) {
+        writer.finish().map_err(TestError::LogOutput)?;
+        write_atomically(&files.summary, summary::render_summary(&result).as_bytes())
+            .map_err(TestError::LogOutput)?;
+        write_atomically(&files.result, &result_json(&result)).map_err(TestError::LogOutput)?;
+    }
+    Ok(result)
+}
+
+fn error_count(diagnostics: &[Diagnostic]) -> u64 {
+    diagnostics
+        .iter()
+        .filter(|d| d.severity == super::diagnostics::Severity::Error)
+        .count() as u64
+}
+
+/// `result.json`: the whole result, for programs.
+fn result_json(result: &TestResult) -> Vec<u8> {
+    let mut json = serde_json::to_vec_pretty(result).unwrap_or_default();
+    json.push(b'\n');
+    json
 }
 
 type RunOutput = (
@@ -272,6 +364,19 @@ impl Engine<'_> {
             .push(Diagnostic::info("generic_message", message));
     }
 
+    fn log_loaded_set(&self, samples: &[QuerySampleIndex]) {
+        let log = self.shared.log();
+        if log.enabled() {
+            let set = samples.iter().map(|&i| i as u64).collect();
+            log.detail("loaded_qsl_set", DetailValue::List(set));
+        }
+    }
+
+    /// The result block of the detail log for the reported performance run.
+    pub(super) fn log_result(&self, summary: &PerformanceSummary, settings: &EffectiveSettings) {
+        self.shared.log().details(keys::result(summary, settings));
+    }
+
     fn padding(&self) -> usize {
         if self.settings.scenario == TestScenario::MultiStream {
             self.settings.samples_per_query.saturating_sub(1) as usize
@@ -294,6 +399,7 @@ impl Engine<'_> {
             if self.aborted.load(Ordering::Relaxed) {
                 break;
             }
+            self.log_loaded_set(&set.samples);
             load(qsl, &set.samples)?;
             let outcome = self.run_one_series(&settings, set, TestMode::AccuracyOnly);
             unload(qsl, &set.samples)?;
@@ -307,7 +413,9 @@ impl Engine<'_> {
         qsl: &mut dyn QuerySampleLibrary,
         settings: &EffectiveSettings,
     ) -> Result<PerformanceSummary, TestError> {
-        self.run_performance_checked(qsl, settings, true)
+        let summary = self.run_performance_checked(qsl, settings, true)?;
+        self.log_result(&summary, settings);
+        Ok(summary)
     }
 
     /// A performance series; `check_clocks` as the official performance mode does (its
@@ -319,6 +427,7 @@ impl Engine<'_> {
         check_clocks: bool,
     ) -> Result<PerformanceSummary, TestError> {
         let set = self.performance_set(qsl, settings);
+        self.log_loaded_set(&set.samples);
         load(qsl, &set.samples)?;
         let clocks = check_clocks.then(|| ClockCheck::start(settings.print_timestamps));
         let outcome = self.run_one_series(settings, &set, TestMode::PerformanceOnly);
@@ -382,16 +491,37 @@ impl Engine<'_> {
             drain_timeout: self.drain_timeout,
             abort: self.aborted,
         };
-        let outcome = if mode == TestMode::PerformanceOnly && needs_estimate(settings) {
-            // Work out early stopping's tables while the run issues, so the end of the run
-            // only looks them up.
-            let series_done = AtomicBool::new(false);
-            let shared = &self.shared;
-            let spq = settings.samples_per_query.max(1);
-            let base = self.sequence.next_sample_id;
-            let percentiles = estimate_percentiles(settings);
-            std::thread::scope(|scope| {
-                for p in percentiles {
+        let log = self.shared.log();
+        let series_done = AtomicBool::new(false);
+        let shared = &self.shared;
+        let spq = settings.samples_per_query.max(1);
+        let base = self.sequence.next_sample_id;
+        let generated_spq = generator.samples_per_query() as u64;
+        let timeline = generator.timeline();
+        let outcome = std::thread::scope(|scope| {
+            // The official log names the query count before issuing; a Poisson schedule is
+            // counted on another thread meanwhile, later lines held back until it is known.
+            if timeline.is_poisson() {
+                log.hold();
+                let mut timeline = timeline;
+                scope.spawn(move || {
+                    let total = timeline.count_remaining();
+                    let keys = keys::generated(total.queries, generated_spq, total.final_timestamp);
+                    log.release(keys.into_iter().map(|(k, v)| log.entry(&k, v)).collect());
+                });
+            } else {
+                let mut timeline = timeline;
+                let total = timeline.count_remaining();
+                log.details(keys::generated(
+                    total.queries,
+                    generated_spq,
+                    total.final_timestamp,
+                ));
+            }
+            if mode == TestMode::PerformanceOnly && needs_estimate(settings) {
+                // Work out early stopping's tables while the run issues, so the end of the
+                // run only looks them up.
+                for p in estimate_percentiles(settings) {
                     let series_done = &series_done;
                     let _ = std::thread::Builder::new()
                         .name("mlperf-early-stopping".into())
@@ -410,18 +540,18 @@ impl Engine<'_> {
                             );
                         });
                 }
-                let outcome = run_series(&ctx, &mut self.sequence, &mut generator, mode);
-                series_done.store(true, Ordering::Relaxed);
-                outcome
-            })
-        } else if settings.scenario == TestScenario::Server
-            && settings.requested.server_num_issue_query_threads > 0
-        {
-            let threads = settings.requested.server_num_issue_query_threads.min(256) as usize;
-            run_series_threaded(&ctx, &mut self.sequence, &mut generator, mode, threads)
-        } else {
-            run_series(&ctx, &mut self.sequence, &mut generator, mode)
-        };
+            }
+            let outcome = if settings.scenario == TestScenario::Server
+                && settings.requested.server_num_issue_query_threads > 0
+            {
+                let threads = settings.requested.server_num_issue_query_threads.min(256) as usize;
+                run_series_threaded(&ctx, &mut self.sequence, &mut generator, mode, threads)
+            } else {
+                run_series(&ctx, &mut self.sequence, &mut generator, mode)
+            };
+            series_done.store(true, Ordering::Relaxed);
+            outcome
+        });
         let last_completion = last_completion_ns(&self.shared, &outcome);
         let active = Duration::from_nanos((last_completion - outcome.start_ns).max(0) as u64);
         let scheduled_offsets_ns = if self.record_schedule {
@@ -433,6 +563,11 @@ impl Engine<'_> {
         } else {
             Vec::new()
         };
+        log.details(keys::logger_counters());
+        log.details(keys::power(
+            outcome.power_begin,
+            outcome.power_begin + active,
+        ));
         self.series.push(SeriesReport {
             mode,
             loaded_set_len: set.samples.len(),
@@ -489,22 +624,21 @@ fn guarded(
 fn apply_audit_config(
     requested: &mut TestSettings,
     log_settings: &LogSettings,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Result<(), TestError> {
+) -> Result<Vec<Diagnostic>, TestError> {
     let Some(path) = &log_settings.audit_config else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     if !path.exists() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let audit = ConfigFile::read(path).map_err(|e| TestError::AuditConfig(e.to_string()))?;
-    diagnostics.push(Diagnostic::warning(
+    let mut diagnostics = vec![Diagnostic::warning(
         "warning_generic_message",
         format!(
             "Found Audit Config file ({}). Overriding TestSettings from audit.config file.",
             path.display()
         ),
-    ));
+    )];
     let scenario = requested.scenario;
     for warning in audit.apply(requested, "*", scenario, ConfType::Audit) {
         diagnostics.push(Diagnostic::warning(
@@ -512,7 +646,7 @@ fn apply_audit_config(
             warning.to_string(),
         ));
     }
-    Ok(())
+    Ok(diagnostics)
 }
 
 /// SingleStream and MultiStream estimate a percentile by early stopping at the end of a run.

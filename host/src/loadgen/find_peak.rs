@@ -53,6 +53,7 @@ impl Engine<'_> {
                     perf_recommendation(&lower_summary)
                 ),
             ));
+            self.log_result(&lower_summary, &base);
             return Ok((
                 Some(lower_summary),
                 FindPeakReport {
@@ -120,6 +121,9 @@ impl Engine<'_> {
             "FindPeakPerformance: Found peak performance field: {}",
             std_to_string(lower.0)
         ));
+        let mut reported = base.clone();
+        reported.target_qps = lower.0;
+        self.log_result(&lower.1, &reported);
         Ok((
             Some(lower.1),
             FindPeakReport {

@@ -15,6 +15,7 @@ mod find_peak;
 mod issue;
 mod issue_threads;
 pub mod loadable_sets;
+pub mod logging;
 mod measurements;
 pub mod query_gen;
 pub mod results;

@@ -42,6 +42,7 @@ pub enum GenerationError {
     SameIndexOutOfRange { index: u64, len: usize },
 }
 
+#[derive(Clone)]
 enum Schedule {
     Poisson { rng: Box<Mt19937>, qps: f64 },
     Period(i64),
@@ -76,20 +77,14 @@ pub struct QueryGenerator {
     equal_issue: bool,
     pick: Pick,
     sample_rng: Mt19937,
-    schedule: Schedule,
+    timeline: Timeline,
     accuracy_list: Vec<u32>,
     accuracy_pos: usize,
     unique_list: Vec<u32>,
     unique_pos: usize,
     equal_issue_list: Vec<u32>,
     equal_issue_pos: usize,
-    gen_duration_ns: i64,
-    min_queries: u64,
-    timestamp: i64,
-    prev_timestamp: i64,
-    generated: u64,
     next_sample_id: u64,
-    remainder_pending: bool,
 }
 
 impl QueryGenerator {
@@ -203,6 +198,18 @@ impl QueryGenerator {
             Pick::Uniform
         };
 
+        let timeline = Timeline {
+            schedule,
+            gen_duration_ns,
+            min_queries,
+            timestamp: 0,
+            prev_timestamp: 0,
+            generated: 0,
+            equal_issue: equal_issue && scenario != TestScenario::Offline,
+            set_len: set_len as u64,
+            samples_per_query,
+            remainder_pending: accuracy && scenario == TestScenario::Offline,
+        };
         Ok(QueryGenerator {
             scenario,
             mode,
@@ -212,20 +219,14 @@ impl QueryGenerator {
             equal_issue,
             pick,
             sample_rng,
-            schedule,
+            timeline,
             accuracy_list,
             accuracy_pos: 0,
             unique_list,
             unique_pos: 0,
             equal_issue_list,
             equal_issue_pos: 0,
-            gen_duration_ns,
-            min_queries,
-            timestamp: 0,
-            prev_timestamp: 0,
-            generated: 0,
             next_sample_id: first_sample_id,
-            remainder_pending: accuracy && scenario == TestScenario::Offline,
         })
     }
 
@@ -234,121 +235,52 @@ impl QueryGenerator {
         self.samples_per_query
     }
 
-    /// About how many queries this series will generate, to size buffers up front: exact for
-    /// constant periods, a generous bound for Poisson schedules.
+    /// About how many queries this series will generate, to size buffers up front.
     pub fn expected_queries(&self) -> u64 {
-        let by_count = self.min_queries;
-        let by_time = match &self.schedule {
-            Schedule::Period(period) if *period > 0 => {
-                (self.gen_duration_ns as u64).div_ceil(*period as u64) + 1
-            }
-            Schedule::Period(_) => 0,
-            Schedule::Poisson { qps, .. } => {
-                let mean = self.gen_duration_ns as f64 / 1e9 * qps;
-                (mean + 6.0 * mean.sqrt() + 16.0) as u64
-            }
-        };
-        by_count.max(by_time)
+        self.timeline.expected_queries()
     }
 
     pub fn generated_queries(&self) -> u64 {
-        self.generated
+        self.timeline.generated
+    }
+
+    /// The schedule of this generator as it stands, to count the queries ahead of it without
+    /// drawing any sample.
+    pub fn timeline(&self) -> Timeline {
+        self.timeline.clone()
     }
 
     /// Appends the next query's samples to `out` and returns its scheduled offset from the
     /// series start; `None` when generation is complete. A sample's `ResponseId` is its
     /// sequence id plus one.
     pub fn next_query(&mut self, out: &mut Vec<QuerySample>) -> Option<i64> {
-        if self.loop_continues() {
+        if self.timeline.loop_continues() {
             self.fill_query(out);
-            let scheduled = self.timestamp;
-            self.advance_schedule();
-            return Some(scheduled);
+            return Some(self.timeline.advance());
         }
-        if self.remainder_pending {
-            // Offline accuracy: a remainder query when the set is not a multiple of the query
-            // size. With query size = set size this never fires, as in the official code.
-            self.remainder_pending = false;
-            let remainder = self.loaded.len() % self.samples_per_query;
-            if remainder != 0 {
-                for _ in 0..remainder {
-                    let k = self.next_accuracy_slot();
-                    let index = self.loaded[k];
-                    self.push(out, index);
-                }
-                self.generated += 1;
-                return Some(self.timestamp);
-            }
+        // Offline accuracy: a remainder query when the set is not a multiple of the query
+        // size. With query size = set size this never fires, as in the official code.
+        let remainder = self.timeline.take_remainder()?;
+        for _ in 0..remainder {
+            let k = self.next_accuracy_slot();
+            let index = self.loaded[k];
+            self.push(out, index);
         }
-        None
+        Some(self.timeline.timestamp)
     }
 
-    /// Runs the rest of the generation without producing samples, returning how many more
-    /// queries there would have been and the final `generated_query_duration`. Used to report
-    /// the official generated counts after a run that stopped issuing early.
+    /// Runs the rest of the generation without producing samples (ids still advance), and
+    /// returns how many more queries there would have been and the final
+    /// `generated_query_duration`. Reports the official counts after a run stopped early.
     pub fn count_remaining(&mut self) -> (u64, i64) {
-        let mut remaining = 0;
-        let mut scratch = Vec::new();
-        loop {
-            if matches!(self.schedule, Schedule::Period(_))
-                && self.generated > 0
-                && !self.equal_issue
-                && !self.remainder_pending
-            {
-                // Constant period: the rest follows in closed form.
-                let Schedule::Period(period) = self.schedule else {
-                    unreachable!()
-                };
-                let mut extra = 0u64;
-                if self.prev_timestamp < self.gen_duration_ns && period > 0 {
-                    let gap = (self.gen_duration_ns - self.prev_timestamp) as u64;
-                    extra = gap.div_ceil(period as u64);
-                }
-                let by_count = self.min_queries.saturating_sub(self.generated);
-                let extra = extra.max(by_count);
-                self.generated += extra;
-                self.next_sample_id += extra * self.samples_per_query as u64;
-                self.timestamp += extra as i64 * period;
-                self.prev_timestamp = self.timestamp - period;
-                return (remaining + extra, self.timestamp);
-            }
-            if self.loop_continues() {
-                self.next_sample_id += self.samples_per_query as u64;
-                remaining += 1;
-                self.advance_schedule();
-                continue;
-            }
-            if self.next_query(&mut scratch).is_some() {
-                remaining += 1;
-                continue;
-            }
-            return (remaining, self.timestamp);
-        }
-    }
-
-    /// The official generation loop's condition.
-    fn loop_continues(&self) -> bool {
-        self.prev_timestamp < self.gen_duration_ns || self.generated < self.min_queries
-    }
-
-    /// Counts a generated query and moves the clock one gap on (one schedule draw, even for
-    /// the last query). Equal issue keeps generating whole sets while time is short.
-    fn advance_schedule(&mut self) {
-        self.generated += 1;
-        self.prev_timestamp = self.timestamp;
-        self.timestamp += self.schedule.next_gap();
-        if self.equal_issue
-            && self.generated >= self.min_queries
-            && self.prev_timestamp < self.gen_duration_ns
-            && self.scenario != TestScenario::Offline
-        {
-            self.min_queries += self.loaded.len() as u64;
-        }
+        let remaining = self.timeline.count_remaining();
+        self.next_sample_id += remaining.samples;
+        (remaining.queries, remaining.final_timestamp)
     }
 
     /// The final timestamp, one interval past the last query (`generated_query_duration`).
     pub fn final_timestamp(&self) -> i64 {
-        self.timestamp
+        self.timeline.timestamp
     }
 
     fn fill_query(&mut self, out: &mut Vec<QuerySample>) {
@@ -504,4 +436,124 @@ fn equal_issue_permutations(
         kept = permutation;
     }
     kept
+}
+
+/// The part of generation that decides how many queries there are and when: everything but
+/// the sample draws. Cloning it counts the queries of a series without generating them.
+#[derive(Clone)]
+pub struct Timeline {
+    schedule: Schedule,
+    gen_duration_ns: i64,
+    min_queries: u64,
+    timestamp: i64,
+    prev_timestamp: i64,
+    generated: u64,
+    /// Equal issue outside Offline keeps generating whole sets while time is short.
+    equal_issue: bool,
+    set_len: u64,
+    samples_per_query: u64,
+    remainder_pending: bool,
+}
+
+/// What is left of a series' generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Remaining {
+    pub queries: u64,
+    pub samples: u64,
+    pub final_timestamp: i64,
+}
+
+impl Timeline {
+    /// Whether the gaps are drawn (Server) rather than constant.
+    pub fn is_poisson(&self) -> bool {
+        matches!(self.schedule, Schedule::Poisson { .. })
+    }
+
+    /// The official generation loop's condition.
+    fn loop_continues(&self) -> bool {
+        self.prev_timestamp < self.gen_duration_ns || self.generated < self.min_queries
+    }
+
+    /// Counts a generated query and moves the clock one gap on (one schedule draw, even for
+    /// the last query); returns the query's scheduled offset.
+    fn advance(&mut self) -> i64 {
+        let scheduled = self.timestamp;
+        self.generated += 1;
+        self.prev_timestamp = self.timestamp;
+        self.timestamp += self.schedule.next_gap();
+        if self.equal_issue
+            && self.generated >= self.min_queries
+            && self.prev_timestamp < self.gen_duration_ns
+        {
+            self.min_queries += self.set_len;
+        }
+        scheduled
+    }
+
+    /// The size of the Offline-accuracy remainder query, once, if there is one.
+    fn take_remainder(&mut self) -> Option<u64> {
+        if !std::mem::take(&mut self.remainder_pending) {
+            return None;
+        }
+        let remainder = self.set_len % self.samples_per_query;
+        if remainder == 0 {
+            return None;
+        }
+        self.generated += 1;
+        Some(remainder)
+    }
+
+    /// About how many queries the series will have: exact for constant periods, a generous
+    /// bound for Poisson schedules.
+    pub fn expected_queries(&self) -> u64 {
+        let by_time = match &self.schedule {
+            Schedule::Period(period) if *period > 0 => {
+                (self.gen_duration_ns as u64).div_ceil(*period as u64) + 1
+            }
+            Schedule::Period(_) => 0,
+            Schedule::Poisson { qps, .. } => {
+                let mean = self.gen_duration_ns as f64 / 1e9 * qps;
+                (mean + 6.0 * mean.sqrt() + 16.0) as u64
+            }
+        };
+        self.min_queries.max(by_time)
+    }
+
+    /// The queries (and their samples) still to come, consuming the schedule.
+    pub fn count_remaining(&mut self) -> Remaining {
+        let mut queries = 0;
+        loop {
+            if let Schedule::Period(period) = self.schedule {
+                if self.generated > 0 && !self.equal_issue && !self.remainder_pending {
+                    // Constant period: the rest follows in closed form.
+                    let mut by_time = 0u64;
+                    if self.prev_timestamp < self.gen_duration_ns && period > 0 {
+                        by_time = ((self.gen_duration_ns - self.prev_timestamp) as u64)
+                            .div_ceil(period as u64);
+                    }
+                    let extra = by_time.max(self.min_queries.saturating_sub(self.generated));
+                    self.generated += extra;
+                    self.timestamp += extra as i64 * period;
+                    self.prev_timestamp = self.timestamp - period;
+                    queries += extra;
+                    return Remaining {
+                        queries,
+                        samples: queries * self.samples_per_query,
+                        final_timestamp: self.timestamp,
+                    };
+                }
+            }
+            if self.loop_continues() {
+                self.advance();
+                queries += 1;
+                continue;
+            }
+            let remainder = self.take_remainder();
+            return Remaining {
+                queries: queries + u64::from(remainder.is_some()),
+                samples: queries * self.samples_per_query + remainder.unwrap_or(0),
+                final_timestamp: self.timestamp,
+            };
+        }
+    }
 }

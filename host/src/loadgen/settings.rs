@@ -220,7 +220,8 @@ impl Default for TestSettings {
 /// Where and how the log files are written (`LogOutputSettings`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LogOutputSettings {
-    pub outdir: PathBuf,
+    /// Where the log files go; `None` writes none (the result is still returned).
+    pub outdir: Option<PathBuf>,
     pub prefix: String,
     pub suffix: String,
     pub prefix_with_datetime: bool,
@@ -231,7 +232,7 @@ pub struct LogOutputSettings {
 impl Default for LogOutputSettings {
     fn default() -> Self {
         LogOutputSettings {
-            outdir: PathBuf::from("."),
+            outdir: None,
             prefix: "mlperf_log_".to_string(),
             suffix: String::new(),
             prefix_with_datetime: false,
@@ -242,6 +243,7 @@ impl Default for LogOutputSettings {
 }
 
 /// `LogSettings` of the official API plus the engine's own safety limits.
+/// (`enable_trace` is accepted; the trace file is not written yet.)
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LogSettings {
     pub log_output: LogOutputSettings,

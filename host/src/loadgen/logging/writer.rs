@@ -1,0 +1,187 @@
+//! The log-writing thread: detail lines and accuracy entries arrive over a channel and are
+//! written off the issuing thread, buffered, and flushed often enough that a run that dies
+//! leaves its evidence behind.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::accuracy::AccuracyFileWriter;
+use super::detail::DetailEntry;
+use crate::loadgen::completion::AccuracyRecord;
+use crate::loadgen::settings::LogOutputSettings;
+
+/// What the engine sends to the writer.
+pub(crate) enum LogMessage {
+    Detail(DetailEntry),
+    /// Holds back later detail lines until the matching `Release` (keys the official log
+    /// prints before issuing but that are only known once counted).
+    Hold,
+    Release(Vec<DetailEntry>),
+    Accuracy(AccuracyRecord),
+    /// Ends the writer even while clones of the sender live on (a SUT may keep a completer).
+    Close,
+}
+
+/// The paths of one test's log files.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LogFiles {
+    pub summary: PathBuf,
+    pub detail: PathBuf,
+    pub accuracy: PathBuf,
+    pub trace: PathBuf,
+    pub result: PathBuf,
+}
+
+impl LogFiles {
+    /// `<outdir>/<prefix>[<datetime>_]{summary,detail}<suffix>.txt` and so on, as upstream.
+    pub fn new(outdir: &Path, settings: &LogOutputSettings, test_datetime: &str) -> Self {
+        let stem = |name: &str, extension: &str| {
+            let mut file = settings.prefix.clone();
+            if settings.prefix_with_datetime {
+                file.push_str(test_datetime);
+                file.push('_');
+            }
+            file.push_str(name);
+            file.push_str(&settings.suffix);
+            file.push_str(extension);
+            outdir.join(file)
+        };
+        LogFiles {
+            summary: stem("summary", ".txt"),
+            detail: stem("detail", ".txt"),
+            accuracy: stem("accuracy", ".json"),
+            trace: stem("trace", ".json"),
+            // Ours, not upstream's: no prefix, so programs find it by one name.
+            result: outdir.join(format!("result{}.json", settings.suffix)),
+        }
+    }
+}
+
+/// How often buffered detail lines reach the file at the latest.
+const FLUSH_INTERVAL: Duration = Duration::from_millis(200);
+
+pub(crate) struct LogWriter {
+    sender: Option<mpsc::Sender<LogMessage>>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl LogWriter {
+    /// Creates the files up front, so an unwritable directory fails before anything runs.
+    pub(crate) fn open(files: &LogFiles, pid: u32) -> io::Result<Self> {
+        let detail = create(&files.detail)?;
+        let accuracy = AccuracyFileWriter::new(create(&files.accuracy)?)?;
+        let (sender, receiver) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("mlperf-log".to_string())
+            .spawn(move || write_loop(&receiver, detail, accuracy, pid))?;
+        Ok(LogWriter {
+            sender: Some(sender),
+            thread: Some(thread),
+        })
+    }
+
+    pub(crate) fn sender(&self) -> mpsc::Sender<LogMessage> {
+        self.sender.clone().expect("sender lives until finish")
+    }
+
+    /// Closes the channel and waits for everything to be written.
+    pub(crate) fn finish(mut self) -> io::Result<()> {
+        self.close()
+    }
+
+    fn close(&mut self) -> io::Result<()> {
+        if let Some(sender) = self.sender.take() {
+            let _ = sender.send(LogMessage::Close);
+        }
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(io::Error::other("the log writer thread panicked")),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for LogWriter {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+fn create(path: &Path) -> io::Result<BufWriter<File>> {
+    File::create(path)
+        .map(|file| BufWriter::with_capacity(1 << 16, file))
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+}
+
+fn write_loop(
+    receiver: &mpsc::Receiver<LogMessage>,
+    mut detail: BufWriter<File>,
+    mut accuracy: AccuracyFileWriter<BufWriter<File>>,
+    pid: u32,
+) -> io::Result<()> {
+    let mut held: Option<Vec<DetailEntry>> = None;
+    let mut last_flush = Instant::now();
+    loop {
+        let message = match receiver.recv_timeout(FLUSH_INTERVAL) {
+            Ok(message) => Some(message),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        let mut urgent = false;
+        match message {
+            None => {}
+            Some(LogMessage::Detail(entry)) => {
+                // Errors reach the file at once, as upstream flushes them.
+                urgent = entry.is_error;
+                match held.as_mut() {
+                    Some(queue) => queue.push(entry),
+                    None => write_detail(&mut detail, &entry, pid)?,
+                }
+            }
+            Some(LogMessage::Hold) => {
+                held.get_or_insert_with(Vec::new);
+            }
+            Some(LogMessage::Release(entries)) => {
+                for entry in entries.iter().chain(held.take().unwrap_or_default().iter()) {
+                    write_detail(&mut detail, entry, pid)?;
+                }
+            }
+            Some(LogMessage::Accuracy(record)) => accuracy.write(&record)?,
+            Some(LogMessage::Close) => break,
+        }
+        if urgent || last_flush.elapsed() >= FLUSH_INTERVAL {
+            detail.flush()?;
+            accuracy.flush()?;
+            last_flush = Instant::now();
+        }
+    }
+    for entry in held.take().unwrap_or_default() {
+        write_detail(&mut detail, &entry, pid)?;
+    }
+    detail.flush()?;
+    accuracy.finish()
+}
+
+fn write_detail(out: &mut impl Write, entry: &DetailEntry, pid: u32) -> io::Result<()> {
+    out.write_all(entry.to_line(pid).as_bytes())?;
+    out.write_all(b"\n")
+}
+
+/// Writes `contents` to a temporary name beside `path`, then renames it into place, so a
+/// reader never sees half a file.
+pub fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
+    let write = || -> io::Result<()> {
+        let mut file = File::create(&temporary)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    };
+    write().map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+}
