@@ -52,10 +52,13 @@ fn abort_test_ends_a_running_test_with_a_result() {
         min_query_count: 1_000_000,
         ..TestSettings::default()
     };
-    let log = LogSettings {
+    let dir = std::env::temp_dir().join(format!("mlperf-abort-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut log = LogSettings {
         drain_timeout: Duration::from_secs(5),
         ..LogSettings::default()
     };
+    log.log_output.outdir = Some(dir.clone());
     let aborter = std::thread::spawn(|| {
         std::thread::sleep(Duration::from_millis(200));
         mlperf_host::loadgen::abort_test();
@@ -66,5 +69,17 @@ fn abort_test_ends_a_running_test_with_a_result() {
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(result.series[0].stop, StopReason::Aborted);
     assert!(result.series[0].queries_issued > 0);
-    assert!(!result.performance.unwrap().validity.valid);
+    assert!(!result.performance.as_ref().unwrap().validity.valid);
+
+    // An aborted run still leaves its summary and result, INVALID with the reason.
+    let files = result.log_files.as_ref().unwrap();
+    let summary = std::fs::read_to_string(&files.summary).unwrap();
+    assert!(summary.contains("Result is : INVALID\n"), "{summary}");
+    let detail = std::fs::read_to_string(&files.detail).unwrap();
+    assert!(detail.contains("\"value\": \"Test aborted.\""));
+    assert!(detail.contains("\"key\": \"result_validity\", \"value\": \"INVALID\""));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files.result).unwrap()).unwrap();
+    assert_eq!(json["series"][0]["stop"], "Aborted");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

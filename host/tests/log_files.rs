@@ -336,3 +336,30 @@ fn an_unwritable_output_directory_fails_before_anything_runs() {
     assert!(qsl.loads.is_empty() && sut.queries.lock().unwrap().is_empty());
     std::fs::remove_file(&file).unwrap();
 }
+
+#[test]
+fn the_trace_is_valid_json_with_a_span_per_sample() {
+    let dir = out_dir("trace");
+    let case = &CASES[2];
+    let settings = settings_for(case, TestMode::PerformanceOnly);
+    let mut qsl = RecordingQsl::new(case.total, case.performance);
+    let mut log = LogSettings {
+        enable_trace: true,
+        ..LogSettings::default()
+    };
+    log.log_output.outdir = Some(dir.clone());
+    let result = start_test(&GoldenSut { tokens: false }, &mut qsl, &settings, &log).unwrap();
+    let files = result.log_files.as_ref().unwrap();
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(&files.trace).unwrap())
+        .expect("the trace is strict JSON");
+    let events = trace["traceEvents"].as_array().unwrap();
+    let begins = events.iter().filter(|e| e["ph"] == "b").count();
+    let ends = events.iter().filter(|e| e["ph"] == "e").count();
+    let samples = result.series[0].samples_issued as usize;
+    assert_eq!((begins, ends), (samples, samples));
+    let first = events.iter().find(|e| e["ph"] == "b").unwrap();
+    assert!(first["args"]["sample_idx"].is_u64() && first["ts"].is_number());
+    assert_eq!(events.last().unwrap()["name"], "LastTrace");
+    assert_eq!(trace["displayTimeUnit"], "ns");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -19,7 +19,7 @@ use super::issue_threads::run_series_threaded;
 use super::loadable_sets::{generate_loadable_sets, LoadableSet};
 use super::logging::detail::DetailValue;
 use super::logging::writer::LogWriter;
-use super::logging::{keys, summary, write_atomically, LogFiles, LogSender};
+use super::logging::{keys, summary, trace, write_atomically, LogFiles, LogSender};
 use super::measurements::{collect_performance, last_completion_ns};
 use super::query_gen::{GenerationError, GenerationParams, QueryGenerator};
 use super::results::PerformanceSummary;
@@ -132,7 +132,15 @@ pub fn start_test(
     // Opened before anything runs: an unwritable directory is an error, not a lost run.
     let writer = match &files {
         Some(files) => {
-            Some(LogWriter::open(files, std::process::id()).map_err(TestError::LogOutput)?)
+            let trace_origin = log_settings.enable_trace.then(|| {
+                SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_micros() as u64)
+            });
+            Some(
+                LogWriter::open(files, std::process::id(), trace_origin)
+                    .map_err(TestError::LogOutput)?,
+            )
         }
         None => None,
     };
@@ -197,6 +205,7 @@ pub fn start_test(
         settings: effective.clone(),
         drain_timeout: log_settings.drain_timeout,
         record_schedule: log_settings.record_query_schedule,
+        trace: log_settings.enable_trace && writer.is_some(),
         aborted: &aborted,
         sequence: SequenceState::new(),
         series: Vec::new(),
@@ -327,6 +336,8 @@ pub(super) struct Engine<'a> {
     pub(super) settings: EffectiveSettings,
     drain_timeout: Duration,
     record_schedule: bool,
+    /// Write the trace file (asked for, and log files are on).
+    trace: bool,
     pub(super) aborted: &'a AtomicBool,
     sequence: SequenceState,
     series: Vec<SeriesReport>,
@@ -490,6 +501,7 @@ impl Engine<'_> {
             settings,
             drain_timeout: self.drain_timeout,
             abort: self.aborted,
+            trace: self.trace,
         };
         let log = self.shared.log();
         let series_done = AtomicBool::new(false);
@@ -563,6 +575,16 @@ impl Engine<'_> {
         } else {
             Vec::new()
         };
+        if self.trace {
+            let name = if mode == TestMode::AccuracyOnly {
+                "AccuracySeries"
+            } else {
+                "PerformanceSeries"
+            };
+            trace::series_events(&self.shared, &outcome, name, std::process::id(), |events| {
+                log.trace(events)
+            });
+        }
         log.details(keys::logger_counters());
         log.details(keys::power(
             outcome.power_begin,

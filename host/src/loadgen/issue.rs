@@ -75,6 +75,8 @@ pub(crate) struct SeriesOutcome {
     pub(crate) queries_issued: u64,
     pub(crate) samples_per_query: usize,
     pub(crate) query_scheduled_ns: Vec<i64>,
+    /// Each issued query's issue time (only when tracing).
+    pub(crate) query_issued_ns: Vec<i64>,
     pub(crate) start_ns: i64,
     /// Wall clock when issuing began (`power_begin`).
     pub(crate) power_begin: SystemTime,
@@ -94,6 +96,8 @@ pub(crate) struct SeriesContext<'a> {
     pub(crate) settings: &'a EffectiveSettings,
     pub(crate) drain_timeout: Duration,
     pub(crate) abort: &'a std::sync::atomic::AtomicBool,
+    /// Keep what the trace file needs: each query's issue time and each sample's index.
+    pub(crate) trace: bool,
 }
 
 /// Per-series state of the issue loop.
@@ -123,7 +127,7 @@ impl<'a, 'c> Issuer<'a, 'c> {
             log_all: accuracy,
             log_probability: if accuracy { 0.0 } else { log_probability },
             log_offset,
-            track_index: accuracy || log_probability > 0.0,
+            track_index: accuracy || log_probability > 0.0 || ctx.trace,
         }
     }
 
@@ -229,6 +233,7 @@ pub(crate) fn run_series(
     // stall the issue loop.
     let expected = generator.expected_queries().min(1 << 27) as usize;
     let mut query_scheduled_ns: Vec<i64> = Vec::new();
+    let mut query_issued_ns: Vec<i64> = Vec::new();
     let _ = query_scheduled_ns.try_reserve(expected);
     if !shared.status.ensure(sample_base + (expected * spq) as u64) {
         shared.status.ensure(sample_base);
@@ -310,6 +315,9 @@ pub(crate) fn run_series(
             lookahead = issuer.prepare(generator, &mut next);
         }
         final_query_issued_ns = now;
+        if ctx.trace {
+            query_issued_ns.resize(query_scheduled_ns.len(), now);
+        }
         let result = issue(ctx, &current);
         queries_issued += issued_now;
         samples_issued += current.len() as u64;
@@ -366,6 +374,7 @@ pub(crate) fn run_series(
         queries_issued,
         samples_per_query: spq,
         query_scheduled_ns,
+        query_issued_ns,
         start_ns,
         power_begin,
         final_query_issued_ns,

@@ -135,6 +135,8 @@ pub(crate) fn run_series_threaded(
         queries_issued,
         samples_per_query: spq,
         query_scheduled_ns,
+        // Several issuers: the trace shows scheduled times only.
+        query_issued_ns: Vec::new(),
         start_ns,
         power_begin,
         final_query_issued_ns: last_issued_ns.into_inner(),

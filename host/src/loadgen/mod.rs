@@ -12,7 +12,7 @@ pub mod early_stopping_table;
 pub mod effective;
 mod engine;
 mod find_peak;
-mod issue;
+pub(crate) mod issue;
 mod issue_threads;
 pub mod loadable_sets;
 pub mod logging;

@@ -242,8 +242,8 @@ impl Default for LogOutputSettings {
     }
 }
 
-/// `LogSettings` of the official API plus the engine's own safety limits.
-/// (`enable_trace` is accepted; the trace file is not written yet.)
+/// `LogSettings` of the official API plus the engine's own safety limits. The trace file is
+/// off by default here (upstream: on), since it holds two lines per sample.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LogSettings {
     pub log_output: LogOutputSettings,

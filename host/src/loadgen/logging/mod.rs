@@ -8,6 +8,7 @@ pub mod detail;
 pub(crate) mod keys;
 pub mod number;
 pub mod summary;
+pub(crate) mod trace;
 pub(crate) mod writer;
 
 use std::sync::mpsc;
@@ -92,5 +93,9 @@ impl LogSender {
 
     pub(crate) fn accuracy(&self, record: AccuracyRecord) {
         self.send(LogMessage::Accuracy(record));
+    }
+
+    pub(crate) fn trace(&self, events: String) {
+        self.send(LogMessage::Trace(events));
     }
 }

@@ -22,6 +22,8 @@ pub(crate) enum LogMessage {
     Hold,
     Release(Vec<DetailEntry>),
     Accuracy(AccuracyRecord),
+    /// Trace events, already formatted, one per line.
+    Trace(String),
     /// Ends the writer even while clones of the sender live on (a SUT may keep a completer).
     Close,
 }
@@ -71,13 +73,21 @@ pub(crate) struct LogWriter {
 
 impl LogWriter {
     /// Creates the files up front, so an unwritable directory fails before anything runs.
-    pub(crate) fn open(files: &LogFiles, pid: u32) -> io::Result<Self> {
+    pub(crate) fn open(files: &LogFiles, pid: u32, trace: Option<u64>) -> io::Result<Self> {
         let detail = create(&files.detail)?;
         let accuracy = AccuracyFileWriter::new(create(&files.accuracy)?)?;
+        let trace = match trace {
+            Some(origin_us) => {
+                let mut file = create(&files.trace)?;
+                file.write_all(super::trace::HEADER.as_bytes())?;
+                Some((file, origin_us))
+            }
+            None => None,
+        };
         let (sender, receiver) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("mlperf-log".to_string())
-            .spawn(move || write_loop(&receiver, detail, accuracy, pid))?;
+            .spawn(move || write_loop(&receiver, detail, accuracy, trace, pid))?;
         Ok(LogWriter {
             sender: Some(sender),
             thread: Some(thread),
@@ -121,6 +131,7 @@ fn write_loop(
     receiver: &mpsc::Receiver<LogMessage>,
     mut detail: BufWriter<File>,
     mut accuracy: AccuracyFileWriter<BufWriter<File>>,
+    mut trace: Option<(BufWriter<File>, u64)>,
     pid: u32,
 ) -> io::Result<()> {
     let mut held: Option<Vec<DetailEntry>> = None;
@@ -151,6 +162,11 @@ fn write_loop(
                 }
             }
             Some(LogMessage::Accuracy(record)) => accuracy.write(&record)?,
+            Some(LogMessage::Trace(events)) => {
+                if let Some((file, _)) = trace.as_mut() {
+                    file.write_all(events.as_bytes())?;
+                }
+            }
             Some(LogMessage::Close) => break,
         }
         if urgent || last_flush.elapsed() >= FLUSH_INTERVAL {
@@ -163,6 +179,10 @@ fn write_loop(
         write_detail(&mut detail, &entry, pid)?;
     }
     detail.flush()?;
+    if let Some((mut file, origin_us)) = trace {
+        file.write_all(super::trace::footer(origin_us).as_bytes())?;
+        file.flush()?;
+    }
     accuracy.finish()
 }
 
