@@ -705,3 +705,47 @@ fn a_sample_library_that_fails_to_load_is_a_clear_error() {
     );
     assert!(sut.queries.lock().unwrap().is_empty());
 }
+
+#[test]
+fn a_progress_handle_watches_the_run_live() {
+    let sut = WorkerSut::start(Duration::from_millis(1), None, false);
+    let mut qsl = RecordingQsl::new(100, 100);
+    let handle = mlperf_host::loadgen::ProgressHandle::new();
+    let log = LogSettings {
+        progress: Some(handle.clone()),
+        ..short_drain()
+    };
+    let settings = TestSettings {
+        min_query_count: 150,
+        ..quick(TestScenario::SingleStream)
+    };
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let snapshots = std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| {
+            let mut seen = Vec::new();
+            while !done.load(Ordering::Relaxed) {
+                seen.push(handle.snapshot());
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            seen
+        });
+        start_test(&sut, &mut qsl, &settings, &log).unwrap();
+        done.store(true, Ordering::Relaxed);
+        watcher.join().unwrap()
+    });
+    let live: Vec<_> = snapshots.iter().filter(|s| s.series.is_some()).collect();
+    assert!(live.len() >= 3, "{} live snapshots", live.len());
+    assert!(live
+        .windows(2)
+        .all(|w| w[0].queries_issued <= w[1].queries_issued));
+    let last = live.last().unwrap();
+    assert!(last.queries_issued > 0 && last.samples_completed > 0);
+    assert_eq!(last.series, Some(TestMode::PerformanceOnly));
+    assert_eq!(last.min_queries, 150);
+    let p99 = last.p99_latency.expect("a running p99");
+    assert!(p99 >= Duration::from_millis(1), "{p99:?}");
+    assert!(last.throughput > 10.0 && last.throughput < 2000.0);
+    let after = handle.snapshot();
+    assert_eq!(after.series, None);
+    assert_eq!(after.samples_completed, 150);
+}

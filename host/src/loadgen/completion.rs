@@ -154,6 +154,8 @@ pub(crate) struct Shared {
     pub(crate) status: SlotArena,
     pub(crate) qsl_index: SlotArena,
     pub(crate) first_token: SlotArena,
+    /// Each sample's scheduled time, kept only for a progress display.
+    pub(crate) scheduled: SlotArena,
     pub(crate) n_tokens: SlotArena,
     pub(crate) use_tokens: bool,
     pub(crate) needs_first_token: bool,
@@ -194,6 +196,7 @@ impl Shared {
             status: SlotArena::new(),
             qsl_index: SlotArena::new(),
             first_token: SlotArena::new(),
+            scheduled: SlotArena::new(),
             n_tokens: SlotArena::new(),
             use_tokens,
             needs_first_token,

@@ -21,6 +21,7 @@ use super::logging::detail::DetailValue;
 use super::logging::writer::LogWriter;
 use super::logging::{keys, summary, trace, write_atomically, LogFiles, LogSender};
 use super::measurements::{collect_performance, last_completion_ns};
+use super::progress::ProgressRecorder;
 use super::query_gen::{GenerationError, GenerationParams, QueryGenerator};
 use super::results::PerformanceSummary;
 use super::settings::{LogSettings, TestMode, TestScenario, TestSettings};
@@ -206,6 +207,10 @@ pub fn start_test(
         drain_timeout: log_settings.drain_timeout,
         record_schedule: log_settings.record_query_schedule,
         trace: log_settings.enable_trace && writer.is_some(),
+        progress: log_settings
+            .progress
+            .as_ref()
+            .map(|handle| ProgressRecorder::new(handle, &shared)),
         aborted: &aborted,
         sequence: SequenceState::new(),
         series: Vec::new(),
@@ -338,6 +343,7 @@ pub(super) struct Engine<'a> {
     record_schedule: bool,
     /// Write the trace file (asked for, and log files are on).
     trace: bool,
+    progress: Option<ProgressRecorder>,
     pub(super) aborted: &'a AtomicBool,
     sequence: SequenceState,
     series: Vec<SeriesReport>,
@@ -502,6 +508,7 @@ impl Engine<'_> {
             drain_timeout: self.drain_timeout,
             abort: self.aborted,
             trace: self.trace,
+            progress: self.progress.as_ref(),
         };
         let log = self.shared.log();
         let series_done = AtomicBool::new(false);

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use super::completion::{Completer, Shared, LOG};
 use super::diagnostics::Diagnostic;
 use super::effective::EffectiveSettings;
+use super::progress::{record_scheduled, ProgressRecorder};
 use super::query_gen::QueryGenerator;
 use super::rng::{generate_canonical, Mt19937};
 use super::settings::{TestMode, TestScenario};
@@ -98,6 +99,7 @@ pub(crate) struct SeriesContext<'a> {
     pub(crate) abort: &'a std::sync::atomic::AtomicBool,
     /// Keep what the trace file needs: each query's issue time and each sample's index.
     pub(crate) trace: bool,
+    pub(crate) progress: Option<&'a ProgressRecorder>,
 }
 
 /// Per-series state of the issue loop.
@@ -260,6 +262,16 @@ pub(crate) fn run_series(
     let mut lookahead = None;
     let power_begin = SystemTime::now();
     let start_ns = shared.clock.now_ns();
+    if let Some(progress) = ctx.progress {
+        progress.series_started(
+            accuracy,
+            start_ns,
+            sample_base,
+            completed_at_start,
+            settings.min_duration_ms,
+            settings.min_query_count,
+        );
+    }
     loop {
         let delta = match pending.take() {
             None => break,
@@ -318,9 +330,17 @@ pub(crate) fn run_series(
         if ctx.trace {
             query_issued_ns.resize(query_scheduled_ns.len(), now);
         }
+        if ctx.progress.is_some() {
+            let scheduled = query_scheduled_ns.last().copied().unwrap_or(now);
+            let first = current.first().map_or(0, |s| s.id.0 - 1);
+            record_scheduled(&shared.scheduled, first, current.len() as u64, scheduled);
+        }
         let result = issue(ctx, &current);
         queries_issued += issued_now;
         samples_issued += current.len() as u64;
+        if let Some(progress) = ctx.progress {
+            progress.issued(queries_issued, samples_issued);
+        }
         // Ready the next query while the SUT works on this one.
         if let Some(prepared) = lookahead.take() {
             std::mem::swap(&mut current, &mut next);
@@ -359,6 +379,9 @@ pub(crate) fn run_series(
 
     // A huge Offline query is not needed past its issue.
     drop((current, next));
+    if let Some(progress) = ctx.progress {
+        progress.series_ended();
+    }
     report_stop(shared, &stop, mode, ran_out);
     let never_completed = flush_and_drain(ctx, completed_at_start + samples_issued);
 

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::progress::ProgressHandle;
+
 /// The four MLPerf scenarios.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub enum TestScenario {
@@ -255,6 +257,9 @@ pub struct LogSettings {
     pub audit_config: Option<PathBuf>,
     /// Keep every issued query's scheduled offset (ns from the series start) in the result.
     pub record_query_schedule: bool,
+    /// Watch the test while it runs (a progress bar).
+    #[serde(skip)]
+    pub progress: Option<ProgressHandle>,
 }
 
 impl Default for LogSettings {
@@ -265,6 +270,7 @@ impl Default for LogSettings {
             drain_timeout: Duration::from_secs(60),
             audit_config: None,
             record_query_schedule: false,
+            progress: None,
         }
     }
 }
