@@ -1,5 +1,9 @@
 //! The `mlperf-host` command.
 
+mod cli;
+
+use std::process::ExitCode;
+
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use mlperf_host::bench::{self, BenchReport, Completion};
@@ -17,6 +21,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run one LoadGen test (built-in null SUT until plugins arrive).
+    Run(Box<cli::run::RunArgs>),
     /// Measure the LoadGen engine's overhead against an in-process null SUT.
     Bench(BenchArgs),
 }
@@ -57,10 +63,10 @@ struct BenchArgs {
     json: bool,
 }
 
-fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    match cli.command {
-        Command::Bench(args) => run_bench(&args),
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Run(args) => cli::run::main(&args),
+        Command::Bench(args) => cli::exit_with(run_bench(&args)),
     }
 }
 

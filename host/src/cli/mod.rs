@@ -1,0 +1,119 @@
+//! The `mlperf-host` subcommands other than `bench`, and what they share: logging set-up,
+//! duration arguments and error reporting at the binary's edge.
+
+pub mod null_sut;
+pub mod run;
+pub mod set;
+pub mod summary;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tracing_subscriber::EnvFilter;
+
+/// The environment variable holding a tracing filter (`info`, `mlperf_host=debug`, …). When set
+/// it replaces the level `-v`/`--quiet` choose.
+pub const LOG_ENV: &str = "MLPERF_HOST_LOG";
+
+/// Sends tracing to stderr: warnings by default, `-v` info, `-vv` debug, `-vvv` trace,
+/// `--quiet` errors only; [`LOG_ENV`] overrides all of them.
+pub fn init_logging(verbose: u8, quiet: bool) {
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, 2) => "debug",
+        (false, _) => "trace",
+    };
+    let mut bad_env = None;
+    let filter = match std::env::var(LOG_ENV) {
+        Ok(spec) if !spec.trim().is_empty() => EnvFilter::try_new(&spec).unwrap_or_else(|e| {
+            bad_env = Some(format!("ignoring {LOG_ENV}={spec:?}: {e}"));
+            EnvFilter::new(level)
+        }),
+        _ => EnvFilter::new(level),
+    };
+    // Fails only if a subscriber is already installed; that one is kept.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+    if let Some(message) = bad_env {
+        eprintln!("warning: {message}");
+    }
+}
+
+/// Prints an error as one `error: …` line chain (each cause after a colon) and fails.
+pub fn report_error(error: &anyhow::Error) -> ExitCode {
+    eprintln!("error: {error:#}");
+    ExitCode::FAILURE
+}
+
+/// Maps a subcommand's result to the process exit status.
+pub fn exit_with(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => report_error(&error),
+    }
+}
+
+/// A duration with a unit: `250us`, `1ms`, `1.5s`, `2m` (also `ns`, `µs`). `0` needs none.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    parse_duration_with(text, None)
+}
+
+/// As [`parse_duration`], a bare number being seconds.
+pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+    parse_duration_with(text, Some(1.0))
+}
+
+fn parse_duration_with(text: &str, bare_unit_s: Option<f64>) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E'))
+        .unwrap_or(text.len());
+    // `1e3ms`: the exponent is part of the number; `e` never starts a unit.
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (e.g. 250us, 1ms, 2s)"))?;
+    let scale_s = match unit.trim() {
+        "" if value == 0.0 => 0.0,
+        "" => bare_unit_s
+            .ok_or_else(|| format!("{text:?} needs a unit (ns, us, ms, s or m), e.g. 1ms"))?,
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} in {text:?} (ns, us, ms, s or m)"
+            ))
+        }
+    };
+    Duration::try_from_secs_f64(value * scale_s).map_err(|e| format!("{text:?}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(parse_duration("1ms"), Ok(Duration::from_millis(1)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("100ns"), Ok(Duration::from_nanos(100)));
+        assert_eq!(parse_duration("1e3us"), Ok(Duration::from_millis(1)));
+        assert!(parse_duration("5").unwrap_err().contains("needs a unit"));
+        assert!(parse_duration("5h").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("-1ms").is_err());
+        assert!(parse_duration("ms").is_err());
+        assert_eq!(parse_seconds("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_seconds("500ms"), Ok(Duration::from_millis(500)));
+    }
+}

@@ -1,0 +1,294 @@
+//! `mlperf-host run`: one LoadGen test, configured like the official `TestSettings::FromConfig`
+//! (mlperf.conf, then user.conf, looked up by model and scenario), then `--set` overrides.
+//!
+//! Until plugins arrive the system under test is the built-in null SUT ([`super::null_sut`]).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context};
+use clap::ValueEnum;
+use mlperf_host::loadgen::config::{ConfigFile, ConfigLoader};
+use mlperf_host::loadgen::logging::summary::render_summary;
+use mlperf_host::loadgen::{
+    start_test, LogOutputSettings, LogSettings, TestMode, TestResult, TestScenario, TestSettings,
+};
+
+use super::null_sut::{NullQsl, NullSut};
+use super::set::{self, Override};
+use super::summary;
+
+/// Exit status of a completed run that is INVALID under `--require-valid`.
+pub const EXIT_INVALID: u8 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScenarioArg {
+    #[value(name = "SingleStream")]
+    SingleStream,
+    #[value(name = "MultiStream")]
+    MultiStream,
+    #[value(name = "Server")]
+    Server,
+    #[value(name = "Offline")]
+    Offline,
+}
+
+impl From<ScenarioArg> for TestScenario {
+    fn from(arg: ScenarioArg) -> TestScenario {
+        match arg {
+            ScenarioArg::SingleStream => TestScenario::SingleStream,
+            ScenarioArg::MultiStream => TestScenario::MultiStream,
+            ScenarioArg::Server => TestScenario::Server,
+            ScenarioArg::Offline => TestScenario::Offline,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    #[value(name = "SubmissionRun", alias = "submission")]
+    SubmissionRun,
+    #[value(name = "AccuracyOnly", alias = "accuracy")]
+    AccuracyOnly,
+    #[value(name = "PerformanceOnly", alias = "performance")]
+    PerformanceOnly,
+    #[value(name = "FindPeakPerformance", alias = "findpeak", alias = "find-peak")]
+    FindPeakPerformance,
+}
+
+impl From<ModeArg> for TestMode {
+    fn from(arg: ModeArg) -> TestMode {
+        match arg {
+            ModeArg::SubmissionRun => TestMode::SubmissionRun,
+            ModeArg::AccuracyOnly => TestMode::AccuracyOnly,
+            ModeArg::PerformanceOnly => TestMode::PerformanceOnly,
+            ModeArg::FindPeakPerformance => TestMode::FindPeakPerformance,
+        }
+    }
+}
+
+/// `mlperf-host run`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Settings are applied in this order: TestSettings defaults, mlperf.conf (embedded v6.1 rules \
+unless --mlperf-conf), user.conf, --scenario/--mode/--tokens, --set, audit.config.
+
+Exit status: 0 when the test completes (VALID or INVALID, as the official LoadGen), 1 on an \
+error, 2 on a usage error, 3 when --require-valid and the result is INVALID.
+
+Environment: MLPERF_HOST_LOG=<filter> (e.g. debug, mlperf_host=trace) replaces the level \
+-v/--quiet choose.")]
+pub struct RunArgs {
+    /// The scenario (case-insensitive).
+    #[arg(long, value_enum, ignore_case = true, default_value = "SingleStream")]
+    pub scenario: ScenarioArg,
+    /// The test mode (case-insensitive; also submission, accuracy, performance, findpeak).
+    /// [default: the config's `mode`, else PerformanceOnly]
+    #[arg(long, value_enum, ignore_case = true)]
+    pub mode: Option<ModeArg>,
+    /// The model name the config files are looked up with (`model.scenario.key`).
+    #[arg(long, default_value = "resnet50")]
+    pub model: String,
+    /// The rules file to apply instead of the embedded v6.1 mlperf.conf.
+    #[arg(long, value_name = "PATH")]
+    pub mlperf_conf: Option<PathBuf>,
+    /// The submitter's user.conf.
+    #[arg(long, value_name = "PATH")]
+    pub user_conf: Option<PathBuf>,
+    /// A compliance audit.config (applied with model `*`). Default: none (the official LoadGen
+    /// reads ./audit.config when it exists: pass `--audit-conf audit.config` for that).
+    #[arg(long, value_name = "PATH")]
+    pub audit_conf: Option<PathBuf>,
+    /// Override a TestSettings field after the config files, in the field's own units (e.g.
+    /// min_duration_ms=0, server_target_qps=100, print_timestamps=1). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = set::parse_override)]
+    pub set: Vec<Override>,
+    /// The directory for the logs (created if missing): mlperf_log_summary.txt,
+    /// mlperf_log_detail.txt, mlperf_log_accuracy.json, result.json.
+    #[arg(long, value_name = "DIR", default_value = "mlperf-logs")]
+    pub out: PathBuf,
+    /// Also write mlperf_log_trace.json (two events per sample).
+    #[arg(long)]
+    pub trace: bool,
+    /// Print no summary; log errors only.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// More log output on stderr (-v info, -vv debug, -vvv trace).
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Exit with status 3 when the result is INVALID.
+    #[arg(long)]
+    pub require_valid: bool,
+    /// Give up on samples that never complete after this long without progress (seconds, or a
+    /// duration with a unit).
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
+    pub drain_timeout: Duration,
+
+    /// Samples in the sample library.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1024,
+        help_heading = "Null SUT"
+    )]
+    pub total_samples: usize,
+    /// Samples that fit in memory [default: --total-samples].
+    #[arg(long, value_name = "N", help_heading = "Null SUT")]
+    pub performance_samples: Option<usize>,
+    /// Time from issue to completion of each query (e.g. 250us, 1ms); 0 completes
+    /// inside issue_query.
+    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = super::parse_duration, help_heading = "Null SUT")]
+    pub latency: Duration,
+    /// A token run: report the first token, then 2 + index % 7 tokens (sets
+    /// use_token_latencies).
+    #[arg(long, help_heading = "Null SUT")]
+    pub tokens: bool,
+}
+
+/// Runs the command; prints any error as one line.
+pub fn main(args: &RunArgs) -> ExitCode {
+    super::init_logging(args.verbose, args.quiet);
+    match run(args) {
+        Ok(result) => {
+            let valid = summary::is_valid(&result);
+            if !valid && args.require_valid {
+                let reasons = result
+                    .performance
+                    .as_ref()
+                    .map(|p| p.validity.reasons.join("; "))
+                    .filter(|r| !r.is_empty());
+                eprintln!(
+                    "error: the result is INVALID{} (--require-valid)",
+                    reasons.map(|r| format!(": {r}")).unwrap_or_default()
+                );
+                return ExitCode::from(EXIT_INVALID);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => super::report_error(&error),
+    }
+}
+
+/// Everything up to and including printing the summary.
+fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
+    let settings = load_settings(args)?;
+    let audit_config = check_audit_config(args.audit_conf.as_deref())?;
+    let (total, performance) = sample_counts(args)?;
+    prepare_out_dir(&args.out)?;
+
+    let progress = summary::ProgressWatcher::start();
+    let log = LogSettings {
+        log_output: LogOutputSettings {
+            outdir: Some(args.out.clone()),
+            ..LogOutputSettings::default()
+        },
+        enable_trace: args.trace,
+        drain_timeout: args.drain_timeout,
+        audit_config,
+        progress: progress.as_ref().map(summary::ProgressWatcher::handle),
+        ..LogSettings::default()
+    };
+    tracing::info!(
+        scenario = %settings.scenario,
+        mode = %settings.mode,
+        model = %args.model,
+        out = %args.out.display(),
+        "starting the test"
+    );
+    tracing::debug!(?settings, "requested settings");
+
+    let sut = NullSut::new(args.latency, args.tokens).context("cannot start the null SUT")?;
+    let mut qsl = NullQsl { total, performance };
+    let result = start_test(&sut, &mut qsl, &settings, &log);
+    sut.shut_down();
+    if let Some(progress) = progress {
+        progress.finish();
+    }
+    let result = result.context("the test could not run")?;
+
+    if let Some(files) = &result.log_files {
+        tracing::info!(summary = %files.summary.display(), "logs written");
+    }
+    if !args.quiet {
+        print!("{}", render_summary(&result));
+    }
+    Ok(result)
+}
+
+/// The official `FromConfig` sequence, then the command-line flags and `--set`.
+fn load_settings(args: &RunArgs) -> anyhow::Result<TestSettings> {
+    let scenario = TestScenario::from(args.scenario);
+    let mut settings = TestSettings {
+        scenario,
+        ..TestSettings::default()
+    };
+    let mut loader = match &args.mlperf_conf {
+        Some(path) => ConfigLoader::with_mlperf_conf(read_config(path, "--mlperf-conf")?),
+        None => ConfigLoader::new(),
+    };
+    let warnings = match &args.user_conf {
+        Some(path) => {
+            let user_conf = read_config(path, "--user-conf")?;
+            loader.apply_user_conf(&mut settings, &user_conf, &args.model, scenario)
+        }
+        None => loader.apply_mlperf_conf(&mut settings, &args.model, scenario),
+    };
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
+    if let Some(mode) = args.mode {
+        settings.mode = mode.into();
+    }
+    if args.tokens {
+        settings.use_token_latencies = true;
+    }
+    set::apply_overrides(&mut settings, &args.set)?;
+    Ok(settings)
+}
+
+/// Reads a config file; its error names `file:line` for each malformed line.
+fn read_config(path: &Path, flag: &str) -> anyhow::Result<ConfigFile> {
+    // Not chained: the config error's text already says what its source says.
+    ConfigFile::read(path).map_err(|e| anyhow!("{flag} {} rejected: {e}", path.display()))
+}
+
+/// An explicit audit.config must exist and parse (checked here, before anything runs).
+fn check_audit_config(path: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    read_config(path, "--audit-conf")?;
+    Ok(Some(path.to_path_buf()))
+}
+
+fn sample_counts(args: &RunArgs) -> anyhow::Result<(usize, usize)> {
+    let total = args.total_samples;
+    let performance = args.performance_samples.unwrap_or(total);
+    if total == 0 {
+        bail!("--total-samples must be at least 1");
+    }
+    if performance == 0 || performance > total {
+        bail!(
+            "--performance-samples {performance} must be between 1 and --total-samples ({total})"
+        );
+    }
+    Ok((total, performance))
+}
+
+/// Creates the output directory and checks that a file can be written in it.
+fn prepare_out_dir(dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        bail!(
+            "the output directory {} exists and is not a directory",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the output directory {}", dir.display()))?;
+    let probe = dir.join(format!(".mlperf-host-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("the output directory {} is not writable", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}

@@ -1,0 +1,545 @@
+//! `mlperf-host run`, driven through the built binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
+
+/// A fresh directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "mlperf-host-cli-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `mlperf-host run ARGS` in `dir` (so the default output directory lands there).
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(EXE)
+        .arg("run")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("MLPERF_HOST_LOG")
+        .output()
+        .expect("run mlperf-host")
+}
+
+fn run(args: &[&str]) -> Output {
+    let dir = TempDir::new();
+    run_in(dir.path(), args)
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_ok(output: &Output) {
+    assert!(
+        output.status.success(),
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        stdout(output),
+        stderr(output)
+    );
+}
+
+/// Fails with nothing on stdout and a one-line `error: …` message last on stderr (after any
+/// log lines); returns that line.
+fn assert_error(output: &Output) -> String {
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{}", stderr(output));
+    assert!(stdout(output).is_empty(), "stdout:\n{}", stdout(output));
+    let err = stderr(output);
+    let last = err.lines().last().unwrap_or_default().to_string();
+    assert!(last.starts_with("error: "), "{err}");
+    last
+}
+
+/// Settings that make any scenario finish in well under a second.
+const QUICK: [&str; 6] = [
+    "--set",
+    "min_duration_ms=0",
+    "--set",
+    "min_query_count=100",
+    "--set",
+    "server_target_qps=5000",
+];
+
+fn quick(scenario: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["--scenario", scenario];
+    args.extend_from_slice(&QUICK);
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+#[test]
+fn single_stream_run_prints_the_summary() {
+    let dir = TempDir::new();
+    let mut args = vec!["--scenario", "SingleStream"];
+    args.extend_from_slice(&QUICK);
+    let output = run_in(dir.path(), &args);
+    assert_ok(&output);
+    let out = stdout(&output);
+    assert!(out.contains("MLPerf Results Summary"), "{out}");
+    assert!(out.contains("Scenario : SingleStream"), "{out}");
+    assert!(out.contains("Mode     : PerformanceOnly"), "{out}");
+    assert!(out.contains("Result is : VALID"), "{out}");
+    // The printed summary is the summary file; the other logs are there too, no trace.
+    let logs = dir.path().join("mlperf-logs");
+    let file = std::fs::read_to_string(logs.join("mlperf_log_summary.txt")).unwrap();
+    assert_eq!(out, file);
+    for name in [
+        "mlperf_log_detail.txt",
+        "mlperf_log_accuracy.json",
+        "result.json",
+    ] {
+        assert!(logs.join(name).is_file(), "{name}");
+    }
+    assert!(!logs.join("mlperf_log_trace.json").exists());
+}
+
+#[test]
+fn out_and_trace_write_the_logs_where_asked() {
+    let dir = TempDir::new();
+    let out = dir.path().join("deep/er/logs");
+    let mut args = QUICK.to_vec();
+    args.extend(["--out", out.to_str().unwrap(), "--trace", "--quiet"]);
+    let output = run_in(dir.path(), &args);
+    assert_ok(&output);
+    assert!(stdout(&output).is_empty());
+    for name in [
+        "mlperf_log_summary.txt",
+        "mlperf_log_detail.txt",
+        "mlperf_log_accuracy.json",
+        "mlperf_log_trace.json",
+        "result.json",
+    ] {
+        assert!(out.join(name).is_file(), "{name}");
+    }
+    assert!(!dir.path().join("mlperf-logs").exists());
+}
+
+#[test]
+fn progress_reaches_the_debug_log() {
+    let mut args = QUICK.to_vec();
+    args.push("-vv");
+    let output = run(&args);
+    assert_ok(&output);
+    let err = stderr(&output);
+    assert!(
+        err.contains("progress") && err.contains("samples_completed=100"),
+        "{err}"
+    );
+}
+
+#[test]
+fn scenario_and_mode_are_case_insensitive_with_aliases() {
+    let output = quick("offline", &["--mode", "performance", "--quiet"]);
+    assert_ok(&output);
+    assert!(stdout(&output).is_empty(), "--quiet prints no summary");
+    let output = quick("SERVER", &["--mode", "PERFORMANCEONLY", "-q"]);
+    assert_ok(&output);
+}
+
+#[test]
+fn offline_run() {
+    let output = quick("Offline", &[]);
+    assert_ok(&output);
+    let out = stdout(&output);
+    assert!(out.contains("Scenario : Offline"), "{out}");
+    assert!(out.contains("Result is : VALID"), "{out}");
+}
+
+#[test]
+fn server_run() {
+    let output = quick("Server", &["--set", "min_query_count=500"]);
+    assert_ok(&output);
+    assert!(stdout(&output).contains("Scenario : Server"));
+}
+
+#[test]
+fn server_run_with_latency() {
+    let output = quick(
+        "Server",
+        &["--latency", "1ms", "--set", "min_query_count=300"],
+    );
+    assert_ok(&output);
+    assert!(stdout(&output).contains("Scenario : Server"));
+}
+
+#[test]
+fn multi_stream_run() {
+    let output = quick("MultiStream", &["--latency", "100us"]);
+    assert_ok(&output);
+    assert!(stdout(&output).contains("Scenario : MultiStream"));
+}
+
+#[test]
+fn accuracy_and_submission_runs() {
+    for mode in ["AccuracyOnly", "submission"] {
+        let output = quick("SingleStream", &["--mode", mode, "--total-samples", "64"]);
+        assert_ok(&output);
+    }
+    // The accuracy mode has no performance result: valid when it had no errors.
+    let output = quick(
+        "Offline",
+        &[
+            "--mode",
+            "accuracy",
+            "--total-samples",
+            "64",
+            "--require-valid",
+        ],
+    );
+    assert_ok(&output);
+}
+
+#[test]
+fn token_runs() {
+    for (scenario, latency) in [
+        ("SingleStream", "0"),
+        ("Server", "500us"),
+        ("Offline", "1ms"),
+    ] {
+        let output = quick(
+            scenario,
+            &[
+                "--tokens",
+                "--latency",
+                latency,
+                "--set",
+                "min_query_count=1000",
+                "-vv",
+            ],
+        );
+        assert_ok(&output);
+        let err = stderr(&output);
+        assert!(err.contains("use_token_latencies: true"), "{err}");
+        let out = stdout(&output).to_lowercase();
+        assert!(out.contains("token"), "{scenario}: {out}");
+        // The official summary reports no first-token latency for Offline.
+        if scenario != "Offline" {
+            assert!(out.contains("first token"), "{scenario}: {out}");
+        }
+        assert!(out.contains("result is : valid"), "{scenario}: {out}");
+    }
+}
+
+#[test]
+fn invalid_run_exits_zero_unless_required_valid() {
+    let invalid = [
+        "--set",
+        "min_duration_ms=0",
+        "--set",
+        "min_query_count=10",
+        "--set",
+        "max_query_count=5",
+    ];
+    let output = run(&invalid);
+    assert_ok(&output);
+    assert!(stdout(&output).contains("Result is : INVALID"));
+
+    let mut args = invalid.to_vec();
+    args.push("--require-valid");
+    let output = run(&args);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("error: the result is INVALID"), "{err}");
+    assert!(stdout(&output).contains("Result is : INVALID"));
+
+    let mut args = QUICK.to_vec();
+    args.push("--require-valid");
+    assert_ok(&run(&args));
+}
+
+#[test]
+fn unknown_set_key_lists_the_valid_keys() {
+    let err = assert_error(&run(&["--set", "min_durration_ms=0"]));
+    assert!(err.contains("min_durration_ms"), "{err}");
+    for key in [
+        "min_duration_ms",
+        "server_target_qps",
+        "use_token_latencies",
+        "mode",
+    ] {
+        assert!(err.contains(key), "{key} missing from {err}");
+    }
+    assert_eq!(
+        stderr(&run(&["--set", "min_durration_ms=0"]))
+            .lines()
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn bad_set_values_name_key_and_value() {
+    for arg in [
+        "min_query_count=lots",
+        "min_query_count=-3",
+        "print_timestamps=maybe",
+        "server_target_qps=nan",
+        "mode=Turbo",
+    ] {
+        let err = assert_error(&run(&["--set", arg]));
+        assert!(err.contains(arg), "{arg}: {err}");
+    }
+    let err = assert_error(&run(&["--set", "scenario=Offline"]));
+    assert!(err.contains("--scenario"), "{err}");
+    // Not key=value: a clap usage error.
+    let output = run(&["--set", "min_query_count"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("key=value"));
+}
+
+#[test]
+fn set_accepts_every_type() {
+    let output = run(&[
+        "--set",
+        "min_duration_ms=0",
+        "--set",
+        "min_query_count=0x40",
+        "--set",
+        "print_timestamps=false",
+        "--set",
+        "single_stream_expected_latency_ns=2e6",
+        "--set",
+        "mode=PerformanceOnly",
+        "-vv",
+    ]);
+    assert_ok(&output);
+    let err = stderr(&output);
+    assert!(err.contains("min_query_count: 64"), "{err}");
+    assert!(
+        err.contains("single_stream_expected_latency_ns: 2000000.0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn malformed_user_conf_names_file_and_line() {
+    let dir = TempDir::new();
+    let conf = dir.write(
+        "user.conf",
+        "# a comment\n*.*.min_query_count = 10\nresnet50.SingleStream.target_latency 5\n",
+    );
+    let output = run_in(dir.path(), &["--user-conf", conf.to_str().unwrap()]);
+    let err = assert_error(&output);
+    assert!(err.contains("user.conf:3"), "{err}");
+    assert!(!dir.path().join("mlperf-logs").exists(), "nothing ran");
+
+    let err = assert_error(&run_in(dir.path(), &["--user-conf", "missing.conf"]));
+    assert!(err.contains("missing.conf"), "{err}");
+}
+
+#[test]
+fn user_conf_is_applied_after_mlperf_conf_and_set_after_both() {
+    let dir = TempDir::new();
+    let conf = dir.write(
+        "user.conf",
+        "*.*.min_duration = 0\nresnet50.SingleStream.min_query_count = 50\n\
+         *.Offline.min_query_count = 70\n",
+    );
+    let conf = conf.to_str().unwrap();
+    let output = run_in(dir.path(), &["--user-conf", conf, "-vv"]);
+    assert_ok(&output);
+    let err = stderr(&output);
+    assert!(err.contains("min_query_count: 50"), "{err}");
+    // mlperf.conf's seeds are there too.
+    assert!(err.contains("qsl_rng_seed: 2085463073848966840"), "{err}");
+
+    // Another model sees only the wildcard lines.
+    let output = run_in(dir.path(), &["--user-conf", conf, "--model", "bert", "-vv"]);
+    assert_ok(&output);
+    assert!(stderr(&output).contains("min_query_count: 100"));
+
+    let output = run_in(
+        dir.path(),
+        &["--user-conf", conf, "--set", "min_query_count=20", "-vv"],
+    );
+    assert_ok(&output);
+    assert!(stderr(&output).contains("min_query_count: 20"));
+}
+
+#[test]
+fn custom_mlperf_conf() {
+    let dir = TempDir::new();
+    let conf = dir.write(
+        "rules.conf",
+        "*.*.min_duration = 0\n*.SingleStream.min_query_count = 37\n*.*.qsl_rng_seed = 42\n",
+    );
+    let output = run_in(
+        dir.path(),
+        &["--mlperf-conf", conf.to_str().unwrap(), "-vv"],
+    );
+    assert_ok(&output);
+    let err = stderr(&output);
+    assert!(err.contains("min_query_count: 37"), "{err}");
+    assert!(err.contains("qsl_rng_seed: 42,"), "{err}");
+    assert!(stdout(&output).contains("Result is : "));
+
+    let bad = dir.write("bad.conf", "*.*.min_duration=0\n");
+    let err = assert_error(&run_in(
+        dir.path(),
+        &["--mlperf-conf", bad.to_str().unwrap()],
+    ));
+    assert!(err.contains("bad.conf:1"), "{err}");
+}
+
+#[test]
+fn audit_conf_is_checked_and_applied() {
+    let dir = TempDir::new();
+    // Applied after --set: the run stops after 5 queries of the 100 it needs.
+    dir.write("audit.config", "*.*.max_query_count = 5\n");
+    let mut args = QUICK.to_vec();
+    let output = run_in(dir.path(), &args);
+    assert!(stdout(&output).contains("Result is : VALID"));
+    args.extend(["--audit-conf", "audit.config"]);
+    let output = run_in(dir.path(), &args);
+    assert_ok(&output);
+    assert!(stdout(&output).contains("Result is : INVALID"));
+
+    let err = assert_error(&run_in(dir.path(), &["--audit-conf", "nowhere.config"]));
+    assert!(err.contains("nowhere.config"), "{err}");
+    dir.write("broken.config", "*.*.min_query_count = x\n");
+    let err = assert_error(&run_in(dir.path(), &["--audit-conf", "broken.config"]));
+    assert!(err.contains("broken.config:1"), "{err}");
+}
+
+/// A run that would take ten minutes if it started.
+const LONG: [&str; 2] = ["--set", "min_duration_ms=600000"];
+
+#[test]
+fn out_dir_under_a_file_fails_before_running() {
+    let dir = TempDir::new();
+    let file = dir.write("not-a-dir", "");
+    for out in [file.join("logs"), file.clone()] {
+        let mut args = LONG.to_vec();
+        args.extend(["--out", out.to_str().unwrap()]);
+        let started = Instant::now();
+        let err = assert_error(&run_in(dir.path(), &args));
+        assert!(started.elapsed() < Duration::from_secs(30));
+        assert!(err.contains(out.to_str().unwrap()), "{err}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn read_only_out_dir_fails_before_running() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new();
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if std::fs::write(locked.join("probe"), b"").is_ok() {
+        // Root ignores permission bits: nothing to test.
+        eprintln!("skipped: the read-only directory is writable here (root?)");
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+        return;
+    }
+    for out in [locked.clone(), locked.join("sub")] {
+        let mut args = LONG.to_vec();
+        args.extend(["--out", out.to_str().unwrap()]);
+        let err = assert_error(&run_in(dir.path(), &args));
+        assert!(err.contains(out.to_str().unwrap()), "{err}");
+    }
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    for args in [
+        &["--scenario", "Batch"][..],
+        &["--mode", "Fast"],
+        &["--latency", "5"],
+        &["--latency", "5h"],
+        &["--drain-timeout", "soon"],
+        &["--no-such-flag"],
+    ] {
+        let output = run(args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    let err = assert_error(&run(&[
+        "--total-samples",
+        "10",
+        "--performance-samples",
+        "11",
+    ]));
+    assert!(err.contains("--performance-samples"), "{err}");
+}
+
+#[test]
+fn engine_refusals_are_one_line_errors() {
+    let err = assert_error(&quick("Offline", &["--mode", "FindPeakPerformance"]));
+    assert!(err.contains("FindPeakPerformance"), "{err}");
+}
+
+#[test]
+fn log_filter_from_the_environment() {
+    let dir = TempDir::new();
+    let output = Command::new(EXE)
+        .arg("run")
+        .args(QUICK)
+        .current_dir(dir.path())
+        .env("MLPERF_HOST_LOG", "debug")
+        .output()
+        .unwrap();
+    assert_ok(&output);
+    assert!(stderr(&output).contains("DEBUG"), "{}", stderr(&output));
+
+    let output = Command::new(EXE)
+        .arg("run")
+        .args(QUICK)
+        .arg("-q")
+        .current_dir(dir.path())
+        .env("MLPERF_HOST_LOG", "[[not a filter")
+        .output()
+        .unwrap();
+    assert_ok(&output);
+    assert!(stderr(&output).contains("ignoring MLPERF_HOST_LOG"));
+}
+
+#[test]
+fn bench_still_parses() {
+    let output = Command::new(EXE)
+        .args(["bench", "--help"])
+        .output()
+        .unwrap();
+    assert_ok(&output);
+    assert!(stdout(&output).contains("--case"));
+}
