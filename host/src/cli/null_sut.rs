@@ -12,33 +12,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use mlperf_host::loadgen::{
-    Completer, QslError, QuerySample, QuerySampleIndex, QuerySampleLibrary, QuerySampleResponse,
-    SystemUnderTest,
+    Completer, QuerySample, QuerySampleIndex, QuerySampleResponse, SystemUnderTest,
 };
 
-/// A QSL with nothing to load.
-pub struct NullQsl {
-    pub total: usize,
-    pub performance: usize,
-}
-
-impl QuerySampleLibrary for NullQsl {
-    fn name(&self) -> &str {
-        "NullQSL"
-    }
-    fn total_sample_count(&self) -> usize {
-        self.total
-    }
-    fn performance_sample_count(&self) -> usize {
-        self.performance
-    }
-    fn load_samples_to_ram(&mut self, _: &[QuerySampleIndex]) -> Result<(), QslError> {
-        Ok(())
-    }
-    fn unload_samples_from_ram(&mut self, _: &[QuerySampleIndex]) -> Result<(), QslError> {
-        Ok(())
-    }
-}
+pub use mlperf_host::bench::NullQsl;
 
 /// Responses are completed in batches of at most this many.
 const BATCH: usize = 4096;
