@@ -363,3 +363,60 @@ fn the_trace_is_valid_json_with_a_span_per_sample() {
     assert_eq!(trace["displayTimeUnit"], "ns");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_detail_log_is_on_disk_while_the_run_goes() {
+    /// Reads the detail log from inside the run, after giving the writer time to flush.
+    struct Peeking {
+        path: PathBuf,
+        seen: std::sync::Mutex<Option<String>>,
+        calls: std::sync::atomic::AtomicU64,
+    }
+    impl SystemUnderTest for Peeking {
+        fn name(&self) -> &str {
+            "Peeking"
+        }
+        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+            if self
+                .calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                == 10
+            {
+                std::thread::sleep(std::time::Duration::from_millis(600));
+                *self.seen.lock().unwrap() = std::fs::read_to_string(&self.path).ok();
+            }
+            for s in samples {
+                completer.query_samples_complete(&[QuerySampleResponse::new(s.id, &[])]);
+            }
+        }
+    }
+    for scenario in [TestScenario::SingleStream, TestScenario::Server] {
+        let dir = out_dir(&format!("live-{scenario}"));
+        let sut = Peeking {
+            path: dir.join("mlperf_log_detail.txt"),
+            seen: std::sync::Mutex::new(None),
+            calls: std::sync::atomic::AtomicU64::new(0),
+        };
+        let settings = TestSettings {
+            scenario,
+            min_duration_ms: 0,
+            min_query_count: 100,
+            server_target_qps: 10_000.0,
+            ..TestSettings::default()
+        };
+        let mut qsl = RecordingQsl::new(50, 50);
+        let mut log = LogSettings::default();
+        log.log_output.outdir = Some(dir.clone());
+        start_test(&sut, &mut qsl, &settings, &log).unwrap();
+        let seen = sut.seen.lock().unwrap().clone().expect("read mid-run");
+        for key in [
+            "\"effective_scenario\"",
+            "\"loaded_qsl_set\"",
+            "\"generated_query_count\"",
+        ] {
+            assert!(seen.contains(key), "{scenario}: {key} not on disk mid-run");
+        }
+        assert!(!seen.contains("\"result_validity\""));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
