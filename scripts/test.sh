@@ -7,4 +7,8 @@ bash scripts/setup-official-loadgen.sh
 export MLPERF_OFFICIAL_PYTHON="$PWD/.venv/bin/python"
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
-cargo test --release --all-targets
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+cargo test --release --all-targets 2>&1 | tee "$log"
+# One closing line for the whole run: cargo prints a result line per test binary.
+awk '/^test result:/ { passed += $4; failed += $6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' "$log"

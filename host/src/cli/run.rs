@@ -3,6 +3,7 @@
 //!
 //! Until plugins arrive the system under test is the built-in null SUT ([`super::null_sut`]).
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -16,6 +17,7 @@ use mlperf_host::loadgen::{
 };
 
 use super::null_sut::{NullQsl, NullSut};
+use super::progress::ProgressWatcher;
 use super::set::{self, Override};
 use super::summary;
 
@@ -177,7 +179,8 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
     let (total, performance) = sample_counts(args)?;
     prepare_out_dir(&args.out)?;
 
-    let progress = summary::ProgressWatcher::start();
+    // The bar: on a terminal, not --quiet; the watcher also runs for the debug log.
+    let progress = ProgressWatcher::start(!args.quiet && std::io::stderr().is_terminal());
     let log = LogSettings {
         log_output: LogOutputSettings {
             outdir: Some(args.out.clone()),
@@ -186,7 +189,7 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
         enable_trace: args.trace,
         drain_timeout: args.drain_timeout,
         audit_config,
-        progress: progress.as_ref().map(summary::ProgressWatcher::handle),
+        progress: progress.as_ref().map(ProgressWatcher::handle),
         ..LogSettings::default()
     };
     tracing::info!(
