@@ -1,0 +1,171 @@
+//! `#[repr(C)]` mirrors of `include/mlperf_plugin.h`, field for field. Layout is asserted at
+//! compile time here and checked against the C compiler in tests.
+
+#![allow(non_camel_case_types)]
+
+use std::ffi::{c_char, c_void};
+
+pub const ABI_MAJOR: u32 = 1;
+pub const ABI_MINOR: u32 = 0;
+/// The one exported symbol, NUL-terminated for `dlsym`.
+pub const ENTRY_SYMBOL: &[u8] = b"mlperf_plugin_entry\0";
+
+pub const CAP_ASYNC_COMPLETION: u64 = 1 << 0;
+pub const CAP_CONCURRENT_ISSUE: u64 = 1 << 1;
+pub const CAP_NATIVE_BATCHING: u64 = 1 << 2;
+pub const CAP_TOKENS: u64 = 1 << 3;
+pub const CAP_NEEDS_SAMPLE_DATA: u64 = 1 << 4;
+
+pub const KIND_SUT: u32 = 1;
+pub const KIND_POWER: u32 = 2;
+
+pub const ERROR_UNKNOWN: i32 = 1;
+pub const ERROR_INVALID_ARGUMENT: i32 = 2;
+pub const ERROR_INVALID_CONFIG: i32 = 3;
+pub const ERROR_UNSUPPORTED: i32 = 4;
+pub const ERROR_RESOURCE_EXHAUSTED: i32 = 5;
+pub const ERROR_DEVICE: i32 = 6;
+pub const ERROR_INTERNAL: i32 = 7;
+pub const ERROR_PANIC: i32 = 8;
+
+pub const LOG_ERROR: i32 = 1;
+pub const LOG_WARN: i32 = 2;
+pub const LOG_INFO: i32 = 3;
+pub const LOG_DEBUG: i32 = 4;
+pub const LOG_TRACE: i32 = 5;
+
+#[repr(C)]
+#[derive(Debug)]
+pub struct mlperf_extension {
+    pub struct_size: usize,
+    pub r#type: u32,
+    pub next: *const mlperf_extension,
+}
+
+#[repr(C)]
+#[derive(Debug)]
+pub struct mlperf_error {
+    pub struct_size: usize,
+    pub next: *const mlperf_extension,
+    pub code: i32,
+    pub message: *const c_char,
+    pub release: Option<unsafe extern "C" fn(error: *mut mlperf_error)>,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct mlperf_attribute {
+    pub key: *const c_char,
+    pub value: *const c_char,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct mlperf_sample {
+    pub struct_size: usize,
+    pub id: u64,
+    pub index: u64,
+    pub data: *const c_void,
+    pub length: u64,
+    pub dtype: i32,
+    pub rank: u32,
+    pub shape: *const i64,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct mlperf_response {
+    pub struct_size: usize,
+    pub id: u64,
+    pub data: *const c_void,
+    pub length: u64,
+    pub n_tokens: i64,
+}
+
+pub type CompleteFn =
+    unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize);
+pub type LogFn =
+    unsafe extern "C" fn(context: *mut c_void, level: i32, message: *const c_char, length: usize);
+
+#[repr(C)]
+#[derive(Debug)]
+pub struct mlperf_host_api {
+    pub struct_size: usize,
+    pub next: *const mlperf_extension,
+    pub abi_major: u32,
+    pub abi_minor: u32,
+    pub context: *mut c_void,
+    pub complete: Option<CompleteFn>,
+    pub first_token: Option<CompleteFn>,
+    pub log: Option<LogFn>,
+}
+
+#[repr(C)]
+#[derive(Debug)]
+pub struct mlperf_plugin_api {
+    pub struct_size: usize,
+    pub next: *const mlperf_extension,
+    pub abi_major: u32,
+    pub abi_minor: u32,
+    pub kind: u32,
+    pub reserved: u32,
+    pub name: *const c_char,
+    pub version: *const c_char,
+    pub capabilities: u64,
+    pub init: Option<unsafe extern "C" fn(host: *const mlperf_host_api) -> *mut mlperf_error>,
+    pub create: Option<
+        unsafe extern "C" fn(
+            host: *const mlperf_host_api,
+            config_toml: *const c_char,
+            config_length: usize,
+            instance: *mut *mut c_void,
+        ) -> *mut mlperf_error,
+    >,
+    pub destroy: Option<unsafe extern "C" fn(instance: *mut c_void)>,
+    pub attributes: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            attributes: *mut *const mlperf_attribute,
+            count: *mut usize,
+        ) -> *mut mlperf_error,
+    >,
+    pub issue_query: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            samples: *const mlperf_sample,
+            count: usize,
+        ) -> *mut mlperf_error,
+    >,
+    pub flush_queries: Option<unsafe extern "C" fn(instance: *mut c_void) -> *mut mlperf_error>,
+}
+
+// SAFETY: the table is immutable static data and its pointers name static strings and
+// functions; sharing it across threads is what the ABI intends.
+unsafe impl Sync for mlperf_plugin_api {}
+unsafe impl Send for mlperf_plugin_api {}
+
+pub type mlperf_plugin_entry_fn =
+    unsafe extern "C" fn(host_abi_major: u32, host_abi_minor: u32) -> *const mlperf_plugin_api;
+
+// Layout on 64-bit targets, as the C compiler lays the header out (also checked in tests).
+#[cfg(target_pointer_width = "64")]
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<mlperf_extension>() == 24);
+    assert!(size_of::<mlperf_error>() == 40);
+    assert!(offset_of!(mlperf_error, code) == 16);
+    assert!(offset_of!(mlperf_error, release) == 32);
+    assert!(size_of::<mlperf_attribute>() == 16);
+    assert!(size_of::<mlperf_sample>() == 56);
+    assert!(offset_of!(mlperf_sample, dtype) == 40);
+    assert!(offset_of!(mlperf_sample, shape) == 48);
+    assert!(size_of::<mlperf_response>() == 40);
+    assert!(offset_of!(mlperf_response, n_tokens) == 32);
+    assert!(size_of::<mlperf_host_api>() == 56);
+    assert!(offset_of!(mlperf_host_api, context) == 24);
+    assert!(offset_of!(mlperf_host_api, log) == 48);
+    assert!(size_of::<mlperf_plugin_api>() == 104);
+    assert!(offset_of!(mlperf_plugin_api, capabilities) == 48);
+    assert!(offset_of!(mlperf_plugin_api, init) == 56);
+    assert!(offset_of!(mlperf_plugin_api, flush_queries) == 96);
+};
