@@ -749,3 +749,49 @@ fn a_progress_handle_watches_the_run_live() {
     assert_eq!(after.series, None);
     assert_eq!(after.samples_completed, 150);
 }
+
+#[test]
+fn a_failing_sut_ends_the_run_invalid_with_its_message() {
+    struct Failing(AtomicU64);
+    impl SystemUnderTest for Failing {
+        fn name(&self) -> &str {
+            "Failing"
+        }
+        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+            for s in samples {
+                completer.query_samples_complete(&[QuerySampleResponse::new(s.id, &[])]);
+            }
+            // Fails after the minimum query count was already met: still INVALID.
+            if self.0.fetch_add(1, Ordering::Relaxed) == 300 {
+                completer.fail("device lost");
+            }
+        }
+    }
+    let mut qsl = RecordingQsl::new(100, 100);
+    let settings = TestSettings {
+        min_query_count: 250,
+        max_query_count: 1000,
+        min_duration_ms: 50,
+        single_stream_expected_latency_ns: 1000.0,
+        ..quick(TestScenario::SingleStream)
+    };
+    let log = LogSettings {
+        provenance: vec![("plugin".into(), "libfailing.so".into())],
+        ..short_drain()
+    };
+    let result = start_test(&Failing(AtomicU64::new(0)), &mut qsl, &settings, &log).unwrap();
+    assert_eq!(
+        result.series[0].stop,
+        StopReason::SutFailed("device lost".into())
+    );
+    let validity = &result.performance.as_ref().unwrap().validity;
+    assert!(!validity.valid);
+    assert_eq!(
+        validity.reasons.last().unwrap(),
+        "The SUT failed: device lost"
+    );
+    assert_eq!(
+        result.provenance,
+        [("plugin".to_string(), "libfailing.so".to_string())]
+    );
+}

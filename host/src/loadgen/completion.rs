@@ -177,6 +177,8 @@ pub(crate) struct Shared {
     tokens_one: AtomicU64,
     /// Completion calls still copying responses into the accuracy log.
     logging_in_flight: AtomicU64,
+    failed: AtomicBool,
+    failure: Mutex<Option<String>>,
     /// Accuracy records kept in memory when no log files are written.
     pub(crate) accuracy_log: Mutex<Vec<AccuracyRecord>>,
     log: LogSender,
@@ -214,6 +216,8 @@ impl Shared {
             tokens_negative: AtomicU64::new(0),
             tokens_one: AtomicU64::new(0),
             logging_in_flight: AtomicU64::new(0),
+            failed: AtomicBool::new(false),
+            failure: Mutex::new(None),
             accuracy_log: Mutex::new(Vec::new()),
             token_cache: Mutex::new(HashMap::new()),
             diagnostics: DiagnosticSink::new(log.clone()),
@@ -223,6 +227,26 @@ impl Shared {
 
     pub(crate) fn log(&self) -> &LogSender {
         &self.log
+    }
+
+    fn fail(&self, message: String) {
+        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if failure.is_none() {
+            *failure = Some(message);
+            self.failed.store(true, Ordering::Release);
+        }
+    }
+
+    /// The SUT's failure message, once it reported one.
+    #[inline]
+    pub(crate) fn failure(&self) -> Option<String> {
+        if !self.failed.load(Ordering::Acquire) {
+            return None;
+        }
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Registers the calling thread as the one completions wake.
@@ -531,6 +555,12 @@ impl Completer {
     /// Reports the first token of samples of a token run (time to first token).
     pub fn first_token_complete(&self, responses: &[QuerySampleResponse<'_>]) {
         self.shared.first_token(responses);
+    }
+
+    /// The SUT failed: the engine stops issuing, drains what is outstanding and ends the run
+    /// INVALID with this message. Callable from any thread; the first failure is kept.
+    pub fn fail(&self, message: impl Into<String>) {
+        self.shared.fail(message.into());
     }
 }
 

@@ -95,6 +95,8 @@ pub struct TestResult {
     pub test_datetime: String,
     /// The log files written, when an output directory was given.
     pub log_files: Option<LogFiles>,
+    /// Where the SUT came from (`LogSettings::provenance`).
+    pub provenance: Vec<(String, String)>,
 }
 
 impl TestResult {
@@ -167,6 +169,13 @@ pub fn start_test(
         ("qsl_reported_total_count".into(), qsl_total.into()),
         ("qsl_reported_performance_count".into(), qsl_psc.into()),
     ]);
+    log.details(
+        log_settings
+            .provenance
+            .iter()
+            .map(|(key, value)| (format!("sut_{key}"), value.clone().into()))
+            .collect(),
+    );
 
     let mut requested = settings.clone();
     for diagnostic in apply_audit_config(&mut requested, log_settings)? {
@@ -304,6 +313,7 @@ pub fn start_test(
         diagnostics,
         anomalies,
         log_files: files.clone(),
+        provenance: log_settings.provenance.clone(),
     };
     if let (Some(writer), Some(files)) = (writer, &files) {
         writer.finish().map_err(TestError::LogOutput)?;

@@ -63,6 +63,8 @@ pub enum StopReason {
     MaxQueryCount(u64),
     MaxDuration(i64),
     SutPanicked(String),
+    /// The SUT reported a failure through `Completer::fail`.
+    SutFailed(String),
     /// A SingleStream/MultiStream query never completed, so the next could not be issued.
     Stalled,
     Aborted,
@@ -287,6 +289,11 @@ pub(crate) fn run_series(
             ran_out = false;
             break;
         }
+        if let Some(message) = shared.failure() {
+            stop = StopReason::SutFailed(message);
+            ran_out = false;
+            break;
+        }
         if coalesce && lookahead.is_none() {
             lookahead = issuer.prepare(generator, &mut next);
         }
@@ -508,6 +515,10 @@ pub(super) fn report_stop_of_thread(
         StopReason::SutPanicked(message) => Some(Diagnostic::error(
             "error_runtime",
             format!("The SUT panicked in issue_query: {message}"),
+        )),
+        StopReason::SutFailed(message) => Some(Diagnostic::error(
+            "error_runtime",
+            format!("The SUT failed: {message}"),
         )),
         StopReason::Aborted => Some(Diagnostic::error("error_runtime", "Test aborted.")),
         StopReason::Stalled => Some(Diagnostic::error(

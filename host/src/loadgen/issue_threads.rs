@@ -68,6 +68,10 @@ pub(crate) fn run_series_threaded(
                             stop = StopReason::Aborted;
                             break;
                         }
+                        if let Some(message) = shared.failure() {
+                            stop = StopReason::SutFailed(message);
+                            break;
+                        }
                         wait_until(shared, start_ns + deltas[index]);
                         let now = shared.clock.now_ns();
                         batch.clear();

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use super::completion::{Shared, DONE, TIME_MASK};
 use super::effective::EffectiveSettings;
-use super::issue::SeriesOutcome;
+use super::issue::{SeriesOutcome, StopReason};
 use super::results::PerformanceResult;
 use super::settings::TestScenario;
 
@@ -38,6 +38,12 @@ pub(super) fn collect_performance(
         sample_latencies: Vec::with_capacity(count),
         queries_issued: outcome.queries_issued,
         never_completed: outcome.never_completed,
+        sut_failure: match &outcome.stop {
+            StopReason::SutPanicked(message) | StopReason::SutFailed(message) => {
+                Some(message.clone())
+            }
+            _ => None,
+        },
         ..PerformanceResult::default()
     };
     if first_tokens {

@@ -56,6 +56,8 @@ pub(crate) struct PerformanceResult {
     pub(crate) final_query_issued_time_s: f64,
     pub(crate) final_query_all_samples_done_time_s: f64,
     pub(crate) never_completed: u64,
+    /// The SUT panicked or reported a failure during the series.
+    pub(crate) sut_failure: Option<String>,
 }
 
 /// Token-run statistics.
@@ -356,12 +358,16 @@ impl PerformanceSummary {
         if !all_samples_completed {
             reasons.push(format!("{} samples never completed.", pr.never_completed));
         }
+        if let Some(failure) = &pr.sut_failure {
+            reasons.push(format!("The SUT failed: {failure}"));
+        }
         self.validity = Validity {
             valid: min_duration_met
                 && min_queries_met
                 && perf_constraints_met
                 && early_stopping_met
-                && all_samples_completed,
+                && all_samples_completed
+                && pr.sut_failure.is_none(),
             perf_constraints_met,
             min_duration_met,
             min_queries_met,

@@ -260,6 +260,9 @@ pub struct LogSettings {
     /// Watch the test while it runs (a progress bar).
     #[serde(skip)]
     pub progress: Option<ProgressHandle>,
+    /// Where the SUT came from (plugin path, sha256, ABI version, attributes): written to the
+    /// detail log after the SUT's name and to result.json.
+    pub provenance: Vec<(String, String)>,
 }
 
 impl Default for LogSettings {
@@ -271,6 +274,7 @@ impl Default for LogSettings {
             audit_config: None,
             record_query_schedule: false,
             progress: None,
+            provenance: Vec::new(),
         }
     }
 }
