@@ -6,3 +6,4 @@
 
 pub mod bench;
 pub mod loadgen;
+pub mod plugin;

@@ -25,6 +25,9 @@ enum Command {
     Run(Box<cli::run::RunArgs>),
     /// Measure the LoadGen engine's overhead against an in-process null SUT.
     Bench(BenchArgs),
+    /// List or inspect backend plugins.
+    #[command(subcommand)]
+    Plugins(cli::plugins::PluginsCommand),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Run(args) => cli::run::main(&args),
         Command::Bench(args) => cli::exit_with(run_bench(&args)),
+        Command::Plugins(command) => cli::plugins::main(&command),
     }
 }
 

@@ -27,7 +27,12 @@
  *   - issue_query may be called from several host threads at once only when the plugin sets
  *     MLPERF_CAP_CONCURRENT_ISSUE.
  *   - destroy() returns only after every thread the plugin started has stopped; no callback
- *     may be made after it returns.
+ *     may be made after it returns. Samples still in flight should be completed before it
+ *     returns; any left are reported by the host as never completed.
+ *   - The host_api table passed to init and create stays valid until destroy returns.
+ *   - An error returned by issue_query means none of that call's samples were accepted: the
+ *     plugin must not complete them (the host accounts for them and ends the run INVALID).
+ *   - Arrays of samples and of responses are strided by the struct_size of their first element.
  */
 #ifndef MLPERF_PLUGIN_H
 #define MLPERF_PLUGIN_H
@@ -200,6 +205,8 @@ typedef struct mlperf_plugin_api {
 /* The one exported function. */
 typedef const mlperf_plugin_api *(*mlperf_plugin_entry_fn)(uint32_t host_abi_major,
                                                          uint32_t host_abi_minor);
+MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t host_abi_major,
+                                                                  uint32_t host_abi_minor);
 
 #ifdef __cplusplus
 }

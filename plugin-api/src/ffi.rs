@@ -1,9 +1,16 @@
 //! `#[repr(C)]` mirrors of `include/mlperf_plugin.h`, field for field. Layout is asserted at
 //! compile time here and checked against the C compiler in tests.
+//!
+//! The structs derive abi_stable's `StableAbi` so that SDK-built plugins can export a layout
+//! descriptor ([`crate::layout`]). abi_stable compares field names and types and also the
+//! parameter names of the function pointers: renaming any of them refuses Rust plugins built
+//! before the rename.
 
 #![allow(non_camel_case_types)]
 
 use std::ffi::{c_char, c_void};
+
+use abi_stable::StableAbi;
 
 pub const ABI_MAJOR: u32 = 1;
 pub const ABI_MINOR: u32 = 0;
@@ -35,7 +42,7 @@ pub const LOG_DEBUG: i32 = 4;
 pub const LOG_TRACE: i32 = 5;
 
 #[repr(C)]
-#[derive(Debug)]
+#[derive(StableAbi, Debug)]
 pub struct mlperf_extension {
     pub struct_size: usize,
     pub r#type: u32,
@@ -43,7 +50,7 @@ pub struct mlperf_extension {
 }
 
 #[repr(C)]
-#[derive(Debug)]
+#[derive(StableAbi, Debug)]
 pub struct mlperf_error {
     pub struct_size: usize,
     pub next: *const mlperf_extension,
@@ -53,14 +60,14 @@ pub struct mlperf_error {
 }
 
 #[repr(C)]
-#[derive(Debug, Clone, Copy)]
+#[derive(StableAbi, Debug, Clone, Copy)]
 pub struct mlperf_attribute {
     pub key: *const c_char,
     pub value: *const c_char,
 }
 
 #[repr(C)]
-#[derive(Debug, Clone, Copy)]
+#[derive(StableAbi, Debug, Clone, Copy)]
 pub struct mlperf_sample {
     pub struct_size: usize,
     pub id: u64,
@@ -73,7 +80,7 @@ pub struct mlperf_sample {
 }
 
 #[repr(C)]
-#[derive(Debug, Clone, Copy)]
+#[derive(StableAbi, Debug, Clone, Copy)]
 pub struct mlperf_response {
     pub struct_size: usize,
     pub id: u64,
@@ -88,20 +95,33 @@ pub type LogFn =
     unsafe extern "C" fn(context: *mut c_void, level: i32, message: *const c_char, length: usize);
 
 #[repr(C)]
-#[derive(Debug)]
+#[derive(StableAbi, Debug)]
 pub struct mlperf_host_api {
     pub struct_size: usize,
     pub next: *const mlperf_extension,
     pub abi_major: u32,
     pub abi_minor: u32,
     pub context: *mut c_void,
-    pub complete: Option<CompleteFn>,
-    pub first_token: Option<CompleteFn>,
-    pub log: Option<LogFn>,
+    // Spelled out rather than `CompleteFn`/`LogFn`: StableAbi describes a function pointer
+    // only when it sees its signature, not through a type alias.
+    pub complete: Option<
+        unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize),
+    >,
+    pub first_token: Option<
+        unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize),
+    >,
+    pub log: Option<
+        unsafe extern "C" fn(
+            context: *mut c_void,
+            level: i32,
+            message: *const c_char,
+            length: usize,
+        ),
+    >,
 }
 
 #[repr(C)]
-#[derive(Debug)]
+#[derive(StableAbi, Debug)]
 pub struct mlperf_plugin_api {
     pub struct_size: usize,
     pub next: *const mlperf_extension,

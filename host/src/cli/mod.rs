@@ -2,6 +2,7 @@
 //! duration arguments and error reporting at the binary's edge.
 
 pub mod null_sut;
+pub mod plugins;
 pub mod progress;
 pub mod run;
 pub mod set;

@@ -20,6 +20,8 @@ use super::null_sut::{NullQsl, NullSut};
 use super::progress::ProgressWatcher;
 use super::set::{self, Override};
 use super::summary;
+use mlperf_host::loadgen::StopReason;
+use mlperf_host::plugin::PluginSut;
 
 /// Exit status of a completed run that is INVALID under `--require-valid`.
 pub const EXIT_INVALID: u8 = 3;
@@ -127,6 +129,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
     pub drain_timeout: Duration,
 
+    /// The backend: a plugin library path, or a plugin name found through
+    /// MLPERF_HOST_PLUGIN_PATH and the standard plugin directories. Without it, the built-in
+    /// null SUT runs.
+    #[arg(long, value_name = "PATH|NAME", help_heading = "Plugin")]
+    pub plugin: Option<String>,
+    /// The plugin's configuration (TOML).
+    #[arg(long, value_name = "FILE.toml", help_heading = "Plugin")]
+    pub plugin_config: Option<PathBuf>,
+    /// Set one plugin configuration key (dotted keys reach into tables). Repeatable.
+    #[arg(long = "plugin-set", value_name = "KEY=VALUE", value_parser = super::plugins::parse_plugin_set, help_heading = "Plugin")]
+    pub plugin_set: Vec<(String, String)>,
+
     /// Samples in the sample library.
     #[arg(
         long,
@@ -153,6 +167,17 @@ pub fn main(args: &RunArgs) -> ExitCode {
     super::init_logging(args.verbose, args.quiet);
     match run(args) {
         Ok(result) => {
+            // A backend that failed or panicked: the logs are written, but this is an error.
+            let failure = result.series.iter().find_map(|series| match &series.stop {
+                StopReason::SutFailed(message) | StopReason::SutPanicked(message) => {
+                    Some(message.clone())
+                }
+                _ => None,
+            });
+            if let Some(message) = failure {
+                eprintln!("error: the system under test failed: {message} (the run is INVALID; logs in {})", args.out.display());
+                return ExitCode::FAILURE;
+            }
             let valid = summary::is_valid(&result);
             if !valid && args.require_valid {
                 let reasons = result
@@ -177,6 +202,15 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
     let settings = load_settings(args)?;
     let audit_config = check_audit_config(args.audit_conf.as_deref())?;
     let (total, performance) = sample_counts(args)?;
+    // A bad plugin is refused here, before anything runs.
+    let plugin = match &args.plugin {
+        Some(spec) => Some(super::plugins::open_sut(
+            spec,
+            args.plugin_config.as_deref(),
+            &args.plugin_set,
+        )?),
+        None => None,
+    };
     prepare_out_dir(&args.out)?;
 
     // The bar: on a terminal, not --quiet; the watcher also runs for the debug log.
@@ -190,6 +224,10 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
         drain_timeout: args.drain_timeout,
         audit_config,
         progress: progress.as_ref().map(ProgressWatcher::handle),
+        provenance: plugin
+            .as_ref()
+            .map(PluginSut::provenance)
+            .unwrap_or_default(),
         ..LogSettings::default()
     };
     tracing::info!(
@@ -201,10 +239,19 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
     );
     tracing::debug!(?settings, "requested settings");
 
-    let sut = NullSut::new(args.latency, args.tokens).context("cannot start the null SUT")?;
     let mut qsl = NullQsl { total, performance };
-    let result = start_test(&sut, &mut qsl, &settings, &log);
-    sut.shut_down();
+    let result = match &plugin {
+        Some(sut) => start_test(sut, &mut qsl, &settings, &log),
+        None => {
+            let sut =
+                NullSut::new(args.latency, args.tokens).context("cannot start the null SUT")?;
+            let result = start_test(&sut, &mut qsl, &settings, &log);
+            sut.shut_down();
+            result
+        }
+    };
+    // Destroying the instance stops the plugin's threads.
+    drop(plugin);
     if let Some(progress) = progress {
         progress.finish();
     }

@@ -20,6 +20,9 @@ use super::types::QuerySample;
 /// spun instead.
 const SPIN_MARGIN_NS: i64 = 200_000;
 
+/// How long the drain waits without progress after the SUT failed or panicked.
+const FAILED_SUT_DRAIN: Duration = Duration::from_secs(2);
+
 /// Sequence ids and the fixed-seed engine that gives every generated sample its accuracy-log
 /// value, shared by all series of a test (the official `SequenceGen`).
 pub(crate) struct SequenceState {
@@ -92,6 +95,7 @@ pub(crate) struct SeriesOutcome {
     pub(crate) never_completed: u64,
 }
 
+#[derive(Clone, Copy)]
 pub(crate) struct SeriesContext<'a> {
     pub(crate) sut: &'a dyn SystemUnderTest,
     pub(crate) shared: &'a Shared,
@@ -390,7 +394,17 @@ pub(crate) fn run_series(
         progress.series_ended();
     }
     report_stop(shared, &stop, mode, ran_out);
-    let never_completed = flush_and_drain(ctx, completed_at_start + samples_issued);
+    // A SUT that failed may never answer what it holds: do not wait long for it.
+    let never_completed = match stop {
+        StopReason::SutPanicked(_) | StopReason::SutFailed(_) => {
+            let brief = SeriesContext {
+                drain_timeout: ctx.drain_timeout.min(FAILED_SUT_DRAIN),
+                ..*ctx
+            };
+            flush_and_drain(&brief, completed_at_start + samples_issued)
+        }
+        _ => flush_and_drain(ctx, completed_at_start + samples_issued),
+    };
 
     // The official code generates every query up front, so its counts and sequence ids cover
     // queries that were never issued. Finish the count the same way.

@@ -1,0 +1,184 @@
+//! The host's half of the ABI: the callbacks a plugin calls (completions, first tokens, log
+//! lines), turned into calls on the engine's `Completer` and into `tracing` events. Nothing
+//! here may unwind into the plugin.
+
+use std::ffi::{c_char, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::OnceLock;
+
+use mlperf_plugin_api::ffi;
+
+use crate::loadgen::{Completer, QuerySampleResponse, ResponseId};
+
+/// What `mlperf_host_api.context` points at for one plugin instance.
+pub(crate) struct HostContext {
+    /// Set at the first issue: the completer of the test the instance serves.
+    pub(crate) completer: OnceLock<Completer>,
+    pub(crate) plugin: String,
+}
+
+impl HostContext {
+    pub(crate) fn new(plugin: String) -> Box<Self> {
+        Box::new(HostContext {
+            completer: OnceLock::new(),
+            plugin,
+        })
+    }
+}
+
+/// The host API table handed to the plugin; `context` must outlive the instance.
+pub(crate) fn host_api(context: &HostContext) -> ffi::mlperf_host_api {
+    ffi::mlperf_host_api {
+        struct_size: std::mem::size_of::<ffi::mlperf_host_api>(),
+        next: std::ptr::null(),
+        abi_major: ffi::ABI_MAJOR,
+        abi_minor: ffi::ABI_MINOR,
+        context: context as *const HostContext as *mut c_void,
+        complete: Some(host_complete),
+        first_token: Some(host_first_token),
+        log: Some(host_log),
+    }
+}
+
+/// Responses are converted on the stack in batches of this many.
+const BATCH: usize = 64;
+
+/// Calls `deliver` with the plugin's responses as engine responses, batch by batch.
+///
+/// # Safety
+/// `responses` must point to `count` responses laid out `struct_size` bytes apart, each data
+/// pointer valid for its length for the duration of the call.
+unsafe fn for_each_batch(
+    responses: *const ffi::mlperf_response,
+    count: usize,
+    mut deliver: impl FnMut(&[QuerySampleResponse<'_>]),
+) {
+    if responses.is_null() || count == 0 {
+        return;
+    }
+    // SAFETY: the caller guarantees at least one response.
+    let stride = unsafe { (*responses).struct_size };
+    if stride < std::mem::size_of::<ffi::mlperf_response>() {
+        return;
+    }
+    let mut batch = [QuerySampleResponse::new(ResponseId(0), &[]); BATCH];
+    let mut filled = 0;
+    for i in 0..count {
+        // SAFETY: within the caller's array, `stride` bytes per element.
+        let response =
+            unsafe { &*((responses as *const u8).add(i * stride) as *const ffi::mlperf_response) };
+        let data: &[u8] = if response.data.is_null() || response.length == 0 {
+            &[]
+        } else {
+            // SAFETY: the plugin guarantees `length` readable bytes for this call.
+            unsafe {
+                std::slice::from_raw_parts(response.data as *const u8, response.length as usize)
+            }
+        };
+        batch[filled] =
+            QuerySampleResponse::with_tokens(ResponseId(response.id), data, response.n_tokens);
+        filled += 1;
+        if filled == BATCH {
+            deliver(&batch[..filled]);
+            filled = 0;
+        }
+    }
+    if filled > 0 {
+        deliver(&batch[..filled]);
+    }
+}
+
+unsafe extern "C" fn host_complete(
+    context: *mut c_void,
+    responses: *const ffi::mlperf_response,
+    count: usize,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `context` is the HostContext this table was made with, alive while the
+        // instance is.
+        let context = unsafe { &*(context as *const HostContext) };
+        if let Some(completer) = context.completer.get() {
+            // SAFETY: the ABI's contract for `complete`.
+            unsafe {
+                for_each_batch(responses, count, |batch| {
+                    completer.query_samples_complete(batch)
+                })
+            };
+        }
+    }));
+}
+
+unsafe extern "C" fn host_first_token(
+    context: *mut c_void,
+    responses: *const ffi::mlperf_response,
+    count: usize,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: as in host_complete.
+        let context = unsafe { &*(context as *const HostContext) };
+        if let Some(completer) = context.completer.get() {
+            // SAFETY: the ABI's contract for `first_token`.
+            unsafe {
+                for_each_batch(responses, count, |batch| {
+                    completer.first_token_complete(batch)
+                })
+            };
+        }
+    }));
+}
+
+unsafe extern "C" fn host_log(
+    context: *mut c_void,
+    level: i32,
+    message: *const c_char,
+    length: usize,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: as in host_complete.
+        let context = unsafe { &*(context as *const HostContext) };
+        let text = if message.is_null() {
+            String::new()
+        } else {
+            // SAFETY: the plugin guarantees `length` bytes of UTF-8 (checked, lossily).
+            String::from_utf8_lossy(unsafe {
+                std::slice::from_raw_parts(message as *const u8, length)
+            })
+            .into_owned()
+        };
+        let plugin = context.plugin.as_str();
+        match level {
+            ffi::LOG_ERROR => tracing::error!(plugin, "{text}"),
+            ffi::LOG_WARN => tracing::warn!(plugin, "{text}"),
+            ffi::LOG_INFO => tracing::info!(plugin, "{text}"),
+            ffi::LOG_DEBUG => tracing::debug!(plugin, "{text}"),
+            _ => tracing::trace!(plugin, "{text}"),
+        }
+    }));
+}
+
+/// Reads and releases a plugin's error object: `(code, message)`, or `None` for success.
+///
+/// # Safety
+/// `error` is NULL or an error object from the plugin, not yet released.
+pub(crate) unsafe fn take_error(error: *mut ffi::mlperf_error) -> Option<(i32, String)> {
+    if error.is_null() {
+        return None;
+    }
+    // SAFETY: a live error object, per the caller.
+    let (code, message, release) = unsafe {
+        let e = &*error;
+        let message = if e.message.is_null() {
+            String::from("(no message)")
+        } else {
+            std::ffi::CStr::from_ptr(e.message)
+                .to_string_lossy()
+                .into_owned()
+        };
+        (e.code, message, e.release)
+    };
+    if let Some(release) = release {
+        // SAFETY: released exactly once, by its receiver, as the ABI asks.
+        unsafe { release(error) };
+    }
+    Some((code, message))
+}

@@ -1,0 +1,103 @@
+//! Finding a plugin by path or by name. A name resolves through `MLPERF_HOST_PLUGIN_PATH`
+//! (directories separated by `:`), then the standard plugin directories; each plugin is a
+//! `<name>/plugin.toml` manifest beside its library.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::error::PluginError;
+
+/// `<name>/plugin.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub name: String,
+    /// "sut" or "power".
+    pub kind: String,
+    /// The library file, relative to the manifest's directory.
+    pub library: String,
+    /// The ABI version the plugin was built for, e.g. "1.0".
+    pub abi: String,
+    #[serde(default)]
+    pub description: String,
+    /// Where the manifest was found (not in the file).
+    #[serde(skip)]
+    pub directory: PathBuf,
+}
+
+impl Manifest {
+    pub fn read(path: &Path) -> Result<Manifest, PluginError> {
+        let text = std::fs::read_to_string(path).map_err(|e| PluginError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let mut manifest: Manifest = toml::from_str(&text).map_err(|e| PluginError::Manifest {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        manifest.directory = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        Ok(manifest)
+    }
+
+    pub fn library_path(&self) -> PathBuf {
+        self.directory.join(&self.library)
+    }
+}
+
+/// The directories searched for plugins by name, in order.
+pub fn search_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("MLPERF_HOST_PLUGIN_PATH")
+        .map(|value| std::env::split_paths(&value).collect())
+        .unwrap_or_default();
+    let data_home = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")));
+    if let Some(data_home) = data_home {
+        dirs.push(data_home.join("mlperf-host/plugins"));
+    }
+    dirs.push(PathBuf::from("/usr/local/lib/mlperf-host/plugins"));
+    dirs.push(PathBuf::from("/usr/lib/mlperf-host/plugins"));
+    dirs
+}
+
+/// A path (anything with a separator or that exists) is used as is; a name is looked up.
+pub fn resolve(spec: &str) -> Result<PathBuf, PluginError> {
+    let as_path = Path::new(spec);
+    if spec.contains(std::path::MAIN_SEPARATOR) || as_path.exists() {
+        return Ok(as_path.to_path_buf());
+    }
+    let dirs = search_dirs();
+    for dir in &dirs {
+        let manifest_path = dir.join(spec).join("plugin.toml");
+        if manifest_path.is_file() {
+            return Ok(Manifest::read(&manifest_path)?.library_path());
+        }
+    }
+    Err(PluginError::NotFound {
+        name: spec.to_string(),
+        searched: dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// Every plugin manifest in the search directories.
+pub fn list() -> Vec<Result<Manifest, PluginError>> {
+    let mut found = Vec::new();
+    for dir in search_dirs() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path().join("plugin.toml"))
+            .filter(|p| p.is_file())
+            .collect();
+        paths.sort();
+        found.extend(paths.iter().map(|p| Manifest::read(p)));
+    }
+    found
+}

@@ -1,0 +1,207 @@
+//! A plugin instance as the engine's system under test.
+
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+use mlperf_plugin_api::ffi;
+
+use super::error::PluginError;
+use super::host_api::{host_api, take_error, HostContext};
+use super::loader::{c_string, Plugin};
+use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, SystemUnderTest};
+
+/// One created plugin instance. Dropping it destroys the instance (which stops the plugin's
+/// threads) before the library can be unloaded.
+pub struct PluginSut {
+    // Field order matters on drop: the instance goes first (see Drop), the library last.
+    instance: *mut c_void,
+    table: *const ffi::mlperf_plugin_api,
+    // The table the plugin was given; it may keep the pointer until destroy.
+    _host: Box<ffi::mlperf_host_api>,
+    context: Box<HostContext>,
+    samples: Mutex<Vec<ffi::mlperf_sample>>,
+    name: String,
+    attributes: Vec<(String, String)>,
+    provenance: Vec<(String, String)>,
+    _library: Arc<libloading::Library>,
+}
+
+// SAFETY: the instance is only used through the ABI, whose functions the plugin makes safe to
+// call from the host's threads (concurrent issue only with MLPERF_CAP_CONCURRENT_ISSUE, which
+// the engine does not use without it); the completer is set once.
+unsafe impl Send for PluginSut {}
+unsafe impl Sync for PluginSut {}
+
+impl PluginSut {
+    /// Creates an instance of `plugin` configured by `config_toml`.
+    pub fn create(plugin: &Plugin, config_toml: &str) -> Result<PluginSut, PluginError> {
+        plugin.require_sut()?;
+        let table = plugin.table();
+        let name = plugin.info.name.clone();
+        let context = HostContext::new(name.clone());
+        let host = Box::new(host_api(&context));
+        let call_error =
+            |function: &'static str, (code, message): (i32, String)| PluginError::Call {
+                plugin: name.clone(),
+                function,
+                code,
+                message,
+            };
+        if let Some(init) = table.init {
+            // SAFETY: the host table lives in `host` for as long as the instance.
+            if let Some(error) = unsafe { take_error(init(&*host)) } {
+                return Err(call_error("init", error));
+            }
+        }
+        let mut instance: *mut c_void = std::ptr::null_mut();
+        let create = table.create.expect("checked by require_sut");
+        // SAFETY: per the ABI; the config bytes live across the call.
+        let error = unsafe {
+            create(
+                &*host,
+                config_toml.as_ptr() as *const std::ffi::c_char,
+                config_toml.len(),
+                &mut instance,
+            )
+        };
+        // SAFETY: the plugin's error object, if any.
+        if let Some(error) = unsafe { take_error(error) } {
+            return Err(call_error("create", error));
+        }
+        let mut sut = PluginSut {
+            instance,
+            table: plugin.api,
+            _host: host,
+            context,
+            samples: Mutex::new(Vec::new()),
+            name: name.clone(),
+            attributes: Vec::new(),
+            provenance: Vec::new(),
+            _library: Arc::clone(&plugin.library),
+        };
+        sut.attributes = sut
+            .read_attributes()
+            .map_err(|e| call_error("attributes", e))?;
+        let info = &plugin.info;
+        sut.provenance = vec![
+            ("plugin_path".into(), info.path.display().to_string()),
+            ("plugin_sha256".into(), info.sha256.clone()),
+            ("plugin_abi_version".into(), info.abi.clone()),
+            ("plugin_name".into(), info.name.clone()),
+            ("plugin_version".into(), info.version.clone()),
+            ("plugin_capabilities".into(), info.capabilities.join(",")),
+        ];
+        sut.provenance.extend(
+            sut.attributes
+                .iter()
+                .map(|(key, value)| (format!("plugin_attribute_{key}"), value.clone())),
+        );
+        Ok(sut)
+    }
+
+    fn table(&self) -> &ffi::mlperf_plugin_api {
+        // SAFETY: a checked table inside the library this instance keeps loaded.
+        unsafe { &*self.table }
+    }
+
+    fn read_attributes(&self) -> Result<Vec<(String, String)>, (i32, String)> {
+        let Some(attributes) = self.table().attributes else {
+            return Ok(Vec::new());
+        };
+        let mut list: *const ffi::mlperf_attribute = std::ptr::null();
+        let mut count = 0usize;
+        // SAFETY: per the ABI; the list stays valid until destroy, and is copied here.
+        if let Some(error) = unsafe { take_error(attributes(self.instance, &mut list, &mut count)) }
+        {
+            return Err(error);
+        }
+        if list.is_null() {
+            return Ok(Vec::new());
+        }
+        // SAFETY: `count` attributes at `list`, per the plugin.
+        let list = unsafe { std::slice::from_raw_parts(list, count) };
+        Ok(list
+            .iter()
+            .map(|a| (c_string(a.key), c_string(a.value)))
+            .collect())
+    }
+
+    /// The plugin's attributes (vendor, device, driver, precision, ...).
+    pub fn attributes(&self) -> &[(String, String)] {
+        &self.attributes
+    }
+
+    /// Path, sha256, ABI version, name, version, capabilities and attributes, for the logs.
+    pub fn provenance(&self) -> Vec<(String, String)> {
+        self.provenance.clone()
+    }
+
+    fn report(&self, function: &str, error: Option<(i32, String)>) {
+        if let Some((code, message)) = error {
+            let text = format!(
+                "plugin {} {function} failed (error {code}): {message}",
+                self.name
+            );
+            match self.context.completer.get() {
+                Some(completer) => completer.fail(text),
+                None => tracing::error!("{text}"),
+            }
+        }
+    }
+}
+
+impl SystemUnderTest for PluginSut {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        self.context.completer.get_or_init(|| completer.clone());
+        let mut buffer = self.samples.lock().unwrap_or_else(|p| p.into_inner());
+        buffer.clear();
+        buffer.extend(samples.iter().map(|s| ffi::mlperf_sample {
+            struct_size: std::mem::size_of::<ffi::mlperf_sample>(),
+            id: s.id.0,
+            index: s.index as u64,
+            data: std::ptr::null(),
+            length: 0,
+            dtype: 0,
+            rank: 0,
+            shape: std::ptr::null(),
+        }));
+        let issue = self.table().issue_query.expect("checked by require_sut");
+        // SAFETY: the samples live across the call; ids stay valid until completed.
+        let error = unsafe { issue(self.instance, buffer.as_ptr(), buffer.len()) };
+        drop(buffer);
+        // SAFETY: the plugin's error object, if any.
+        let error = unsafe { take_error(error) };
+        if error.is_some() {
+            // The plugin accepted none of these samples: account for them here so the drain
+            // does not wait for them (the run ends INVALID).
+            let empty: Vec<QuerySampleResponse<'_>> = samples
+                .iter()
+                .map(|s| QuerySampleResponse::new(s.id, &[]))
+                .collect();
+            completer.query_samples_complete(&empty);
+        }
+        self.report("issue_query", error);
+    }
+
+    fn flush_queries(&self) {
+        let flush = self.table().flush_queries.expect("checked by require_sut");
+        // SAFETY: per the ABI.
+        let error = unsafe { flush(self.instance) };
+        // SAFETY: the plugin's error object, if any.
+        self.report("flush_queries", unsafe { take_error(error) });
+    }
+}
+
+impl Drop for PluginSut {
+    fn drop(&mut self) {
+        if let Some(destroy) = self.table().destroy {
+            // SAFETY: destroyed once; returns after the plugin's threads have stopped, so no
+            // callback can reach `context` or `host` after this.
+            unsafe { destroy(self.instance) };
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Bad plugins are refused with a clear error before anything runs: not a shared library, no
+//! entry symbol, a refused or different major version, a table too small, a missing function.
+//! The plugins are tiny C libraries compiled here against the real header.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mlperf_host::plugin::{Plugin, PluginSut};
+
+fn work_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mlperf-bad-plugins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Compiles `source` into `lib<name>.so`.
+fn compile(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let c = dir.join(format!("{name}.c"));
+    let so = dir.join(format!("lib{name}.so"));
+    std::fs::write(&c, source).unwrap();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin-api/include");
+    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-shared", "-fPIC", "-Wall", "-Werror", "-o"])
+        .arg(&so)
+        .arg("-I")
+        .arg(&include)
+        .arg(&c)
+        .status()
+        .expect("a C compiler");
+    assert!(status.success(), "compiling {name}");
+    so
+}
+
+/// A plugin table with one thing wrong, chosen by `tweak` (C statements on `api`).
+fn plugin_source(tweak: &str) -> String {
+    format!(
+        r#"#include "mlperf_plugin.h"
+static mlperf_error *create(const mlperf_host_api *h, const char *c, size_t n, void **i) {{
+    (void)h; (void)c; (void)n; *i = 0; return 0; }}
+static void destroy(void *i) {{ (void)i; }}
+static mlperf_error *issue(void *i, const mlperf_sample *s, size_t n) {{ (void)i; (void)s; (void)n; return 0; }}
+static mlperf_error *flush(void *i) {{ (void)i; return 0; }}
+static mlperf_plugin_api api;
+MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t major, uint32_t minor) {{
+    (void)minor;
+    api.struct_size = sizeof api;
+    api.abi_major = MLPERF_PLUGIN_ABI_MAJOR;
+    api.abi_minor = MLPERF_PLUGIN_ABI_MINOR;
+    api.kind = MLPERF_PLUGIN_KIND_SUT;
+    api.name = "bad";
+    api.version = "0";
+    api.create = create;
+    api.destroy = destroy;
+    api.issue_query = issue;
+    api.flush_queries = flush;
+    if (major != MLPERF_PLUGIN_ABI_MAJOR) return 0;
+    {tweak}
+    return &api;
+}}
+"#
+    )
+}
+
+fn refusal(path: &Path) -> String {
+    match Plugin::open(path).and_then(|plugin| PluginSut::create(&plugin, "").map(|_| ())) {
+        Ok(()) => panic!("{} was accepted", path.display()),
+        Err(error) => error.to_string(),
+    }
+}
+
+#[test]
+fn bad_plugins_are_refused_with_the_reason() {
+    let dir = work_dir();
+
+    let text = dir.join("libnot-a-library.so");
+    std::fs::write(&text, "just text").unwrap();
+    let message = refusal(&text);
+    assert!(
+        message.contains("cannot load the plugin library"),
+        "{message}"
+    );
+
+    let no_entry = compile(&dir, "noentry", "int something(void) { return 1; }\n");
+    let message = refusal(&no_entry);
+    assert!(
+        message.contains("entry symbol `mlperf_plugin_entry` is missing"),
+        "{message}"
+    );
+
+    let cases = [
+        ("refuses", "return 0;", "refused ABI 1.0"),
+        (
+            "major2",
+            "api.abi_major = 2;",
+            "implements ABI major 2, this host speaks 1",
+        ),
+        (
+            "small",
+            "api.struct_size = 40;",
+            "mlperf_plugin_api is 40 bytes, smaller than the 104",
+        ),
+        (
+            "noissue",
+            "api.issue_query = 0;",
+            "does not provide the required function `issue_query`",
+        ),
+        (
+            "power",
+            "api.kind = MLPERF_PLUGIN_KIND_POWER;",
+            "is a power plugin, not a system-under-test",
+        ),
+    ];
+    for (name, tweak, expected) in cases {
+        let so = compile(&dir, name, &plugin_source(tweak));
+        let message = refusal(&so);
+        assert!(message.contains(expected), "{name}: {message}");
+        assert!(
+            message.contains(&format!("lib{name}.so")),
+            "{name}: names the file: {message}"
+        );
+    }
+
+    // The control: the same table untouched loads, reports itself and creates an instance.
+    let good = compile(&dir, "good", &plugin_source(""));
+    let plugin = Plugin::open(&good).unwrap();
+    assert_eq!(plugin.info.abi, "1.0");
+    assert_eq!(plugin.info.kind, "sut");
+    assert_eq!(plugin.info.sha256.len(), 64);
+    assert!(
+        !plugin.info.layout_checked,
+        "a C plugin carries no layout descriptor"
+    );
+    PluginSut::create(&plugin, "").unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}

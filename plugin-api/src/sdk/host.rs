@@ -1,0 +1,216 @@
+//! The host as a plugin sees it: [`Completer`] for answers, [`Logger`] for log lines, both
+//! copied out of the `mlperf_host_api` handed to `create` and valid until `destroy`.
+
+use std::ffi::{c_char, c_void};
+use std::marker::PhantomData;
+
+use crate::ffi::{self, mlperf_host_api, mlperf_response};
+
+use super::PluginError;
+
+type CompleteFn =
+    unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize);
+type LogFn =
+    unsafe extern "C" fn(context: *mut c_void, level: i32, message: *const c_char, length: usize);
+
+/// The host's callbacks, handed to [`SutPlugin::create`](super::SutPlugin::create).
+#[derive(Clone, Copy, Debug)]
+pub struct Host {
+    abi_version: (u32, u32),
+    pub(crate) completer: Completer,
+    logger: Logger,
+}
+
+impl Host {
+    /// # Safety
+    /// `host` is NULL or a valid `mlperf_host_api` whose context and callbacks stay usable
+    /// until the instance is destroyed.
+    pub(crate) unsafe fn from_raw(host: *const mlperf_host_api) -> Result<Host, PluginError> {
+        // SAFETY: the caller's contract.
+        let host = unsafe { host.as_ref() }
+            .ok_or_else(|| PluginError::invalid_argument("host API is NULL"))?;
+        if host.struct_size < size_of::<mlperf_host_api>() {
+            return Err(PluginError::invalid_argument(format!(
+                "host API struct_size {} is smaller than ABI {}.{}'s {}",
+                host.struct_size,
+                ffi::ABI_MAJOR,
+                ffi::ABI_MINOR,
+                size_of::<mlperf_host_api>()
+            )));
+        }
+        let complete = host
+            .complete
+            .ok_or_else(|| PluginError::invalid_argument("host API has no complete callback"))?;
+        Ok(Host {
+            abi_version: (host.abi_major, host.abi_minor),
+            completer: Completer {
+                context: host.context,
+                complete,
+                first_token: host.first_token,
+            },
+            logger: Logger {
+                context: host.context,
+                log: host.log,
+            },
+        })
+    }
+
+    /// The ABI version the host implements.
+    pub fn abi_version(&self) -> (u32, u32) {
+        self.abi_version
+    }
+
+    pub fn completer(&self) -> Completer {
+        self.completer
+    }
+
+    pub fn logger(&self) -> Logger {
+        self.logger
+    }
+}
+
+/// Reports answers to the host. Cheap to copy; callable from any thread, inline in
+/// `issue_query` or later, until the instance is destroyed.
+#[derive(Clone, Copy)]
+pub struct Completer {
+    context: *mut c_void,
+    complete: CompleteFn,
+    first_token: Option<CompleteFn>,
+}
+
+// SAFETY: the header makes complete() and first_token() thread-safe and callable from any
+// thread; the context pointer is only ever passed back to them.
+unsafe impl Send for Completer {}
+// SAFETY: as above.
+unsafe impl Sync for Completer {}
+
+impl Completer {
+    /// Samples finished. Each issued id must be completed exactly once.
+    pub fn complete(&self, responses: &[Response<'_>]) {
+        if responses.is_empty() {
+            return;
+        }
+        // SAFETY: Response is a transparent mlperf_response; the host copies what it keeps
+        // before returning, so borrowed data suffices.
+        unsafe { (self.complete)(self.context, responses.as_ptr().cast(), responses.len()) }
+    }
+
+    /// First tokens of a token run (each response's data = the first token's bytes). Does
+    /// nothing if the host has no first_token callback.
+    pub fn first_token(&self, responses: &[Response<'_>]) {
+        let Some(first_token) = self.first_token else {
+            return;
+        };
+        if responses.is_empty() {
+            return;
+        }
+        // SAFETY: as in complete().
+        unsafe { first_token(self.context, responses.as_ptr().cast(), responses.len()) }
+    }
+}
+
+impl std::fmt::Debug for Completer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Completer")
+            .field("first_token", &self.first_token.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The answer to one sample, borrowing its output bytes.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct Response<'a> {
+    raw: mlperf_response,
+    _data: PhantomData<&'a [u8]>,
+}
+
+// SAFETY: a Response holds a shared borrow of `'a` bytes, like `&'a [u8]`.
+unsafe impl Send for Response<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Response<'_> {}
+
+impl<'a> Response<'a> {
+    pub fn new(id: u64, data: &'a [u8]) -> Self {
+        Response {
+            raw: mlperf_response {
+                struct_size: size_of::<mlperf_response>(),
+                id,
+                data: if data.is_empty() {
+                    std::ptr::null()
+                } else {
+                    data.as_ptr().cast()
+                },
+                length: data.len() as u64,
+                n_tokens: 0,
+            },
+            _data: PhantomData,
+        }
+    }
+
+    /// For token runs: the number of tokens generated.
+    pub fn with_tokens(mut self, n_tokens: i64) -> Self {
+        self.raw.n_tokens = n_tokens;
+        self
+    }
+
+    pub fn id(&self) -> u64 {
+        self.raw.id
+    }
+
+    pub fn n_tokens(&self) -> i64 {
+        self.raw.n_tokens
+    }
+
+    pub fn as_raw(&self) -> &mlperf_response {
+        &self.raw
+    }
+}
+
+/// Severity of a log line (`mlperf_log_level`).
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Error = ffi::LOG_ERROR,
+    Warn = ffi::LOG_WARN,
+    Info = ffi::LOG_INFO,
+    Debug = ffi::LOG_DEBUG,
+    Trace = ffi::LOG_TRACE,
+}
+
+/// Sends log lines to the host (which routes them into its `tracing`). A no-op when the host
+/// has no log callback.
+#[derive(Clone, Copy)]
+pub struct Logger {
+    context: *mut c_void,
+    log: Option<LogFn>,
+}
+
+// SAFETY: the host's callbacks are thread-safe and callable from any thread (see Completer).
+unsafe impl Send for Logger {}
+// SAFETY: as above.
+unsafe impl Sync for Logger {}
+
+impl Logger {
+    pub fn log(&self, level: Level, message: &str) {
+        if let Some(log) = self.log {
+            // SAFETY: the header takes `length` UTF-8 bytes, not NUL-terminated.
+            unsafe {
+                log(
+                    self.context,
+                    level as i32,
+                    message.as_ptr().cast(),
+                    message.len(),
+                )
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Logger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Logger")
+            .field("log", &self.log.is_some())
+            .finish_non_exhaustive()
+    }
+}

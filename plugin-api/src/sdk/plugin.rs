@@ -1,0 +1,34 @@
+//! [`SutPlugin`]: what a system-under-test backend implements.
+
+use super::{Completer, Host, PluginError, Sample};
+
+/// A system-under-test backend. One value per `create`; dropping it is `destroy`, so `Drop`
+/// must complete what is in flight and stop and join every thread the instance started: no
+/// callback may follow destroy.
+///
+/// The host may call `issue_query` and `flush_queries` from any thread (concurrently only if
+/// the plugin declares `CAP_CONCURRENT_ISSUE`), hence `Send + Sync`.
+pub trait SutPlugin: Send + Sync + Sized + 'static {
+    /// An instance configured by TOML text (empty when there is none). Parse it with any
+    /// TOML crate; report bad settings with [`PluginError::invalid_config`]. Keep `host`'s
+    /// [`Completer`] or [`Logger`](super::Logger) if threads need them.
+    fn create(config: &str, host: &Host) -> Result<Self, PluginError>;
+
+    /// Starts work on `samples`. Each sample's id must be completed exactly once through
+    /// `completer`, inline or later from any thread; sample data is valid until then.
+    /// Returning an error (or panicking) tells the host that none of these samples were
+    /// accepted, so fail before completing any of them.
+    fn issue_query(&self, samples: &[Sample<'_>], completer: &Completer)
+        -> Result<(), PluginError>;
+
+    /// No more queries in this series: finish what is batched.
+    fn flush_queries(&self) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    /// Key/value facts for the detail log and result.json (vendor, device, driver_version,
+    /// firmware_version, precision, ...). Asked once per instance.
+    fn attributes(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}

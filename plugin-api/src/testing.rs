@@ -1,0 +1,259 @@
+//! For tests of plugins (ours and vendors'): a host that records what a plugin sends it, and a
+//! thin raw-ABI handle on one plugin instance. The real loader lives in the host.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use std::{ptr, slice};
+
+use crate::ffi::{self, mlperf_attribute, mlperf_host_api, mlperf_plugin_api, mlperf_response};
+use crate::sdk::PluginError;
+
+/// A response as the host received it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub id: u64,
+    pub data: Vec<u8>,
+    pub n_tokens: i64,
+    pub at: Instant,
+}
+
+#[derive(Default)]
+struct Recorded {
+    completed: Mutex<Vec<Answer>>,
+    first_tokens: Mutex<Vec<Answer>>,
+    logs: Mutex<Vec<(i32, String)>>,
+    changed: Condvar,
+}
+
+/// A host whose callbacks record every completion, first token and log line.
+pub struct RecordingHost {
+    recorded: Box<Recorded>,
+    api: mlperf_host_api,
+}
+
+// SAFETY: the raw pointer in `api` is the context, pointing at the boxed, Sync `Recorded`.
+unsafe impl Send for RecordingHost {}
+// SAFETY: as above.
+unsafe impl Sync for RecordingHost {}
+
+impl Default for RecordingHost {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RecordingHost {
+    pub fn new() -> Self {
+        let recorded = Box::<Recorded>::default();
+        let api = mlperf_host_api {
+            struct_size: size_of::<mlperf_host_api>(),
+            next: ptr::null(),
+            abi_major: ffi::ABI_MAJOR,
+            abi_minor: ffi::ABI_MINOR,
+            // The box's heap address stays put when the RecordingHost moves.
+            context: ptr::from_ref::<Recorded>(&recorded).cast_mut().cast(),
+            complete: Some(complete),
+            first_token: Some(first_token),
+            log: Some(log),
+        };
+        RecordingHost { recorded, api }
+    }
+
+    pub fn api(&self) -> &mlperf_host_api {
+        &self.api
+    }
+
+    pub fn completed(&self) -> Vec<Answer> {
+        lock(&self.recorded.completed).clone()
+    }
+
+    pub fn first_tokens(&self) -> Vec<Answer> {
+        lock(&self.recorded.first_tokens).clone()
+    }
+
+    pub fn logs(&self) -> Vec<(i32, String)> {
+        lock(&self.recorded.logs).clone()
+    }
+
+    /// Waits until at least `count` completions arrived or `timeout` passed; returns them all.
+    pub fn wait_for_completions(&self, count: usize, timeout: Duration) -> Vec<Answer> {
+        let deadline = Instant::now() + timeout;
+        let mut completed = lock(&self.recorded.completed);
+        while completed.len() < count {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            completed = self
+                .recorded
+                .changed
+                .wait_timeout(completed, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        completed.clone()
+    }
+}
+
+/// Never panics (a panic would unwind into the plugin): a poisoned lock is still usable here.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// # Safety
+/// `responses` holds `count` responses strided by the first one's struct_size.
+unsafe fn record(into: &Mutex<Vec<Answer>>, responses: *const mlperf_response, count: usize) {
+    if responses.is_null() || count == 0 {
+        return;
+    }
+    let at = Instant::now();
+    // SAFETY: the caller's contract.
+    let stride = unsafe { (*responses).struct_size }.max(size_of::<mlperf_response>());
+    let mut into = lock(into);
+    for i in 0..count {
+        // SAFETY: response i lies i * stride bytes in.
+        let response = unsafe { &*responses.byte_add(i * stride) };
+        let data = if response.data.is_null() {
+            Vec::new()
+        } else {
+            // SAFETY: `length` bytes at `data`, valid during the callback.
+            unsafe { slice::from_raw_parts(response.data.cast::<u8>(), response.length as usize) }
+                .to_vec()
+        };
+        into.push(Answer {
+            id: response.id,
+            data,
+            n_tokens: response.n_tokens,
+            at,
+        });
+    }
+}
+
+unsafe extern "C" fn complete(context: *mut c_void, responses: *const mlperf_response, n: usize) {
+    // SAFETY: the context is the RecordingHost's `Recorded`; the plugin passes `n` responses.
+    let recorded = unsafe { &*context.cast::<Recorded>() };
+    unsafe { record(&recorded.completed, responses, n) };
+    recorded.changed.notify_all();
+}
+
+unsafe extern "C" fn first_token(
+    context: *mut c_void,
+    responses: *const mlperf_response,
+    n: usize,
+) {
+    // SAFETY: as in complete().
+    let recorded = unsafe { &*context.cast::<Recorded>() };
+    unsafe { record(&recorded.first_tokens, responses, n) };
+}
+
+unsafe extern "C" fn log(context: *mut c_void, level: i32, message: *const c_char, length: usize) {
+    // SAFETY: as in complete(); the message is `length` bytes.
+    let recorded = unsafe { &*context.cast::<Recorded>() };
+    let bytes = unsafe { slice::from_raw_parts(message.cast::<u8>(), length) };
+    lock(&recorded.logs).push((level, String::from_utf8_lossy(bytes).into_owned()));
+}
+
+/// One plugin instance driven through the raw table; destroyed on drop.
+pub struct RawInstance<'a> {
+    api: &'a mlperf_plugin_api,
+    instance: *mut c_void,
+}
+
+impl<'a> RawInstance<'a> {
+    /// # Safety
+    /// `api` is a plugin's table and `host` outlives the instance.
+    pub unsafe fn create(
+        api: &'a mlperf_plugin_api,
+        host: &'a RecordingHost,
+        config: &str,
+    ) -> Result<Self, PluginError> {
+        let create = api.create.expect("the table has create");
+        let mut instance = ptr::null_mut();
+        // SAFETY: the caller's contract; the config is `len` bytes.
+        let error = unsafe {
+            create(
+                host.api(),
+                config.as_ptr().cast(),
+                config.len(),
+                &mut instance,
+            )
+        };
+        // SAFETY: an error from the plugin, released once here.
+        match unsafe { PluginError::take(error) } {
+            Some(error) => Err(error),
+            None => Ok(RawInstance { api, instance }),
+        }
+    }
+
+    /// The plugin's `void *instance`, for calls this type does not wrap.
+    pub fn as_ptr(&self) -> *mut c_void {
+        self.instance
+    }
+
+    /// `samples` must stay valid until completed.
+    pub fn issue(&self, samples: &[ffi::mlperf_sample]) -> Result<(), PluginError> {
+        let issue = self.api.issue_query.expect("the table has issue_query");
+        // SAFETY: a live instance and `samples.len()` samples.
+        let error = unsafe { issue(self.instance, samples.as_ptr(), samples.len()) };
+        // SAFETY: released once here.
+        unsafe { PluginError::take(error) }.map_or(Ok(()), Err)
+    }
+
+    pub fn flush(&self) -> Result<(), PluginError> {
+        let flush = self.api.flush_queries.expect("the table has flush_queries");
+        // SAFETY: a live instance.
+        let error = unsafe { flush(self.instance) };
+        // SAFETY: released once here.
+        unsafe { PluginError::take(error) }.map_or(Ok(()), Err)
+    }
+
+    pub fn attributes(&self) -> Result<Vec<(String, String)>, PluginError> {
+        let Some(attributes) = self.api.attributes else {
+            return Ok(Vec::new());
+        };
+        let mut table: *const mlperf_attribute = ptr::null();
+        let mut count = 0;
+        // SAFETY: a live instance and two out-pointers.
+        let error = unsafe { attributes(self.instance, &mut table, &mut count) };
+        // SAFETY: released once here.
+        if let Some(error) = unsafe { PluginError::take(error) } {
+            return Err(error);
+        }
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        // SAFETY: `count` attributes of NUL-terminated strings, valid until destroy.
+        let table = unsafe { slice::from_raw_parts(table, count) };
+        // SAFETY: as above.
+        let text = |p: *const c_char| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        Ok(table.iter().map(|a| (text(a.key), text(a.value))).collect())
+    }
+}
+
+impl Drop for RawInstance<'_> {
+    fn drop(&mut self) {
+        if let Some(destroy) = self.api.destroy {
+            // SAFETY: destroyed once, here.
+            unsafe { destroy(self.instance) };
+        }
+    }
+}
+
+/// A sample for `issue`, without shape.
+pub fn sample(id: u64, index: u64, data: &[u8]) -> ffi::mlperf_sample {
+    ffi::mlperf_sample {
+        struct_size: size_of::<ffi::mlperf_sample>(),
+        id,
+        index,
+        data: if data.is_empty() {
+            ptr::null()
+        } else {
+            data.as_ptr().cast()
+        },
+        length: data.len() as u64,
+        dtype: 1, // U8
+        rank: 0,
+        shape: ptr::null(),
+    }
+}

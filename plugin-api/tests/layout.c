@@ -1,0 +1,105 @@
+/* sizeof, _Alignof and offsetof of every struct and field of mlperf_plugin.h, as this C
+ * compiler lays them out. tests/layout.rs compares them with the Rust mirror. */
+#include <stddef.h>
+
+#include "mlperf_plugin.h"
+
+typedef struct mlperf_layout_entry {
+    const char *name; /* "type" (size), "type/align", or "type.field" (offset) */
+    size_t value;
+} mlperf_layout_entry;
+
+#define SIZE(T) {#T, sizeof(T)}, {#T "/align", _Alignof(T)}
+#define FIELD(T, F) {#T "." #F, offsetof(T, F)}
+
+const mlperf_layout_entry mlperf_layout_entries[] = {
+    SIZE(mlperf_extension),
+    FIELD(mlperf_extension, struct_size),
+    FIELD(mlperf_extension, type),
+    FIELD(mlperf_extension, next),
+
+    SIZE(mlperf_error),
+    FIELD(mlperf_error, struct_size),
+    FIELD(mlperf_error, next),
+    FIELD(mlperf_error, code),
+    FIELD(mlperf_error, message),
+    FIELD(mlperf_error, release),
+
+    SIZE(mlperf_attribute),
+    FIELD(mlperf_attribute, key),
+    FIELD(mlperf_attribute, value),
+
+    SIZE(mlperf_sample),
+    FIELD(mlperf_sample, struct_size),
+    FIELD(mlperf_sample, id),
+    FIELD(mlperf_sample, index),
+    FIELD(mlperf_sample, data),
+    FIELD(mlperf_sample, length),
+    FIELD(mlperf_sample, dtype),
+    FIELD(mlperf_sample, rank),
+    FIELD(mlperf_sample, shape),
+
+    SIZE(mlperf_response),
+    FIELD(mlperf_response, struct_size),
+    FIELD(mlperf_response, id),
+    FIELD(mlperf_response, data),
+    FIELD(mlperf_response, length),
+    FIELD(mlperf_response, n_tokens),
+
+    SIZE(mlperf_host_api),
+    FIELD(mlperf_host_api, struct_size),
+    FIELD(mlperf_host_api, next),
+    FIELD(mlperf_host_api, abi_major),
+    FIELD(mlperf_host_api, abi_minor),
+    FIELD(mlperf_host_api, context),
+    FIELD(mlperf_host_api, complete),
+    FIELD(mlperf_host_api, first_token),
+    FIELD(mlperf_host_api, log),
+
+    SIZE(mlperf_plugin_api),
+    FIELD(mlperf_plugin_api, struct_size),
+    FIELD(mlperf_plugin_api, next),
+    FIELD(mlperf_plugin_api, abi_major),
+    FIELD(mlperf_plugin_api, abi_minor),
+    FIELD(mlperf_plugin_api, kind),
+    FIELD(mlperf_plugin_api, reserved),
+    FIELD(mlperf_plugin_api, name),
+    FIELD(mlperf_plugin_api, version),
+    FIELD(mlperf_plugin_api, capabilities),
+    FIELD(mlperf_plugin_api, init),
+    FIELD(mlperf_plugin_api, create),
+    FIELD(mlperf_plugin_api, destroy),
+    FIELD(mlperf_plugin_api, attributes),
+    FIELD(mlperf_plugin_api, issue_query),
+    FIELD(mlperf_plugin_api, flush_queries),
+};
+
+const size_t mlperf_layout_count = sizeof mlperf_layout_entries / sizeof mlperf_layout_entries[0];
+
+/* The header's constants, so the Rust ones are checked too. */
+const unsigned long long mlperf_layout_constants[] = {
+    MLPERF_PLUGIN_ABI_MAJOR,
+    MLPERF_PLUGIN_ABI_MINOR,
+    MLPERF_CAP_ASYNC_COMPLETION,
+    MLPERF_CAP_CONCURRENT_ISSUE,
+    MLPERF_CAP_NATIVE_BATCHING,
+    MLPERF_CAP_TOKENS,
+    MLPERF_CAP_NEEDS_SAMPLE_DATA,
+    MLPERF_PLUGIN_KIND_SUT,
+    MLPERF_PLUGIN_KIND_POWER,
+    MLPERF_ERROR_UNKNOWN,
+    MLPERF_ERROR_INVALID_ARGUMENT,
+    MLPERF_ERROR_INVALID_CONFIG,
+    MLPERF_ERROR_UNSUPPORTED,
+    MLPERF_ERROR_RESOURCE_EXHAUSTED,
+    MLPERF_ERROR_DEVICE,
+    MLPERF_ERROR_INTERNAL,
+    MLPERF_ERROR_PANIC,
+    MLPERF_LOG_ERROR,
+    MLPERF_LOG_WARN,
+    MLPERF_LOG_INFO,
+    MLPERF_LOG_DEBUG,
+    MLPERF_LOG_TRACE,
+};
+
+const char mlperf_layout_entry_symbol[] = MLPERF_PLUGIN_ENTRY_SYMBOL;

@@ -1,0 +1,200 @@
+//! The Rust mirror against the C compiler: every size, alignment and field offset of
+//! `include/mlperf_plugin.h` (from `tests/layout.c`, compiled by build.rs) must equal Rust's, and
+//! every field Rust declares must be one the C side measured.
+
+use std::collections::BTreeMap;
+use std::ffi::{c_char, CStr};
+use std::mem::{align_of, offset_of, size_of};
+
+use ::mlperf_plugin_api::ffi::*;
+use abi_stable::StableAbi;
+
+#[repr(C)]
+struct Entry {
+    name: *const c_char,
+    value: usize,
+}
+
+#[link(name = "mlperf_plugin_layout_c", kind = "static")]
+extern "C" {
+    static mlperf_layout_entries: [Entry; 0];
+    static mlperf_layout_count: usize;
+    static mlperf_layout_constants: [u64; 22];
+    static mlperf_layout_entry_symbol: [c_char; 20];
+}
+
+fn c_layout() -> BTreeMap<String, usize> {
+    // SAFETY: layout.c defines `mlperf_layout_count` entries of static strings and numbers.
+    unsafe {
+        let entries =
+            std::slice::from_raw_parts(mlperf_layout_entries.as_ptr(), mlperf_layout_count);
+        entries
+            .iter()
+            .map(|e| {
+                let name = CStr::from_ptr(e.name).to_str().unwrap().to_owned();
+                (name, e.value)
+            })
+            .collect()
+    }
+}
+
+/// `(name, value)` for the type's size and alignment and each listed field's offset, plus
+/// the field names abi_stable knows for the type (to prove the list is complete).
+macro_rules! rust_layout {
+    ($map:ident, $fields:ident, $t:ident { $($f:ident),* $(,)? }) => {{
+        $map.insert(stringify!($t).to_owned(), size_of::<$t>());
+        $map.insert(concat!(stringify!($t), "/align").to_owned(), align_of::<$t>());
+        $( $map.insert(concat!(stringify!($t), ".", stringify!($f)).to_owned(), offset_of!($t, $f)); )*
+        let described = <$t as StableAbi>::LAYOUT.get_fields().expect("a struct has fields");
+        for field in described.iter() {
+            $fields.push(format!("{}.{}", stringify!($t), field.name().trim_start_matches("r#")));
+        }
+    }};
+}
+
+fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
+    let mut map = BTreeMap::new();
+    let mut fields = Vec::new();
+    // `type` is a keyword in Rust; the header's field is measured under the same name.
+    map.insert(
+        "mlperf_extension.type".to_owned(),
+        offset_of!(mlperf_extension, r#type),
+    );
+    rust_layout!(map, fields, mlperf_extension { struct_size, next });
+    rust_layout!(
+        map,
+        fields,
+        mlperf_error {
+            struct_size,
+            next,
+            code,
+            message,
+            release
+        }
+    );
+    rust_layout!(map, fields, mlperf_attribute { key, value });
+    rust_layout!(
+        map,
+        fields,
+        mlperf_sample {
+            struct_size,
+            id,
+            index,
+            data,
+            length,
+            dtype,
+            rank,
+            shape
+        }
+    );
+    rust_layout!(
+        map,
+        fields,
+        mlperf_response {
+            struct_size,
+            id,
+            data,
+            length,
+            n_tokens
+        }
+    );
+    rust_layout!(
+        map,
+        fields,
+        mlperf_host_api {
+            struct_size,
+            next,
+            abi_major,
+            abi_minor,
+            context,
+            complete,
+            first_token,
+            log
+        }
+    );
+    rust_layout!(
+        map,
+        fields,
+        mlperf_plugin_api {
+            struct_size,
+            next,
+            abi_major,
+            abi_minor,
+            kind,
+            reserved,
+            name,
+            version,
+            capabilities,
+            init,
+            create,
+            destroy,
+            attributes,
+            issue_query,
+            flush_queries,
+        }
+    );
+    (map, fields)
+}
+
+#[test]
+fn sizes_alignments_and_offsets_match_the_c_compiler() {
+    let c = c_layout();
+    let (rust, _) = rust_layout();
+    let mismatches: Vec<String> = c
+        .keys()
+        .chain(rust.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter(|name| c.get(*name) != rust.get(*name))
+        .map(|name| format!("{name}: C {:?}, Rust {:?}", c.get(name), rust.get(name)))
+        .collect();
+    assert!(
+        mismatches.is_empty(),
+        "layout differs:\n{}",
+        mismatches.join("\n")
+    );
+}
+
+#[test]
+fn every_rust_field_is_measured_in_c() {
+    let c = c_layout();
+    let (_, fields) = rust_layout();
+    let unmeasured: Vec<_> = fields.iter().filter(|f| !c.contains_key(*f)).collect();
+    assert!(
+        unmeasured.is_empty(),
+        "fields missing from tests/layout.c: {unmeasured:?}"
+    );
+}
+
+#[test]
+fn constants_match_the_header() {
+    let rust: [u64; 22] = [
+        ABI_MAJOR.into(),
+        ABI_MINOR.into(),
+        CAP_ASYNC_COMPLETION,
+        CAP_CONCURRENT_ISSUE,
+        CAP_NATIVE_BATCHING,
+        CAP_TOKENS,
+        CAP_NEEDS_SAMPLE_DATA,
+        KIND_SUT.into(),
+        KIND_POWER.into(),
+        ERROR_UNKNOWN as u64,
+        ERROR_INVALID_ARGUMENT as u64,
+        ERROR_INVALID_CONFIG as u64,
+        ERROR_UNSUPPORTED as u64,
+        ERROR_RESOURCE_EXHAUSTED as u64,
+        ERROR_DEVICE as u64,
+        ERROR_INTERNAL as u64,
+        ERROR_PANIC as u64,
+        LOG_ERROR as u64,
+        LOG_WARN as u64,
+        LOG_INFO as u64,
+        LOG_DEBUG as u64,
+        LOG_TRACE as u64,
+    ];
+    // SAFETY: layout.c defines both arrays with exactly these lengths.
+    let (c, symbol) = unsafe { (mlperf_layout_constants, &mlperf_layout_entry_symbol) };
+    assert_eq!(rust, c);
+    let symbol: Vec<u8> = symbol.iter().map(|&b| b as u8).collect();
+    assert_eq!(symbol, ENTRY_SYMBOL);
+}

@@ -1,0 +1,259 @@
+//! The layout descriptor check: a plugin built against a plugin-api whose structs differ from
+//! the host's is refused with a message naming the type and field.
+
+use ::mlperf_plugin_api::layout::{check_layout, expected};
+use abi_stable::StableAbi;
+
+/// A copy of the ABI's types as a plugin built against another plugin-api would have them,
+/// with `mlperf_sample`'s and `mlperf_response`'s fields given by the caller.
+macro_rules! abi_copy {
+    (
+        $module:ident,
+        sample { $($sample:tt)* },
+        response { $($response:tt)* }
+        $(, appended { $($appended:tt)* })?
+    ) => {
+        #[allow(non_camel_case_types, dead_code)]
+        mod $module {
+            use abi_stable::StableAbi;
+            use std::ffi::{c_char, c_void};
+
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_extension {
+                pub struct_size: usize,
+                pub r#type: u32,
+                pub next: *const mlperf_extension,
+            }
+
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_error {
+                pub struct_size: usize,
+                pub next: *const mlperf_extension,
+                pub code: i32,
+                pub message: *const c_char,
+                pub release: Option<unsafe extern "C" fn(error: *mut mlperf_error)>,
+            }
+
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_attribute {
+                pub key: *const c_char,
+                pub value: *const c_char,
+            }
+
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_sample {
+                $($sample)*
+            }
+
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_response {
+                $($response)*
+            }
+
+            // Parameter names are part of what abi_stable compares.
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_host_api {
+                pub struct_size: usize,
+                pub next: *const mlperf_extension,
+                pub abi_major: u32,
+                pub abi_minor: u32,
+                pub context: *mut c_void,
+                pub complete: Option<
+                    unsafe extern "C" fn(
+                        context: *mut c_void,
+                        responses: *const mlperf_response,
+                        count: usize,
+                    ),
+                >,
+                pub first_token: Option<
+                    unsafe extern "C" fn(
+                        context: *mut c_void,
+                        responses: *const mlperf_response,
+                        count: usize,
+                    ),
+                >,
+                pub log: Option<
+                    unsafe extern "C" fn(
+                        context: *mut c_void,
+                        level: i32,
+                        message: *const c_char,
+                        length: usize,
+                    ),
+                >,
+            }
+
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_plugin_api {
+                pub struct_size: usize,
+                pub next: *const mlperf_extension,
+                pub abi_major: u32,
+                pub abi_minor: u32,
+                pub kind: u32,
+                pub reserved: u32,
+                pub name: *const c_char,
+                pub version: *const c_char,
+                pub capabilities: u64,
+                pub init:
+                    Option<unsafe extern "C" fn(host: *const mlperf_host_api) -> *mut mlperf_error>,
+                pub create: Option<
+                    unsafe extern "C" fn(
+                        host: *const mlperf_host_api,
+                        config_toml: *const c_char,
+                        config_length: usize,
+                        instance: *mut *mut c_void,
+                    ) -> *mut mlperf_error,
+                >,
+                pub destroy: Option<unsafe extern "C" fn(instance: *mut c_void)>,
+                pub attributes: Option<
+                    unsafe extern "C" fn(
+                        instance: *mut c_void,
+                        attributes: *mut *const mlperf_attribute,
+                        count: *mut usize,
+                    ) -> *mut mlperf_error,
+                >,
+                pub issue_query: Option<
+                    unsafe extern "C" fn(
+                        instance: *mut c_void,
+                        samples: *const mlperf_sample,
+                        count: usize,
+                    ) -> *mut mlperf_error,
+                >,
+                pub flush_queries:
+                    Option<unsafe extern "C" fn(instance: *mut c_void) -> *mut mlperf_error>,
+                $($($appended)*)?
+            }
+        }
+    };
+}
+
+abi_copy!(
+    same,
+    sample {
+        pub struct_size: usize,
+        pub id: u64,
+        pub index: u64,
+        pub data: *const c_void,
+        pub length: u64,
+        pub dtype: i32,
+        pub rank: u32,
+        pub shape: *const i64,
+    },
+    response {
+        pub struct_size: usize,
+        pub id: u64,
+        pub data: *const c_void,
+        pub length: u64,
+        pub n_tokens: i64,
+    }
+);
+
+abi_copy!(
+    sample_grew,
+    sample {
+        pub struct_size: usize,
+        pub id: u64,
+        pub index: u64,
+        pub data: *const c_void,
+        pub length: u64,
+        pub dtype: i32,
+        pub rank: u32,
+        pub shape: *const i64,
+        pub deadline_ns: u64,
+    },
+    response {
+        pub struct_size: usize,
+        pub id: u64,
+        pub data: *const c_void,
+        pub length: u64,
+        pub n_tokens: i64,
+    }
+);
+
+abi_copy!(
+    tokens_unsigned,
+    sample {
+        pub struct_size: usize,
+        pub id: u64,
+        pub index: u64,
+        pub data: *const c_void,
+        pub length: u64,
+        pub dtype: i32,
+        pub rank: u32,
+        pub shape: *const i64,
+    },
+    response {
+        pub struct_size: usize,
+        pub id: u64,
+        pub data: *const c_void,
+        pub length: u64,
+        pub n_tokens: u64,
+    }
+);
+
+abi_copy!(
+    function_appended,
+    sample {
+        pub struct_size: usize,
+        pub id: u64,
+        pub index: u64,
+        pub data: *const c_void,
+        pub length: u64,
+        pub dtype: i32,
+        pub rank: u32,
+        pub shape: *const i64,
+    },
+    response {
+        pub struct_size: usize,
+        pub id: u64,
+        pub data: *const c_void,
+        pub length: u64,
+        pub n_tokens: i64,
+    },
+    appended {
+        pub register_memory: Option<unsafe extern "C" fn(instance: *mut c_void) -> *mut mlperf_error>,
+    }
+);
+
+#[test]
+fn the_hosts_own_layout_and_an_identical_copy_pass() {
+    check_layout(expected()).unwrap();
+    check_layout(<same::mlperf_plugin_api as StableAbi>::LAYOUT).unwrap();
+}
+
+#[test]
+fn a_struct_with_an_extra_field_is_refused_naming_type_and_field() {
+    let message = check_layout(<sample_grew::mlperf_plugin_api as StableAbi>::LAYOUT).unwrap_err();
+    assert!(message.contains("`mlperf_sample`"), "{message}");
+    assert!(message.contains("deadline_ns"), "{message}");
+    assert!(message.contains("issue_query(argument 2)"), "{message}");
+    assert!(
+        message.contains("size 64 where 56 was expected"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_field_of_another_type_is_refused_naming_it() {
+    let message =
+        check_layout(<tokens_unsigned::mlperf_plugin_api as StableAbi>::LAYOUT).unwrap_err();
+    assert!(message.contains("`mlperf_response.n_tokens`"), "{message}");
+    assert!(
+        message.contains("U64") || message.contains("u64"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_appended_function_differs_too() {
+    let message =
+        check_layout(<function_appended::mlperf_plugin_api as StableAbi>::LAYOUT).unwrap_err();
+    assert!(message.contains("`mlperf_plugin_api`"), "{message}");
+    assert!(message.contains("\"register_memory\""), "{message}");
+}

@@ -1,0 +1,265 @@
+//! The SDK through the raw ABI: a small plugin exported with `export_plugin!` into this test
+//! binary, driven only through its entry symbol and function table, as the host drives one.
+
+use std::ffi::CStr;
+use std::time::Duration;
+
+use ::mlperf_plugin_api::ffi::{self, mlperf_plugin_api, mlperf_sample};
+use ::mlperf_plugin_api::layout::check_layout;
+use ::mlperf_plugin_api::sdk::{
+    Completer, DType, Host, Level, Logger, PluginError, Response, Sample, SutPlugin,
+};
+use ::mlperf_plugin_api::testing::{sample, RawInstance, RecordingHost};
+
+/// Echoes each sample's data back with n_tokens = rank; config "panic"/"fail" break create,
+/// index 666 panics in issue_query, flush fails.
+struct Echo {
+    logger: Logger,
+}
+
+impl SutPlugin for Echo {
+    fn create(config: &str, host: &Host) -> Result<Self, PluginError> {
+        match config {
+            "panic" => panic!("create was told to panic"),
+            "fail" => Err(PluginError::invalid_config("create was told to fail")),
+            _ => {
+                host.logger()
+                    .log(Level::Info, &format!("echo created with {config:?}"));
+                Ok(Echo {
+                    logger: host.logger(),
+                })
+            }
+        }
+    }
+
+    fn issue_query(
+        &self,
+        samples: &[Sample<'_>],
+        completer: &Completer,
+    ) -> Result<(), PluginError> {
+        if samples.iter().any(|s| s.index() == 666) {
+            panic!("boom at index 666");
+        }
+        let responses: Vec<Response<'_>> = samples
+            .iter()
+            .map(|s| {
+                assert_eq!(s.dtype(), DType::U8);
+                Response::new(s.id(), s.data()).with_tokens(s.shape().len() as i64)
+            })
+            .collect();
+        completer.first_token(&responses[..1]);
+        completer.complete(&responses);
+        Ok(())
+    }
+
+    fn flush_queries(&self) -> Result<(), PluginError> {
+        self.logger.log(Level::Warn, "flush fails");
+        Err(PluginError::device("flush failed"))
+    }
+
+    fn attributes(&self) -> Vec<(String, String)> {
+        vec![
+            ("vendor".into(), "test".into()),
+            ("device".into(), "none".into()),
+        ]
+    }
+}
+
+::mlperf_plugin_api::export_plugin!(
+    Echo,
+    name = "echo",
+    version = "9.9",
+    capabilities = ffi::CAP_CONCURRENT_ISSUE,
+);
+
+// The two symbols export_plugin! wrote into this binary. The layout is opaque to C; only
+// Rust reads it, hence the allow.
+#[allow(improper_ctypes)]
+extern "C" {
+    fn mlperf_plugin_entry(host_abi_major: u32, host_abi_minor: u32) -> *const mlperf_plugin_api;
+    fn mlperf_plugin_layout() -> &'static abi_stable::type_layout::TypeLayout;
+}
+
+fn table() -> &'static mlperf_plugin_api {
+    // SAFETY: the entry returns NULL or its static table.
+    unsafe { mlperf_plugin_entry(ffi::ABI_MAJOR, ffi::ABI_MINOR).as_ref() }.expect("table")
+}
+
+#[test]
+fn entry_negotiates_the_version() {
+    let api = table();
+    assert_eq!(api.struct_size, size_of::<mlperf_plugin_api>());
+    assert_eq!(
+        (api.abi_major, api.abi_minor),
+        (ffi::ABI_MAJOR, ffi::ABI_MINOR)
+    );
+    assert_eq!(api.kind, ffi::KIND_SUT);
+    assert_eq!(api.capabilities, ffi::CAP_CONCURRENT_ISSUE);
+    // SAFETY: static NUL-terminated strings in the table.
+    let (name, version) = unsafe { (CStr::from_ptr(api.name), CStr::from_ptr(api.version)) };
+    assert_eq!(
+        (name.to_str().unwrap(), version.to_str().unwrap()),
+        ("echo", "9.9")
+    );
+    assert!(api.init.is_none());
+    // SAFETY: plain calls of the entry.
+    unsafe {
+        // A later minor of the same major is served (the host uses what both know).
+        assert_eq!(mlperf_plugin_entry(ffi::ABI_MAJOR, 7), ptr(api));
+        assert!(mlperf_plugin_entry(ffi::ABI_MAJOR + 1, 0).is_null());
+        assert!(mlperf_plugin_entry(0, 9).is_null());
+    }
+}
+
+fn ptr(api: &mlperf_plugin_api) -> *const mlperf_plugin_api {
+    api
+}
+
+#[test]
+fn layout_symbol_checks_ok() {
+    // SAFETY: the symbol's signature is LayoutFn.
+    let layout = unsafe { mlperf_plugin_layout() };
+    check_layout(layout).unwrap();
+}
+
+#[test]
+fn issues_and_completes_through_the_table() {
+    let host = RecordingHost::new();
+    // SAFETY: our own table; `host` outlives the instance.
+    let instance = unsafe { RawInstance::create(table(), &host, "x = 1") }.unwrap();
+    let shape = [2i64, 2];
+    let mut samples = vec![
+        sample(11, 0, b"abcd"),
+        sample(12, 1, b""),
+        sample(13, 2, b"z"),
+    ];
+    samples[0].rank = 2;
+    samples[0].shape = shape.as_ptr();
+    instance.issue(&samples).unwrap();
+    let done = host.completed();
+    let got: Vec<_> = done
+        .iter()
+        .map(|a| (a.id, a.data.as_slice(), a.n_tokens))
+        .collect();
+    assert_eq!(
+        got,
+        [(11, &b"abcd"[..], 2), (12, &b""[..], 0), (13, &b"z"[..], 0)]
+    );
+    assert_eq!(host.first_tokens().len(), 1);
+    assert_eq!(
+        instance.attributes().unwrap(),
+        [
+            ("vendor".into(), "test".into()),
+            ("device".into(), "none".into())
+        ]
+    );
+    // Asked again, the same table comes back.
+    assert_eq!(instance.attributes().unwrap().len(), 2);
+    let flush = instance.flush().unwrap_err();
+    assert_eq!(flush, PluginError::device("flush failed"));
+    assert_eq!(
+        host.logs(),
+        [
+            (ffi::LOG_INFO, "echo created with \"x = 1\"".to_owned()),
+            (ffi::LOG_WARN, "flush fails".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn longer_samples_of_a_later_minor_are_read_by_their_stride() {
+    #[repr(C)]
+    struct Wider {
+        sample: mlperf_sample,
+        added_later: u64,
+    }
+    let host = RecordingHost::new();
+    // SAFETY: as above.
+    let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    let wide = |id, data: &'static [u8]| {
+        let mut sample = sample(id, id, data);
+        sample.struct_size = size_of::<Wider>();
+        Wider {
+            sample,
+            added_later: u64::MAX,
+        }
+    };
+    let samples = [wide(1, b"one"), wide(2, b"two")];
+    let api = table();
+    // SAFETY: two samples strided by their struct_size.
+    let error =
+        unsafe { (api.issue_query.unwrap())(instance.as_ptr(), samples.as_ptr().cast(), 2) };
+    // SAFETY: released once here.
+    assert_eq!(unsafe { PluginError::take(error) }, None);
+    let got: Vec<_> = host
+        .completed()
+        .into_iter()
+        .map(|a| (a.id, a.data))
+        .collect();
+    assert_eq!(got, [(1, b"one".to_vec()), (2, b"two".to_vec())]);
+}
+
+#[test]
+fn a_panic_in_issue_query_becomes_an_error_with_its_message() {
+    let host = RecordingHost::new();
+    // SAFETY: as above.
+    let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    let error = instance.issue(&[sample(1, 666, b"")]).unwrap_err();
+    assert_eq!(error, PluginError::panic("boom at index 666"));
+    // The instance still works afterwards.
+    instance.issue(&[sample(2, 1, b"ok")]).unwrap();
+    assert_eq!(host.wait_for_completions(1, Duration::ZERO).len(), 1);
+}
+
+#[test]
+fn create_reports_errors_panics_and_bad_input() {
+    let host = RecordingHost::new();
+    let create = |config: &str| {
+        // SAFETY: as above.
+        unsafe { RawInstance::create(table(), &host, config) }.map(|_| ())
+    };
+    assert_eq!(
+        create("fail").unwrap_err(),
+        PluginError::invalid_config("create was told to fail")
+    );
+    assert_eq!(
+        create("panic").unwrap_err(),
+        PluginError::panic("create was told to panic")
+    );
+    let api = table();
+    let mut instance = std::ptr::null_mut();
+    let not_utf8 = [0xffu8, 0xfe];
+    // SAFETY: two bytes of config and an out-pointer.
+    let error =
+        unsafe { (api.create.unwrap())(host.api(), not_utf8.as_ptr().cast(), 2, &mut instance) };
+    // SAFETY: released once here.
+    let error = unsafe { PluginError::take(error) }.unwrap();
+    assert_eq!(error.code, ffi::ERROR_INVALID_CONFIG);
+    assert!(error.message.contains("UTF-8"), "{}", error.message);
+    assert!(instance.is_null());
+}
+
+#[test]
+fn bad_pointers_are_refused_not_followed() {
+    let api = table();
+    let host = RecordingHost::new();
+    let mut small = ffi::mlperf_host_api { ..*host.api() };
+    small.struct_size = 8;
+    let mut instance = std::ptr::null_mut();
+    // SAFETY: every call passes pointers the shims must check before use.
+    let errors = unsafe {
+        [
+            (api.create.unwrap())(&small, std::ptr::null(), 0, &mut instance),
+            (api.create.unwrap())(std::ptr::null(), std::ptr::null(), 0, &mut instance),
+            (api.issue_query.unwrap())(std::ptr::null_mut(), std::ptr::null(), 0),
+            (api.flush_queries.unwrap())(std::ptr::null_mut()),
+        ]
+    };
+    for error in errors {
+        // SAFETY: released once here.
+        let error = unsafe { PluginError::take(error) }.expect("an error");
+        assert_eq!(error.code, ffi::ERROR_INVALID_ARGUMENT, "{}", error.message);
+    }
+    // SAFETY: destroy accepts NULL.
+    unsafe { (api.destroy.unwrap())(std::ptr::null_mut()) };
+}

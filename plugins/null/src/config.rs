@@ -1,0 +1,90 @@
+//! The null plugin's settings, parsed from the TOML text the host hands to `create`.
+
+use std::time::Duration;
+
+use mlperf_plugin_api::sdk::PluginError;
+use serde::Deserialize;
+
+/// Upper bound on `workers`, to turn a typo into an error rather than thousands of threads.
+const MAX_WORKERS: usize = 1024;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// 0: complete inline, inside issue_query; N: complete from N worker threads.
+    pub workers: usize,
+    /// Time from issue to completion of every sample.
+    pub latency_us: u64,
+    /// Added latency per unit of sample index (index-dependent latency).
+    pub latency_per_index_us: u64,
+    /// Token run: report each sample's first token, then complete it with 2 + index % 7
+    /// tokens.
+    pub tokens: bool,
+    /// Faults for the host's tests, counted in samples issued to this instance: the sample
+    /// after the first N panics in issue_query, ...
+    pub panic_after: Option<u64>,
+    /// ... is completed twice, ...
+    pub complete_twice_after: Option<u64>,
+    /// ... is never completed.
+    pub never_complete_after: Option<u64>,
+}
+
+impl Config {
+    pub fn parse(text: &str) -> Result<Config, PluginError> {
+        let config: Config = toml::from_str(text)
+            .map_err(|e| PluginError::invalid_config(format!("null plugin config: {e}")))?;
+        if config.workers > MAX_WORKERS {
+            return Err(PluginError::invalid_config(format!(
+                "null plugin config: workers = {} is more than {MAX_WORKERS}",
+                config.workers
+            )));
+        }
+        Ok(config)
+    }
+
+    pub fn latency(&self, index: u64) -> Duration {
+        let micros = self
+            .latency_per_index_us
+            .saturating_mul(index)
+            .saturating_add(self.latency_us);
+        Duration::from_micros(micros)
+    }
+
+    pub fn has_latency(&self) -> bool {
+        self.latency_us > 0 || self.latency_per_index_us > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_text_is_the_default() {
+        assert_eq!(Config::parse("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn reads_every_key() {
+        let config = Config::parse(
+            "workers = 2\nlatency_us = 10\nlatency_per_index_us = 3\ntokens = true\n\
+             panic_after = 5\ncomplete_twice_after = 6\nnever_complete_after = 7\n",
+        )
+        .unwrap();
+        assert_eq!(config.workers, 2);
+        assert_eq!(config.latency(4), Duration::from_micros(22));
+        assert!(config.tokens);
+        assert_eq!(config.panic_after, Some(5));
+        assert_eq!(config.complete_twice_after, Some(6));
+        assert_eq!(config.never_complete_after, Some(7));
+    }
+
+    #[test]
+    fn refuses_unknown_keys_and_bad_values() {
+        let unknown = Config::parse("worker = 2").unwrap_err();
+        assert_eq!(unknown.code, mlperf_plugin_api::ffi::ERROR_INVALID_CONFIG);
+        assert!(unknown.message.contains("worker"), "{}", unknown.message);
+        assert!(Config::parse("workers = -1").is_err());
+        assert!(Config::parse("workers = 100000").is_err());
+    }
+}

@@ -1,0 +1,121 @@
+//! The null SUT backend as a plugin: answers every sample with its index as 4 little-endian
+//! bytes, inline or from worker threads, with optional fixed or per-index latency. Built on
+//! the plugin SDK; see `config.rs` for its settings.
+
+mod answer;
+mod config;
+mod workers;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use mlperf_plugin_api::ffi::{CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_TOKENS};
+use mlperf_plugin_api::sdk::{Completer, Host, Level, PluginError, Sample, SutPlugin};
+
+pub use config::Config;
+
+use answer::{answer, Item};
+use workers::Workers;
+
+pub struct NullPlugin {
+    config: Arc<Config>,
+    /// Samples issued so far, to place the configured faults.
+    issued: AtomicU64,
+    /// None: complete inline. Dropped with the plugin, which joins the threads.
+    workers: Option<Workers>,
+}
+
+impl SutPlugin for NullPlugin {
+    fn create(config: &str, host: &Host) -> Result<Self, PluginError> {
+        let config = Arc::new(Config::parse(config)?);
+        let workers = match config.workers {
+            0 => None,
+            n => Some(Workers::start(n, Arc::clone(&config), host.completer())?),
+        };
+        host.logger().log(
+            Level::Info,
+            &format!(
+                "null plugin: {} worker(s), latency {} us + {} us per index, tokens {}",
+                config.workers, config.latency_us, config.latency_per_index_us, config.tokens
+            ),
+        );
+        Ok(NullPlugin {
+            config,
+            issued: AtomicU64::new(0),
+            workers,
+        })
+    }
+
+    fn issue_query(
+        &self,
+        samples: &[Sample<'_>],
+        completer: &Completer,
+    ) -> Result<(), PluginError> {
+        let issued = Instant::now();
+        let first = self
+            .issued
+            .fetch_add(samples.len() as u64, Ordering::Relaxed);
+        let mut items: Vec<Item> = samples
+            .iter()
+            .zip(first..)
+            .map(|(sample, ordinal)| self.item(sample, ordinal))
+            .collect();
+        match &self.workers {
+            Some(workers) => workers.submit(items, issued),
+            None => answer(&self.config, &mut items, issued, completer),
+        }
+        Ok(())
+    }
+
+    fn attributes(&self) -> Vec<(String, String)> {
+        let config = &self.config;
+        [
+            ("vendor", "mlperf-host".to_owned()),
+            ("device", "cpu".to_owned()),
+            ("precision", "none".to_owned()),
+            ("driver_version", "none".to_owned()),
+            ("firmware_version", "none".to_owned()),
+            ("plugin", format!("null {}", env!("CARGO_PKG_VERSION"))),
+            ("workers", config.workers.to_string()),
+            ("latency_us", config.latency_us.to_string()),
+            (
+                "latency_per_index_us",
+                config.latency_per_index_us.to_string(),
+            ),
+            ("tokens", config.tokens.to_string()),
+        ]
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect()
+    }
+}
+
+impl NullPlugin {
+    /// The sample as a work item, with the fault configured for its ordinal, if any.
+    fn item(&self, sample: &Sample<'_>, ordinal: u64) -> Item {
+        let config = &self.config;
+        if config.panic_after == Some(ordinal) {
+            panic!("null plugin: panic_after = {ordinal} reached");
+        }
+        let copies = if config.complete_twice_after == Some(ordinal) {
+            2
+        } else if config.never_complete_after == Some(ordinal) {
+            0
+        } else {
+            1
+        };
+        Item {
+            id: sample.id(),
+            index: sample.index(),
+            copies,
+        }
+    }
+}
+
+mlperf_plugin_api::export_plugin!(
+    NullPlugin,
+    name = "null",
+    version = env!("CARGO_PKG_VERSION"),
+    capabilities = CAP_ASYNC_COMPLETION | CAP_CONCURRENT_ISSUE | CAP_TOKENS,
+);
