@@ -145,12 +145,19 @@ fn single_stream_stalls_do_not_hang_either() {
 }
 
 #[test]
-fn duplicate_and_unknown_completions_are_counted_not_fatal() {
+fn duplicate_and_unknown_completions_are_counted_and_make_the_run_invalid() {
     let sut = WorkerSut::start(Duration::ZERO, None, true);
     let mut qsl = RecordingQsl::new(100, 100);
     let result = start_test(&sut, &mut qsl, &quick(TestScenario::Server), &short_drain()).unwrap();
     assert_eq!(result.anomalies.duplicate, result.series[0].samples_issued);
-    assert!(result.performance.unwrap().validity.all_samples_completed);
+    let validity = result.performance.unwrap().validity;
+    assert!(validity.all_samples_completed);
+    assert!(!validity.valid);
+    assert!(validity
+        .reasons
+        .last()
+        .unwrap()
+        .contains("completions for samples not outstanding"));
 
     struct Stray;
     impl SystemUnderTest for Stray {
@@ -181,7 +188,7 @@ fn duplicate_and_unknown_completions_are_counted_not_fatal() {
         result.anomalies.unknown,
         2 * result.series[0].queries_issued
     );
-    assert!(result.performance.unwrap().validity.valid);
+    assert!(!result.performance.unwrap().validity.valid);
 }
 
 #[test]

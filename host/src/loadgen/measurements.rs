@@ -38,6 +38,10 @@ pub(super) fn collect_performance(
         sample_latencies: Vec::with_capacity(count),
         queries_issued: outcome.queries_issued,
         never_completed: outcome.never_completed,
+        refused_completions: {
+            let anomalies = shared.anomalies();
+            anomalies.duplicate + anomalies.unknown + anomalies.late
+        },
         sut_failure: match &outcome.stop {
             StopReason::SutPanicked(message) | StopReason::SutFailed(message) => {
                 Some(message.clone())

@@ -58,6 +58,8 @@ pub(crate) struct PerformanceResult {
     pub(crate) never_completed: u64,
     /// The SUT panicked or reported a failure during the series.
     pub(crate) sut_failure: Option<String>,
+    /// Completions the engine refused so far (duplicates, unknown or late ids).
+    pub(crate) refused_completions: u64,
 }
 
 /// Token-run statistics.
@@ -361,13 +363,20 @@ impl PerformanceSummary {
         if let Some(failure) = &pr.sut_failure {
             reasons.push(format!("The SUT failed: {failure}"));
         }
+        if pr.refused_completions > 0 {
+            reasons.push(format!(
+                "The SUT sent {} completions for samples not outstanding (completed twice, or never issued).",
+                pr.refused_completions
+            ));
+        }
         self.validity = Validity {
             valid: min_duration_met
                 && min_queries_met
                 && perf_constraints_met
                 && early_stopping_met
                 && all_samples_completed
-                && pr.sut_failure.is_none(),
+                && pr.sut_failure.is_none()
+                && pr.refused_completions == 0,
             perf_constraints_met,
             min_duration_met,
             min_queries_met,

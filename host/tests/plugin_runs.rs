@@ -1,0 +1,164 @@
+//! The real plugins through the ABI: both run every scenario; faulty behaviour of the null
+//! plugin (a panic, a double completion, a sample never completed) ends the run INVALID with
+//! the reason and complete logs.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mlperf_host::loadgen::{start_test, LogSettings, StopReason, TestScenario, TestSettings};
+use mlperf_host::plugin::{Plugin, PluginSut};
+use support::RecordingQsl;
+
+/// A plugin library the workspace build left in the target directory.
+fn plugin_library(file: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    for dir in [profile_dir.to_path_buf(), profile_dir.join("deps")] {
+        let path = dir.join(file);
+        if path.is_file() {
+            return path;
+        }
+    }
+    panic!(
+        "{file} is not built in {}: run the tests from the workspace root (cargo test builds every plugin)",
+        profile_dir.display()
+    );
+}
+
+fn null_plugin() -> PathBuf {
+    plugin_library("libmlperf_plugin_null.so")
+}
+
+fn example_c_plugin() -> PathBuf {
+    plugin_library("libmlperf_example_c.so")
+}
+
+fn quick(scenario: TestScenario) -> TestSettings {
+    TestSettings {
+        scenario,
+        min_duration_ms: 0,
+        min_query_count: 700,
+        server_target_qps: 20_000.0,
+        offline_expected_qps: 1000.0,
+        ..TestSettings::default()
+    }
+}
+
+fn sut(path: &Path, config: &str) -> PluginSut {
+    PluginSut::create(&Plugin::open(path).unwrap(), config).unwrap()
+}
+
+#[test]
+fn both_plugins_run_every_scenario_through_the_abi() {
+    let configs = [
+        (null_plugin(), "workers = 0"),
+        (null_plugin(), "workers = 2\nlatency_us = 50"),
+        (example_c_plugin(), "workers = 0"),
+        (example_c_plugin(), "workers = 2\nlatency_us = 50"),
+    ];
+    for (path, config) in &configs {
+        for scenario in TestScenario::ALL {
+            let sut = sut(path, config);
+            let mut qsl = RecordingQsl::new(1000, 500);
+            let log = LogSettings {
+                provenance: sut.provenance(),
+                ..LogSettings::default()
+            };
+            let result = start_test(&sut, &mut qsl, &quick(scenario), &log).unwrap();
+            let performance = result.performance.as_ref().unwrap();
+            assert!(
+                performance.validity.valid,
+                "{} [{config}] {scenario}: {:?}",
+                path.display(),
+                performance.validity
+            );
+            assert!(result
+                .provenance
+                .iter()
+                .any(|(k, v)| k == "plugin_sha256" && v.len() == 64));
+        }
+    }
+}
+
+#[test]
+fn accuracy_responses_carry_the_sample_index_through_the_abi() {
+    for path in [null_plugin(), example_c_plugin()] {
+        let sut = sut(&path, "workers = 1");
+        let mut qsl = RecordingQsl::new(300, 100);
+        let settings = TestSettings {
+            mode: mlperf_host::loadgen::TestMode::AccuracyOnly,
+            ..quick(TestScenario::Offline)
+        };
+        let result = start_test(&sut, &mut qsl, &settings, &LogSettings::default()).unwrap();
+        assert_eq!(result.accuracy_log.len(), 300, "{}", path.display());
+        for record in &result.accuracy_log {
+            assert_eq!(record.data, (record.qsl_idx as u32).to_le_bytes());
+        }
+    }
+}
+
+/// Runs a faulty null plugin with log files, returning the result and the detail log text.
+fn faulty_run(config: &str, name: &str) -> (mlperf_host::loadgen::TestResult, String) {
+    let dir = std::env::temp_dir().join(format!("mlperf-faulty-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let sut = sut(&null_plugin(), config);
+    let mut qsl = RecordingQsl::new(100, 100);
+    let mut log = LogSettings {
+        drain_timeout: Duration::from_millis(500),
+        provenance: sut.provenance(),
+        ..LogSettings::default()
+    };
+    log.log_output.outdir = Some(dir.clone());
+    let result = start_test(&sut, &mut qsl, &quick(TestScenario::SingleStream), &log).unwrap();
+    drop(sut);
+    let files = result.log_files.clone().unwrap();
+    let detail = std::fs::read_to_string(&files.detail).unwrap();
+    for file in [&files.summary, &files.accuracy, &files.result] {
+        assert!(file.is_file(), "{} written", file.display());
+    }
+    assert!(detail.contains("\"key\": \"result_validity\", \"value\": \"INVALID\""));
+    assert!(detail.contains("\"key\": \"sut_plugin_sha256\""));
+    std::fs::remove_dir_all(&dir).unwrap();
+    (result, detail)
+}
+
+#[test]
+fn a_plugin_that_panics_mid_run_ends_it_invalid_with_its_message() {
+    let (result, detail) = faulty_run("panic_after = 50", "panic");
+    let StopReason::SutFailed(message) = &result.series[0].stop else {
+        panic!("stop: {:?}", result.series[0].stop);
+    };
+    assert!(message.contains("issue_query"), "{message}");
+    let validity = &result.performance.as_ref().unwrap().validity;
+    assert!(!validity.valid);
+    assert!(validity
+        .reasons
+        .iter()
+        .any(|r| r.starts_with("The SUT failed: plugin null")));
+    assert!(detail.contains("The SUT failed"));
+}
+
+#[test]
+fn a_plugin_that_completes_a_sample_twice_ends_it_invalid() {
+    let (result, _) = faulty_run("complete_twice_after = 20", "twice");
+    assert!(result.anomalies.duplicate >= 1);
+    let validity = &result.performance.as_ref().unwrap().validity;
+    assert!(!validity.valid);
+    assert!(validity
+        .reasons
+        .iter()
+        .any(|r| r.contains("completions for samples not outstanding")));
+}
+
+#[test]
+fn a_plugin_that_never_completes_a_sample_ends_it_invalid() {
+    let (result, detail) = faulty_run("workers = 1\nnever_complete_after = 30", "never");
+    assert_eq!(result.series[0].stop, StopReason::Stalled);
+    let validity = &result.performance.as_ref().unwrap().validity;
+    assert!(!validity.valid);
+    assert!(!validity.all_samples_completed);
+    assert!(detail.contains("samples never completed"));
+}
