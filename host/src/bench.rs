@@ -176,6 +176,61 @@ impl SystemUnderTest for NullSut {
     }
 }
 
+/// Times the first issue of any SUT (the start-up figure), then steps aside.
+struct FirstIssue<'a> {
+    inner: &'a dyn SystemUnderTest,
+    first: OnceLock<Instant>,
+}
+
+impl SystemUnderTest for FirstIssue<'_> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        self.first.get_or_init(Instant::now);
+        self.inner.issue_query(samples, completer);
+    }
+    fn flush_queries(&self) {
+        self.inner.flush_queries();
+    }
+}
+
+/// Runs `settings` against `sut` (a plugin, say) and measures it like [`run_case`].
+pub fn run_case_with(
+    case: &str,
+    settings: &TestSettings,
+    completion: Completion,
+    qsl_samples: usize,
+    sut: &dyn SystemUnderTest,
+) -> anyhow::Result<BenchReport> {
+    let sut = FirstIssue {
+        inner: sut,
+        first: OnceLock::new(),
+    };
+    let mut qsl = NullQsl {
+        total: qsl_samples,
+        performance: qsl_samples,
+    };
+    let log = LogSettings {
+        drain_timeout: Duration::from_secs(30),
+        ..LogSettings::default()
+    };
+    let rss_before = peak_rss_bytes();
+    let started = Instant::now();
+    let result = start_test(&sut, &mut qsl, settings, &log)?;
+    let total = started.elapsed();
+    let first_issue = sut.first.get().copied().unwrap_or(started);
+    Ok(report(
+        case,
+        completion,
+        &result,
+        started,
+        first_issue,
+        total,
+        rss_before,
+    ))
+}
+
 /// Peak resident memory of this process (VmHWM).
 pub fn peak_rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")

