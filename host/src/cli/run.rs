@@ -20,7 +20,7 @@ use super::null_sut::{NullQsl, NullSut};
 use super::progress::ProgressWatcher;
 use super::set::{self, Override};
 use super::summary;
-use mlperf_host::loadgen::StopReason;
+use mlperf_host::loadgen::{EffectiveSettings, StopReason};
 use mlperf_host::plugin::PluginSut;
 
 /// Exit status of a completed run that is INVALID under `--require-valid`.
@@ -240,6 +240,13 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
     tracing::debug!(?settings, "requested settings");
 
     let mut qsl = NullQsl { total, performance };
+    if let Some(sut) = &plugin {
+        // The hand-over buffer of a large Offline query is made before the clock starts.
+        let (effective, _) = EffectiveSettings::new(&settings, performance as u64, total as u64);
+        if effective.scenario == TestScenario::Offline {
+            sut.reserve_samples(effective.samples_per_query as usize);
+        }
+    }
     let result = match &plugin {
         Some(sut) => start_test(sut, &mut qsl, &settings, &log),
         None => {
