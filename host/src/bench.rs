@@ -253,29 +253,9 @@ pub fn run_case(
     qsl_samples: usize,
 ) -> anyhow::Result<BenchReport> {
     let sut = NullSut::new(completion);
-    let mut qsl = NullQsl {
-        total: qsl_samples,
-        performance: qsl_samples,
-    };
-    let log = LogSettings {
-        drain_timeout: Duration::from_secs(30),
-        ..LogSettings::default()
-    };
-    let rss_before = peak_rss_bytes();
-    let started = Instant::now();
-    let result = start_test(&*sut, &mut qsl, settings, &log)?;
-    let total = started.elapsed();
+    let report = run_case_with(case, settings, completion, qsl_samples, &*sut);
     sut.shut_down();
-    let first_issue = sut.first_issue.get().copied().unwrap_or(started);
-    Ok(report(
-        case,
-        completion,
-        &result,
-        started,
-        first_issue,
-        total,
-        rss_before,
-    ))
+    report
 }
 
 fn report(

@@ -95,24 +95,37 @@ unsafe fn for_each_batch(
     }
 }
 
+/// Hands the responses to `deliver` with the test's completer, never unwinding into C.
+///
+/// # Safety
+/// `context` is the HostContext the table was made with; `responses`/`count` as the ABI says.
+unsafe fn with_completer(
+    context: *mut c_void,
+    responses: *const ffi::mlperf_response,
+    count: usize,
+    deliver: impl Fn(&Completer, &[QuerySampleResponse<'_>]),
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the caller's contract; the context outlives the instance.
+        let context = unsafe { &*(context as *const HostContext) };
+        if let Some(completer) = context.completer.get() {
+            // SAFETY: the caller's contract.
+            unsafe { for_each_batch(responses, count, |batch| deliver(completer, batch)) };
+        }
+    }));
+}
+
 unsafe extern "C" fn host_complete(
     context: *mut c_void,
     responses: *const ffi::mlperf_response,
     count: usize,
 ) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: `context` is the HostContext this table was made with, alive while the
-        // instance is.
-        let context = unsafe { &*(context as *const HostContext) };
-        if let Some(completer) = context.completer.get() {
-            // SAFETY: the ABI's contract for `complete`.
-            unsafe {
-                for_each_batch(responses, count, |batch| {
-                    completer.query_samples_complete(batch)
-                })
-            };
-        }
-    }));
+    // SAFETY: called by the plugin per the ABI's contract for `complete`.
+    unsafe {
+        with_completer(context, responses, count, |completer, batch| {
+            completer.query_samples_complete(batch)
+        })
+    };
 }
 
 unsafe extern "C" fn host_first_token(
@@ -120,18 +133,12 @@ unsafe extern "C" fn host_first_token(
     responses: *const ffi::mlperf_response,
     count: usize,
 ) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: as in host_complete.
-        let context = unsafe { &*(context as *const HostContext) };
-        if let Some(completer) = context.completer.get() {
-            // SAFETY: the ABI's contract for `first_token`.
-            unsafe {
-                for_each_batch(responses, count, |batch| {
-                    completer.first_token_complete(batch)
-                })
-            };
-        }
-    }));
+    // SAFETY: called by the plugin per the ABI's contract for `first_token`.
+    unsafe {
+        with_completer(context, responses, count, |completer, batch| {
+            completer.first_token_complete(batch)
+        })
+    };
 }
 
 unsafe extern "C" fn host_log(
