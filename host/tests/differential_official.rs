@@ -524,6 +524,8 @@ fn edge_cases() -> Vec<Value> {
 struct RecordingSut {
     issued: Mutex<Vec<Vec<usize>>>,
     flush_marks: Mutex<Vec<usize>>,
+    /// When set, queries go on through the plugin ABI to the null plugin, which answers them.
+    backend: Option<mlperf_host::plugin::PluginSut>,
 }
 
 impl SystemUnderTest for RecordingSut {
@@ -534,6 +536,10 @@ impl SystemUnderTest for RecordingSut {
     fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
         let indices: Vec<usize> = samples.iter().map(|s| s.index).collect();
         self.issued.lock().unwrap().push(indices);
+        if let Some(backend) = &self.backend {
+            backend.issue_query(samples, completer);
+            return;
+        }
         let payloads: Vec<[u8; 4]> = samples
             .iter()
             .map(|s| (s.index as u32).to_le_bytes())
@@ -549,6 +555,9 @@ impl SystemUnderTest for RecordingSut {
     fn flush_queries(&self) {
         let n = self.issued.lock().unwrap().len();
         self.flush_marks.lock().unwrap().push(n);
+        if let Some(backend) = &self.backend {
+            backend.flush_queries();
+        }
     }
 }
 
@@ -590,11 +599,35 @@ struct Record {
     offsets: Option<Vec<Vec<i64>>>,
 }
 
-fn run_engine(case: &Value, outdir: &Path) -> Result<Record, String> {
+/// The null plugin the workspace build left beside this test binary.
+fn null_plugin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    [profile_dir.to_path_buf(), profile_dir.join("deps")]
+        .iter()
+        .map(|dir| dir.join("libmlperf_plugin_null.so"))
+        .find(|path| path.is_file())
+        .expect("libmlperf_plugin_null.so is built (run the tests from the workspace root)")
+}
+
+fn run_engine(case: &Value, outdir: &Path, via_plugin: bool) -> Result<Record, String> {
     let settings: TestSettings = serde_json::from_value(case["settings"].clone())
         .map_err(|e| format!("settings do not deserialize into TestSettings: {e}"))?;
     let is_server = settings.scenario == TestScenario::Server;
-    let sut = RecordingSut::default();
+    let backend = if via_plugin {
+        let plugin =
+            mlperf_host::plugin::Plugin::open(&null_plugin()).map_err(|e| e.to_string())?;
+        Some(
+            mlperf_host::plugin::PluginSut::create(&plugin, "workers = 0")
+                .map_err(|e| e.to_string())?,
+        )
+    } else {
+        None
+    };
+    let sut = RecordingSut {
+        backend,
+        ..RecordingSut::default()
+    };
     let mut qsl = RecordingQsl {
         total: case["total"].as_u64().unwrap() as usize,
         psc: case["psc"].as_u64().unwrap() as usize,
@@ -984,7 +1017,13 @@ fn differential_against_official_loadgen() {
     let ours: Vec<Result<Record, String>> = cases
         .iter()
         .enumerate()
-        .map(|(k, c)| run_engine(c, &work.join(format!("engine-{k:03}"))))
+        .map(|(k, c)| run_engine(c, &work.join(format!("engine-{k:03}")), false))
+        .collect();
+    // The same cases through the plugin ABI (plugins/null answers them).
+    let ours_via_plugin: Vec<Result<Record, String>> = cases
+        .iter()
+        .enumerate()
+        .map(|(k, c)| run_engine(c, &work.join(format!("plugin-{k:03}")), true))
         .collect();
     let engine_s = t_engine.elapsed().as_secs_f64();
 
@@ -1013,17 +1052,28 @@ fn differential_against_official_loadgen() {
     );
 
     let mut failures = Vec::new();
-    for ((case, off), ours) in cases.iter().zip(&official).zip(ours) {
+    for (((case, off), ours), via_plugin) in
+        cases.iter().zip(&official).zip(ours).zip(ours_via_plugin)
+    {
         let name = case["name"].as_str().unwrap_or("?");
         assert_eq!(
             off["name"].as_str(),
             Some(name),
             "official results out of order"
         );
-        let problems: Vec<String> = match (parse_official(off), ours) {
-            (Err(e), _) => vec![e],
-            (_, Err(e)) => vec![e],
-            (Ok(o), Ok(r)) => compare(&o, &r),
+        let problems: Vec<String> = match (parse_official(off), ours, via_plugin) {
+            (Err(e), _, _) => vec![e],
+            (_, Err(e), _) => vec![e],
+            (_, _, Err(e)) => vec![format!("via plugins/null: {e}")],
+            (Ok(o), Ok(r), Ok(p)) => {
+                let mut problems = compare(&o, &r);
+                problems.extend(
+                    compare(&o, &p)
+                        .into_iter()
+                        .map(|e| format!("via plugins/null: {e}")),
+                );
+                problems
+            }
         };
         let (queries, samples) = off["issued"]
             .as_array()
