@@ -1,0 +1,132 @@
+//! `mlperf-host plugins list|inspect` and `run --plugin NAME` through a plugin directory.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn exe() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mlperf-host"))
+}
+
+fn null_plugin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    [profile_dir.to_path_buf(), profile_dir.join("deps")]
+        .iter()
+        .map(|dir| dir.join("libmlperf_plugin_null.so"))
+        .find(|path| path.is_file())
+        .expect("libmlperf_plugin_null.so is built (run the tests from the workspace root)")
+}
+
+/// A plugin directory holding `null/plugin.toml` beside a copy of the null plugin.
+fn plugin_dir() -> PathBuf {
+    let root = std::env::temp_dir().join(format!("mlperf-plugin-dir-{}", std::process::id()));
+    let dir = root.join("null");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(null_plugin(), dir.join("libmlperf_plugin_null.so")).unwrap();
+    std::fs::write(
+        dir.join("plugin.toml"),
+        "name = \"null\"\nkind = \"sut\"\nlibrary = \"libmlperf_plugin_null.so\"\nabi = \"1.0\"\ndescription = \"the null backend\"\n",
+    )
+    .unwrap();
+    root
+}
+
+#[test]
+fn inspect_shows_abi_kind_capabilities_attributes_and_sha256() {
+    let output = exe()
+        .args(["plugins", "inspect"])
+        .arg(null_plugin())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    for expected in [
+        "abi           : 1.0",
+        "kind          : sut",
+        "capabilities  : async_completion, concurrent_issue, tokens",
+        "layout check  : passed",
+        "attribute     : vendor = mlperf-host",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in\n{text}");
+    }
+    let sha = text
+        .lines()
+        .find_map(|l| l.strip_prefix("sha256        : "))
+        .unwrap();
+    assert_eq!(sha.len(), 64);
+}
+
+#[test]
+fn plugins_are_found_by_name_through_the_plugin_path() {
+    let root = plugin_dir();
+    let list = exe()
+        .args(["plugins", "list"])
+        .env("MLPERF_HOST_PLUGIN_PATH", &root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(list.stdout).unwrap();
+    assert!(
+        text.contains("null") && text.contains("the null backend"),
+        "{text}"
+    );
+
+    let out = root.join("logs");
+    let run = exe()
+        .args([
+            "run",
+            "--plugin",
+            "null",
+            "--quiet",
+            "--scenario",
+            "Offline",
+        ])
+        .args(["--set", "min_duration_ms=0", "--set", "min_query_count=100"])
+        .args(["--plugin-set", "workers=1"])
+        .arg("--out")
+        .arg(&out)
+        .env("MLPERF_HOST_PLUGIN_PATH", &root)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let detail = std::fs::read_to_string(out.join("mlperf_log_detail.txt")).unwrap();
+    assert!(detail.contains("\"key\": \"sut_plugin_name\", \"value\": \"null\""));
+    assert!(detail.contains("\"key\": \"sut_plugin_attribute_workers\", \"value\": \"1\""));
+
+    let missing = exe()
+        .args(["run", "--plugin", "no-such-plugin"])
+        .env("MLPERF_HOST_PLUGIN_PATH", &root)
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    let message = String::from_utf8(missing.stderr).unwrap();
+    assert!(
+        message.contains("plugin `no-such-plugin` not found"),
+        "{message}"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_panicking_plugin_exits_non_zero_with_logs_written() {
+    let out = std::env::temp_dir().join(format!("mlperf-panic-cli-{}", std::process::id()));
+    let run = exe()
+        .arg("run")
+        .arg("--plugin")
+        .arg(null_plugin())
+        .args(["--plugin-set", "panic_after=20", "--quiet"])
+        .args(["--set", "min_duration_ms=0", "--drain-timeout", "1"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    let message = String::from_utf8(run.stderr).unwrap();
+    assert!(
+        message.contains("the system under test failed"),
+        "{message}"
+    );
+    let summary = std::fs::read_to_string(out.join("mlperf_log_summary.txt")).unwrap();
+    assert!(summary.contains("Result is : INVALID"));
+    assert!(out.join("result.json").is_file());
+    std::fs::remove_dir_all(&out).unwrap();
+}
