@@ -131,19 +131,7 @@ impl PluginSut {
     pub fn reserve_samples(&self, samples: usize) {
         let mut buffer = self.samples.lock().unwrap_or_else(|p| p.into_inner());
         buffer.clear();
-        buffer.resize(
-            samples,
-            ffi::mlperf_sample {
-                struct_size: 0,
-                id: 0,
-                index: 0,
-                data: std::ptr::null(),
-                length: 0,
-                dtype: 0,
-                rank: 0,
-                shape: std::ptr::null(),
-            },
-        );
+        buffer.resize(samples, blank_sample());
         buffer.clear();
     }
 
@@ -178,22 +166,22 @@ impl SystemUnderTest for PluginSut {
 
     fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
         self.context.completer.get_or_init(|| completer.clone());
-        let mut buffer = self.samples.lock().unwrap_or_else(|p| p.into_inner());
-        buffer.clear();
-        buffer.extend(samples.iter().map(|s| ffi::mlperf_sample {
-            struct_size: std::mem::size_of::<ffi::mlperf_sample>(),
-            id: s.id.0,
-            index: s.index as u64,
-            data: std::ptr::null(),
-            length: 0,
-            dtype: 0,
-            rank: 0,
-            shape: std::ptr::null(),
-        }));
         let issue = self.table().issue_query.expect("checked by require_sut");
-        // SAFETY: the samples live across the call; ids stay valid until completed.
-        let error = unsafe { issue(self.instance, buffer.as_ptr(), buffer.len()) };
-        drop(buffer);
+        let error = if samples.len() <= SMALL_QUERY {
+            // SingleStream, Server and MultiStream queries go from the stack: no lock.
+            let mut small = [blank_sample(); SMALL_QUERY];
+            for (slot, sample) in small.iter_mut().zip(samples) {
+                *slot = to_ffi(sample);
+            }
+            // SAFETY: the samples live across the call; ids stay valid until completed.
+            unsafe { issue(self.instance, small.as_ptr(), samples.len()) }
+        } else {
+            let mut buffer = self.samples.lock().unwrap_or_else(|p| p.into_inner());
+            buffer.clear();
+            buffer.extend(samples.iter().map(to_ffi));
+            // SAFETY: as above.
+            unsafe { issue(self.instance, buffer.as_ptr(), buffer.len()) }
+        };
         // SAFETY: the plugin's error object, if any.
         let error = unsafe { take_error(error) };
         if error.is_some() {
@@ -214,6 +202,32 @@ impl SystemUnderTest for PluginSut {
         let error = unsafe { flush(self.instance) };
         // SAFETY: the plugin's error object, if any.
         self.report("flush_queries", unsafe { take_error(error) });
+    }
+}
+
+/// Queries up to this size are handed over from the stack.
+const SMALL_QUERY: usize = 8;
+
+const fn blank_sample() -> ffi::mlperf_sample {
+    ffi::mlperf_sample {
+        struct_size: std::mem::size_of::<ffi::mlperf_sample>(),
+        id: 0,
+        index: 0,
+        data: std::ptr::null(),
+        length: 0,
+        dtype: 0,
+        rank: 0,
+        shape: std::ptr::null(),
+    }
+}
+
+/// A sample as the ABI carries it (no data until the host keeps a sample arena).
+#[inline]
+fn to_ffi(sample: &QuerySample) -> ffi::mlperf_sample {
+    ffi::mlperf_sample {
+        id: sample.id.0,
+        index: sample.index as u64,
+        ..blank_sample()
     }
 }
 
