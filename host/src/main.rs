@@ -21,7 +21,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run one LoadGen test (built-in null SUT until plugins arrive).
+    /// Run one LoadGen test with a backend plugin (or the built-in null SUT).
     Run(Box<cli::run::RunArgs>),
     /// Measure the LoadGen engine's overhead against an in-process null SUT.
     Bench(BenchArgs),

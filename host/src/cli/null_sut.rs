@@ -1,4 +1,4 @@
-//! The built-in null SUT of `mlperf-host run`, until plugins arrive.
+//! The built-in null SUT of `mlperf-host run` when no `--plugin` is given.
 //!
 //! Each response is the sample index as 4 little-endian bytes. With a latency of 0 every query
 //! completes inside `issue_query`; otherwise one worker thread completes each query `latency`

@@ -1,7 +1,7 @@
 //! `mlperf-host run`: one LoadGen test, configured like the official `TestSettings::FromConfig`
 //! (mlperf.conf, then user.conf, looked up by model and scenario), then `--set` overrides.
 //!
-//! Until plugins arrive the system under test is the built-in null SUT ([`super::null_sut`]).
+//! The system under test is a backend plugin (`--plugin`) or the built-in null SUT ([`super::null_sut`]).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
