@@ -190,6 +190,9 @@ impl SystemUnderTest for FirstIssue<'_> {
         self.first.get_or_init(Instant::now);
         self.inner.issue_query(samples, completer);
     }
+    fn prepare_query(&self, samples: &[QuerySample]) {
+        self.inner.prepare_query(samples);
+    }
     fn flush_queries(&self) {
         self.inner.flush_queries();
     }

@@ -802,3 +802,43 @@ fn a_failing_sut_ends_the_run_invalid_with_its_message() {
         [("plugin".to_string(), "libfailing.so".to_string())]
     );
 }
+
+#[test]
+fn every_query_is_prepared_before_it_is_issued() {
+    #[derive(Default)]
+    struct Staging {
+        prepared: Mutex<Vec<Vec<u64>>>,
+        issued: Mutex<Vec<Vec<u64>>>,
+    }
+    impl SystemUnderTest for Staging {
+        fn name(&self) -> &str {
+            "Staging"
+        }
+        fn prepare_query(&self, samples: &[QuerySample]) {
+            self.prepared
+                .lock()
+                .unwrap()
+                .push(samples.iter().map(|s| s.id.0).collect());
+        }
+        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+            self.issued
+                .lock()
+                .unwrap()
+                .push(samples.iter().map(|s| s.id.0).collect());
+            for s in samples {
+                completer.query_samples_complete(&[QuerySampleResponse::new(s.id, &[])]);
+            }
+        }
+    }
+    for scenario in TestScenario::ALL {
+        let sut = Staging::default();
+        let mut qsl = RecordingQsl::new(100, 100);
+        start_test(&sut, &mut qsl, &quick(scenario), &short_drain()).unwrap();
+        let prepared = sut.prepared.into_inner().unwrap();
+        let issued = sut.issued.into_inner().unwrap();
+        assert!(!issued.is_empty());
+        // Issued in the order prepared; at most one prepared query is left over.
+        assert_eq!(&prepared[..issued.len()], &issued[..], "{scenario}");
+        assert!(prepared.len() <= issued.len() + 1, "{scenario}");
+    }
+}

@@ -148,11 +148,14 @@ impl<'a, 'c> Issuer<'a, 'c> {
     ) -> Option<Result<i64, StopReason>> {
         out.clear();
         let delta = generator.next_query(out)?;
-        Some(if self.ready_slots(out) {
-            Ok(delta)
-        } else {
-            Err(StopReason::ArenaFull)
-        })
+        if !self.ready_slots(out) {
+            return Some(Err(StopReason::ArenaFull));
+        }
+        let sut = self.ctx.sut;
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| sut.prepare_query(out))) {
+            return Some(Err(StopReason::SutPanicked(panic_message(&panic))));
+        }
+        Some(Ok(delta))
     }
 
     /// Readies the slots of freshly generated samples (the generator numbered them

@@ -11,6 +11,9 @@ pub type QslError = Box<dyn std::error::Error + Send + Sync>;
 pub trait SystemUnderTest: Send + Sync {
     fn name(&self) -> &str;
     fn issue_query(&self, samples: &[QuerySample], completer: &Completer);
+    /// The next query's samples, ahead of its turn and outside any timed window; the same
+    /// samples then reach `issue_query`. A SUT can convert or stage them here.
+    fn prepare_query(&self, _samples: &[QuerySample]) {}
     /// Called once after the last `issue_query` of every series of queries.
     fn flush_queries(&self) {}
 }

@@ -41,7 +41,7 @@ pub(crate) fn host_api(context: &HostContext) -> ffi::mlperf_host_api {
 }
 
 /// Responses are converted on the stack in batches of this many.
-const BATCH: usize = 64;
+const BATCH: usize = 256;
 
 /// Calls `deliver` with the plugin's responses as engine responses, batch by batch.
 ///

@@ -50,7 +50,7 @@ pub fn answer(config: &Config, items: &mut [Item], issued: Instant, completer: &
 /// The plain case (inline, no latency, no faults): answered in stack-sized chunks straight from
 /// the samples, with no allocation, so the plugin costs what the ABI costs.
 pub fn answer_inline(samples: &[Sample<'_>], tokens: bool, completer: &Completer) {
-    const CHUNK: usize = 64;
+    const CHUNK: usize = 1024;
     if let [sample] = samples {
         // One sample (SingleStream, Server): no arrays at all.
         let bytes = (sample.index() as u32).to_le_bytes();
