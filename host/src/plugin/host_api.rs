@@ -80,6 +80,17 @@ unsafe fn for_each_batch(
         deliver(&[convert(0)]);
         return;
     }
+    deliver_batches(count, convert, deliver);
+}
+
+/// The many-response path, out of line so the one-response path does not carry (and probe)
+/// its stack frame.
+#[inline(never)]
+fn deliver_batches<'a>(
+    count: usize,
+    convert: impl Fn(usize) -> QuerySampleResponse<'a>,
+    mut deliver: impl FnMut(&[QuerySampleResponse<'_>]),
+) {
     let mut batch = [QuerySampleResponse::new(ResponseId(0), &[]); BATCH];
     let mut filled = 0;
     for i in 0..count {

@@ -50,7 +50,6 @@ pub fn answer(config: &Config, items: &mut [Item], issued: Instant, completer: &
 /// The plain case (inline, no latency, no faults): answered in stack-sized chunks straight from
 /// the samples, with no allocation, so the plugin costs what the ABI costs.
 pub fn answer_inline(samples: &[Sample<'_>], tokens: bool, completer: &Completer) {
-    const CHUNK: usize = 1024;
     if let [sample] = samples {
         // One sample (SingleStream, Server): no arrays at all.
         let bytes = (sample.index() as u32).to_le_bytes();
@@ -64,39 +63,37 @@ pub fn answer_inline(samples: &[Sample<'_>], tokens: bool, completer: &Completer
         return;
     }
     for chunk in samples.chunks(CHUNK) {
-        let mut bytes = [[0u8; 4]; CHUNK];
-        for (slot, sample) in bytes.iter_mut().zip(chunk) {
-            *slot = (sample.index() as u32).to_le_bytes();
-        }
-        let response = |i: usize| {
-            let sample = &chunk[i];
-            let response = Response::new(sample.id(), &bytes[i]);
-            if tokens {
-                response.with_tokens(2 + (sample.index() % 7) as i64)
-            } else {
-                response
-            }
-        };
-        if tokens {
-            let first: [Response<'_>; 1] = [Response::new(chunk[0].id(), &bytes[0])];
-            if chunk.len() == 1 {
-                completer.first_token(&first);
-            } else {
-                let firsts: Vec<Response<'_>> = (0..chunk.len())
-                    .map(|i| Response::new(chunk[i].id(), &bytes[i]))
-                    .collect();
-                completer.first_token(&firsts);
-            }
-        }
-        // One sample (SingleStream, Server) needs no array of 64.
-        if chunk.len() == 1 {
-            completer.complete(&[response(0)]);
-        } else {
-            let responses: [Response<'_>; CHUNK] =
-                std::array::from_fn(|i| response(i.min(chunk.len() - 1)));
-            completer.complete(&responses[..chunk.len()]);
-        }
+        answer_chunk(chunk, tokens, completer);
     }
+}
+
+/// Samples answered per call to the host.
+const CHUNK: usize = 1024;
+
+/// One chunk of a large query. Kept out of `answer_inline` so the one-sample path does not
+/// carry (and probe) this function's 40 KiB stack frame.
+#[inline(never)]
+fn answer_chunk(chunk: &[Sample<'_>], tokens: bool, completer: &Completer) {
+    let mut bytes = [[0u8; 4]; CHUNK];
+    for (slot, sample) in bytes.iter_mut().zip(chunk) {
+        *slot = (sample.index() as u32).to_le_bytes();
+    }
+    if tokens {
+        let firsts: Vec<Response<'_>> = (0..chunk.len())
+            .map(|i| Response::new(chunk[i].id(), &bytes[i]))
+            .collect();
+        completer.first_token(&firsts);
+    }
+    let responses: [Response<'_>; CHUNK] = std::array::from_fn(|i| {
+        let i = i.min(chunk.len() - 1);
+        let response = Response::new(chunk[i].id(), &bytes[i]);
+        if tokens {
+            response.with_tokens(2 + (chunk[i].index() % 7) as i64)
+        } else {
+            response
+        }
+    });
+    completer.complete(&responses[..chunk.len()]);
 }
 
 /// Builds the responses for `items` and hands them to `deliver`. `tokens`: None for first
