@@ -1,20 +1,14 @@
 //! `mlperf-host plugins list|inspect` and `run --plugin NAME` through a plugin directory.
 
+mod support;
+
 use std::path::PathBuf;
+
 use std::process::Command;
+use support::null_plugin;
 
 fn exe() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mlperf-host"))
-}
-
-fn null_plugin() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().unwrap().parent().unwrap();
-    [profile_dir.to_path_buf(), profile_dir.join("deps")]
-        .iter()
-        .map(|dir| dir.join("libmlperf_plugin_null.so"))
-        .find(|path| path.is_file())
-        .expect("libmlperf_plugin_null.so is built (run the tests from the workspace root)")
 }
 
 /// A plugin directory holding `null/plugin.toml` beside a copy of the null plugin.

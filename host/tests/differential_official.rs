@@ -17,6 +17,8 @@
 //! `DIFF_ONLY` (comma-separated case names to run; the draw is unchanged), `DIFF_CASES_FILE` (run the
 //! cases of a JSON file instead of drawing them), `DIFF_KEEP` (keep the work directory).
 
+mod support;
+
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -599,24 +601,13 @@ struct Record {
     offsets: Option<Vec<Vec<i64>>>,
 }
 
-/// The null plugin the workspace build left beside this test binary.
-fn null_plugin() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().unwrap().parent().unwrap();
-    [profile_dir.to_path_buf(), profile_dir.join("deps")]
-        .iter()
-        .map(|dir| dir.join("libmlperf_plugin_null.so"))
-        .find(|path| path.is_file())
-        .expect("libmlperf_plugin_null.so is built (run the tests from the workspace root)")
-}
-
 fn run_engine(case: &Value, outdir: &Path, via_plugin: bool) -> Result<Record, String> {
     let settings: TestSettings = serde_json::from_value(case["settings"].clone())
         .map_err(|e| format!("settings do not deserialize into TestSettings: {e}"))?;
     let is_server = settings.scenario == TestScenario::Server;
     let backend = if via_plugin {
-        let plugin =
-            mlperf_host::plugin::Plugin::open(&null_plugin()).map_err(|e| e.to_string())?;
+        let plugin = mlperf_host::plugin::Plugin::open(&support::null_plugin())
+            .map_err(|e| e.to_string())?;
         Some(
             mlperf_host::plugin::PluginSut::create(&plugin, "workers = 0")
                 .map_err(|e| e.to_string())?,

@@ -9,30 +9,10 @@ use std::time::Duration;
 
 use mlperf_host::loadgen::{start_test, LogSettings, StopReason, TestScenario, TestSettings};
 use mlperf_host::plugin::{Plugin, PluginSut};
-use support::RecordingQsl;
-
-/// A plugin library the workspace build left in the target directory.
-fn plugin_library(file: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().unwrap().parent().unwrap();
-    for dir in [profile_dir.to_path_buf(), profile_dir.join("deps")] {
-        let path = dir.join(file);
-        if path.is_file() {
-            return path;
-        }
-    }
-    panic!(
-        "{file} is not built in {}: run the tests from the workspace root (cargo test builds every plugin)",
-        profile_dir.display()
-    );
-}
-
-fn null_plugin() -> PathBuf {
-    plugin_library("libmlperf_plugin_null.so")
-}
+use support::{null_plugin, RecordingQsl};
 
 fn example_c_plugin() -> PathBuf {
-    plugin_library("libmlperf_example_c.so")
+    support::plugin_library("libmlperf_example_c.so")
 }
 
 fn quick(scenario: TestScenario) -> TestSettings {

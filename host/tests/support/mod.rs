@@ -93,3 +93,25 @@ pub fn golden(name: &str) -> serde_json::Value {
     let path = format!("{}/tests/data/golden/{name}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(&path).expect(&path)).expect("golden JSON")
 }
+
+/// A plugin library the workspace build left beside the test binaries
+/// (`target/<profile>/` or its `deps/`).
+pub fn plugin_library(file: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    [profile_dir.to_path_buf(), profile_dir.join("deps")]
+        .iter()
+        .map(|dir| dir.join(file))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "{file} is not built in {}: run the tests from the workspace root (cargo test builds every plugin)",
+                profile_dir.display()
+            )
+        })
+}
+
+/// The null plugin (plugins/null).
+pub fn null_plugin() -> std::path::PathBuf {
+    plugin_library("libmlperf_plugin_null.so")
+}
