@@ -1,9 +1,11 @@
 //! The progress bar of `mlperf-host run`: drawn on a terminal (a pseudo-terminal here, opened by
 //! Python's `pty` module), absent with `--quiet` or when stderr is not a terminal.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use support::TempDir;
 
 const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 
@@ -40,33 +42,6 @@ sys.stdout.flush()
 _, status = os.waitpid(pid, 0)
 sys.exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 125)
 "#;
-
-/// A fresh directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "mlperf-host-progress-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// `run` arguments for a test of about four seconds: long enough for the bar to show.
 fn long_run(out: &Path, extra: &[&str]) -> Vec<String> {

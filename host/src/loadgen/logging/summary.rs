@@ -510,8 +510,8 @@ mod tests {
     use super::*;
     use crate::loadgen::config::{ConfigFile, ConfigLoader};
     use crate::loadgen::{
-        start_test, Completer, Diagnostic, FindPeakReport, LogSettings, QslError, QuerySample,
-        QuerySampleIndex, QuerySampleLibrary, QuerySampleResponse, SystemUnderTest, TestSettings,
+        start_test, Completer, Diagnostic, FindPeakReport, LogSettings, QuerySample,
+        QuerySampleResponse, SystemUnderTest, TestSettings,
     };
 
     /// The golden harness's SUT: answers each sample with its index as 4 little-endian bytes,
@@ -556,28 +556,7 @@ mod tests {
         }
     }
 
-    struct Qsl {
-        total: usize,
-        performance: usize,
-    }
-
-    impl QuerySampleLibrary for Qsl {
-        fn name(&self) -> &str {
-            "PyQSL"
-        }
-        fn total_sample_count(&self) -> usize {
-            self.total
-        }
-        fn performance_sample_count(&self) -> usize {
-            self.performance
-        }
-        fn load_samples_to_ram(&mut self, _: &[QuerySampleIndex]) -> Result<(), QslError> {
-            Ok(())
-        }
-        fn unload_samples_from_ram(&mut self, _: &[QuerySampleIndex]) -> Result<(), QslError> {
-            Ok(())
-        }
-    }
+    use crate::bench::NullQsl as Qsl;
 
     fn run(
         settings: &TestSettings,
