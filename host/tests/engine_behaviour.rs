@@ -145,6 +145,39 @@ fn single_stream_stalls_do_not_hang_either() {
 }
 
 #[test]
+fn no_series_starts_after_one_left_samples_with_the_sut() {
+    // Accuracy mode over 4 loadable sets of 10. A healthy run loads all four; then a sample of
+    // the first set never completes. The next load could replace memory the SUT still points
+    // into, so the run stops after that series.
+    let accuracy = TestSettings {
+        mode: TestMode::AccuracyOnly,
+        ..quick(TestScenario::Offline)
+    };
+    let mut qsl = RecordingQsl::new(40, 10);
+    let sut = WorkerSut::start(Duration::ZERO, None, false);
+    let result = start_test(&sut, &mut qsl, &accuracy, &short_drain()).unwrap();
+    assert_eq!(result.series.len(), 4);
+    let lost = qsl.loads[0][0];
+
+    let mut qsl = RecordingQsl::new(40, 10);
+    let sut = WorkerSut::start(Duration::ZERO, Some(lost), false);
+    let result = start_test(&sut, &mut qsl, &accuracy, &short_drain()).unwrap();
+    assert_eq!(result.series.len(), 1);
+    assert_eq!(result.series[0].never_completed, 1);
+    assert_eq!(qsl.loads.len(), 1);
+
+    // A SubmissionRun skips its performance run for the same reason.
+    let submission = TestSettings {
+        mode: TestMode::SubmissionRun,
+        ..accuracy
+    };
+    let sut = WorkerSut::start(Duration::ZERO, Some(lost), false);
+    let result = start_test(&sut, &mut qsl, &submission, &short_drain()).unwrap();
+    assert_eq!(result.series.len(), 1);
+    assert!(result.performance.is_none());
+}
+
+#[test]
 fn duplicate_and_unknown_completions_are_counted_and_make_the_run_invalid() {
     let sut = WorkerSut::start(Duration::ZERO, None, true);
     let mut qsl = RecordingQsl::new(100, 100);

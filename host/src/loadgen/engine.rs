@@ -221,6 +221,7 @@ pub fn start_test(
             .as_ref()
             .map(|handle| ProgressRecorder::new(handle, &shared)),
         aborted: &aborted,
+        sut_halted: false,
         sequence: SequenceState::new(),
         series: Vec::new(),
     };
@@ -355,6 +356,9 @@ pub(super) struct Engine<'a> {
     trace: bool,
     progress: Option<ProgressRecorder>,
     pub(super) aborted: &'a AtomicBool,
+    /// A series ended with samples the SUT still holds (or with the SUT failed): no further
+    /// series may start, since the next load could replace memory those samples point into.
+    sut_halted: bool,
     sequence: SequenceState,
     series: Vec<SeriesReport>,
 }
@@ -372,6 +376,9 @@ impl Engine<'_> {
             }
             TestMode::SubmissionRun => {
                 self.run_accuracy(qsl)?;
+                if self.stopped() {
+                    return Ok((self.series, performance, find_peak));
+                }
                 self.info("Starting performance mode");
                 let settings = self.settings.clone();
                 performance = Some(self.run_performance(qsl, &settings)?);
@@ -383,6 +390,11 @@ impl Engine<'_> {
             }
         }
         Ok((self.series, performance, find_peak))
+    }
+
+    /// Aborted, or the SUT left a series unfinished: start no further series.
+    pub(super) fn stopped(&self) -> bool {
+        self.aborted.load(Ordering::Relaxed) || self.sut_halted
     }
 
     pub(super) fn info(&self, message: &str) {
@@ -423,7 +435,7 @@ impl Engine<'_> {
         );
         let settings = self.settings.clone();
         for set in &sets {
-            if self.aborted.load(Ordering::Relaxed) {
+            if self.stopped() {
                 break;
             }
             self.log_loaded_set(&set.samples);
@@ -601,6 +613,14 @@ impl Engine<'_> {
             trace::series_events(&self.shared, &outcome, name, std::process::id(), |events| {
                 log.trace(events)
             });
+        }
+        if outcome.never_completed > 0
+            || matches!(
+                outcome.stop,
+                StopReason::SutFailed(_) | StopReason::SutPanicked(_) | StopReason::Stalled
+            )
+        {
+            self.sut_halted = true;
         }
         log.details(keys::logger_counters());
         log.details(keys::power(

@@ -1,8 +1,6 @@
 //! FindPeakPerformance (Server): widen the target qps until a run misses the latency bound,
 //! then binary-search the highest rate that meets it (spec §4.5).
 
-use std::sync::atomic::Ordering;
-
 use serde::Serialize;
 
 use super::diagnostics::Diagnostic;
@@ -67,7 +65,7 @@ impl Engine<'_> {
         let mut lower = (base.target_qps, lower_summary);
         // Widen until a run fails the constraint.
         let upper_qps = loop {
-            if self.aborted.load(Ordering::Relaxed) {
+            if self.stopped() {
                 return Ok((
                     Some(lower.1),
                     FindPeakReport {
@@ -98,7 +96,7 @@ impl Engine<'_> {
         let mut upper = upper_qps;
         let scale = 10f64.powi(decimals);
         while (lower.0 * scale).floor() + 1.0 < (upper * scale).floor() {
-            if self.aborted.load(Ordering::Relaxed) {
+            if self.stopped() {
                 break;
             }
             let mid = lower.0 + (upper - lower.0) / 2.0;
