@@ -27,14 +27,14 @@ pub fn expected() -> &'static TypeLayout {
 }
 
 /// Checks a plugin's descriptor (`found`) against the host's own layout. The error names the
-/// mismatching type and field, one line per problem.
+/// mismatching type and field of each problem, separated by `; `.
 ///
 /// The check is exact: a plugin whose plugin-api appended fields in a later minor also differs.
 /// The host should therefore apply it when the plugin answers the host's own ABI version and
 /// fall back to `struct_size` otherwise.
 pub fn check_layout(found: &'static TypeLayout) -> Result<(), String> {
     check_layout_compatibility(expected(), found).map_err(|errors| {
-        let mut message = String::from("plugin-api layout mismatch:");
+        let mut message = String::new();
         for error in errors.errors.iter() {
             describe(&mut message, error, found);
         }
@@ -77,7 +77,10 @@ fn describe(out: &mut String, error: &AbiInstabilityError, found: &'static TypeL
     place.push('`');
     let route = route(&fields[..owner_at.unwrap_or(0)]);
     for instability in error.errs.iter() {
-        let _ = write!(out, "\n  {place}");
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        let _ = write!(out, "{place}");
         if !route.is_empty() {
             let _ = write!(out, " (via {route})");
         }

@@ -6,3 +6,6 @@ pub mod ffi;
 pub mod layout;
 pub mod sdk;
 pub mod testing;
+
+/// This crate's version (it follows the ABI version of `mlperf_plugin.h`).
+pub const CRATE_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -36,7 +36,7 @@ pub enum PluginError {
     },
     #[error("{path}: the plugin is a {kind} plugin, not a system-under-test backend")]
     WrongKind { path: PathBuf, kind: String },
-    #[error("{path}: the plugin was built against an incompatible plugin-api: {message}")]
+    #[error("{path}: the plugin was built against an incompatible plugin-api (rebuild it against the host's plugin-api {}): {message}", mlperf_plugin_api::CRATE_VERSION)]
     Layout { path: PathBuf, message: String },
     #[error("{path}: {message}")]
     Io { path: PathBuf, message: String },
