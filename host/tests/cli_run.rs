@@ -512,3 +512,98 @@ fn bench_still_parses() {
     assert_ok(&output);
     assert!(stdout(&output).contains("--case"));
 }
+
+/// A .npy data set of `count` samples of 6 bytes, sample i holding i, i+1, … (mod 256).
+fn write_u8_dataset(dir: &Path, count: usize) -> std::path::PathBuf {
+    let path = dir.join("samples.npy");
+    let data: Vec<u8> = (0..count)
+        .flat_map(|i| (0..6).map(move |k| ((i + k) % 256) as u8))
+        .collect();
+    mlperf_host::samples::write_npy(&path, "|u1", count, &[2, 3], &data).unwrap();
+    path
+}
+
+#[test]
+fn dataset_samples_reach_the_default_null_plugin_in_place() {
+    let dir = TempDir::new();
+    let dataset = write_u8_dataset(dir.path(), 300);
+    let output = run_in(
+        dir.path(),
+        &[
+            "--scenario",
+            "Offline",
+            "--mode",
+            "AccuracyOnly",
+            "--dataset",
+            dataset.to_str().unwrap(),
+            "--performance-samples",
+            "100",
+            "--plugin-set",
+            "response=data",
+            "--quiet",
+        ],
+    );
+    assert_ok(&output);
+    let log =
+        std::fs::read_to_string(dir.path().join("mlperf-logs/mlperf_log_accuracy.json")).unwrap();
+    let records: Vec<serde_json::Value> = serde_json::from_str(&log).unwrap();
+    assert_eq!(records.len(), 300);
+    for record in &records {
+        let index = record["qsl_idx"].as_u64().unwrap() as usize;
+        let expected: String = (0..6)
+            .map(|k| format!("{:02X}", (index + k) % 256))
+            .collect();
+        assert_eq!(record["data"].as_str().unwrap(), expected, "sample {index}");
+    }
+}
+
+#[test]
+fn dataset_problems_are_one_line_errors_naming_the_file() {
+    let dir = TempDir::new();
+    let dataset = write_u8_dataset(dir.path(), 10);
+    let dataset = dataset.to_str().unwrap();
+    let csv = dir.path().join("samples.csv");
+    std::fs::write(&csv, "1,2,3\n").unwrap();
+    let truncated = dir.path().join("cut.npy");
+    let bytes = std::fs::read(dataset).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() - 3]).unwrap();
+    let cases: [(Vec<&str>, &[&str]); 5] = [
+        (
+            vec!["--dataset", csv.to_str().unwrap()],
+            &["samples.csv", "expected a .npy"],
+        ),
+        (vec!["--dataset", "absent.npy"], &["absent.npy"]),
+        (
+            vec!["--dataset", truncated.to_str().unwrap()],
+            &["cut.npy", "truncated"],
+        ),
+        (
+            vec!["--dataset", dataset, "--total-samples", "5"],
+            &["--total-samples", "--dataset"],
+        ),
+        (
+            vec!["--dataset", dataset, "--performance-samples", "11"],
+            &["--performance-samples 11", "(10)"],
+        ),
+    ];
+    for (args, words) in cases {
+        let err = assert_error(&run_in(dir.path(), &args));
+        for word in words {
+            assert!(err.contains(word), "{args:?}: {err}");
+        }
+    }
+    assert!(!dir.path().join("mlperf-logs").exists());
+}
+
+#[test]
+fn latency_configures_only_the_default_null_plugin() {
+    let null = support::null_plugin();
+    let err = assert_error(&quick(
+        "SingleStream",
+        &["--plugin", null.to_str().unwrap(), "--latency", "1ms"],
+    ));
+    assert!(
+        err.contains("--latency") && err.contains("--plugin-set"),
+        "{err}"
+    );
+}

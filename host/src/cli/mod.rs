@@ -1,7 +1,7 @@
 //! The `mlperf-host` subcommands other than `bench`, and what they share: logging set-up,
 //! duration arguments and error reporting at the binary's edge.
 
-pub mod null_sut;
+pub mod library;
 pub mod plugins;
 pub mod progress;
 pub mod run;

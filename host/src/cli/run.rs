@@ -1,7 +1,8 @@
 //! `mlperf-host run`: one LoadGen test, configured like the official `TestSettings::FromConfig`
 //! (mlperf.conf, then user.conf, looked up by model and scenario), then `--set` overrides.
 //!
-//! The system under test is a backend plugin (`--plugin`) or the built-in null SUT ([`super::null_sut`]).
+//! The system under test is a backend plugin (`--plugin`), by default the null plugin; the
+//! sample library is a data set (`--dataset`) or indices without data.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ use mlperf_host::loadgen::{
     start_test, LogOutputSettings, LogSettings, TestMode, TestResult, TestScenario, TestSettings,
 };
 
-use super::null_sut::{NullQsl, NullSut};
+use super::library::Library;
 use super::progress::ProgressWatcher;
 use super::set::{self, Override};
 use super::summary;
@@ -130,8 +131,8 @@ pub struct RunArgs {
     pub drain_timeout: Duration,
 
     /// The backend: a plugin library path, or a plugin name found through
-    /// MLPERF_HOST_PLUGIN_PATH and the standard plugin directories. Without it, the built-in
-    /// null SUT runs.
+    /// MLPERF_HOST_PLUGIN_PATH, the standard plugin directories and beside this executable.
+    /// [default: null, configured by --latency and --tokens]
     #[arg(long, value_name = "PATH|NAME", help_heading = "Plugin")]
     pub plugin: Option<String>,
     /// The plugin's configuration (TOML).
@@ -141,24 +142,24 @@ pub struct RunArgs {
     #[arg(long = "plugin-set", value_name = "KEY=VALUE", value_parser = super::plugins::parse_plugin_set, help_heading = "Plugin")]
     pub plugin_set: Vec<(String, String)>,
 
-    /// Samples in the sample library.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 1024,
-        help_heading = "Null SUT"
-    )]
-    pub total_samples: usize,
-    /// Samples that fit in memory [default: --total-samples].
-    #[arg(long, value_name = "N", help_heading = "Null SUT")]
+    /// The data set: a .npy file whose first axis counts samples. Loaded samples reach the
+    /// backend in place. Without it, samples carry only their index.
+    #[arg(long, value_name = "FILE.npy", help_heading = "Samples")]
+    pub dataset: Option<PathBuf>,
+    /// Samples in a library without --dataset [default: 1024].
+    #[arg(long, value_name = "N", help_heading = "Samples")]
+    pub total_samples: Option<usize>,
+    /// Samples that fit in memory [default: all].
+    #[arg(long, value_name = "N", help_heading = "Samples")]
     pub performance_samples: Option<usize>,
-    /// Time from issue to completion of each query (e.g. 250us, 1ms); 0 completes
-    /// inside issue_query.
-    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = super::parse_duration, help_heading = "Null SUT")]
+
+    /// The default null plugin: time from issue to completion of each query (e.g. 250us,
+    /// 1ms), from a worker thread; 0 completes inside issue_query.
+    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = super::parse_duration, help_heading = "Null plugin")]
     pub latency: Duration,
-    /// A token run: report the first token, then 2 + index % 7 tokens (sets
-    /// use_token_latencies).
-    #[arg(long, help_heading = "Null SUT")]
+    /// A token run (sets use_token_latencies); the default null plugin reports the first
+    /// token, then 2 + index % 7 tokens.
+    #[arg(long, help_heading = "Null plugin")]
     pub tokens: bool,
 }
 
@@ -201,16 +202,10 @@ pub fn main(args: &RunArgs) -> ExitCode {
 fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
     let settings = load_settings(args)?;
     let audit_config = check_audit_config(args.audit_conf.as_deref())?;
-    let (total, performance) = sample_counts(args)?;
+    let mut library = Library::open(args)?;
     // A bad plugin is refused here, before anything runs.
-    let plugin = match &args.plugin {
-        Some(spec) => Some(super::plugins::open_sut(
-            spec,
-            args.plugin_config.as_deref(),
-            &args.plugin_set,
-        )?),
-        None => None,
-    };
+    let mut sut = open_plugin(args)?;
+    library.attach(&mut sut);
     prepare_out_dir(&args.out)?;
 
     // The bar: on a terminal, not --quiet; the watcher also runs for the debug log.
@@ -224,10 +219,7 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
         drain_timeout: args.drain_timeout,
         audit_config,
         progress: progress.as_ref().map(ProgressWatcher::handle),
-        provenance: plugin
-            .as_ref()
-            .map(PluginSut::provenance)
-            .unwrap_or_default(),
+        provenance: sut.provenance(),
         ..LogSettings::default()
     };
     tracing::info!(
@@ -239,26 +231,19 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
     );
     tracing::debug!(?settings, "requested settings");
 
-    let mut qsl = NullQsl { total, performance };
-    if let Some(sut) = &plugin {
-        // The hand-over buffer of a large Offline query is made before the clock starts.
-        let (effective, _) = EffectiveSettings::new(&settings, performance as u64, total as u64);
-        if effective.scenario == TestScenario::Offline {
-            sut.reserve_samples(effective.samples_per_query as usize);
-        }
+    let qsl = library.as_qsl();
+    // The hand-over buffer of a large Offline query is made before the clock starts.
+    let (effective, _) = EffectiveSettings::new(
+        &settings,
+        qsl.performance_sample_count() as u64,
+        qsl.total_sample_count() as u64,
+    );
+    if effective.scenario == TestScenario::Offline {
+        sut.reserve_samples(effective.samples_per_query as usize);
     }
-    let result = match &plugin {
-        Some(sut) => start_test(sut, &mut qsl, &settings, &log),
-        None => {
-            let sut =
-                NullSut::new(args.latency, args.tokens).context("cannot start the null SUT")?;
-            let result = start_test(&sut, &mut qsl, &settings, &log);
-            sut.shut_down();
-            result
-        }
-    };
+    let result = start_test(&sut, qsl, &settings, &log);
     // Destroying the instance stops the plugin's threads.
-    drop(plugin);
+    drop(sut);
     if let Some(progress) = progress {
         progress.finish();
     }
@@ -319,18 +304,26 @@ fn check_audit_config(path: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
     Ok(Some(path.to_path_buf()))
 }
 
-fn sample_counts(args: &RunArgs) -> anyhow::Result<(usize, usize)> {
-    let total = args.total_samples;
-    let performance = args.performance_samples.unwrap_or(total);
-    if total == 0 {
-        bail!("--total-samples must be at least 1");
+/// The `--plugin` instance, or the null plugin configured by `--latency` and `--tokens`.
+fn open_plugin(args: &RunArgs) -> anyhow::Result<PluginSut> {
+    let Some(spec) = &args.plugin else {
+        let mut sets = Vec::new();
+        if !args.latency.is_zero() {
+            let micros = args.latency.as_micros().max(1);
+            sets.push(("workers".to_string(), "1".to_string()));
+            sets.push(("latency_us".to_string(), micros.to_string()));
+        }
+        if args.tokens {
+            sets.push(("tokens".to_string(), "true".to_string()));
+        }
+        sets.extend(args.plugin_set.iter().cloned());
+        return super::plugins::open_sut("null", args.plugin_config.as_deref(), &sets)
+            .context("cannot start the default null plugin (build it with `cargo build --release -p mlperf-plugin-null`, or name a backend with --plugin)");
+    };
+    if !args.latency.is_zero() {
+        bail!("--latency configures the default null plugin; configure --plugin {spec} with --plugin-config or --plugin-set");
     }
-    if performance == 0 || performance > total {
-        bail!(
-            "--performance-samples {performance} must be between 1 and --total-samples ({total})"
-        );
-    }
-    Ok((total, performance))
+    super::plugins::open_sut(spec, args.plugin_config.as_deref(), &args.plugin_set)
 }
 
 /// Creates the output directory and checks that a file can be written in it.

@@ -1,6 +1,7 @@
 //! Finding a plugin by path or by name. A name resolves through `MLPERF_HOST_PLUGIN_PATH`
 //! (directories separated by `:`), then the standard plugin directories; each plugin is a
-//! `<name>/plugin.toml` manifest beside its library.
+//! `<name>/plugin.toml` manifest beside its library. Last, the plugins built with the host
+//! are found beside its executable (`libmlperf_plugin_<name>.so`, cargo's layout).
 
 use std::path::{Path, PathBuf};
 
@@ -56,6 +57,9 @@ pub fn search_dirs() -> Vec<PathBuf> {
     if let Some(data_home) = data_home {
         dirs.push(data_home.join("mlperf-host/plugins"));
     }
+    if let Some(exe_dir) = exe_dir() {
+        dirs.push(exe_dir.join("../lib/mlperf-host/plugins"));
+    }
     dirs.push(PathBuf::from("/usr/local/lib/mlperf-host/plugins"));
     dirs.push(PathBuf::from("/usr/lib/mlperf-host/plugins"));
     dirs
@@ -74,14 +78,39 @@ pub fn resolve(spec: &str) -> Result<PathBuf, PluginError> {
             return Ok(Manifest::read(&manifest_path)?.library_path());
         }
     }
+    let built = built_beside_executable(spec);
+    if let Some(path) = built.iter().find(|path| path.is_file()) {
+        return Ok(path.clone());
+    }
     Err(PluginError::NotFound {
         name: spec.to_string(),
         searched: dirs
             .iter()
+            .chain(&built)
             .map(|d| d.display().to_string())
             .collect::<Vec<_>>()
             .join(", "),
     })
+}
+
+fn exe_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    Some(exe.parent()?.to_path_buf())
+}
+
+/// Where cargo leaves the workspace's plugin `name` beside the host: `target/<profile>/`
+/// (`cargo build`) or its `deps/` (`cargo test`).
+fn built_beside_executable(name: &str) -> Vec<PathBuf> {
+    let Some(dir) = exe_dir() else {
+        return Vec::new();
+    };
+    let file = format!(
+        "{}mlperf_plugin_{}{}",
+        std::env::consts::DLL_PREFIX,
+        name.replace('-', "_"),
+        std::env::consts::DLL_SUFFIX
+    );
+    vec![dir.join(&file), dir.join("deps").join(&file)]
 }
 
 /// Every plugin manifest in the search directories.

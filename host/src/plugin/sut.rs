@@ -9,6 +9,7 @@ use super::error::PluginError;
 use super::host_api::{host_api, take_error, HostContext};
 use super::loader::{c_string, Plugin};
 use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, SystemUnderTest};
+use crate::samples::{LoadedSamples, SampleArena};
 
 /// One created plugin instance. Dropping it destroys the instance (which stops the plugin's
 /// threads) before the library can be unloaded.
@@ -21,6 +22,8 @@ pub struct PluginSut {
     context: Box<HostContext>,
     /// The hand-over buffer of large queries, possibly prepared ahead.
     samples: Mutex<Staged>,
+    /// Loaded sample data the issued samples point into (none: samples carry no data).
+    arena: Option<Arc<SampleArena>>,
     name: String,
     attributes: Vec<(String, String)>,
     provenance: Vec<(String, String)>,
@@ -75,6 +78,7 @@ impl PluginSut {
             _host: host,
             context,
             samples: Mutex::new(Staged::default()),
+            arena: None,
             name: name.clone(),
             attributes: Vec::new(),
             provenance: Vec::new(),
@@ -127,6 +131,11 @@ impl PluginSut {
             .collect())
     }
 
+    /// Hands issued samples their data from `arena` (filled by the sample library's loads).
+    pub fn read_samples_from(&mut self, arena: Arc<SampleArena>) {
+        self.arena = Some(arena);
+    }
+
     /// Sizes (and touches) the buffer a query's samples are handed over in, so a large
     /// Offline query does not pay for fresh memory inside its timed window.
     pub fn reserve_samples(&self, samples: usize) {
@@ -172,15 +181,16 @@ impl SystemUnderTest for PluginSut {
         let error = if samples.len() <= SMALL_QUERY {
             // SingleStream, Server and MultiStream queries go from the stack: no lock.
             let mut small = [blank_sample(); SMALL_QUERY];
+            let loaded = self.arena.as_deref().and_then(SampleArena::read);
             for (slot, sample) in small.iter_mut().zip(samples) {
-                *slot = to_ffi(sample);
+                *slot = to_ffi(sample, loaded.as_deref());
             }
             // SAFETY: the samples live across the call; ids stay valid until completed.
             unsafe { issue(self.instance, small.as_ptr(), samples.len()) }
         } else {
             let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
             if staged.query.take() != Some(Staged::key(samples)) {
-                staged.fill(samples);
+                staged.fill(samples, self.arena.as_deref());
             }
             // SAFETY: as above.
             unsafe { issue(self.instance, staged.buffer.as_ptr(), staged.buffer.len()) }
@@ -202,7 +212,7 @@ impl SystemUnderTest for PluginSut {
     fn prepare_query(&self, samples: &[QuerySample]) {
         if samples.len() > SMALL_QUERY {
             let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
-            staged.fill(samples);
+            staged.fill(samples, self.arena.as_deref());
             staged.query = Some(Staged::key(samples));
         }
     }
@@ -229,9 +239,11 @@ impl Staged {
         (samples.first().map_or(0, |s| s.id.0), samples.len())
     }
 
-    fn fill(&mut self, samples: &[QuerySample]) {
+    fn fill(&mut self, samples: &[QuerySample], arena: Option<&SampleArena>) {
+        let loaded = arena.and_then(SampleArena::read);
         self.buffer.clear();
-        self.buffer.extend(samples.iter().map(to_ffi));
+        self.buffer
+            .extend(samples.iter().map(|s| to_ffi(s, loaded.as_deref())));
     }
 }
 
@@ -251,14 +263,24 @@ const fn blank_sample() -> ffi::mlperf_sample {
     }
 }
 
-/// A sample as the ABI carries it (no data until the host keeps a sample arena).
+/// A sample as the ABI carries it, pointing into the loaded samples when there are any. The
+/// pointers stay valid after the read guard is gone: the arena's memory is only replaced by a
+/// later load, after this sample completed (see `samples::arena`).
 #[inline]
-fn to_ffi(sample: &QuerySample) -> ffi::mlperf_sample {
-    ffi::mlperf_sample {
+fn to_ffi(sample: &QuerySample, loaded: Option<&LoadedSamples>) -> ffi::mlperf_sample {
+    let mut raw = ffi::mlperf_sample {
         id: sample.id.0,
         index: sample.index as u64,
         ..blank_sample()
+    };
+    if let Some(view) = loaded.and_then(|l| l.get(sample.index)) {
+        raw.data = view.data.as_ptr() as *const c_void;
+        raw.length = view.data.len() as u64;
+        raw.dtype = view.dtype.to_raw();
+        raw.rank = view.shape.len() as u32;
+        raw.shape = view.shape.as_ptr();
     }
+    raw
 }
 
 impl Drop for PluginSut {

@@ -123,4 +123,39 @@ impl DType {
             other => Other(other),
         }
     }
+
+    /// The `mlperf_dtype` code.
+    pub fn to_raw(self) -> i32 {
+        use DType::*;
+        match self {
+            Unknown => 0,
+            U8 => 1,
+            I8 => 2,
+            U16 => 3,
+            I16 => 4,
+            U32 => 5,
+            I32 => 6,
+            U64 => 7,
+            I64 => 8,
+            F16 => 9,
+            BF16 => 10,
+            F32 => 11,
+            F64 => 12,
+            Bool => 13,
+            Bytes => 14,
+            Other(code) => code,
+        }
+    }
+
+    /// Bytes per element (1 for `Bytes`; 0 when unknown).
+    pub fn size(self) -> usize {
+        use DType::*;
+        match self {
+            U8 | I8 | Bool | Bytes => 1,
+            U16 | I16 | F16 | BF16 => 2,
+            U32 | I32 | F32 => 4,
+            U64 | I64 | F64 => 8,
+            Unknown | Other(_) => 0,
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! Answering samples: each with its index as 4 little-endian bytes (so accuracy logs can be
-//! compared with the official LoadGen's), after the configured latency.
+//! compared with the official LoadGen's) or with its own data, after the configured latency.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -14,6 +14,37 @@ pub struct Item {
     pub id: u64,
     pub index: u64,
     pub copies: u8,
+    /// The sample's data, when it is answered with it.
+    pub data: Option<SampleData>,
+}
+
+/// A sample's data in the host's memory: valid until the sample is completed (ABI contract),
+/// so a worker thread may read it later.
+#[derive(Debug, Clone, Copy)]
+pub struct SampleData {
+    pointer: *const u8,
+    length: usize,
+}
+
+// SAFETY: read-only bytes the host keeps unchanged until the sample completes.
+unsafe impl Send for SampleData {}
+
+impl SampleData {
+    pub fn of(sample: &Sample<'_>) -> SampleData {
+        let data = sample.data();
+        SampleData {
+            pointer: data.as_ptr(),
+            length: data.len(),
+        }
+    }
+
+    fn bytes<'a>(self) -> &'a [u8] {
+        if self.length == 0 {
+            return &[];
+        }
+        // SAFETY: see the type; only called before the sample's (last) completion.
+        unsafe { std::slice::from_raw_parts(self.pointer, self.length) }
+    }
 }
 
 /// Answers `items`, issued at `issued`: first tokens at once in a token run, then completions
@@ -105,7 +136,11 @@ fn send(items: &[Item], tokens: Option<bool>, deliver: impl FnOnce(&[Response<'_
         .collect();
     let mut responses = Vec::with_capacity(items.len());
     for (item, bytes) in items.iter().zip(&bytes) {
-        let response = Response::new(item.id, bytes);
+        let payload = match item.data {
+            Some(data) => data.bytes(),
+            None => &bytes[..],
+        };
+        let response = Response::new(item.id, payload);
         match tokens {
             None => responses.push(response),
             Some(token_run) => {

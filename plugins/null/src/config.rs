@@ -20,6 +20,8 @@ pub struct Config {
     /// Token run: report each sample's first token, then complete it with 2 + index % 7
     /// tokens.
     pub tokens: bool,
+    /// What each sample is answered with.
+    pub response: ResponseKind,
     /// Faults for the host's tests, counted in samples issued to this instance: the sample
     /// after the first N panics in issue_query, ...
     pub panic_after: Option<u64>,
@@ -27,6 +29,17 @@ pub struct Config {
     pub complete_twice_after: Option<u64>,
     /// ... is never completed.
     pub never_complete_after: Option<u64>,
+}
+
+/// The bytes a sample is answered with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResponseKind {
+    /// Its index as 4 little-endian bytes (what the official LoadGen's null SUTs log).
+    #[default]
+    Index,
+    /// Its own data, as the host handed it over (checks the data path end to end).
+    Data,
 }
 
 impl Config {
@@ -67,13 +80,14 @@ mod tests {
     #[test]
     fn reads_every_key() {
         let config = Config::parse(
-            "workers = 2\nlatency_us = 10\nlatency_per_index_us = 3\ntokens = true\n\
+            "workers = 2\nlatency_us = 10\nlatency_per_index_us = 3\ntokens = true\nresponse = 'data'\n\
              panic_after = 5\ncomplete_twice_after = 6\nnever_complete_after = 7\n",
         )
         .unwrap();
         assert_eq!(config.workers, 2);
         assert_eq!(config.latency(4), Duration::from_micros(22));
         assert!(config.tokens);
+        assert_eq!(config.response, ResponseKind::Data);
         assert_eq!(config.panic_after, Some(5));
         assert_eq!(config.complete_twice_after, Some(6));
         assert_eq!(config.never_complete_after, Some(7));

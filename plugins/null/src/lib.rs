@@ -1,5 +1,5 @@
 //! The null SUT backend as a plugin: answers every sample with its index as 4 little-endian
-//! bytes, inline or from worker threads, with optional fixed or per-index latency. Built on
+//! bytes (or with its own data), inline or from worker threads, with optional fixed or per-index latency. Built on
 //! the plugin SDK; see `config.rs` for its settings.
 
 mod answer;
@@ -13,9 +13,9 @@ use std::time::Instant;
 use mlperf_plugin_api::ffi::{CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_TOKENS};
 use mlperf_plugin_api::sdk::{Completer, Host, Level, PluginError, Sample, SutPlugin};
 
-pub use config::Config;
+pub use config::{Config, ResponseKind};
 
-use answer::{answer, answer_inline, Item};
+use answer::{answer, answer_inline, Item, SampleData};
 use workers::Workers;
 
 pub struct NullPlugin {
@@ -38,11 +38,16 @@ impl SutPlugin for NullPlugin {
         host.logger().log(
             Level::Info,
             &format!(
-                "null plugin: {} worker(s), latency {} us + {} us per index, tokens {}",
-                config.workers, config.latency_us, config.latency_per_index_us, config.tokens
+                "null plugin: {} worker(s), latency {} us + {} us per index, tokens {}, response {:?}",
+                config.workers,
+                config.latency_us,
+                config.latency_per_index_us,
+                config.tokens,
+                config.response
             ),
         );
         let plain = workers.is_none()
+            && config.response == ResponseKind::Index
             && !config.has_latency()
             && config.panic_after.is_none()
             && config.complete_twice_after.is_none()
@@ -96,6 +101,7 @@ impl SutPlugin for NullPlugin {
                 config.latency_per_index_us.to_string(),
             ),
             ("tokens", config.tokens.to_string()),
+            ("response", format!("{:?}", config.response).to_lowercase()),
         ]
         .into_iter()
         .map(|(key, value)| (key.to_owned(), value))
@@ -121,6 +127,7 @@ impl NullPlugin {
             id: sample.id(),
             index: sample.index(),
             copies,
+            data: (config.response == ResponseKind::Data).then(|| SampleData::of(sample)),
         }
     }
 }

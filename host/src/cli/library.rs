@@ -1,0 +1,81 @@
+//! The sample library of `mlperf-host run`: a data set file (`--dataset`) read into the sample
+//! arena at load time, or, without one, a library of samples that carry no data.
+
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use mlperf_host::bench::NullQsl;
+use mlperf_host::loadgen::QuerySampleLibrary;
+use mlperf_host::plugin::PluginSut;
+use mlperf_host::samples::{DatasetLibrary, NpySource, SampleSource};
+
+use super::run::RunArgs;
+
+/// Samples in the library when there is no data set and no `--total-samples`.
+const DEFAULT_TOTAL_SAMPLES: usize = 1024;
+
+pub enum Library {
+    /// Indices only.
+    Null(NullQsl),
+    Dataset(DatasetLibrary),
+}
+
+impl Library {
+    /// The library `args` ask for; a data set is opened (and its header checked) here.
+    pub fn open(args: &RunArgs) -> anyhow::Result<Library> {
+        let Some(path) = &args.dataset else {
+            let total = args.total_samples.unwrap_or(DEFAULT_TOTAL_SAMPLES);
+            if total == 0 {
+                bail!("--total-samples must be at least 1");
+            }
+            let performance =
+                performance_count(args.performance_samples, total, "--total-samples")?;
+            return Ok(Library::Null(NullQsl { total, performance }));
+        };
+        if args.total_samples.is_some() {
+            bail!("--total-samples does not apply with --dataset (the data set's length is the total)");
+        }
+        let source = open_source(path)?;
+        let total = source.len();
+        if total == 0 {
+            bail!("--dataset {}: the data set has no samples", path.display());
+        }
+        let performance =
+            performance_count(args.performance_samples, total, "the data set's length")?;
+        Ok(Library::Dataset(DatasetLibrary::new(source, performance)))
+    }
+
+    /// Hands `sut` the loaded samples' memory, when there is data.
+    pub fn attach(&self, sut: &mut PluginSut) {
+        if let Library::Dataset(library) = self {
+            sut.read_samples_from(library.arena());
+        }
+    }
+
+    pub fn as_qsl(&mut self) -> &mut dyn QuerySampleLibrary {
+        match self {
+            Library::Null(qsl) => qsl,
+            Library::Dataset(library) => library,
+        }
+    }
+}
+
+fn performance_count(asked: Option<usize>, total: usize, what: &str) -> anyhow::Result<usize> {
+    let performance = asked.unwrap_or(total);
+    if performance == 0 || performance > total {
+        bail!("--performance-samples {performance} must be between 1 and {what} ({total})");
+    }
+    Ok(performance)
+}
+
+fn open_source(path: &Path) -> anyhow::Result<Box<NpySource>> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("npy") => Ok(Box::new(
+            NpySource::open(path).with_context(|| "--dataset".to_string())?,
+        )),
+        _ => bail!(
+            "--dataset {}: unknown data set format (expected a .npy file)",
+            path.display()
+        ),
+    }
+}

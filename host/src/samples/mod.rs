@@ -1,0 +1,11 @@
+//! The host's sample library: data sets read into a sample arena that backends read in place.
+
+mod arena;
+mod library;
+mod npy;
+mod source;
+
+pub use arena::{LoadedSamples, SampleArena, SampleLayout, SampleView, SAMPLE_ALIGN};
+pub use library::DatasetLibrary;
+pub use npy::{write_npy, NpySource};
+pub use source::{SampleSource, SourceError};

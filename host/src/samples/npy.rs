@@ -1,0 +1,263 @@
+//! NumPy `.npy` files as a sample source: the first axis counts samples, the rest is each
+//! sample's shape. Versions 1.0, 2.0 and 3.0; C order; little-endian numbers.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use mlperf_plugin_api::sdk::DType;
+
+use super::arena::SampleLayout;
+use super::source::{SampleSource, SourceError};
+
+const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// An opened `.npy` file; samples are read from it on demand.
+pub struct NpySource {
+    path: PathBuf,
+    file: File,
+    data_offset: u64,
+    count: usize,
+    layout: SampleLayout,
+    sample_bytes: usize,
+}
+
+impl NpySource {
+    pub fn open(path: &Path) -> Result<NpySource, SourceError> {
+        let invalid = |message: String| SourceError::Format {
+            path: path.to_path_buf(),
+            message,
+        };
+        let file = File::open(path).map_err(|e| SourceError::io(path, e))?;
+        let mut preamble = [0u8; 12];
+        let read = file
+            .read_at(&mut preamble, 0)
+            .map_err(|e| SourceError::io(path, e))?;
+        if read < 10 || &preamble[..6] != MAGIC {
+            return Err(invalid("not a .npy file (no \\x93NUMPY magic)".into()));
+        }
+        let (header_len, header_at) = match preamble[6] {
+            1 => (u16::from_le_bytes([preamble[8], preamble[9]]) as usize, 10),
+            2 | 3 if read == 12 => (
+                u32::from_le_bytes([preamble[8], preamble[9], preamble[10], preamble[11]]) as usize,
+                12,
+            ),
+            major => return Err(invalid(format!("unsupported .npy version {major}"))),
+        };
+        let mut header = vec![0u8; header_len];
+        file.read_exact_at(&mut header, header_at)
+            .map_err(|e| SourceError::io(path, e))?;
+        let header = String::from_utf8_lossy(&header);
+        let parsed = Header::parse(&header).map_err(invalid)?;
+        let Some((&count, sample_shape)) = parsed.shape.split_first() else {
+            return Err(invalid(
+                "a 0-dimensional array has no sample axis".to_string(),
+            ));
+        };
+        let elements: i64 = sample_shape.iter().product();
+        let sample_bytes = elements as usize * parsed.dtype.size();
+        let data_offset = header_at + header_len as u64;
+        let needed = data_offset + count as u64 * sample_bytes as u64;
+        let actual = file.metadata().map_err(|e| SourceError::io(path, e))?.len();
+        if actual < needed {
+            return Err(invalid(format!(
+                "truncated: the header describes {count} samples of {sample_bytes} bytes \
+                 ({needed} bytes with the header), the file has {actual}"
+            )));
+        }
+        Ok(NpySource {
+            path: path.to_path_buf(),
+            file,
+            data_offset,
+            count: count as usize,
+            layout: SampleLayout {
+                dtype: parsed.dtype,
+                shape: sample_shape.to_vec(),
+            },
+            sample_bytes,
+        })
+    }
+
+    /// Every sample's element type and shape.
+    pub fn layout(&self) -> &SampleLayout {
+        &self.layout
+    }
+}
+
+impl SampleSource for NpySource {
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn len(&self) -> usize {
+        self.count
+    }
+
+    fn read(&mut self, index: usize, out: &mut Vec<u8>) -> Result<SampleLayout, SourceError> {
+        if index >= self.count {
+            return Err(SourceError::OutOfRange {
+                source_name: self.describe(),
+                index,
+                count: self.count,
+            });
+        }
+        out.resize(self.sample_bytes, 0);
+        let at = self.data_offset + (index * self.sample_bytes) as u64;
+        self.file
+            .read_exact_at(out, at)
+            .map_err(|e| SourceError::io(&self.path, e))?;
+        Ok(self.layout.clone())
+    }
+}
+
+/// The header's dictionary: `{'descr': '<f4', 'fortran_order': False, 'shape': (10, 3), }`.
+#[derive(Debug)]
+struct Header {
+    dtype: DType,
+    shape: Vec<i64>,
+}
+
+impl Header {
+    fn parse(text: &str) -> Result<Header, String> {
+        let descr = quoted(value_of(text, "descr")?)?;
+        let dtype = dtype_of(descr)?;
+        let fortran = value_of(text, "fortran_order")?;
+        if fortran.starts_with("True") {
+            return Err("fortran_order arrays are not supported (save in C order)".into());
+        }
+        let shape = value_of(text, "shape")?;
+        let inner = shape
+            .strip_prefix('(')
+            .and_then(|s| s.split(')').next())
+            .ok_or_else(|| format!("shape is not a tuple: {shape}"))?;
+        let shape = inner
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                s.trim_end_matches('L')
+                    .parse::<i64>()
+                    .map_err(|_| format!("shape entry {s:?} is not a number"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Header { dtype, shape })
+    }
+}
+
+/// The text after `'key':` in the header dictionary.
+fn value_of<'a>(text: &'a str, key: &str) -> Result<&'a str, String> {
+    let quoted = [format!("'{key}'"), format!("\"{key}\"")];
+    let at = quoted
+        .iter()
+        .find_map(|k| text.find(k.as_str()).map(|at| at + k.len()))
+        .ok_or_else(|| format!("the header has no '{key}'"))?;
+    let rest = text[at..].trim_start();
+    let rest = rest
+        .strip_prefix(':')
+        .ok_or_else(|| format!("the header's '{key}' has no value"))?;
+    Ok(rest.trim_start())
+}
+
+/// The string literal at the start of `text`.
+fn quoted(text: &str) -> Result<&str, String> {
+    let mut chars = text.chars();
+    let quote = chars
+        .next()
+        .filter(|c| *c == '\'' || *c == '"')
+        .ok_or_else(|| format!("expected a string: {text}"))?;
+    let inner = &text[1..];
+    let end = inner
+        .find(quote)
+        .ok_or_else(|| format!("unterminated string: {text}"))?;
+    Ok(&inner[..end])
+}
+
+/// A NumPy type string (`<f4`, `|u1`, ...) as an element type.
+fn dtype_of(descr: &str) -> Result<DType, String> {
+    let (order, code) = descr.split_at(descr.len().min(1));
+    if order == ">" && !code.ends_with('1') {
+        return Err(format!(
+            "big-endian data ({descr}) is not supported; save it little-endian"
+        ));
+    }
+    Ok(match code {
+        "u1" => DType::U8,
+        "i1" => DType::I8,
+        "b1" => DType::Bool,
+        "u2" => DType::U16,
+        "i2" => DType::I16,
+        "f2" => DType::F16,
+        "u4" => DType::U32,
+        "i4" => DType::I32,
+        "f4" => DType::F32,
+        "u8" => DType::U64,
+        "i8" => DType::I64,
+        "f8" => DType::F64,
+        _ => return Err(format!("unsupported element type {descr}")),
+    })
+}
+
+/// Writes a `.npy` (version 1.0) file: `count` samples of `shape`, little-endian `data`.
+pub fn write_npy(
+    path: &Path,
+    descr: &str,
+    count: usize,
+    shape: &[i64],
+    data: &[u8],
+) -> std::io::Result<()> {
+    let dims: Vec<String> = std::iter::once(count as i64)
+        .chain(shape.iter().copied())
+        .map(|d| d.to_string())
+        .collect();
+    let tuple = if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {tuple}, }}");
+    // Pad so the data starts 64-byte aligned, the header ending in a newline.
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = Vec::with_capacity(10 + header.len() + data.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&[1, 0]);
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(data);
+    std::fs::write(path, bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_headers_numpy_writes() {
+        let header =
+            Header::parse("{'descr': '<f4', 'fortran_order': False, 'shape': (10000, 28, 28), }")
+                .unwrap();
+        assert_eq!(header.dtype, DType::F32);
+        assert_eq!(header.shape, vec![10000, 28, 28]);
+        let one =
+            Header::parse("{'descr': '|u1', 'fortran_order': False, 'shape': (5,), }").unwrap();
+        assert_eq!(one.dtype, DType::U8);
+        assert_eq!(one.shape, vec![5]);
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_read_in_place() {
+        let fortran = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }";
+        assert!(Header::parse(fortran)
+            .unwrap_err()
+            .contains("fortran_order"));
+        let big = "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }";
+        assert!(Header::parse(big).unwrap_err().contains("big-endian"));
+        let text = "{'descr': '<U8', 'fortran_order': False, 'shape': (2,), }";
+        assert!(Header::parse(text).unwrap_err().contains("<U8"));
+        assert!(Header::parse("{'descr': '<f4'}")
+            .unwrap_err()
+            .contains("fortran_order"));
+    }
+}
