@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::diagnostics::{Diagnostic, DiagnosticSink};
 use super::logging::LogSender;
-use super::types::{QuerySampleResponse, ResponseId};
+use super::types::{AsSampleResponse, QuerySampleResponse, ResponseId};
 
 const CHUNK_BITS: u32 = 16;
 const CHUNK_LEN: usize = 1 << CHUNK_BITS;
@@ -75,6 +75,21 @@ impl SlotArena {
         self.capacity
             .store((*allocated * CHUNK_LEN) as u64, Ordering::Release);
         true
+    }
+
+    /// Writes zero into one slot per page of `start..end`, so that their pages are faulted in
+    /// now rather than by the first completions, inside the timed window. Only for slots no
+    /// completer can reach yet (not yet published).
+    pub(crate) fn prefault(&self, start: u64, end: u64) {
+        const SLOTS_PER_PAGE: u64 = 4096 / std::mem::size_of::<AtomicU64>() as u64;
+        for index in (start..end)
+            .step_by(SLOTS_PER_PAGE as usize)
+            .chain(end.checked_sub(1))
+        {
+            if let Some(slot) = self.get(index) {
+                slot.store(0, Ordering::Relaxed);
+            }
+        }
     }
 
     #[inline]
@@ -325,9 +340,9 @@ impl Shared {
         }
     }
 
-    fn complete(
+    fn complete<R: AsSampleResponse>(
         &self,
-        responses: &[QuerySampleResponse<'_>],
+        responses: &[R],
         mut on_logged: impl FnMut(&QuerySampleResponse<'_>),
     ) {
         // One timestamp for the whole batch, as the official LoadGen takes.
@@ -338,7 +353,7 @@ impl Shared {
             let mut newly_completed = 0;
             let mut logged = 0u64;
             for (position, response) in chunk.iter().enumerate() {
-                if let Some(to_log) = self.mark_complete(response, now) {
+                if let Some(to_log) = self.mark_complete(&response.as_response(), now) {
                     newly_completed += 1;
                     logged |= u64::from(to_log) << position;
                 }
@@ -353,9 +368,10 @@ impl Shared {
             if logged != 0 {
                 for (position, response) in chunk.iter().enumerate() {
                     if logged & (1 << position) != 0 {
+                        let response = response.as_response();
                         // Untimed: may fetch the bytes from a device before they are copied.
-                        on_logged(response);
-                        self.log_response(response);
+                        on_logged(&response);
+                        self.log_response(&response);
                     }
                 }
                 self.logging_in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -539,6 +555,12 @@ impl Completer {
 
     /// Reports finished samples. One timestamp is taken for the whole batch.
     pub fn query_samples_complete(&self, responses: &[QuerySampleResponse<'_>]) {
+        self.shared.complete(responses, |_| {});
+    }
+
+    /// As `query_samples_complete`, reading each response in place from the SUT's own type
+    /// (for example a plugin's response array).
+    pub fn complete_in_place<R: AsSampleResponse>(&self, responses: &[R]) {
         self.shared.complete(responses, |_| {});
     }
 

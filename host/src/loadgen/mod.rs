@@ -35,4 +35,4 @@ pub use progress::{ProgressHandle, ProgressSnapshot};
 pub use results::{LatencyStats, PerformanceSummary, Validity};
 pub use settings::{LogOutputSettings, LogSettings, TestMode, TestScenario, TestSettings};
 pub use sut::{QslError, QuerySampleLibrary, SystemUnderTest};
-pub use types::{QuerySample, QuerySampleIndex, QuerySampleResponse, ResponseId};
+pub use types::{AsSampleResponse, QuerySample, QuerySampleIndex, QuerySampleResponse, ResponseId};

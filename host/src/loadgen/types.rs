@@ -26,6 +26,19 @@ pub struct QuerySampleResponse<'a> {
     pub n_tokens: i64,
 }
 
+/// Anything a SUT already holds its answers in, read by the engine in place (no conversion
+/// pass): a response's id, bytes and token count.
+pub trait AsSampleResponse {
+    fn as_response(&self) -> QuerySampleResponse<'_>;
+}
+
+impl AsSampleResponse for QuerySampleResponse<'_> {
+    #[inline]
+    fn as_response(&self) -> QuerySampleResponse<'_> {
+        *self
+    }
+}
+
 impl<'a> QuerySampleResponse<'a> {
     pub fn new(id: ResponseId, data: &'a [u8]) -> Self {
         QuerySampleResponse {

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use mlperf_plugin_api::ffi;
 
-use crate::loadgen::{Completer, QuerySampleResponse, ResponseId};
+use crate::loadgen::{AsSampleResponse, Completer, QuerySampleResponse, ResponseId};
 
 /// What `mlperf_host_api.context` points at for one plugin instance.
 pub(crate) struct HostContext {
@@ -42,6 +42,48 @@ pub(crate) fn host_api(context: &HostContext) -> ffi::mlperf_host_api {
 
 /// Responses are converted on the stack in batches of this many.
 const BATCH: usize = 256;
+
+/// A plugin's response, read by the engine in place. Only made by casting the array a plugin
+/// passed to a callback, whose data pointers are valid for the call.
+#[repr(transparent)]
+struct PluginResponse(ffi::mlperf_response);
+
+impl AsSampleResponse for PluginResponse {
+    #[inline]
+    fn as_response(&self) -> QuerySampleResponse<'_> {
+        let raw = &self.0;
+        let data: &[u8] = if raw.data.is_null() || raw.length == 0 {
+            &[]
+        } else {
+            // SAFETY: the plugin guarantees `length` readable bytes for the callback, which
+            // outlives this borrow (see the type).
+            unsafe { std::slice::from_raw_parts(raw.data as *const u8, raw.length as usize) }
+        };
+        QuerySampleResponse::with_tokens(ResponseId(raw.id), data, raw.n_tokens)
+    }
+}
+
+/// The plugin's responses as a slice, when they are laid out as this host's `mlperf_response`
+/// (the plugin's struct_size is ours); else `None`, and they are converted.
+///
+/// # Safety
+/// As [`for_each_batch`].
+unsafe fn in_place<'a>(
+    responses: *const ffi::mlperf_response,
+    count: usize,
+) -> Option<&'a [PluginResponse]> {
+    if responses.is_null() || count == 0 {
+        return Some(&[]);
+    }
+    // SAFETY: at least one response, per the caller.
+    let stride = unsafe { (*responses).struct_size };
+    if stride != std::mem::size_of::<ffi::mlperf_response>() {
+        return None;
+    }
+    // SAFETY: `count` responses of exactly this type, back to back; PluginResponse is
+    // transparent over it.
+    Some(unsafe { std::slice::from_raw_parts(responses as *const PluginResponse, count) })
+}
 
 /// Calls `deliver` with the plugin's responses as engine responses, batch by batch.
 ///
@@ -106,24 +148,36 @@ fn deliver_batches<'a>(
     }
 }
 
-/// Hands the responses to `deliver` with the test's completer, never unwinding into C.
+/// Runs `deliver` with the test's completer, never unwinding into C.
 ///
 /// # Safety
-/// `context` is the HostContext the table was made with; `responses`/`count` as the ABI says.
+/// `context` is the HostContext the table was made with.
+unsafe fn with_context(context: *mut c_void, deliver: impl FnOnce(&Completer)) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the caller's contract; the context outlives the instance.
+        let context = unsafe { &*(context as *const HostContext) };
+        if let Some(completer) = context.completer.get() {
+            deliver(completer);
+        }
+    }));
+}
+
+/// Hands the responses, converted, to `deliver` with the test's completer.
+///
+/// # Safety
+/// `context` as [`with_context`]; `responses`/`count` as the ABI says.
 unsafe fn with_completer(
     context: *mut c_void,
     responses: *const ffi::mlperf_response,
     count: usize,
     deliver: impl Fn(&Completer, &[QuerySampleResponse<'_>]),
 ) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: the caller's contract; the context outlives the instance.
-        let context = unsafe { &*(context as *const HostContext) };
-        if let Some(completer) = context.completer.get() {
-            // SAFETY: the caller's contract.
-            unsafe { for_each_batch(responses, count, |batch| deliver(completer, batch)) };
-        }
-    }));
+    // SAFETY: the caller's contract.
+    unsafe {
+        with_context(context, |completer| {
+            for_each_batch(responses, count, |batch| deliver(completer, batch))
+        })
+    };
 }
 
 unsafe extern "C" fn host_complete(
@@ -133,6 +187,11 @@ unsafe extern "C" fn host_complete(
 ) {
     // SAFETY: called by the plugin per the ABI's contract for `complete`.
     unsafe {
+        if count > 1 {
+            if let Some(responses) = in_place(responses, count) {
+                return with_context(context, |completer| completer.complete_in_place(responses));
+            }
+        }
         with_completer(context, responses, count, |completer, batch| {
             completer.query_samples_complete(batch)
         })

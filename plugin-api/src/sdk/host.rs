@@ -86,6 +86,7 @@ unsafe impl Sync for Completer {}
 
 impl Completer {
     /// Samples finished. Each issued id must be completed exactly once.
+    #[inline]
     pub fn complete(&self, responses: &[Response<'_>]) {
         if responses.is_empty() {
             return;
@@ -97,6 +98,7 @@ impl Completer {
 
     /// First tokens of a token run (each response's data = the first token's bytes). Does
     /// nothing if the host has no first_token callback.
+    #[inline]
     pub fn first_token(&self, responses: &[Response<'_>]) {
         let Some(first_token) = self.first_token else {
             return;
@@ -131,6 +133,7 @@ unsafe impl Send for Response<'_> {}
 unsafe impl Sync for Response<'_> {}
 
 impl<'a> Response<'a> {
+    #[inline]
     pub fn new(id: u64, data: &'a [u8]) -> Self {
         Response {
             raw: mlperf_response {
@@ -149,19 +152,23 @@ impl<'a> Response<'a> {
     }
 
     /// For token runs: the number of tokens generated.
+    #[inline]
     pub fn with_tokens(mut self, n_tokens: i64) -> Self {
         self.raw.n_tokens = n_tokens;
         self
     }
 
+    #[inline]
     pub fn id(&self) -> u64 {
         self.raw.id
     }
 
+    #[inline]
     pub fn n_tokens(&self) -> i64 {
         self.raw.n_tokens
     }
 
+    #[inline]
     pub fn as_raw(&self) -> &mlperf_response {
         &self.raw
     }

@@ -31,16 +31,19 @@ impl<'a> Sample<'a> {
     }
 
     /// The opaque id to report back in the [`Response`](super::Response).
+    #[inline]
     pub fn id(&self) -> u64 {
         self.raw.id
     }
 
     /// The sample's index in the data set.
+    #[inline]
     pub fn index(&self) -> u64 {
         self.raw.index
     }
 
     /// The sample's bytes; empty when the host passed none.
+    #[inline]
     pub fn data(&self) -> &'a [u8] {
         if self.raw.data.is_null() || self.raw.length == 0 {
             return &[];
@@ -50,10 +53,12 @@ impl<'a> Sample<'a> {
         unsafe { slice::from_raw_parts(self.raw.data.cast::<u8>(), length) }
     }
 
+    #[inline]
     pub fn dtype(&self) -> DType {
         DType::from_raw(self.raw.dtype)
     }
 
+    #[inline]
     pub fn shape(&self) -> &'a [i64] {
         if self.raw.shape.is_null() || self.raw.rank == 0 {
             return &[];
@@ -62,6 +67,7 @@ impl<'a> Sample<'a> {
         unsafe { slice::from_raw_parts(self.raw.shape, self.raw.rank as usize) }
     }
 
+    #[inline]
     pub fn as_raw(&self) -> &mlperf_sample {
         &self.raw
     }
@@ -102,6 +108,7 @@ pub enum DType {
 }
 
 impl DType {
+    #[inline]
     pub fn from_raw(code: i32) -> Self {
         use DType::*;
         match code {
@@ -125,6 +132,7 @@ impl DType {
     }
 
     /// The `mlperf_dtype` code.
+    #[inline]
     pub fn to_raw(self) -> i32 {
         use DType::*;
         match self {
@@ -148,6 +156,7 @@ impl DType {
     }
 
     /// Bytes per element (1 for `Bytes`; 0 when unknown).
+    #[inline]
     pub fn size(self) -> usize {
         use DType::*;
         match self {

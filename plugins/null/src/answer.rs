@@ -98,11 +98,12 @@ pub fn answer_inline(samples: &[Sample<'_>], tokens: bool, completer: &Completer
     }
 }
 
-/// Samples answered per call to the host.
-const CHUNK: usize = 1024;
+/// Samples answered per call to the host: small enough that the chunk's responses stay in
+/// L1 while the host reads them (1024 measured 14 % slower on Offline).
+const CHUNK: usize = 64;
 
 /// One chunk of a large query. Kept out of `answer_inline` so the one-sample path does not
-/// carry (and probe) this function's 40 KiB stack frame.
+/// carry this function's stack frame.
 #[inline(never)]
 fn answer_chunk(chunk: &[Sample<'_>], tokens: bool, completer: &Completer) {
     let mut bytes = [[0u8; 4]; CHUNK];
@@ -115,15 +116,15 @@ fn answer_chunk(chunk: &[Sample<'_>], tokens: bool, completer: &Completer) {
             .collect();
         completer.first_token(&firsts);
     }
-    let responses: [Response<'_>; CHUNK] = std::array::from_fn(|i| {
-        let i = i.min(chunk.len() - 1);
-        let response = Response::new(chunk[i].id(), &bytes[i]);
-        if tokens {
-            response.with_tokens(2 + (chunk[i].index() % 7) as i64)
+    let mut responses = [Response::new(0, &[]); CHUNK];
+    for ((slot, sample), bytes) in responses.iter_mut().zip(chunk).zip(&bytes) {
+        let response = Response::new(sample.id(), bytes);
+        *slot = if tokens {
+            response.with_tokens(2 + (sample.index() % 7) as i64)
         } else {
             response
-        }
-    });
+        };
+    }
     completer.complete(&responses[..chunk.len()]);
 }
 
