@@ -3,9 +3,11 @@
 //! [`loadgen`] is the model-agnostic LoadGen engine: scenarios, modes, settings, sample
 //! selection and results, bit-exact with the official LoadGen 6.0.17. [`bench`] measures the
 //! engine's own overhead with null systems under test. [`plugin`] loads backends through the
-//! plugin ABI; [`samples`] reads data sets into the memory those backends read.
+//! plugin ABI; [`samples`] reads data sets into the memory those backends read;
+//! [`benchmark`] defines real benchmarks and scores their accuracy.
 
 pub mod bench;
+pub mod benchmark;
 pub mod loadgen;
 pub mod plugin;
 pub mod samples;

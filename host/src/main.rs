@@ -21,8 +21,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run one LoadGen test with a backend plugin (or the built-in null SUT).
+    /// Run one LoadGen test with a backend plugin (by default the null plugin).
     Run(Box<cli::run::RunArgs>),
+    /// Score an accuracy log for a benchmark (writes accuracy.txt beside it).
+    Accuracy(cli::benchmark::AccuracyArgs),
     /// Measure the LoadGen engine's overhead against an in-process null SUT.
     Bench(BenchArgs),
     /// List or inspect backend plugins.
@@ -73,6 +75,7 @@ struct BenchArgs {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Run(args) => cli::run::main(&args),
+        Command::Accuracy(args) => cli::benchmark::accuracy_main(&args),
         Command::Bench(args) => cli::exit_with(run_bench(&args)),
         Command::Plugins(command) => cli::plugins::main(&command),
     }

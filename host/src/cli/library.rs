@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 use mlperf_host::bench::NullQsl;
+use mlperf_host::benchmark::Benchmark;
 use mlperf_host::loadgen::QuerySampleLibrary;
 use mlperf_host::plugin::PluginSut;
 use mlperf_host::samples::{DatasetLibrary, NpySource, SampleSource};
@@ -22,8 +23,9 @@ pub enum Library {
 
 impl Library {
     /// The library `args` ask for; a data set is opened (and its header checked) here.
-    pub fn open(args: &RunArgs) -> anyhow::Result<Library> {
-        let Some(path) = &args.dataset else {
+    pub fn open(args: &RunArgs, benchmark: Option<&Benchmark>) -> anyhow::Result<Library> {
+        let path = args.dataset.as_ref().or(benchmark.map(|b| &b.inputs));
+        let Some(path) = path else {
             let total = args.total_samples.unwrap_or(DEFAULT_TOTAL_SAMPLES);
             if total == 0 {
                 bail!("--total-samples must be at least 1");
@@ -40,8 +42,10 @@ impl Library {
         if total == 0 {
             bail!("--dataset {}: the data set has no samples", path.display());
         }
-        let performance =
-            performance_count(args.performance_samples, total, "the data set's length")?;
+        let asked = args
+            .performance_samples
+            .or(benchmark.and_then(|b| b.performance_sample_count));
+        let performance = performance_count(asked, total, "the data set's length")?;
         Ok(Library::Dataset(DatasetLibrary::new(source, performance)))
     }
 

@@ -1,6 +1,7 @@
 //! The `mlperf-host` subcommands other than `bench`, and what they share: logging set-up,
 //! duration arguments and error reporting at the binary's edge.
 
+pub mod benchmark;
 pub mod library;
 pub mod plugins;
 pub mod progress;

@@ -13,7 +13,12 @@ pub fn open_sut(
     config_file: Option<&Path>,
     sets: &[(String, String)],
 ) -> anyhow::Result<PluginSut> {
-    let config = plugin_config(config_file, sets)?;
+    let config = plugin_config(toml::Table::new(), config_file, sets)?;
+    open_sut_with(spec, &config)
+}
+
+/// As [`open_sut`], with the configuration text ready.
+pub fn open_sut_with(spec: &str, config: &str) -> anyhow::Result<PluginSut> {
     let path = plugin::resolve(spec)?;
     let plugin = Plugin::open(&path)?;
     tracing::info!(
@@ -23,21 +28,25 @@ pub fn open_sut(
         sha256 = %plugin.info.sha256,
         "plugin loaded"
     );
-    Ok(PluginSut::create(&plugin, &config)?)
+    Ok(PluginSut::create(&plugin, config)?)
 }
 
-/// `--plugin-config` text with each `--plugin-set key=value` applied (dotted keys reach into
-/// tables; a value that is not TOML is taken as a string).
-pub fn plugin_config(file: Option<&Path>, sets: &[(String, String)]) -> anyhow::Result<String> {
-    let mut table = match file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the plugin config {}", path.display()))?;
-            text.parse::<toml::Table>()
-                .with_context(|| format!("{}: invalid TOML", path.display()))?
-        }
-        None => toml::Table::new(),
-    };
+/// `base` with the `--plugin-config` file's keys over it and each `--plugin-set key=value`
+/// applied (dotted keys reach into tables; a value that is not TOML is taken as a string).
+pub fn plugin_config(
+    base: toml::Table,
+    file: Option<&Path>,
+    sets: &[(String, String)],
+) -> anyhow::Result<String> {
+    let mut table = base;
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the plugin config {}", path.display()))?;
+        let from_file = text
+            .parse::<toml::Table>()
+            .with_context(|| format!("{}: invalid TOML", path.display()))?;
+        table.extend(from_file);
+    }
     for (key, value) in sets {
         let value = format!("value = {value}")
             .parse::<toml::Table>()
@@ -144,7 +153,7 @@ fn inspect(spec: &str, config: Option<&Path>) -> anyhow::Result<()> {
         }
     );
     if info.kind == "sut" {
-        let config = plugin_config(config, &[])?;
+        let config = plugin_config(toml::Table::new(), config, &[])?;
         let sut = PluginSut::create(&plugin, &config)?;
         for (key, value) in sut.attributes() {
             println!("attribute     : {key} = {value}");

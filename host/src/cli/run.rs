@@ -21,6 +21,7 @@ use super::library::Library;
 use super::progress::ProgressWatcher;
 use super::set::{self, Override};
 use super::summary;
+use mlperf_host::benchmark::Benchmark;
 use mlperf_host::loadgen::{EffectiveSettings, StopReason};
 use mlperf_host::plugin::PluginSut;
 
@@ -92,9 +93,15 @@ pub struct RunArgs {
     /// [default: the config's `mode`, else PerformanceOnly]
     #[arg(long, value_enum, ignore_case = true)]
     pub mode: Option<ModeArg>,
+    /// A benchmark (a name in configs/benchmarks/, or a .toml path): its data set, backend
+    /// plugin and configuration, settings, and accuracy metric (an accuracy run writes
+    /// accuracy.txt). The other flags override it.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub benchmark: Option<String>,
     /// The model name the config files are looked up with (`model.scenario.key`).
-    #[arg(long, default_value = "resnet50")]
-    pub model: String,
+    /// [default: the benchmark's name, else resnet50]
+    #[arg(long)]
+    pub model: Option<String>,
     /// The rules file to apply instead of the embedded v6.1 mlperf.conf.
     #[arg(long, value_name = "PATH")]
     pub mlperf_conf: Option<PathBuf>,
@@ -200,11 +207,20 @@ pub fn main(args: &RunArgs) -> ExitCode {
 
 /// Everything up to and including printing the summary.
 fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
-    let settings = load_settings(args)?;
+    let benchmark = args
+        .benchmark
+        .as_deref()
+        .map(super::benchmark::open)
+        .transpose()?;
+    let benchmark = benchmark.as_ref();
+    let settings = load_settings(args, benchmark)?;
+    if let Some(benchmark) = benchmark {
+        super::benchmark::check_mode(benchmark, settings.mode)?;
+    }
     let audit_config = check_audit_config(args.audit_conf.as_deref())?;
-    let mut library = Library::open(args)?;
+    let mut library = Library::open(args, benchmark)?;
     // A bad plugin is refused here, before anything runs.
-    let mut sut = open_plugin(args)?;
+    let mut sut = open_plugin(args, benchmark, settings.scenario)?;
     library.attach(&mut sut);
     prepare_out_dir(&args.out)?;
 
@@ -225,7 +241,7 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
     tracing::info!(
         scenario = %settings.scenario,
         mode = %settings.mode,
-        model = %args.model,
+        model = %model_name(args, benchmark),
         out = %args.out.display(),
         "starting the test"
     );
@@ -255,11 +271,27 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
     if !args.quiet {
         print!("{}", render_summary(&result));
     }
+    let accuracy_run = matches!(
+        result.requested.mode,
+        TestMode::AccuracyOnly | TestMode::SubmissionRun
+    );
+    if let (Some(benchmark), true) = (benchmark, accuracy_run) {
+        super::benchmark::score(benchmark, &args.out, args.quiet)?;
+    }
     Ok(result)
 }
 
+/// `--model`, else the benchmark's name, else the official default of our examples.
+fn model_name<'a>(args: &'a RunArgs, benchmark: Option<&'a Benchmark>) -> &'a str {
+    args.model
+        .as_deref()
+        .or(benchmark.map(|b| b.name.as_str()))
+        .unwrap_or("resnet50")
+}
+
 /// The official `FromConfig` sequence, then the command-line flags and `--set`.
-fn load_settings(args: &RunArgs) -> anyhow::Result<TestSettings> {
+fn load_settings(args: &RunArgs, benchmark: Option<&Benchmark>) -> anyhow::Result<TestSettings> {
+    let model = model_name(args, benchmark);
     let scenario = TestScenario::from(args.scenario);
     let mut settings = TestSettings {
         scenario,
@@ -272,9 +304,9 @@ fn load_settings(args: &RunArgs) -> anyhow::Result<TestSettings> {
     let warnings = match &args.user_conf {
         Some(path) => {
             let user_conf = read_config(path, "--user-conf")?;
-            loader.apply_user_conf(&mut settings, &user_conf, &args.model, scenario)
+            loader.apply_user_conf(&mut settings, &user_conf, model, scenario)
         }
-        None => loader.apply_mlperf_conf(&mut settings, &args.model, scenario),
+        None => loader.apply_mlperf_conf(&mut settings, model, scenario),
     };
     for warning in warnings {
         tracing::warn!("{warning}");
@@ -284,6 +316,15 @@ fn load_settings(args: &RunArgs) -> anyhow::Result<TestSettings> {
     }
     if args.tokens {
         settings.use_token_latencies = true;
+    }
+    if let Some(benchmark) = benchmark {
+        let overrides: Vec<Override> = benchmark
+            .setting_overrides(scenario)
+            .into_iter()
+            .map(|(key, value)| Override { key, value })
+            .collect();
+        set::apply_overrides(&mut settings, &overrides)
+            .with_context(|| format!("{} [settings]", benchmark.file.display()))?;
     }
     set::apply_overrides(&mut settings, &args.set)?;
     Ok(settings)
@@ -304,8 +345,27 @@ fn check_audit_config(path: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
     Ok(Some(path.to_path_buf()))
 }
 
-/// The `--plugin` instance, or the null plugin configured by `--latency` and `--tokens`.
-fn open_plugin(args: &RunArgs) -> anyhow::Result<PluginSut> {
+/// The `--plugin` instance, else the benchmark's plugin configured for the scenario, else
+/// the null plugin configured by `--latency` and `--tokens`.
+fn open_plugin(
+    args: &RunArgs,
+    benchmark: Option<&Benchmark>,
+    scenario: TestScenario,
+) -> anyhow::Result<PluginSut> {
+    let benchmark_plugin = benchmark.filter(|b| {
+        args.plugin
+            .as_deref()
+            .is_none_or(|spec| spec == b.plugin.name)
+    });
+    if let Some(benchmark) = benchmark_plugin {
+        let config = super::plugins::plugin_config(
+            benchmark.plugin_config(scenario),
+            args.plugin_config.as_deref(),
+            &args.plugin_set,
+        )?;
+        return super::plugins::open_sut_with(&benchmark.plugin.name, &config)
+            .with_context(|| format!("benchmark {}: cannot start its plugin", benchmark.name));
+    }
     let Some(spec) = &args.plugin else {
         let mut sets = Vec::new();
         if !args.latency.is_zero() {

@@ -1,0 +1,399 @@
+//! A benchmark definition (`configs/benchmarks/NAME.toml`): the model, the data set, the
+//! accuracy metric, the backend's configuration per scenario and the LoadGen settings. Paths
+//! in it are relative to the file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::loadgen::TestScenario;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DefinitionError {
+    #[error("{}: {message}", path.display())]
+    Read { path: PathBuf, message: String },
+    #[error("{}: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+    #[error("no benchmark {name:?}: looked for {searched}")]
+    NotFound { name: String, searched: String },
+}
+
+/// A parsed definition, its paths made absolute.
+#[derive(Debug, Clone)]
+pub struct Benchmark {
+    pub name: String,
+    pub description: String,
+    /// The file it was read from.
+    pub file: PathBuf,
+    /// The command that makes its model and data (for messages).
+    pub prepare: Option<String>,
+    pub model: Option<PathBuf>,
+    pub inputs: PathBuf,
+    pub performance_sample_count: Option<usize>,
+    pub accuracy: Accuracy,
+    pub plugin: PluginSection,
+    /// TestSettings overrides (`field = value`) for every scenario, then per scenario.
+    pub settings: BTreeMap<String, toml::Value>,
+    pub scenario_settings: BTreeMap<String, BTreeMap<String, toml::Value>>,
+}
+
+/// How a run's accuracy log is scored.
+#[derive(Debug, Clone)]
+pub enum Accuracy {
+    /// Top-1 classification against integer labels.
+    Top1 {
+        labels: PathBuf,
+        output: OutputEncoding,
+        reference: Option<PathBuf>,
+        /// Fraction of the reference accuracy a run must reach (MLPerf closed: 0.99).
+        threshold: f64,
+    },
+    /// No metric (e.g. random weights); `why` says so.
+    Unavailable { why: String },
+}
+
+/// How a response's bytes encode its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputEncoding {
+    /// One little-endian i64: the class.
+    Int64,
+    /// Little-endian f32 scores: the class is the argmax.
+    Float32,
+}
+
+#[derive(Debug, Clone)]
+pub struct PluginSection {
+    pub name: String,
+    /// Passed to the plugin; `model` is added from the model section.
+    pub config: toml::Table,
+    /// Merged over `config` for one scenario.
+    pub scenario: BTreeMap<String, toml::Table>,
+}
+
+impl Benchmark {
+    /// Reads `spec`: a path to a `.toml` file, or a name looked up in `configs/benchmarks/`
+    /// under the working directory and the repository the executable was built in.
+    pub fn find(spec: &str) -> Result<Benchmark, DefinitionError> {
+        let as_path = Path::new(spec);
+        if spec.ends_with(".toml") || spec.contains(std::path::MAIN_SEPARATOR) {
+            return Benchmark::read(as_path);
+        }
+        let candidates = search_paths(spec);
+        match candidates.iter().find(|p| p.is_file()) {
+            Some(path) => Benchmark::read(path),
+            None => Err(DefinitionError::NotFound {
+                name: spec.to_string(),
+                searched: candidates
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
+    }
+
+    pub fn read(path: &Path) -> Result<Benchmark, DefinitionError> {
+        let text = std::fs::read_to_string(path).map_err(|e| DefinitionError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let raw: RawDefinition = toml::from_str(&text).map_err(|e| DefinitionError::Invalid {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        raw.resolve(path)
+    }
+
+    /// The plugin configuration for `scenario`: the common table, the scenario's table over
+    /// it, and `model`.
+    pub fn plugin_config(&self, scenario: TestScenario) -> toml::Table {
+        let mut config = self.plugin.config.clone();
+        if let Some(overrides) = self.plugin.scenario.get(&scenario.to_string()) {
+            for (key, value) in overrides {
+                config.insert(key.clone(), value.clone());
+            }
+        }
+        if let Some(model) = &self.model {
+            config.insert(
+                "model".into(),
+                toml::Value::String(model.display().to_string()),
+            );
+        }
+        config
+    }
+
+    /// `key=value` TestSettings overrides for `scenario`, common ones first.
+    pub fn setting_overrides(&self, scenario: TestScenario) -> Vec<(String, String)> {
+        let scenario = self.scenario_settings.get(&scenario.to_string());
+        self.settings
+            .iter()
+            .chain(scenario.into_iter().flatten())
+            .map(|(key, value)| (key.clone(), setting_text(value)))
+            .collect()
+    }
+
+    /// Files the definition names that do not exist.
+    pub fn missing_files(&self) -> Vec<&Path> {
+        let mut files = vec![self.inputs.as_path()];
+        files.extend(self.model.as_deref());
+        if let Accuracy::Top1 {
+            labels, reference, ..
+        } = &self.accuracy
+        {
+            files.push(labels);
+            files.extend(reference.as_deref());
+        }
+        files.into_iter().filter(|p| !p.exists()).collect()
+    }
+}
+
+/// A TOML value as `--set` takes it (strings unquoted).
+fn setting_text(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn search_paths(name: &str) -> Vec<PathBuf> {
+    let file = format!("{name}.toml");
+    let mut paths = vec![Path::new("configs/benchmarks").join(&file)];
+    // target/<profile>/mlperf-host → the repository's configs/.
+    if let Some(root) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
+    {
+        paths.push(root.join("configs/benchmarks").join(&file));
+    }
+    paths
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDefinition {
+    name: String,
+    #[serde(default)]
+    description: String,
+    prepare: Option<String>,
+    model: Option<RawModel>,
+    dataset: RawDataset,
+    accuracy: RawAccuracy,
+    plugin: RawPlugin,
+    #[serde(default)]
+    settings: BTreeMap<String, toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModel {
+    path: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDataset {
+    inputs: PathBuf,
+    performance_sample_count: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAccuracy {
+    metric: String,
+    labels: Option<PathBuf>,
+    output: Option<OutputEncoding>,
+    reference: Option<PathBuf>,
+    threshold: Option<f64>,
+    why: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlugin {
+    name: String,
+    #[serde(default)]
+    config: toml::Table,
+    #[serde(default)]
+    scenario: BTreeMap<String, toml::Table>,
+}
+
+const SCENARIOS: [&str; 4] = ["SingleStream", "MultiStream", "Server", "Offline"];
+
+impl RawDefinition {
+    fn resolve(self, file: &Path) -> Result<Benchmark, DefinitionError> {
+        let invalid = |message: String| DefinitionError::Invalid {
+            path: file.to_path_buf(),
+            message,
+        };
+        let dir = file.parent().unwrap_or(Path::new("."));
+        let at = |path: &Path| dir.join(path);
+        for scenario in self.plugin.scenario.keys() {
+            if !SCENARIOS.contains(&scenario.as_str()) {
+                return Err(invalid(format!(
+                    "[plugin.scenario.{scenario}]: unknown scenario (one of {})",
+                    SCENARIOS.join(", ")
+                )));
+            }
+        }
+        // [settings] holds common keys and one table per scenario.
+        let mut settings = BTreeMap::new();
+        let mut scenario_settings = BTreeMap::new();
+        for (key, value) in self.settings {
+            match value {
+                toml::Value::Table(table) if SCENARIOS.contains(&key.as_str()) => {
+                    scenario_settings.insert(key, table.into_iter().collect());
+                }
+                toml::Value::Table(_) => {
+                    return Err(invalid(format!(
+                        "[settings.{key}]: unknown scenario (one of {})",
+                        SCENARIOS.join(", ")
+                    )))
+                }
+                value => {
+                    settings.insert(key, value);
+                }
+            }
+        }
+        let accuracy = match self.accuracy.metric.as_str() {
+            "top1" => Accuracy::Top1 {
+                labels: at(&self
+                    .accuracy
+                    .labels
+                    .ok_or_else(|| invalid("[accuracy] metric top1 needs `labels`".into()))?),
+                output: self.accuracy.output.unwrap_or(OutputEncoding::Int64),
+                reference: self.accuracy.reference.as_deref().map(at),
+                threshold: self.accuracy.threshold.unwrap_or(0.99),
+            },
+            "none" => Accuracy::Unavailable {
+                why: self
+                    .accuracy
+                    .why
+                    .unwrap_or_else(|| "the benchmark defines no accuracy metric".into()),
+            },
+            other => {
+                return Err(invalid(format!(
+                    "[accuracy] metric = {other:?}: unknown (top1 or none)"
+                )))
+            }
+        };
+        Ok(Benchmark {
+            name: self.name,
+            description: self.description,
+            file: file.to_path_buf(),
+            prepare: self.prepare,
+            model: self.model.map(|m| at(&m.path)),
+            inputs: at(&self.dataset.inputs),
+            performance_sample_count: self.dataset.performance_sample_count,
+            accuracy,
+            plugin: PluginSection {
+                name: self.plugin.name,
+                config: self.plugin.config,
+                scenario: self.plugin.scenario,
+            },
+            settings,
+            scenario_settings,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Benchmark, DefinitionError> {
+        let raw: RawDefinition = toml::from_str(text).map_err(|e| DefinitionError::Invalid {
+            path: "test.toml".into(),
+            message: e.to_string(),
+        })?;
+        raw.resolve(Path::new("/defs/test.toml"))
+    }
+
+    const FULL: &str = r#"
+name = "fmnist"
+prepare = "bash scripts/benchmarks/prepare.sh fmnist"
+[model]
+path = "../data/model.onnx"
+[dataset]
+inputs = "../data/inputs.npy"
+performance_sample_count = 100
+[accuracy]
+metric = "top1"
+labels = "../data/labels.npy"
+reference = "../data/reference.json"
+[plugin]
+name = "onnxruntime"
+config = { output = "label", workers = 1 }
+[plugin.scenario.Offline]
+workers = 2
+[settings]
+min_query_count = 10
+[settings.Offline]
+offline_expected_qps = 5000
+"#;
+
+    #[test]
+    fn paths_resolve_beside_the_file_and_scenarios_layer() {
+        let benchmark = parse(FULL).unwrap();
+        assert_eq!(benchmark.inputs, Path::new("/defs/../data/inputs.npy"));
+        let offline = benchmark.plugin_config(TestScenario::Offline);
+        assert_eq!(offline["workers"].as_integer(), Some(2));
+        assert_eq!(offline["output"].as_str(), Some("label"));
+        assert_eq!(offline["model"].as_str(), Some("/defs/../data/model.onnx"));
+        let single = benchmark.plugin_config(TestScenario::SingleStream);
+        assert_eq!(single["workers"].as_integer(), Some(1));
+        assert_eq!(
+            benchmark.setting_overrides(TestScenario::Offline),
+            vec![
+                ("min_query_count".to_string(), "10".to_string()),
+                ("offline_expected_qps".to_string(), "5000".to_string())
+            ]
+        );
+        assert_eq!(benchmark.setting_overrides(TestScenario::Server).len(), 1);
+        match benchmark.accuracy {
+            Accuracy::Top1 {
+                threshold, output, ..
+            } => {
+                assert_eq!(threshold, 0.99);
+                assert_eq!(output, OutputEncoding::Int64);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_shipped_definitions_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/benchmarks");
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let benchmark = Benchmark::read(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(path.file_stem().unwrap().to_str(), Some(&*benchmark.name));
+            names.push(benchmark.name);
+        }
+        names.sort();
+        assert_eq!(names, ["digits", "fmnist", "resnet50"]);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let cases = [
+            (FULL.replace("top1", "top5"), "metric = \"top5\""),
+            (
+                FULL.replace("[settings.Offline]", "[settings.Batch]"),
+                "[settings.Batch]",
+            ),
+            (
+                FULL.replace("[plugin.scenario.Offline]", "[plugin.scenario.offline]"),
+                "[plugin.scenario.offline]",
+            ),
+            (FULL.replace("prepare =", "prepared ="), "prepared"),
+            (FULL.replace("labels = ", "label_file = "), "label_file"),
+        ];
+        for (text, words) in cases {
+            let error = parse(&text).unwrap_err().to_string();
+            assert!(error.contains(words), "{error}");
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! Benchmarks: definitions (model, data set, metric, backend configuration, settings) and the
+//! accuracy evaluators that score a run's accuracy log.
+
+pub mod accuracy;
+mod definition;
+
+pub use definition::{Accuracy, Benchmark, DefinitionError, OutputEncoding, PluginSection};

@@ -1,0 +1,178 @@
+//! `mlperf-host run --benchmark` and `mlperf-host accuracy`, end to end through the binary,
+//! with a benchmark definition whose backend is the null plugin answering with each sample's
+//! own data: the data set holds the "predictions", so the accuracy is known in advance.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mlperf_host::samples::write_npy;
+use support::TempDir;
+
+const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
+
+fn mlperf_host(dir: &Path, args: &[&str]) -> Output {
+    Command::new(EXE)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("MLPERF_HOST_LOG")
+        .output()
+        .expect("run mlperf-host")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn write_i64(path: &Path, values: &[i64]) {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    write_npy(path, "<i8", values.len(), &[], &bytes).unwrap();
+}
+
+/// 100 samples labelled `i % 10`; the inputs (echoed back as predictions) are wrong for every
+/// tenth sample: top-1 = 90 %. Returns the definition's path.
+fn write_benchmark(dir: &Path, metric: &str) -> PathBuf {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let labels: Vec<i64> = (0..100).map(|i| i % 10).collect();
+    let predictions: Vec<i64> = (0..100)
+        .map(|i| if i % 10 == 3 { 0 } else { i % 10 })
+        .collect();
+    write_i64(&data.join("labels.npy"), &labels);
+    write_i64(&data.join("inputs.npy"), &predictions);
+    std::fs::write(data.join("reference.json"), r#"{"top1": 0.905}"#).unwrap();
+    let definition = dir.join("echo.toml");
+    let accuracy = if metric == "top1" {
+        "metric = \"top1\"\nlabels = \"data/labels.npy\"\nreference = \"data/reference.json\""
+    } else {
+        "metric = \"none\"\nwhy = \"nothing to compare with\""
+    };
+    std::fs::write(
+        &definition,
+        format!(
+            r#"name = "echo"
+prepare = "make-echo-data"
+[dataset]
+inputs = "data/inputs.npy"
+performance_sample_count = 50
+[accuracy]
+{accuracy}
+[plugin]
+name = "null"
+config = {{ response = "data" }}
+[plugin.scenario.Offline]
+workers = 2
+[settings]
+min_duration_ms = 0
+min_query_count = 20
+[settings.Offline]
+offline_expected_qps = 1000
+"#
+        ),
+    )
+    .unwrap();
+    definition
+}
+
+#[test]
+fn an_accuracy_run_scores_the_benchmark_and_writes_accuracy_txt() {
+    let dir = TempDir::new();
+    let definition = write_benchmark(dir.path(), "top1");
+    let output = mlperf_host(
+        dir.path(),
+        &[
+            "run",
+            "--benchmark",
+            definition.to_str().unwrap(),
+            "--scenario",
+            "Offline",
+            "--mode",
+            "AccuracyOnly",
+        ],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("accuracy=90.000%, good=90, total=100"),
+        "{stdout}"
+    );
+    // 90 % of a 90.5 % reference is 99.45 %: just above MLPerf's 99 % line.
+    assert!(stdout.contains("99.45% of it: PASS (>= 99%)"), "{stdout}");
+    let logs = dir.path().join("mlperf-logs");
+    let written = std::fs::read_to_string(logs.join("accuracy.txt")).unwrap();
+    assert!(stdout.ends_with(&written));
+    // The scenario's plugin table applied (workers = 2), and the model name is the benchmark's.
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(logs.join("result.json")).unwrap()).unwrap();
+    let provenance = result["provenance"].to_string();
+    assert!(
+        provenance.contains(r#"["plugin_attribute_workers","2"]"#),
+        "{provenance}"
+    );
+
+    // `mlperf-host accuracy` scores the same log the same way.
+    let rescored = mlperf_host(
+        dir.path(),
+        &["accuracy", "--benchmark", definition.to_str().unwrap()],
+    );
+    assert!(rescored.status.success(), "{}", text(&rescored.stderr));
+    assert_eq!(text(&rescored.stdout), written);
+}
+
+#[test]
+fn a_performance_run_uses_the_benchmark_settings_and_data() {
+    let dir = TempDir::new();
+    let definition = write_benchmark(dir.path(), "top1");
+    let output = mlperf_host(
+        dir.path(),
+        &[
+            "run",
+            "--benchmark",
+            definition.to_str().unwrap(),
+            "--scenario",
+            "Offline",
+        ],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("Result is : VALID"), "{stdout}");
+    assert!(!stdout.contains("accuracy="), "{stdout}");
+    let detail =
+        std::fs::read_to_string(dir.path().join("mlperf-logs/mlperf_log_detail.txt")).unwrap();
+    assert!(
+        detail.contains(r#""key": "qsl_reported_performance_count", "value": 50,"#),
+        "the definition's performance_sample_count"
+    );
+}
+
+#[test]
+fn benchmark_problems_are_named_before_anything_runs() {
+    let dir = TempDir::new();
+    let definition = write_benchmark(dir.path(), "none");
+    let spec = definition.to_str().unwrap();
+    let refused = mlperf_host(
+        dir.path(),
+        &["run", "--benchmark", spec, "--mode", "AccuracyOnly"],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains("accuracy is not available (nothing to compare with)"),
+        "{stderr}"
+    );
+
+    std::fs::remove_file(dir.path().join("data/inputs.npy")).unwrap();
+    let missing = mlperf_host(dir.path(), &["run", "--benchmark", spec]);
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = text(&missing.stderr);
+    assert!(
+        stderr.contains("inputs.npy is missing") && stderr.contains("`make-echo-data`"),
+        "{stderr}"
+    );
+
+    let unknown = mlperf_host(dir.path(), &["run", "--benchmark", "no-such-benchmark"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(text(&unknown.stderr).contains("no benchmark \"no-such-benchmark\""));
+    assert!(!dir.path().join("mlperf-logs").exists());
+}
