@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Generates benchmark models and data sets into data/<name>/ (git-ignored):
+#   digits    scikit-learn's bundled 8x8 digits and a small MLP (seconds)
+#   fmnist    Fashion-MNIST (Debian's dataset-fashion-mnist, installed when missing) and an MLP
+#   resnet50  ResNet-50 v1.5 with random weights (about 100 MB), for performance only
+# Usage: bash scripts/benchmarks/prepare.sh [--force] {digits|fmnist|resnet50|all}...
+# A benchmark whose data/<name>/ is complete and was made by the current generator is skipped;
+# --force regenerates it. Python packages: .venv, from scripts/setup-onnxruntime.sh (run here).
+# FMNIST_SOURCE=DIR reads Fashion-MNIST's gzipped IDX files from DIR instead of the package.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+FMNIST_DEB_DIR=/usr/share/datasets/fashion-mnist
+
+usage() {
+    echo "usage: $0 [--force] {digits|fmnist|resnet50|all}..." >&2
+    exit 2
+}
+
+force=0
+names=()
+add() { case " ${names[*]-} " in *" $1 "*) ;; *) names+=("$1") ;; esac; }
+for a in "$@"; do
+    case "$a" in
+        --force) force=1 ;;
+        all) add digits; add fmnist; add resnet50 ;;
+        digits | fmnist | resnet50) add "$a" ;;
+        -h | --help) sed -n '2,9p' "$0" | cut -c3-; exit 0 ;;
+        *) echo "unknown benchmark or option: $a" >&2; usage ;;
+    esac
+done
+[ "${#names[@]}" -gt 0 ] || usage
+
+outputs() {
+    case "$1" in
+        digits) echo model.onnx inputs.npy labels.npy reference.json ;;
+        fmnist) echo model.onnx inputs.npy inputs_u8.npy labels.npy reference.json ;;
+        resnet50) echo model.onnx inputs.npy reference.json ;;
+    esac
+}
+
+# Complete and current: every output is there, and reference.json (written last) holds the
+# sha256 of model.onnx and of the generator that made it (NAME.py followed by common.py).
+is_current() {
+    local dir="$root/data/$1" f sum
+    for f in $(outputs "$1"); do [ -s "$dir/$f" ] || return 1; done
+    sum=$(cat "$here/$1.py" "$here/common.py" | sha256sum | cut -d' ' -f1)
+    grep -q "\"generator_sha256\": \"$sum\"" "$dir/reference.json" || return 1
+    sum=$(sha256sum "$dir/model.onnx" | cut -d' ' -f1)
+    grep -q "\"model_sha256\": \"$sum\"" "$dir/reference.json"
+}
+
+# Sets fmnist_dir to a folder holding Fashion-MNIST's four IDX files, installing Debian's
+# dataset-fashion-mnist when FMNIST_SOURCE is not set and the package's folder is missing.
+find_fmnist() {
+    local f sudo=()
+    fmnist_dir="${FMNIST_SOURCE:-$FMNIST_DEB_DIR}"
+    if [ -z "${FMNIST_SOURCE:-}" ] && [ ! -f "$FMNIST_DEB_DIR/t10k-images-idx3-ubyte.gz" ]; then
+        if ! command -v apt-get >/dev/null; then
+            echo "error: $FMNIST_DEB_DIR is missing and apt-get is not available here: install Debian's" \
+                "dataset-fashion-mnist, or set FMNIST_SOURCE to a folder of Fashion-MNIST's *-ubyte.gz files" >&2
+            exit 1
+        fi
+        [ "$(id -u)" = 0 ] || sudo=(sudo)
+        echo "fmnist: installing Debian's dataset-fashion-mnist (apt-get)"
+        log="$(mktemp)"
+        if ! { "${sudo[@]}" apt-get update -qq &&
+            "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dataset-fashion-mnist; } >"$log" 2>&1; then
+            cat "$log" >&2
+            rm -f "$log"
+            echo "error: apt-get could not install dataset-fashion-mnist (or set FMNIST_SOURCE=DIR)" >&2
+            exit 1
+        fi
+        rm -f "$log"
+    fi
+    for f in train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz; do
+        if [ ! -f "$fmnist_dir/$f" ]; then
+            echo "error: $fmnist_dir/$f is missing" >&2
+            exit 1
+        fi
+    done
+}
+
+setup_done=0
+mkdir -p "$root/data"
+for name in "${names[@]}"; do
+    # One preparer at a time per benchmark (tests may call this script concurrently).
+    if command -v flock >/dev/null; then
+        exec 9>"$root/data/.$name.lock"
+        flock 9
+    fi
+    if [ "$force" = 0 ] && is_current "$name"; then
+        echo "$name: up to date (data/$name)"
+        exec 9>&-
+        continue
+    fi
+    if [ "$setup_done" = 0 ]; then
+        bash "$root/scripts/setup-onnxruntime.sh" >/dev/null
+        setup_done=1
+    fi
+    args=(--out "$root/data/$name")
+    if [ "$name" = fmnist ]; then
+        find_fmnist
+        args+=(--source "$fmnist_dir")
+    fi
+    echo "$name: generating data/$name"
+    start=$SECONDS
+    "$root/.venv/bin/python" "$here/$name.py" "${args[@]}"
+    echo "$name: done in $((SECONDS - start)) s"
+    exec 9>&-
+done
