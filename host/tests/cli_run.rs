@@ -476,6 +476,17 @@ fn bad_flags_are_usage_errors() {
 fn engine_refusals_are_one_line_errors() {
     let err = assert_error(&quick("Offline", &["--mode", "FindPeakPerformance"]));
     assert!(err.contains("FindPeakPerformance"), "{err}");
+    // An Offline query no memory can hold is refused, not an abort mid-run.
+    let err = assert_error(&run(&[
+        "--scenario",
+        "Offline",
+        "--set",
+        "offline_expected_qps=1e10",
+    ]));
+    assert!(
+        err.contains("cannot be allocated") && err.contains("offline_expected_qps"),
+        "{err}"
+    );
 }
 
 #[test]

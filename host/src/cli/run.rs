@@ -254,8 +254,18 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
         qsl.performance_sample_count() as u64,
         qsl.total_sample_count() as u64,
     );
-    if effective.scenario == TestScenario::Offline {
-        sut.reserve_samples(effective.samples_per_query as usize);
+    let performance_run = matches!(
+        settings.mode,
+        TestMode::PerformanceOnly | TestMode::SubmissionRun
+    );
+    if effective.scenario == TestScenario::Offline
+        && performance_run
+        && !sut.reserve_samples(effective.samples_per_query as usize)
+    {
+        tracing::warn!(
+            samples = effective.samples_per_query,
+            "cannot reserve the Offline query's hand-over buffer ahead; it is made at issue"
+        );
     }
     let result = start_test(&sut, qsl, &settings, &log);
     // Destroying the instance stops the plugin's threads.

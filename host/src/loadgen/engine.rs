@@ -26,7 +26,7 @@ use super::query_gen::{GenerationError, GenerationParams, QueryGenerator};
 use super::results::PerformanceSummary;
 use super::settings::{LogSettings, TestMode, TestScenario, TestSettings};
 use super::sut::{QuerySampleLibrary, SystemUnderTest};
-use super::types::QuerySampleIndex;
+use super::types::{QuerySample, QuerySampleIndex};
 
 /// Why a test could not run at all. Problems during a run end it INVALID instead.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +49,11 @@ pub enum TestError {
     Thread(#[from] std::io::Error),
     #[error("cannot write the log files: {0}")]
     LogOutput(std::io::Error),
+    #[error(
+        "a query of {samples} samples ({gib:.1} GiB of sample handles) cannot be allocated: \
+         lower offline_expected_qps or min_duration_ms"
+    )]
+    QueryTooLarge { samples: u64, gib: f64 },
 }
 
 /// One series of queries: an accuracy set, or a performance run.
@@ -522,6 +527,7 @@ impl Engine<'_> {
             performance_issue_same_index: settings.performance_issue_same_index,
         };
         let mut generator = QueryGenerator::new(&params, set, self.sequence.next_sample_id)?;
+        check_query_memory(generator.samples_per_query())?;
         let ctx = SeriesContext {
             sut: self.sut,
             shared: &self.shared,
@@ -645,6 +651,21 @@ impl Engine<'_> {
         });
         Ok(outcome)
     }
+}
+
+/// The issue loop holds two queries (the current one and the next, prepared ahead): refuse a
+/// query size whose memory cannot be had, rather than abort inside the run.
+fn check_query_memory(samples_per_query: usize) -> Result<(), TestError> {
+    let handles = samples_per_query.saturating_mul(2);
+    let mut probe: Vec<QuerySample> = Vec::new();
+    if probe.try_reserve_exact(handles).is_err() {
+        let bytes = handles as f64 * std::mem::size_of::<QuerySample>() as f64;
+        return Err(TestError::QueryTooLarge {
+            samples: samples_per_query as u64,
+            gib: bytes / f64::from(1u32 << 30),
+        });
+    }
+    Ok(())
 }
 
 fn load(qsl: &mut dyn QuerySampleLibrary, samples: &[QuerySampleIndex]) -> Result<(), TestError> {

@@ -137,13 +137,18 @@ impl PluginSut {
     }
 
     /// Sizes (and touches) the buffer a query's samples are handed over in, so a large
-    /// Offline query does not pay for fresh memory inside its timed window.
-    pub fn reserve_samples(&self, samples: usize) {
+    /// Offline query does not pay for fresh memory inside its timed window. Returns false,
+    /// reserving nothing, when the memory cannot be had.
+    pub fn reserve_samples(&self, samples: usize) -> bool {
         let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
         staged.buffer.clear();
+        staged.query = None;
+        if staged.buffer.try_reserve_exact(samples).is_err() {
+            return false;
+        }
         staged.buffer.resize(samples, blank_sample());
         staged.buffer.clear();
-        staged.query = None;
+        true
     }
 
     /// The plugin's attributes (vendor, device, driver, precision, ...).
