@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Everything CI checks: formatting, lints, and every test (including the differential test
-# against the official LoadGen wheel, which this script installs into .venv).
+# against the official LoadGen wheel and the ONNX Runtime plugin on real models, whose
+# packages and data this script installs into .venv and data/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-official-loadgen.sh
 export MLPERF_OFFICIAL_PYTHON="$PWD/.venv/bin/python"
+ort_dylib="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"
+export "$ort_dylib"
+bash scripts/benchmarks/prepare.sh digits fmnist
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 log="$(mktemp)"

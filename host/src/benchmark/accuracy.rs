@@ -168,7 +168,7 @@ fn predicted_class(bytes: &[u8], output: OutputEncoding) -> Result<i64, String> 
             Ok(i64::from_le_bytes(array))
         }
         OutputEncoding::Float32 => {
-            if bytes.is_empty() || bytes.len() % 4 != 0 {
+            if bytes.is_empty() || !bytes.len().is_multiple_of(4) {
                 return Err(format!(
                     "{} bytes, expected float32 scores (a multiple of 4)",
                     bytes.len()
@@ -191,7 +191,7 @@ fn predicted_class(bytes: &[u8], output: OutputEncoding) -> Result<i64, String> 
 }
 
 fn decode_hex(text: &str) -> Result<Vec<u8>, String> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err("odd number of hex digits in data".into());
     }
     (0..text.len())

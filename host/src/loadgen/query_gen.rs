@@ -170,10 +170,10 @@ impl QueryGenerator {
         if !accuracy && equal_issue {
             let len = set_len as u64;
             if scenario == TestScenario::Offline {
-                if samples_per_query % len != 0 {
+                if !samples_per_query.is_multiple_of(len) {
                     samples_per_query += len - samples_per_query % len;
                 }
-            } else if min_queries % len != 0 {
+            } else if !min_queries.is_multiple_of(len) {
                 min_queries += len - min_queries % len;
             }
         }

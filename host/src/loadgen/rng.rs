@@ -72,7 +72,7 @@ pub fn shuffle<T>(values: &mut [T], rng: &mut Mt19937) {
     }
     if u64::from(u32::MAX) / n >= n {
         let mut i: u64 = 1;
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             let j = uniform_int(rng, 0, 1);
             values.swap(1, j as usize);
             i = 2;

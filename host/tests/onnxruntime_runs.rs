@@ -1,0 +1,258 @@
+//! The ONNX Runtime plugin on real models and data, through the `mlperf-host` binary: every
+//! scenario on `digits` and `fmnist`, accuracy equal to ONNX Runtime's own Python result on the
+//! same model (computed here), clear errors for a bad model, provider or library, and a Server
+//! run with dynamic batching inside its latency bound.
+//!
+//! Needs what `bash scripts/test.sh` sets up: the .venv with onnxruntime 1.31.1 and
+//! `data/{digits,fmnist}` (scripts/benchmarks/prepare.sh).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use support::TempDir;
+
+const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The onnxruntime library of the repository's .venv.
+fn ort_library() -> PathBuf {
+    if let Some(path) = std::env::var_os("ORT_DYLIB_PATH") {
+        return PathBuf::from(path);
+    }
+    let lib = repo().join(".venv/lib");
+    std::fs::read_dir(&lib)
+        .ok()
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| {
+            entry
+                .path()
+                .join("site-packages/onnxruntime/capi/libonnxruntime.so.1.31.1")
+        })
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "no onnxruntime 1.31.1 in {}: run `bash scripts/setup-onnxruntime.sh` (scripts/test.sh does)",
+                lib.display()
+            )
+        })
+}
+
+fn require_data(benchmark: &str) {
+    let dir = repo().join("data").join(benchmark);
+    assert!(
+        dir.join("model.onnx").is_file() && dir.join("inputs.npy").is_file(),
+        "{} is not prepared: run `bash scripts/benchmarks/prepare.sh {benchmark}` (scripts/test.sh does)",
+        dir.display()
+    );
+}
+
+fn mlperf_host(dir: &Path, args: &[&str]) -> Output {
+    Command::new(EXE)
+        .args(args)
+        .current_dir(repo())
+        .env("ORT_DYLIB_PATH", ort_library())
+        .env_remove("MLPERF_HOST_LOG")
+        .arg("--out")
+        .arg(dir)
+        .output()
+        .expect("run mlperf-host")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn assert_ok(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    text(&output.stdout)
+}
+
+/// Settings that keep a performance run to a second or so.
+const QUICK: [&str; 4] = [
+    "--set",
+    "min_duration_ms=300",
+    "--set",
+    "min_query_count=100",
+];
+
+#[test]
+fn every_scenario_runs_valid_on_digits_and_fmnist() {
+    for benchmark in ["digits", "fmnist"] {
+        require_data(benchmark);
+        for scenario in ["SingleStream", "MultiStream", "Server", "Offline"] {
+            let out = TempDir::new();
+            let mut args = vec!["run", "--benchmark", benchmark, "--scenario", scenario];
+            args.extend_from_slice(&QUICK);
+            if scenario == "Server" {
+                args.extend_from_slice(&["--set", "server_target_qps=500"]);
+            }
+            let stdout = assert_ok(&mlperf_host(out.path(), &args));
+            // p99 needs 662 queries for early stopping at 500 qps: MultiStream/Server may be
+            // INVALID for that alone; the run itself must have completed every sample.
+            assert!(
+                stdout.contains(&format!("Scenario : {scenario}")),
+                "{stdout}"
+            );
+            let result: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(out.path().join("result.json")).unwrap(),
+            )
+            .unwrap();
+            let validity = &result["performance"]["validity"];
+            assert_eq!(
+                validity["all_samples_completed"], true,
+                "{benchmark} {scenario}: {validity}"
+            );
+            assert!(
+                result["provenance"]
+                    .to_string()
+                    .contains("plugin_attribute_onnxruntime_version"),
+                "{}",
+                result["provenance"]
+            );
+            if matches!(scenario, "SingleStream" | "Offline") {
+                assert!(
+                    stdout.contains("Result is : VALID"),
+                    "{benchmark} {scenario}: {stdout}"
+                );
+            }
+        }
+    }
+}
+
+/// Top-1 `good` count of ONNX Runtime's Python API on the benchmark's model and inputs.
+fn python_good_count(benchmark: &str) -> usize {
+    let python = repo().join(".venv/bin/python");
+    let data = repo().join("data").join(benchmark);
+    let script = r#"
+import sys, numpy as np, onnxruntime as ort
+data = sys.argv[1]
+options = ort.SessionOptions()
+options.intra_op_num_threads = 1
+session = ort.InferenceSession(data + "/model.onnx", options, providers=["CPUExecutionProvider"])
+inputs = np.load(data + "/inputs.npy")
+labels = np.load(data + "/labels.npy")
+predicted = session.run(["label"], {session.get_inputs()[0].name: inputs})[0]
+print(int((predicted.reshape(-1) == labels.reshape(-1)).sum()))
+"#;
+    let output = Command::new(python)
+        .args(["-c", script])
+        .arg(&data)
+        .output()
+        .expect("run the venv's python");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    text(&output.stdout).trim().parse().unwrap()
+}
+
+#[test]
+fn accuracy_equals_onnx_runtimes_own_python_result() {
+    for benchmark in ["digits", "fmnist"] {
+        require_data(benchmark);
+        let out = TempDir::new();
+        let stdout = assert_ok(&mlperf_host(
+            out.path(),
+            &[
+                "run",
+                "--benchmark",
+                benchmark,
+                "--scenario",
+                "Offline",
+                "--mode",
+                "AccuracyOnly",
+            ],
+        ));
+        let expected = python_good_count(benchmark);
+        let accuracy = std::fs::read_to_string(out.path().join("accuracy.txt")).unwrap();
+        assert!(
+            accuracy.contains(&format!("good={expected}, ")),
+            "{benchmark}: Python says {expected} correct; we wrote:\n{accuracy}"
+        );
+        assert!(accuracy.contains("PASS"), "{accuracy}");
+        assert!(stdout.ends_with(&accuracy));
+    }
+}
+
+#[test]
+fn bad_model_provider_or_library_is_a_clear_error_before_the_run() {
+    require_data("digits");
+    let garbage = TempDir::new();
+    let not_a_model = garbage.path().join("model.onnx");
+    std::fs::write(&not_a_model, b"not a protobuf").unwrap();
+    let not_a_model = format!("model={}", not_a_model.display());
+    let cases: [(&[&str], &[&str]); 4] = [
+        (
+            &["--plugin-set", "model=/nonexistent/model.onnx"],
+            &["/nonexistent/model.onnx"],
+        ),
+        (&["--plugin-set", &not_a_model], &["model.onnx"]),
+        (&["--plugin-set", "provider=cuda"], &["CUDA"]),
+        (
+            &["--plugin-set", "library=/nonexistent/libonnxruntime.so"],
+            &["/nonexistent/libonnxruntime.so"],
+        ),
+    ];
+    for (extra, words) in cases {
+        let out = TempDir::new();
+        let mut args = vec!["run", "--benchmark", "digits"];
+        args.extend_from_slice(extra);
+        let output = mlperf_host(out.path(), &args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{extra:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        for word in words {
+            assert!(
+                stderr.contains(word),
+                "{extra:?}: missing {word:?} in {stderr}"
+            );
+        }
+        assert!(!out.path().join("mlperf_log_summary.txt").exists());
+    }
+}
+
+#[test]
+fn a_server_run_with_dynamic_batching_keeps_its_latency_bound() {
+    require_data("fmnist");
+    let out = TempDir::new();
+    let stdout = assert_ok(&mlperf_host(
+        out.path(),
+        &[
+            "run",
+            "--benchmark",
+            "fmnist",
+            "--scenario",
+            "Server",
+            "--set",
+            "server_target_qps=2000",
+            "--set",
+            "server_target_latency_ns=20000000",
+            "--set",
+            "min_duration_ms=2000",
+            "--set",
+            "min_query_count=3000",
+            "--plugin-set",
+            "max_batch=16",
+            "--plugin-set",
+            "max_wait_us=500",
+        ],
+    ));
+    assert!(stdout.contains("Result is : VALID"), "{stdout}");
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("result.json")).unwrap())
+            .unwrap();
+    let latency = &result["performance"]["sample_latency"];
+    assert_eq!(latency["target_percentile"], 0.99);
+    let p99 = latency["target_ns"].as_i64().unwrap();
+    assert!(p99 <= 20_000_000, "p99 {p99} ns");
+}

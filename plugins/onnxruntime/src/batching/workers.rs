@@ -1,0 +1,216 @@
+//! workers = N: N threads, each with its own session, take batches from one shared queue. A
+//! worker takes up to max_batch samples of one shape; when fewer are queued it waits for more
+//! until the oldest has waited max_wait_us (Server: dynamic batching under a latency budget),
+//! unless the host flushed. A big Offline query is drained in max_batch chunks by all workers.
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use mlperf_plugin_api::ffi::ERROR_RESOURCE_EXHAUSTED;
+use mlperf_plugin_api::sdk::{Completer, PluginError, Sample};
+
+use super::item::{ranges, Item, Run, SampleShape};
+use super::Failure;
+use crate::session::engine::Engine;
+
+/// Samples of one shape issued together (a query, or a run of one shape within it).
+struct Segment {
+    shape: SampleShape,
+    arrived: Instant,
+    items: Vec<Item>,
+    /// The first not yet taken.
+    next: usize,
+}
+
+#[derive(Default)]
+struct Queue {
+    segments: VecDeque<Segment>,
+    /// Items not yet taken, over all segments.
+    pending: usize,
+    /// Samples that arrived by then run without waiting for more (flush_queries).
+    flushed_at: Option<Instant>,
+    /// Destroy: run what is queued, then stop.
+    stopping: bool,
+}
+
+impl Queue {
+    /// Up to `max` items of the front segment's shape, from the front, into `batch`.
+    fn take(&mut self, max: usize, batch: &mut Vec<Item>) -> Option<SampleShape> {
+        let shape = self.segments.front()?.shape;
+        batch.clear();
+        while batch.len() < max {
+            let Some(segment) = self.segments.front_mut() else {
+                break;
+            };
+            if segment.shape != shape {
+                break;
+            }
+            let take = (max - batch.len()).min(segment.items.len() - segment.next);
+            batch.extend_from_slice(&segment.items[segment.next..segment.next + take]);
+            segment.next += take;
+            if segment.next == segment.items.len() {
+                self.segments.pop_front();
+            }
+        }
+        self.pending -= batch.len();
+        Some(shape)
+    }
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    changed: Condvar,
+    max_batch: usize,
+    max_wait: Duration,
+    completer: Completer,
+    failure: Arc<Failure>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        // Nothing panics while holding the lock; if something did, the queue is still whole.
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+pub struct Workers {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Workers {
+    /// One thread per engine.
+    pub fn start(
+        engines: Vec<Engine>,
+        max_batch: usize,
+        max_wait: Duration,
+        completer: Completer,
+        failure: Arc<Failure>,
+    ) -> Result<Workers, PluginError> {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue::default()),
+            changed: Condvar::new(),
+            max_batch,
+            max_wait,
+            completer,
+            failure,
+        });
+        let mut workers = Workers {
+            shared: Arc::clone(&shared),
+            threads: Vec::with_capacity(engines.len()),
+        };
+        for (n, engine) in engines.into_iter().enumerate() {
+            let shared = Arc::clone(&shared);
+            let thread = thread::Builder::new()
+                .name(format!("ort-worker-{n}"))
+                .spawn(move || work(&shared, engine))
+                .map_err(|e| {
+                    PluginError::new(
+                        ERROR_RESOURCE_EXHAUSTED,
+                        format!("onnxruntime plugin: cannot start worker thread {n}: {e}"),
+                    )
+                })?; // `workers` drops here, stopping and joining those already started.
+            workers.threads.push(thread);
+        }
+        Ok(workers)
+    }
+
+    /// Queues a query's checked samples (`runs` from `check_all`).
+    pub fn submit(&self, samples: &[Sample<'_>], runs: &[Run]) {
+        let arrived = Instant::now();
+        let segments = ranges(runs, samples.len()).map(|(range, shape)| Segment {
+            shape: *shape,
+            arrived,
+            items: samples[range].iter().map(Item::of).collect(),
+            next: 0,
+        });
+        let mut queue = self.shared.lock();
+        queue.segments.extend(segments);
+        queue.pending += samples.len();
+        drop(queue);
+        if samples.len() >= self.shared.max_batch {
+            self.shared.changed.notify_all();
+        } else {
+            self.shared.changed.notify_one();
+        }
+    }
+
+    /// No more queries in this series: what is queued runs without waiting for more.
+    pub fn flush(&self) {
+        self.shared.lock().flushed_at = Some(Instant::now());
+        self.shared.changed.notify_all();
+    }
+}
+
+impl Drop for Workers {
+    /// Runs what is queued, then stops and joins the threads, so no completion follows the
+    /// plugin's destroy.
+    fn drop(&mut self) {
+        self.shared.lock().stopping = true;
+        self.shared.changed.notify_all();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// One worker: takes batches until the queue is empty and the plugin is being destroyed.
+fn work(shared: &Shared, mut engine: Engine) {
+    let mut batch = Vec::with_capacity(shared.max_batch);
+    let mut queue = shared.lock();
+    loop {
+        let Some(oldest) = queue.segments.front().map(|s| s.arrived) else {
+            if queue.stopping {
+                return;
+            }
+            queue = shared
+                .changed
+                .wait(queue)
+                .unwrap_or_else(|e| e.into_inner());
+            continue;
+        };
+        let may_wait = !shared.max_wait.is_zero()
+            && queue.pending < shared.max_batch
+            && !queue.stopping
+            && queue.flushed_at.is_none_or(|at| oldest > at);
+        if may_wait {
+            let due = oldest + shared.max_wait;
+            let now = Instant::now();
+            if now < due {
+                queue = shared
+                    .changed
+                    .wait_timeout(queue, due - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                continue;
+            }
+        }
+        let Some(shape) = queue.take(shared.max_batch, &mut batch) else {
+            continue;
+        };
+        if queue.pending > 0 {
+            shared.changed.notify_one();
+        }
+        drop(queue);
+        run(shared, &mut engine, &batch, &shape);
+        queue = shared.lock();
+    }
+}
+
+fn run(shared: &Shared, engine: &mut Engine, batch: &[Item], shape: &SampleShape) {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        engine.infer(batch, shape, &shared.completer)
+    }));
+    let message = match outcome {
+        Ok(Ok(())) => return,
+        Ok(Err(message)) => message,
+        Err(_) => format!(
+            "onnxruntime plugin: a worker panicked running a batch of {} sample(s)",
+            batch.len()
+        ),
+    };
+    shared.failure.record(message);
+}

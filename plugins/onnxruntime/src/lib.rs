@@ -1,0 +1,151 @@
+//! An ONNX Runtime backend for mlperf-host: runs an .onnx model on the host's samples and
+//! answers each with its row of one output. ONNX Runtime is loaded at run time from `library`
+//! (or ORT_DYLIB_PATH); `config.rs` lists the settings. Samples are checked against the model
+//! input in issue_query, run inline or by worker threads with dynamic batching
+//! (`batching/`), and completed in one host call per batch with the output's raw bytes
+//! (little-endian on the little-endian machines ONNX Runtime runs on).
+
+mod attributes;
+mod batching;
+mod config;
+mod runtime;
+mod session;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mlperf_plugin_api::ffi::{
+    CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_NATIVE_BATCHING, CAP_NEEDS_SAMPLE_DATA,
+};
+use mlperf_plugin_api::sdk::{Completer, Host, Level, PluginError, Sample, SutPlugin};
+
+pub use config::{Config, Provider};
+
+use batching::inline::Inline;
+use batching::item::check_all;
+use batching::workers::Workers;
+use batching::Failure;
+use session::engine::{open_session, Engine};
+use session::model::{InputSpec, Io, ModelFile};
+
+pub struct OnnxRuntimePlugin {
+    input: InputSpec,
+    mode: Mode,
+    failure: Arc<Failure>,
+    attributes: Vec<(String, String)>,
+}
+
+enum Mode {
+    Inline(Box<Inline>),
+    /// Dropped with the plugin, which runs what is queued and joins the threads.
+    Workers(Workers),
+}
+
+impl SutPlugin for OnnxRuntimePlugin {
+    fn create(text: &str, host: &Host) -> Result<Self, PluginError> {
+        let config = Config::parse(text)?;
+        let model = ModelFile::read(config.model_path())?;
+        let library = runtime::library_path(
+            config.library.as_deref(),
+            std::env::var_os(runtime::LIBRARY_ENV),
+        )?;
+        let runtime = runtime::load(&library)?;
+        let first = open_session(&runtime, &config)?;
+        let io = Io::of(
+            &first,
+            config.model_path(),
+            config.input.as_deref(),
+            config.output.as_deref(),
+        )?;
+        let max_batch = if io.input.batch_of_one {
+            1
+        } else {
+            config.max_batch
+        };
+        let failure = Arc::new(Failure::new(host.logger()));
+        let mode = if config.workers == 0 {
+            Mode::Inline(Box::new(Inline::new(Engine::new(first, &io)?, max_batch)))
+        } else {
+            let mut engines = vec![Engine::new(first, &io)?];
+            for _ in 1..config.workers {
+                engines.push(Engine::new(open_session(&runtime, &config)?, &io)?);
+            }
+            Mode::Workers(Workers::start(
+                engines,
+                max_batch,
+                Duration::from_micros(config.max_wait_us),
+                host.completer(),
+                Arc::clone(&failure),
+            )?)
+        };
+        let attributes = attributes::attributes(&attributes::Facts {
+            config: &config,
+            runtime: &runtime,
+            model: &model,
+            io: &io,
+            max_batch,
+        });
+        host.logger().log(
+            Level::Info,
+            &format!(
+                "onnxruntime plugin: {} (input {}, output {}, {}) on {} with ONNX Runtime {} from \
+                 {}; {} worker(s), max_batch {max_batch}, max_wait_us {}, {} intra-op / {} \
+                 inter-op thread(s) per session",
+                model.path.display(),
+                io.describe_input(),
+                io.output.name,
+                io.precision(&model),
+                config.device(),
+                runtime.version,
+                runtime.path.display(),
+                config.workers,
+                config.max_wait_us,
+                config.intra_op_threads,
+                config.inter_op_threads,
+            ),
+        );
+        Ok(OnnxRuntimePlugin {
+            input: io.input,
+            mode,
+            failure,
+            attributes,
+        })
+    }
+
+    fn issue_query(
+        &self,
+        samples: &[Sample<'_>],
+        completer: &Completer,
+    ) -> Result<(), PluginError> {
+        self.failure.check()?;
+        match &self.mode {
+            Mode::Inline(inline) => inline.issue(samples, &self.input, completer, &self.failure),
+            Mode::Workers(workers) => {
+                // Every sample is checked before any is queued: an error refuses the query.
+                let runs =
+                    check_all(samples, &self.input).map_err(PluginError::invalid_argument)?;
+                workers.submit(samples, &runs);
+                Ok(())
+            }
+        }
+    }
+
+    fn flush_queries(&self) -> Result<(), PluginError> {
+        if let Mode::Workers(workers) = &self.mode {
+            workers.flush();
+        }
+        self.failure.check()
+    }
+
+    fn attributes(&self) -> Vec<(String, String)> {
+        self.attributes.clone()
+    }
+}
+
+mlperf_plugin_api::export_plugin!(
+    OnnxRuntimePlugin,
+    name = "onnxruntime",
+    version = env!("CARGO_PKG_VERSION"),
+    capabilities =
+        CAP_ASYNC_COMPLETION | CAP_CONCURRENT_ISSUE | CAP_NATIVE_BATCHING | CAP_NEEDS_SAMPLE_DATA,
+);

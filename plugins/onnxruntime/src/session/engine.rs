@@ -1,0 +1,233 @@
+//! [`Engine`]: one ONNX Runtime session and what running a batch on it needs. Each worker (or
+//! the inline path) owns one, as ort's `Session::run` takes `&mut self`.
+
+use mlperf_plugin_api::sdk::{Completer, PluginError, Response};
+use ort::ep::{self, ExecutionProviderDispatch};
+use ort::memory::{Allocator, MemoryInfo};
+use ort::session::{HasSelectedOutputs, OutputSelector, RunOptions, Session};
+
+use super::model::{InputSpec, Io};
+use super::tensor::{output_bytes, InputTensor};
+use crate::batching::item::{Item, SampleShape, MAX_RANK};
+use crate::config::{Config, Provider};
+use crate::runtime::Runtime;
+
+/// A session of the configured model on the configured provider.
+pub fn open_session(runtime: &Runtime, config: &Config) -> Result<Session, PluginError> {
+    let model = config.model_path();
+    let builder_error = |what: &str, e: &dyn std::fmt::Display| {
+        PluginError::internal(format!("onnxruntime plugin: cannot {what}: {e}"))
+    };
+    let mut builder = Session::builder(&runtime.environment)
+        .map_err(|e| builder_error("create session options", &e))?
+        .with_intra_threads(config.intra_op_threads)
+        .map_err(|e| builder_error("set intra_op_threads", &e))?
+        .with_inter_threads(config.inter_op_threads)
+        .map_err(|e| builder_error("set inter_op_threads", &e))?;
+    if config.inter_op_threads > 1 {
+        // Inter-op threads serve only ONNX Runtime's parallel execution mode.
+        builder = builder
+            .with_parallel_execution(true)
+            .map_err(|e| builder_error("enable parallel execution", &e))?;
+    }
+    if config.provider != Provider::Cpu {
+        builder = builder
+            .with_execution_providers(execution_providers(runtime, config)?)
+            .map_err(|e| {
+                PluginError::device(format!(
+                    "onnxruntime plugin: cannot enable the {} execution provider on {} (ONNX \
+                     Runtime {} at \"{}\"): {e}",
+                    config.provider.display_name(),
+                    config.device(),
+                    runtime.version,
+                    runtime.path.display()
+                ))
+            })?;
+    }
+    builder.commit_from_file(model).map_err(|e| {
+        PluginError::unsupported(format!(
+            "onnxruntime plugin: ONNX Runtime {} cannot load model = \"{}\": {e}",
+            runtime.version,
+            model.display()
+        ))
+    })
+}
+
+/// The configured provider, required (error_on_failure); TensorRT with CUDA behind it, when
+/// the library has CUDA, for the nodes TensorRT does not take.
+fn execution_providers(
+    runtime: &Runtime,
+    config: &Config,
+) -> Result<Vec<ExecutionProviderDispatch>, PluginError> {
+    let provider = config.provider;
+    let has = |p: Provider| runtime.providers.iter().any(|name| name == p.ort_name());
+    if !has(provider) {
+        return Err(PluginError::unsupported(format!(
+            "onnxruntime plugin: the ONNX Runtime library at \"{}\" (version {}) has no {} \
+             execution provider (available: {}); provider = \"{provider}\" needs a build with it, \
+             e.g. {}",
+            runtime.path.display(),
+            runtime.version,
+            provider.display_name(),
+            runtime.providers.join(", "),
+            match provider {
+                Provider::Openvino => "pip's onnxruntime-openvino",
+                _ => "pip's onnxruntime-gpu",
+            }
+        )));
+    }
+    let device_id = config.device_id as i32;
+    let cuda = || ep::CUDA::default().with_device_id(device_id).build();
+    Ok(match provider {
+        Provider::Cpu => Vec::new(),
+        Provider::Cuda => vec![cuda().error_on_failure()],
+        Provider::Tensorrt => {
+            let tensorrt = ep::TensorRT::default()
+                .with_device_id(device_id)
+                .build()
+                .error_on_failure();
+            if has(Provider::Cuda) {
+                vec![tensorrt, cuda().fail_silently()]
+            } else {
+                vec![tensorrt]
+            }
+        }
+        Provider::Openvino => {
+            let mut openvino = ep::OpenVINO::default();
+            if let Some(device_type) = &config.device_type {
+                openvino = openvino.with_device_type(device_type);
+            }
+            vec![openvino.build().error_on_failure()]
+        }
+    })
+}
+
+pub struct Engine {
+    session: Session,
+    /// Computes only the output the plugin returns.
+    run_options: RunOptions<HasSelectedOutputs>,
+    input: InputSpec,
+    output: String,
+    memory: MemoryInfo<'static>,
+    allocator: Allocator,
+    /// Where a batch of several samples is gathered (u64s: aligned for every element type).
+    buffer: Vec<u64>,
+}
+
+impl Engine {
+    pub fn new(session: Session, io: &Io) -> Result<Engine, PluginError> {
+        let internal = |e: ort::Error| {
+            PluginError::internal(format!("onnxruntime plugin: cannot set up a session: {e}"))
+        };
+        let run_options = RunOptions::new()
+            .map_err(internal)?
+            .with_outputs(OutputSelector::no_default().with(io.output.name.clone()));
+        Ok(Engine {
+            session,
+            run_options,
+            input: io.input.clone(),
+            output: io.output.name.clone(),
+            memory: MemoryInfo::default(),
+            allocator: Allocator::default(),
+            buffer: Vec::new(),
+        })
+    }
+
+    /// Runs `batch` (checked samples of `shape`) and completes every sample in one call with
+    /// its row of the output; on an error completes none and says what failed.
+    pub fn infer(
+        &mut self,
+        batch: &[Item],
+        shape: &SampleShape,
+        completer: &Completer,
+    ) -> Result<(), String> {
+        let n = batch.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let dims = shape.dims();
+        let mut input_shape = [0i64; MAX_RANK + 1];
+        input_shape[0] = n as i64;
+        input_shape[1..=dims.len()].copy_from_slice(dims);
+        let input_shape = &input_shape[..=dims.len()];
+        let failed = |what: &str, e: &dyn std::fmt::Display| {
+            format!(
+                "onnxruntime plugin: {what} for a batch of {n} sample(s) (data-set indices {}): {e}",
+                indices(batch)
+            )
+        };
+
+        let bytes = gather(batch, shape, &mut self.buffer, self.input.element_size);
+        let tensor = InputTensor::borrow(
+            bytes,
+            input_shape,
+            self.input.ty,
+            &self.memory,
+            &self.allocator,
+        )
+        .map_err(|e| failed("cannot make the input tensor", &e))?;
+        let outputs = self
+            .session
+            .run_with_options(
+                ort::inputs![self.input.name.as_str() => tensor.value()],
+                &self.run_options,
+            )
+            .map_err(|e| failed("ONNX Runtime failed", &e))?;
+        let value = outputs
+            .get(&self.output)
+            .ok_or_else(|| failed("no output", &self.output))?;
+        let (out_shape, out_bytes) =
+            output_bytes(value, &self.output).map_err(|e| failed("unusable output", &e))?;
+        if out_shape.first() != Some(&(n as i64)) {
+            return Err(failed(
+                "the output does not count the samples along its first axis",
+                &format!("output '{}' has shape {out_shape:?}", self.output),
+            ));
+        }
+        let row = out_bytes.len() / n;
+        let responses: Vec<Response<'_>> = batch
+            .iter()
+            .enumerate()
+            .map(|(i, item)| Response::new(item.id, &out_bytes[i * row..(i + 1) * row]))
+            .collect();
+        completer.complete(&responses);
+        Ok(())
+    }
+}
+
+/// The batch's input bytes: a single sample's in place (the host aligns samples to 64 bytes);
+/// several, or a misaligned one, copied into `buffer`.
+fn gather<'a>(
+    batch: &[Item],
+    shape: &SampleShape,
+    buffer: &'a mut Vec<u64>,
+    align: usize,
+) -> &'a [u8] {
+    if let [item] = batch {
+        let bytes = item.bytes(shape);
+        if (bytes.as_ptr() as usize).is_multiple_of(align) {
+            return bytes;
+        }
+    }
+    let total = shape.bytes * batch.len();
+    let words = total.div_ceil(8);
+    if buffer.len() < words {
+        buffer.resize(words, 0);
+    }
+    // SAFETY: `words` u64s are `total` bytes or more; u8 has no alignment or validity needs.
+    let out = unsafe { std::slice::from_raw_parts_mut(buffer.as_mut_ptr().cast::<u8>(), total) };
+    for (item, slot) in batch.iter().zip(out.chunks_exact_mut(shape.bytes)) {
+        slot.copy_from_slice(item.bytes(shape));
+    }
+    out
+}
+
+/// "3, 17, 99" or "3, 17, 99, … (64 in all)".
+fn indices(batch: &[Item]) -> String {
+    let shown: Vec<String> = batch.iter().take(3).map(|i| i.index.to_string()).collect();
+    if batch.len() > 3 {
+        format!("{}, … ({} in all)", shown.join(", "), batch.len())
+    } else {
+        shown.join(", ")
+    }
+}
