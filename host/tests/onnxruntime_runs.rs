@@ -99,6 +99,15 @@ fn every_scenario_runs_valid_on_digits_and_fmnist() {
             if scenario == "Server" {
                 args.extend_from_slice(&["--set", "server_target_qps=500"]);
             }
+            if scenario == "Offline" {
+                // Enough samples to outlast the minimum duration on a fast machine.
+                args.extend_from_slice(&[
+                    "--set",
+                    "offline_expected_qps=30000000",
+                    "--set",
+                    "min_duration_ms=100",
+                ]);
+            }
             let stdout = assert_ok(&mlperf_host(out.path(), &args));
             // p99 needs 662 queries for early stopping at 500 qps: MultiStream/Server may be
             // INVALID for that alone; the run itself must have completed every sample.
