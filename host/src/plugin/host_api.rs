@@ -187,10 +187,8 @@ unsafe extern "C" fn host_complete(
 ) {
     // SAFETY: called by the plugin per the ABI's contract for `complete`.
     unsafe {
-        if count > 1 {
-            if let Some(responses) = in_place(responses, count) {
-                return with_context(context, |completer| completer.complete_in_place(responses));
-            }
+        if let Some(responses) = in_place(responses, count) {
+            return with_context(context, |completer| completer.complete_in_place(responses));
         }
         with_completer(context, responses, count, |completer, batch| {
             completer.query_samples_complete(batch)
