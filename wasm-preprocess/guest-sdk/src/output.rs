@@ -1,0 +1,154 @@
+use crate::Error;
+
+/// Where a module writes its output. Ask for the buffer once per sample, sized for the whole
+/// output: the buffer of the last request, cut to the requested length, is the output.
+///
+/// A buffer's contents start unspecified (an earlier sample's output may still be there), so
+/// write every byte of it.
+pub struct Output<'a> {
+    storage: Storage<'a>,
+    /// Address and length of the last requested buffer; address 0 while none was requested.
+    last: (usize, usize),
+}
+
+enum Storage<'a> {
+    /// The module's output region, grown as needed.
+    #[cfg(target_arch = "wasm32")]
+    Memory(&'a mut crate::region::Region),
+    /// A caller's buffer, for running a module natively (tests).
+    Slice(&'a mut [u8]),
+}
+
+impl<'a> Output<'a> {
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn in_region(region: &'a mut crate::region::Region) -> Output<'a> {
+        Output {
+            storage: Storage::Memory(region),
+            last: (0, 0),
+        }
+    }
+
+    /// An output that writes into `buffer`, which limits its size: for running a module's
+    /// logic natively. Align `buffer` to 4 bytes to use [`Output::f32s`].
+    pub fn from_slice(buffer: &'a mut [u8]) -> Output<'a> {
+        Output {
+            storage: Storage::Slice(buffer),
+            last: (0, 0),
+        }
+    }
+
+    /// An output buffer of `len` bytes, 16-byte aligned in a module. Fails with
+    /// [`Error::OutOfMemory`] if memory cannot hold it or `len` exceeds what `mlperf_preprocess`
+    /// can return (`i32::MAX`).
+    pub fn bytes(&mut self, len: usize) -> Result<&mut [u8], Error> {
+        if len > i32::MAX as usize {
+            return Err(Error::OutOfMemory);
+        }
+        let bytes = match &mut self.storage {
+            #[cfg(target_arch = "wasm32")]
+            Storage::Memory(region) => {
+                let address = region
+                    .reserve(len, &mut crate::region::WasmMemory)
+                    .ok_or(Error::OutOfMemory)?;
+                // SAFETY: the region owns at least `len` bytes at `address`, pages obtained by
+                // growing memory that no Rust object lives in; the `&mut self` borrow keeps
+                // this the only slice over them.
+                unsafe { core::slice::from_raw_parts_mut(address as *mut u8, len) }
+            }
+            Storage::Slice(buffer) => buffer.get_mut(..len).ok_or(Error::OutOfMemory)?,
+        };
+        self.last = (bytes.as_ptr() as usize, len);
+        Ok(bytes)
+    }
+
+    /// An output buffer of `count` `f32`s (little-endian, as WebAssembly is), 16-byte aligned
+    /// in a module. Fails like [`Output::bytes`], and also for a misaligned
+    /// [`Output::from_slice`] buffer.
+    pub fn f32s(&mut self, count: usize) -> Result<&mut [f32], Error> {
+        let len = count
+            .checked_mul(core::mem::size_of::<f32>())
+            .ok_or(Error::OutOfMemory)?;
+        let bytes = self.bytes(len)?;
+        if bytes.as_ptr().align_offset(core::mem::align_of::<f32>()) != 0 {
+            return Err(Error::OutOfMemory);
+        }
+        // SAFETY: `bytes` is `count * 4` writable bytes aligned for f32, and every bit
+        // pattern is a valid f32; the new slice takes over the borrow of `bytes`.
+        Ok(unsafe { core::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<f32>(), count) })
+    }
+
+    /// The length in bytes of the last requested buffer: the output's length.
+    pub fn len(&self) -> usize {
+        self.last.1
+    }
+
+    /// True while no bytes were requested.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The address of the last requested buffer, `None` while none was requested.
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn address(&self) -> Option<usize> {
+        match self.last.0 {
+            0 => None,
+            address => Some(address),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_are_cut_from_the_slice_and_recorded() {
+        let mut buffer = [7u8; 8];
+        let mut output = Output::from_slice(&mut buffer);
+        assert!(output.is_empty());
+        output.bytes(3).unwrap().copy_from_slice(&[1, 2, 3]);
+        assert_eq!(output.len(), 3);
+        assert_eq!(&buffer[..4], &[1, 2, 3, 7]);
+    }
+
+    #[test]
+    fn the_last_request_is_the_output() {
+        let mut buffer = [0u8; 8];
+        let mut output = Output::from_slice(&mut buffer);
+        output.bytes(8).unwrap();
+        output.bytes(2).unwrap();
+        assert_eq!(output.len(), 2);
+    }
+
+    #[test]
+    fn too_big_a_request_is_out_of_memory() {
+        let mut buffer = [0u8; 8];
+        let mut output = Output::from_slice(&mut buffer);
+        assert_eq!(output.bytes(9), Err(Error::OutOfMemory));
+        assert_eq!(output.f32s(3), Err(Error::OutOfMemory));
+        assert_eq!(output.f32s(usize::MAX), Err(Error::OutOfMemory));
+        assert_eq!(output.bytes(i32::MAX as usize + 1), Err(Error::OutOfMemory));
+    }
+
+    #[test]
+    fn f32s_write_through_to_the_buffer() {
+        let mut floats = [0f32; 2];
+        // SAFETY: viewing two f32s as their 8 bytes.
+        let buffer =
+            unsafe { core::slice::from_raw_parts_mut(floats.as_mut_ptr().cast::<u8>(), 8) };
+        let mut output = Output::from_slice(buffer);
+        output.f32s(2).unwrap().copy_from_slice(&[1.0, -2.5]);
+        assert_eq!(output.len(), 8);
+        assert_eq!(floats, [1.0, -2.5]);
+    }
+
+    #[test]
+    fn misaligned_f32s_are_refused() {
+        let mut floats = [0f32; 3];
+        // SAFETY: viewing three f32s as their 12 bytes.
+        let bytes =
+            unsafe { core::slice::from_raw_parts_mut(floats.as_mut_ptr().cast::<u8>(), 12) };
+        let mut output = Output::from_slice(&mut bytes[1..]);
+        assert_eq!(output.f32s(2), Err(Error::OutOfMemory));
+    }
+}
