@@ -16,6 +16,7 @@ PINS=(
     scikit-learn==1.9.1
     skl2onnx==1.20.0
     onnx==1.23.2
+    pillow==12.1.1
 )
 # The same venv setup-official-loadgen.sh makes; created here only when it does not exist yet.
 [ -x .venv/bin/python ] || python3 -m venv .venv
@@ -24,7 +25,7 @@ import importlib.metadata as m, sys
 sys.exit(any(m.version(n) != v for n, v in (p.split("==") for p in sys.argv[1:])))
 EOF
 then
-    echo "installing onnxruntime==$ORT_VERSION, numpy, scikit-learn, skl2onnx, onnx into .venv" >&2
+    echo "installing onnxruntime==$ORT_VERSION, numpy, scikit-learn, skl2onnx, onnx, pillow into .venv" >&2
     .venv/bin/python -m pip install --quiet --disable-pip-version-check "${PINS[@]}" >&2
 fi
 shopt -s nullglob

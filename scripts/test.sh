@@ -8,9 +8,16 @@ bash scripts/setup-official-loadgen.sh
 export MLPERF_OFFICIAL_PYTHON="$PWD/.venv/bin/python"
 ort_dylib="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"
 export "$ort_dylib"
-bash scripts/benchmarks/prepare.sh digits fmnist
+bash scripts/benchmarks/prepare.sh digits fmnist images
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
+# The WASM guest SDK is its own workspace (its modules build only for wasm32; the test suite
+# rebuilds and compares them where that target is installed).
+guest_sdk=wasm-preprocess/guest-sdk/Cargo.toml
+cargo fmt --manifest-path "$guest_sdk" -- --check
+cargo fmt --manifest-path wasm-preprocess/modules/Cargo.toml --all -- --check
+cargo clippy --manifest-path "$guest_sdk" --all-targets -- -D warnings
+cargo test --manifest-path "$guest_sdk" --quiet
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 # Benchmarks are left to `cargo bench` and scripts/bench.sh.

@@ -3,7 +3,8 @@
 #   digits    scikit-learn's bundled 8x8 digits and a small MLP (seconds)
 #   fmnist    Fashion-MNIST (Debian's dataset-fashion-mnist, installed when missing) and an MLP
 #   resnet50  ResNet-50 v1.5 with random weights (about 100 MB), for performance only
-# Usage: bash scripts/benchmarks/prepare.sh [--force] {digits|fmnist|resnet50|all}...
+#   images    real photographs (scikit-learn's two samples) and crops of them, uint8 HWC
+# Usage: bash scripts/benchmarks/prepare.sh [--force] {digits|fmnist|resnet50|images|all}...
 # A benchmark whose data/<name>/ is complete and was made by the current generator is skipped;
 # --force regenerates it. Python packages: .venv, from scripts/setup-onnxruntime.sh (run here).
 # FMNIST_SOURCE=DIR reads Fashion-MNIST's gzipped IDX files from DIR instead of the package.
@@ -13,7 +14,7 @@ root="$(cd "$here/../.." && pwd)"
 FMNIST_DEB_DIR=/usr/share/datasets/fashion-mnist
 
 usage() {
-    echo "usage: $0 [--force] {digits|fmnist|resnet50|all}..." >&2
+    echo "usage: $0 [--force] {digits|fmnist|resnet50|images|all}..." >&2
     exit 2
 }
 
@@ -23,9 +24,9 @@ add() { case " ${names[*]-} " in *" $1 "*) ;; *) names+=("$1") ;; esac; }
 for a in "$@"; do
     case "$a" in
         --force) force=1 ;;
-        all) add digits; add fmnist; add resnet50 ;;
-        digits | fmnist | resnet50) add "$a" ;;
-        -h | --help) sed -n '2,9p' "$0" | cut -c3-; exit 0 ;;
+        all) add digits; add fmnist; add resnet50; add images ;;
+        digits | fmnist | resnet50 | images) add "$a" ;;
+        -h | --help) sed -n '2,10p' "$0" | cut -c3-; exit 0 ;;
         *) echo "unknown benchmark or option: $a" >&2; usage ;;
     esac
 done
@@ -36,16 +37,19 @@ outputs() {
         digits) echo model.onnx inputs.npy labels.npy reference.json ;;
         fmnist) echo model.onnx inputs.npy inputs_u8.npy labels.npy reference.json ;;
         resnet50) echo model.onnx inputs.npy reference.json ;;
+        images) echo photos.npy photos_portrait.npy crops.npy reference.json ;;
     esac
 }
 
 # Complete and current: every output is there, and reference.json (written last) holds the
-# sha256 of model.onnx and of the generator that made it (NAME.py followed by common.py).
+# sha256 of model.onnx (where there is a model) and of the generator that made it (NAME.py
+# followed by common.py).
 is_current() {
     local dir="$root/data/$1" f sum
     for f in $(outputs "$1"); do [ -s "$dir/$f" ] || return 1; done
     sum=$(cat "$here/$1.py" "$here/common.py" | sha256sum | cut -d' ' -f1)
     grep -q "\"generator_sha256\": \"$sum\"" "$dir/reference.json" || return 1
+    [ -e "$dir/model.onnx" ] || return 0
     sum=$(sha256sum "$dir/model.onnx" | cut -d' ' -f1)
     grep -q "\"model_sha256\": \"$sum\"" "$dir/reference.json"
 }

@@ -31,11 +31,21 @@ pub struct Benchmark {
     pub model: Option<PathBuf>,
     pub inputs: PathBuf,
     pub performance_sample_count: Option<usize>,
+    /// The WebAssembly module that preprocesses the inputs, if any.
+    pub preprocess: Option<PreprocessSection>,
     pub accuracy: Accuracy,
     pub plugin: PluginSection,
     /// TestSettings overrides (`field = value`) for every scenario, then per scenario.
     pub settings: BTreeMap<String, toml::Value>,
     pub scenario_settings: BTreeMap<String, BTreeMap<String, toml::Value>>,
+}
+
+/// `[preprocess]`: a sandboxed WebAssembly module run over the inputs.
+#[derive(Debug, Clone)]
+pub struct PreprocessSection {
+    pub module: PathBuf,
+    /// Per issued sample inside the timed path, rather than untimed at load.
+    pub timed: bool,
 }
 
 /// How a run's accuracy log is scored.
@@ -179,6 +189,7 @@ struct RawDefinition {
     prepare: Option<String>,
     model: Option<RawModel>,
     dataset: RawDataset,
+    preprocess: Option<RawPreprocess>,
     accuracy: RawAccuracy,
     plugin: RawPlugin,
     #[serde(default)]
@@ -196,6 +207,14 @@ struct RawModel {
 struct RawDataset {
     inputs: PathBuf,
     performance_sample_count: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPreprocess {
+    module: PathBuf,
+    #[serde(default)]
+    timed: bool,
 }
 
 #[derive(Deserialize)]
@@ -286,6 +305,10 @@ impl RawDefinition {
             model: self.model.map(|m| at(&m.path)),
             inputs: at(&self.dataset.inputs),
             performance_sample_count: self.dataset.performance_sample_count,
+            preprocess: self.preprocess.map(|p| PreprocessSection {
+                module: at(&p.module),
+                timed: p.timed,
+            }),
             accuracy,
             plugin: PluginSection {
                 name: self.plugin.name,

@@ -4,4 +4,6 @@
 pub mod accuracy;
 mod definition;
 
-pub use definition::{Accuracy, Benchmark, DefinitionError, OutputEncoding, PluginSection};
+pub use definition::{
+    Accuracy, Benchmark, DefinitionError, OutputEncoding, PluginSection, PreprocessSection,
+};

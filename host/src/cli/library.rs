@@ -1,14 +1,15 @@
 //! The sample library of `mlperf-host run`: a data set file (`--dataset`) read into the sample
 //! arena at load time, or, without one, a library of samples that carry no data.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use mlperf_host::bench::NullQsl;
 use mlperf_host::benchmark::Benchmark;
 use mlperf_host::loadgen::QuerySampleLibrary;
 use mlperf_host::plugin::PluginSut;
-use mlperf_host::samples::{DatasetLibrary, NpySource, SampleSource};
+use mlperf_host::samples::{DatasetLibrary, NpySource, Preprocessing, SampleSource};
 
 use super::run::RunArgs;
 
@@ -18,14 +19,29 @@ const DEFAULT_TOTAL_SAMPLES: usize = 1024;
 pub enum Library {
     /// Indices only.
     Null(NullQsl),
-    Dataset(DatasetLibrary),
+    Dataset {
+        library: DatasetLibrary,
+        preprocessing: Option<Arc<Preprocessing>>,
+    },
 }
 
 impl Library {
     /// The library `args` ask for; a data set is opened (and its header checked) here.
     pub fn open(args: &RunArgs, benchmark: Option<&Benchmark>) -> anyhow::Result<Library> {
         let path = args.dataset.as_ref().or(benchmark.map(|b| &b.inputs));
+        let preprocess = preprocess_module(args, benchmark);
+        if args.preprocess_timed && preprocess.is_none() {
+            bail!(
+                "--preprocess-timed needs a module (--preprocess, or a benchmark's [preprocess])"
+            );
+        }
         let Some(path) = path else {
+            if let Some((module, _)) = preprocess {
+                bail!(
+                    "--preprocess {}: there is no data set to preprocess (give --dataset)",
+                    module.display()
+                );
+            }
             let total = args.total_samples.unwrap_or(DEFAULT_TOTAL_SAMPLES);
             if total == 0 {
                 bail!("--total-samples must be at least 1");
@@ -46,22 +62,70 @@ impl Library {
             .performance_samples
             .or(benchmark.and_then(|b| b.performance_sample_count));
         let performance = performance_count(asked, total, "the data set's length")?;
-        Ok(Library::Dataset(DatasetLibrary::new(source, performance)))
+        let mut library = DatasetLibrary::new(source, performance);
+        let preprocessing = match preprocess {
+            None => None,
+            Some((module, timed)) => {
+                let preprocessing = Arc::new(
+                    Preprocessing::load(&module, timed)
+                        .with_context(|| format!("--preprocess {}", module.display()))?,
+                );
+                library
+                    .preprocess_with(Arc::clone(&preprocessing))
+                    .with_context(|| format!("--dataset {}", path.display()))?;
+                Some(preprocessing)
+            }
+        };
+        Ok(Library::Dataset {
+            library,
+            preprocessing,
+        })
     }
 
-    /// Hands `sut` the loaded samples' memory, when there is data.
+    /// Hands `sut` the loaded samples' memory, when there is data, and the preprocessing it
+    /// runs on issued samples, when that is timed.
     pub fn attach(&self, sut: &mut PluginSut) {
-        if let Library::Dataset(library) = self {
+        if let Library::Dataset {
+            library,
+            preprocessing,
+        } = self
+        {
             sut.read_samples_from(library.arena());
+            if let Some(timed) = preprocessing.as_ref().filter(|p| p.is_timed()) {
+                sut.preprocess_timed(Arc::clone(timed));
+            }
+        }
+    }
+
+    /// What preprocessed the samples, for the logs.
+    pub fn provenance(&self) -> Vec<(String, String)> {
+        match self {
+            Library::Dataset {
+                preprocessing: Some(preprocessing),
+                ..
+            } => preprocessing.provenance(),
+            _ => Vec::new(),
         }
     }
 
     pub fn as_qsl(&mut self) -> &mut dyn QuerySampleLibrary {
         match self {
             Library::Null(qsl) => qsl,
-            Library::Dataset(library) => library,
+            Library::Dataset { library, .. } => library,
         }
     }
+}
+
+/// The module to preprocess with and whether it is timed: --preprocess, else the benchmark's.
+fn preprocess_module(args: &RunArgs, benchmark: Option<&Benchmark>) -> Option<(PathBuf, bool)> {
+    let module = match &args.preprocess {
+        Some(path) if path.as_os_str() == "none" => return None,
+        Some(path) => Some((path.clone(), false)),
+        None => benchmark
+            .and_then(|b| b.preprocess.as_ref())
+            .map(|p| (p.module.clone(), p.timed)),
+    };
+    module.map(|(path, timed)| (path, timed || args.preprocess_timed))
 }
 
 fn performance_count(asked: Option<usize>, total: usize, what: &str) -> anyhow::Result<usize> {

@@ -153,6 +153,14 @@ pub struct RunArgs {
     /// backend in place. Without it, samples carry only their index.
     #[arg(long, value_name = "FILE.npy", help_heading = "Samples")]
     pub dataset: Option<PathBuf>,
+    /// A WebAssembly module (guest ABI: wasm-preprocess/README.md) that preprocesses each
+    /// sample of --dataset, sandboxed: untimed at load unless --preprocess-timed. `none` turns
+    /// off a benchmark's module.
+    #[arg(long, value_name = "FILE.wasm|none", help_heading = "Samples")]
+    pub preprocess: Option<PathBuf>,
+    /// Run the preprocessing on each issued sample, inside the timed path.
+    #[arg(long, help_heading = "Samples")]
+    pub preprocess_timed: bool,
     /// Samples in a library without --dataset [default: 1024].
     #[arg(long, value_name = "N", help_heading = "Samples")]
     pub total_samples: Option<usize>,
@@ -235,7 +243,7 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
         drain_timeout: args.drain_timeout,
         audit_config,
         progress: progress.as_ref().map(ProgressWatcher::handle),
-        provenance: sut.provenance(),
+        provenance: [sut.provenance(), library.provenance()].concat(),
         ..LogSettings::default()
     };
     tracing::info!(

@@ -579,6 +579,19 @@ impl Completer {
         self.shared.first_token(responses);
     }
 
+    /// Whether sample `id` has completed (an id the test never issued counts as completed:
+    /// nothing will complete it). For a SUT that recycles per-sample buffers.
+    pub fn is_complete(&self, id: ResponseId) -> bool {
+        let seq = id.0.wrapping_sub(1);
+        if id.0 == 0 || seq >= self.shared.issued_end.load(Ordering::Acquire) {
+            return true;
+        }
+        self.shared
+            .status
+            .get(seq)
+            .is_none_or(|slot| slot.load(Ordering::Acquire) & DONE != 0)
+    }
+
     /// The SUT failed: the engine stops issuing, drains what is outstanding and ends the run
     /// INVALID with this message. Callable from any thread; the first failure is kept.
     pub fn fail(&self, message: impl Into<String>) {

@@ -7,6 +7,7 @@ mod host_api;
 mod loader;
 mod resolve;
 mod sut;
+mod timed;
 
 pub use error::PluginError;
 pub use loader::{Plugin, PluginInfo};

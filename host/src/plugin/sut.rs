@@ -8,8 +8,9 @@ use mlperf_plugin_api::ffi;
 use super::error::PluginError;
 use super::host_api::{host_api, take_error, HostContext};
 use super::loader::{c_string, Plugin};
+use super::timed::TimedPreprocess;
 use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, SystemUnderTest};
-use crate::samples::{LoadedSamples, SampleArena};
+use crate::samples::{LoadedSamples, Preprocessing, SampleArena};
 
 /// One created plugin instance. Dropping it destroys the instance (which stops the plugin's
 /// threads) before the library can be unloaded.
@@ -24,6 +25,8 @@ pub struct PluginSut {
     samples: Mutex<Staged>,
     /// Loaded sample data the issued samples point into (none: samples carry no data).
     arena: Option<Arc<SampleArena>>,
+    /// Preprocessing run on each issued sample, inside the timed path.
+    timed: Option<TimedPreprocess>,
     name: String,
     attributes: Vec<(String, String)>,
     provenance: Vec<(String, String)>,
@@ -79,6 +82,7 @@ impl PluginSut {
             context,
             samples: Mutex::new(Staged::default()),
             arena: None,
+            timed: None,
             name: name.clone(),
             attributes: Vec::new(),
             provenance: Vec::new(),
@@ -136,6 +140,12 @@ impl PluginSut {
         self.arena = Some(arena);
     }
 
+    /// Runs `preprocessing` on every issued sample before the plugin sees it, inside the timed
+    /// path (the arena holds the raw samples).
+    pub fn preprocess_timed(&mut self, preprocessing: Arc<Preprocessing>) {
+        self.timed = Some(TimedPreprocess::new(preprocessing));
+    }
+
     /// Sizes (and touches) the buffer a query's samples are handed over in, so a large
     /// Offline query does not pay for fresh memory inside its timed window. Returns false,
     /// reserving nothing, when the memory cannot be had.
@@ -183,6 +193,9 @@ impl SystemUnderTest for PluginSut {
     fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
         self.context.completer.get_or_init(|| completer.clone());
         let issue = self.table().issue_query.expect("checked by require_sut");
+        if let Some(timed) = &self.timed {
+            return self.issue_timed(timed, samples, completer);
+        }
         let error = if samples.len() <= SMALL_QUERY {
             // SingleStream, Server and MultiStream queries go from the stack: no lock.
             let mut small = [blank_sample(); SMALL_QUERY];
@@ -203,19 +216,13 @@ impl SystemUnderTest for PluginSut {
         // SAFETY: the plugin's error object, if any.
         let error = unsafe { take_error(error) };
         if error.is_some() {
-            // The plugin accepted none of these samples: account for them here so the drain
-            // does not wait for them (the run ends INVALID).
-            let empty: Vec<QuerySampleResponse<'_>> = samples
-                .iter()
-                .map(|s| QuerySampleResponse::new(s.id, &[]))
-                .collect();
-            completer.query_samples_complete(&empty);
+            refuse(samples, completer);
         }
         self.report("issue_query", error);
     }
 
     fn prepare_query(&self, samples: &[QuerySample]) {
-        if samples.len() > SMALL_QUERY {
+        if samples.len() > SMALL_QUERY && self.timed.is_none() {
             let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
             staged.fill(samples, self.arena.as_deref());
             staged.query = Some(Staged::key(samples));
@@ -229,6 +236,39 @@ impl SystemUnderTest for PluginSut {
         // SAFETY: the plugin's error object, if any.
         self.report("flush_queries", unsafe { take_error(error) });
     }
+}
+
+impl PluginSut {
+    fn issue_timed(&self, timed: &TimedPreprocess, samples: &[QuerySample], completer: &Completer) {
+        let issue = self.table().issue_query.expect("checked by require_sut");
+        let mut error = None;
+        let preprocessed = timed.issue(samples, self.arena.as_deref(), completer, |handover| {
+            // SAFETY: the samples live across the call; their data until they complete.
+            error = unsafe { take_error(issue(self.instance, handover.as_ptr(), handover.len())) };
+        });
+        match preprocessed {
+            Ok(()) => {
+                if error.is_some() {
+                    refuse(samples, completer);
+                }
+                self.report("issue_query", error);
+            }
+            Err(failure) => {
+                completer.fail(format!("timed preprocessing failed: {failure}"));
+                refuse(samples, completer);
+            }
+        }
+    }
+}
+
+/// Accounts for samples the plugin never accepted, so the drain does not wait for them (the run
+/// ends INVALID).
+fn refuse(samples: &[QuerySample], completer: &Completer) {
+    let empty: Vec<QuerySampleResponse<'_>> = samples
+        .iter()
+        .map(|s| QuerySampleResponse::new(s.id, &[]))
+        .collect();
+    completer.query_samples_complete(&empty);
 }
 
 /// A large query's samples in ABI form, converted ahead when the engine prepared the query.

@@ -18,6 +18,32 @@ pub const SAMPLE_ALIGN: usize = 64;
 #[repr(C, align(64))]
 struct Block([u8; SAMPLE_ALIGN]);
 
+/// Growable bytes aligned to [`SAMPLE_ALIGN`], for sample data made outside the arena.
+#[derive(Default)]
+pub struct AlignedBuffer {
+    blocks: Vec<Block>,
+}
+
+impl AlignedBuffer {
+    /// At least `length` bytes (contents unspecified after growth beyond the old length).
+    pub fn resize(&mut self, length: usize) {
+        let blocks = length.div_ceil(SAMPLE_ALIGN);
+        if blocks > self.blocks.len() {
+            self.blocks.resize(blocks, Block([0; SAMPLE_ALIGN]));
+        }
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: `Block` is plain bytes with no padding; the slice covers the blocks exactly.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.blocks.as_mut_ptr() as *mut u8,
+                self.blocks.len() * SAMPLE_ALIGN,
+            )
+        }
+    }
+}
+
 /// A sample's element type and shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SampleLayout {
@@ -70,6 +96,19 @@ impl LoadedSamples {
         layout: &SampleLayout,
         bytes: &[u8],
     ) -> Result<(), String> {
+        let range = self.allocate(index, layout, bytes.len())?;
+        self.bytes_mut()[range].copy_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Makes room for sample `index` of `length` bytes (zeroed), to be written later through
+    /// [`LoadedSamples::slots_mut`]; returns its byte range.
+    pub fn allocate(
+        &mut self,
+        index: usize,
+        layout: &SampleLayout,
+        length: usize,
+    ) -> Result<std::ops::Range<usize>, String> {
         if index >= self.slots.len() {
             return Err(format!(
                 "sample index {index} is outside the data set ({} samples)",
@@ -77,23 +116,45 @@ impl LoadedSamples {
             ));
         }
         let offset = self.used.next_multiple_of(SAMPLE_ALIGN);
-        let end = offset + bytes.len();
+        let end = offset + length;
         let blocks = end.div_ceil(SAMPLE_ALIGN);
         if blocks > self.blocks.len() {
             self.blocks
                 .resize(blocks.max(self.blocks.len() * 2), Block([0; SAMPLE_ALIGN]));
         }
-        self.bytes_mut()[offset..end].copy_from_slice(bytes);
         self.used = end;
         let shape_at = self.shape_at(&layout.shape);
         self.slots[index] = Some(Slot {
             offset,
-            length: bytes.len(),
+            length,
             dtype: layout.dtype,
             shape_at,
             rank: layout.shape.len() as u32,
         });
-        Ok(())
+        Ok(offset..end)
+    }
+
+    /// Every loaded sample's bytes, writable at once (so threads can fill disjoint samples), as
+    /// (index, bytes) in memory order.
+    pub fn slots_mut(&mut self) -> Vec<(usize, &mut [u8])> {
+        let mut slots: Vec<(usize, Slot)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(index, slot)| slot.map(|slot| (index, slot)))
+            .collect();
+        slots.sort_unstable_by_key(|(_, slot)| slot.offset);
+        let mut rest = self.bytes_mut();
+        let mut at = 0;
+        let mut out = Vec::with_capacity(slots.len());
+        for (index, slot) in slots {
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(slot.offset - at);
+            let (bytes, tail) = tail.split_at_mut(slot.length);
+            out.push((index, bytes));
+            rest = tail;
+            at = slot.offset + slot.length;
+        }
+        out
     }
 
     /// Where `shape` sits in the shape pool; consecutive samples of one shape share it.
@@ -210,6 +271,27 @@ mod tests {
         assert!(loaded.get(99).is_none());
         assert_eq!(loaded.data_bytes(), 10);
         assert!(loaded.insert(10, &layout(&[1]), &[0]).is_err());
+    }
+
+    #[test]
+    fn allocated_slots_are_filled_in_place() {
+        let mut loaded = LoadedSamples::new(6);
+        for index in [4, 1, 5] {
+            let range = loaded.allocate(index, &layout(&[2, 3]), 6).unwrap();
+            assert_eq!(range.start % SAMPLE_ALIGN, 0);
+        }
+        let slots = loaded.slots_mut();
+        assert_eq!(slots.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [4, 1, 5]);
+        for (index, bytes) in slots {
+            assert_eq!(bytes, &[0; 6]);
+            bytes.fill(index as u8);
+        }
+        for index in [4, 1, 5] {
+            let view = loaded.get(index).unwrap();
+            assert_eq!(view.data, &[index as u8; 6]);
+            assert_eq!(view.shape, &[2, 3]);
+        }
+        assert!(loaded.get(0).is_none());
     }
 
     #[test]

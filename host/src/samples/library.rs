@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::arena::{LoadedSamples, SampleArena};
+use super::preprocess::Preprocessing;
 use super::source::SampleSource;
 use crate::loadgen::{QslError, QuerySampleIndex, QuerySampleLibrary};
 
@@ -13,6 +14,8 @@ pub struct DatasetLibrary {
     performance_count: usize,
     arena: Arc<SampleArena>,
     buffer: Vec<u8>,
+    /// Untimed preprocessing applied at load (timed preprocessing is the SUT's).
+    preprocessing: Option<Arc<Preprocessing>>,
 }
 
 impl DatasetLibrary {
@@ -25,7 +28,28 @@ impl DatasetLibrary {
             source,
             arena: Arc::new(SampleArena::new()),
             buffer: Vec::new(),
+            preprocessing: None,
         }
+    }
+
+    /// Runs `preprocessing` over the samples: at load when it is untimed; when timed the arena
+    /// keeps the raw samples for the SUT to preprocess as it issues them. Checks that the data
+    /// set's samples are what the module takes.
+    pub fn preprocess_with(
+        &mut self,
+        preprocessing: Arc<Preprocessing>,
+    ) -> Result<(), wasm_preprocess::PreprocessError> {
+        if !self.source.is_empty() {
+            let layout = self
+                .source
+                .read(0, &mut self.buffer)
+                .map_err(|e| wasm_preprocess::PreprocessError::Runtime(e.to_string()))?;
+            preprocessing.check_input(&layout)?;
+        }
+        if !preprocessing.is_timed() {
+            self.preprocessing = Some(preprocessing);
+        }
+        Ok(())
     }
 
     /// The arena the system under test reads loaded samples from.
@@ -52,11 +76,14 @@ impl QuerySampleLibrary for DatasetLibrary {
         unique.sort_unstable();
         unique.dedup();
         let mut loaded = LoadedSamples::new(self.source.len());
-        for index in unique {
+        for &index in &unique {
             let layout = self.source.read(index, &mut self.buffer)?;
             loaded
                 .insert(index, &layout, &self.buffer)
                 .map_err(|message| format!("{}: {message}", self.name))?;
+        }
+        if let Some(preprocessing) = &self.preprocessing {
+            loaded = preprocessing.run_all(&loaded, &unique, self.source.len())?;
         }
         self.arena.replace(loaded);
         Ok(())

@@ -3,9 +3,14 @@
 mod arena;
 mod library;
 mod npy;
+mod preprocess;
 mod source;
 
-pub use arena::{LoadedSamples, SampleArena, SampleLayout, SampleView, SAMPLE_ALIGN};
+pub use arena::{
+    AlignedBuffer, LoadedSamples, SampleArena, SampleLayout, SampleView, SAMPLE_ALIGN,
+};
 pub use library::DatasetLibrary;
 pub use npy::{write_npy, NpySource};
+pub use preprocess::Preprocessing;
+pub(crate) use preprocess::{check_same, dims};
 pub use source::{SampleSource, SourceError};

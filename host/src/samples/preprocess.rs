@@ -1,0 +1,265 @@
+//! Sample preprocessing by a sandboxed WebAssembly module (the wasm-preprocess crate).
+//!
+//! Untimed (MLPerf's sample-independent preprocessing), it runs at load, over all cores, each
+//! thread with its own long-lived module instance writing straight into the sample arena. Timed,
+//! the system under test runs it for each issued sample (see `plugin::timed`).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use mlperf_plugin_api::sdk::DType;
+use wasm_preprocess::{
+    ElementType, PreprocessError, PreprocessModule, SampleFailure, Sandbox, Worker,
+};
+
+use super::arena::{LoadedSamples, SampleLayout};
+
+/// A loaded module and how it runs.
+pub struct Preprocessing {
+    module: PreprocessModule,
+    timed: bool,
+    threads: usize,
+    /// Instances kept between loads, one per thread.
+    workers: Mutex<Vec<Worker>>,
+}
+
+impl Preprocessing {
+    /// Loads the module at `path` (compiled once, or mapped from the cache).
+    pub fn load(path: &Path, timed: bool) -> Result<Preprocessing, PreprocessError> {
+        let module = PreprocessModule::load(path, Sandbox::default())?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Ok(Preprocessing {
+            module,
+            timed,
+            threads,
+            workers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Preprocessing per issued sample, inside the timed path.
+    pub fn is_timed(&self) -> bool {
+        self.timed
+    }
+
+    /// What ran, for the detail log and result.json: path, sha256, name, version, timing.
+    pub fn provenance(&self) -> Vec<(String, String)> {
+        let identity = self.module.identity();
+        vec![
+            (
+                "preprocess_module".into(),
+                identity.path.display().to_string(),
+            ),
+            ("preprocess_sha256".into(), identity.sha256.clone()),
+            ("preprocess_name".into(), identity.metadata.name.clone()),
+            (
+                "preprocess_version".into(),
+                identity.metadata.version.clone(),
+            ),
+            ("preprocess_timed".into(), self.timed.to_string()),
+        ]
+    }
+
+    /// Checks that samples laid out as `layout` are what the module takes.
+    pub fn check_input(&self, layout: &SampleLayout) -> Result<(), PreprocessError> {
+        let shape: Vec<u64> = layout.shape.iter().map(|&d| d.max(0) as u64).collect();
+        let dtype = element_type(layout.dtype).ok_or_else(|| PreprocessError::Input {
+            module: self.module.identity().label(),
+            sha256: self.module.identity().sha256.clone(),
+            what: format!("samples of element type {:?}", layout.dtype),
+            message: "no WebAssembly preprocessing element type matches it".into(),
+        })?;
+        self.module.check_input(dtype, &shape)
+    }
+
+    /// A worker from the pool, or a new one.
+    pub fn take_worker(&self) -> Result<Worker, PreprocessError> {
+        let pooled = self.workers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        match pooled {
+            Some(worker) => Ok(worker),
+            None => self.module.worker(),
+        }
+    }
+
+    pub fn return_worker(&self, worker: Worker) {
+        self.workers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(worker);
+    }
+
+    /// The arena of `raw`'s samples at `indices` preprocessed, on all cores. The first sample's
+    /// output fixes the layout; every other output must match it.
+    pub fn run_all(
+        &self,
+        raw: &LoadedSamples,
+        indices: &[usize],
+        total: usize,
+    ) -> Result<LoadedSamples, PreprocessError> {
+        let mut output = LoadedSamples::new(total);
+        let Some(&first) = indices.first() else {
+            return Ok(output);
+        };
+        let mut worker = self.take_worker()?;
+        let view = raw.get(first).expect("loaded by the caller");
+        let (layout, length) = {
+            let out = worker.run(first, view.data, &dims(view.shape))?;
+            (self.output_layout(out.shape.dims())?, out.data.len())
+        };
+        for &index in indices {
+            output
+                .allocate(index, &layout, length)
+                .expect("indices within the data set");
+        }
+        let mut slots = output.slots_mut();
+        let threads = self.threads.clamp(1, slots.len());
+        let per_thread = slots.len().div_ceil(threads);
+        let failed = AtomicBool::new(false);
+        let mut workers = vec![worker];
+        for _ in 1..threads {
+            workers.push(self.take_worker()?);
+        }
+        let results: Vec<(Worker, Result<(), PreprocessError>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = slots
+                .chunks_mut(per_thread)
+                .zip(workers)
+                .map(|(chunk, mut worker)| {
+                    let (failed, layout, module) = (&failed, &layout, &self.module);
+                    scope.spawn(move || {
+                        let result = fill(module, &mut worker, raw, chunk, layout, failed);
+                        if result.is_err() {
+                            failed.store(true, Ordering::Relaxed);
+                        }
+                        (worker, result)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| handle.join().expect("preprocessing thread panicked"))
+                .collect()
+        });
+        let mut first_error = None;
+        for (worker, result) in results {
+            self.return_worker(worker);
+            if let (Err(error), None) = (result, &first_error) {
+                first_error = Some(error);
+            }
+        }
+        match first_error {
+            Some(error) => Err(error),
+            None => Ok(output),
+        }
+    }
+
+    /// The arena layout of an output of `shape`, of the module's declared output type.
+    pub fn output_layout(&self, shape: &[u32]) -> Result<SampleLayout, PreprocessError> {
+        let output = &self.module.metadata().output;
+        Ok(SampleLayout {
+            dtype: dtype(output.dtype),
+            shape: shape.iter().map(|&d| d as i64).collect(),
+        })
+    }
+
+    pub fn module(&self) -> &PreprocessModule {
+        &self.module
+    }
+}
+
+/// Preprocesses one thread's share of the samples into their arena slots.
+fn fill(
+    module: &PreprocessModule,
+    worker: &mut Worker,
+    raw: &LoadedSamples,
+    slots: &mut [(usize, &mut [u8])],
+    layout: &SampleLayout,
+    failed: &AtomicBool,
+) -> Result<(), PreprocessError> {
+    for (index, slot) in slots.iter_mut() {
+        if failed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let view = raw.get(*index).expect("loaded by the caller");
+        let out = worker.run(*index, view.data, &dims(view.shape))?;
+        check_same(
+            module,
+            *index,
+            out.shape.dims(),
+            out.data.len(),
+            layout,
+            slot.len(),
+        )?;
+        slot.copy_from_slice(out.data);
+    }
+    Ok(())
+}
+
+/// Every output of a data set has one layout; a module that answers otherwise fails the sample.
+pub(crate) fn check_same(
+    module: &PreprocessModule,
+    index: usize,
+    shape: &[u32],
+    length: usize,
+    layout: &SampleLayout,
+    expected_length: usize,
+) -> Result<(), PreprocessError> {
+    let same_shape = shape.len() == layout.shape.len()
+        && shape
+            .iter()
+            .zip(&layout.shape)
+            .all(|(&a, &b)| a as i64 == b);
+    if same_shape && length == expected_length {
+        return Ok(());
+    }
+    Err(PreprocessError::Sample {
+        module: module.identity().label(),
+        sha256: module.identity().sha256.clone(),
+        index,
+        failure: SampleFailure::BadOutput(format!(
+            "its output of shape {shape:?} ({length} bytes) differs from the first sample's \
+             {:?} ({expected_length} bytes); every output must have one layout",
+            layout.shape
+        )),
+    })
+}
+
+pub(crate) fn dims(shape: &[i64]) -> Vec<u64> {
+    shape.iter().map(|&d| d.max(0) as u64).collect()
+}
+
+fn element_type(dtype: DType) -> Option<ElementType> {
+    Some(match dtype {
+        DType::Bool => ElementType::Bool,
+        DType::I8 => ElementType::Int8,
+        DType::U8 => ElementType::UInt8,
+        DType::I16 => ElementType::Int16,
+        DType::U16 => ElementType::UInt16,
+        DType::I32 => ElementType::Int32,
+        DType::U32 => ElementType::UInt32,
+        DType::I64 => ElementType::Int64,
+        DType::U64 => ElementType::UInt64,
+        DType::F16 => ElementType::Float16,
+        DType::BF16 => ElementType::BFloat16,
+        DType::F32 => ElementType::Float32,
+        DType::F64 => ElementType::Float64,
+        _ => return None,
+    })
+}
+
+fn dtype(element: ElementType) -> DType {
+    match element {
+        ElementType::Bool => DType::Bool,
+        ElementType::Int8 => DType::I8,
+        ElementType::UInt8 => DType::U8,
+        ElementType::Int16 => DType::I16,
+        ElementType::UInt16 => DType::U16,
+        ElementType::Int32 => DType::I32,
+        ElementType::UInt32 => DType::U32,
+        ElementType::Int64 => DType::I64,
+        ElementType::UInt64 => DType::U64,
+        ElementType::Float16 => DType::F16,
+        ElementType::BFloat16 => DType::BF16,
+        ElementType::Float32 => DType::F32,
+        ElementType::Float64 => DType::F64,
+    }
+}
