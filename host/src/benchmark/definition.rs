@@ -46,6 +46,17 @@ pub struct PreprocessSection {
     pub module: PathBuf,
     /// Per issued sample inside the timed path, rather than untimed at load.
     pub timed: bool,
+    /// Sandbox limits, where the definition sets them.
+    pub limits: PreprocessLimits,
+}
+
+/// Optional sandbox limits of a preprocessing module (the sandbox's defaults otherwise).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PreprocessLimits {
+    pub memory_limit_mib: Option<usize>,
+    pub time_limit_ms: Option<u64>,
+    /// A deterministic instruction budget per sample instead of the time limit.
+    pub fuel: Option<u64>,
 }
 
 /// How a run's accuracy log is scored.
@@ -215,6 +226,9 @@ struct RawPreprocess {
     module: PathBuf,
     #[serde(default)]
     timed: bool,
+    memory_limit_mib: Option<usize>,
+    time_limit_ms: Option<u64>,
+    fuel: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -308,6 +322,11 @@ impl RawDefinition {
             preprocess: self.preprocess.map(|p| PreprocessSection {
                 module: at(&p.module),
                 timed: p.timed,
+                limits: PreprocessLimits {
+                    memory_limit_mib: p.memory_limit_mib,
+                    time_limit_ms: p.time_limit_ms,
+                    fuel: p.fuel,
+                },
             }),
             accuracy,
             plugin: PluginSection {
@@ -383,6 +402,26 @@ offline_expected_qps = 5000
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_preprocess_section_resolves_its_module_and_limits() {
+        assert!(parse(FULL).unwrap().preprocess.is_none());
+        let text = FULL.replace(
+            "[accuracy]",
+            "[preprocess]\nmodule = \"../m/fmnist.wasm\"\ntimed = true\nfuel = 5000\n\
+             time_limit_ms = 20\n[accuracy]",
+        );
+        let preprocess = parse(&text).unwrap().preprocess.unwrap();
+        assert_eq!(preprocess.module, Path::new("/defs/../m/fmnist.wasm"));
+        assert!(preprocess.timed);
+        assert_eq!(preprocess.limits.fuel, Some(5000));
+        assert_eq!(preprocess.limits.time_limit_ms, Some(20));
+        assert_eq!(preprocess.limits.memory_limit_mib, None);
+        let error = parse(&text.replace("fuel =", "fuels ="))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("fuels"), "{error}");
     }
 
     #[test]

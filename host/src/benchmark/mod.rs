@@ -5,5 +5,6 @@ pub mod accuracy;
 mod definition;
 
 pub use definition::{
-    Accuracy, Benchmark, DefinitionError, OutputEncoding, PluginSection, PreprocessSection,
+    Accuracy, Benchmark, DefinitionError, OutputEncoding, PluginSection, PreprocessLimits,
+    PreprocessSection,
 };

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use mlperf_host::bench::NullQsl;
-use mlperf_host::benchmark::Benchmark;
+use mlperf_host::benchmark::{Benchmark, PreprocessLimits};
 use mlperf_host::loadgen::QuerySampleLibrary;
 use mlperf_host::plugin::PluginSut;
 use mlperf_host::samples::{DatasetLibrary, NpySource, Preprocessing, SampleSource};
+use wasm_preprocess::Sandbox;
 
 use super::run::RunArgs;
 
@@ -36,7 +37,7 @@ impl Library {
             );
         }
         let Some(path) = path else {
-            if let Some((module, _)) = preprocess {
+            if let Some((module, _, _)) = preprocess {
                 bail!(
                     "--preprocess {}: there is no data set to preprocess (give --dataset)",
                     module.display()
@@ -65,9 +66,9 @@ impl Library {
         let mut library = DatasetLibrary::new(source, performance);
         let preprocessing = match preprocess {
             None => None,
-            Some((module, timed)) => {
+            Some((module, timed, limits)) => {
                 let preprocessing = Arc::new(
-                    Preprocessing::load(&module, timed)
+                    Preprocessing::load_in(&module, timed, sandbox(limits))
                         .with_context(|| format!("--preprocess {}", module.display()))?,
                 );
                 library
@@ -116,16 +117,33 @@ impl Library {
     }
 }
 
-/// The module to preprocess with and whether it is timed: --preprocess, else the benchmark's.
-fn preprocess_module(args: &RunArgs, benchmark: Option<&Benchmark>) -> Option<(PathBuf, bool)> {
+/// The module to preprocess with, whether it is timed, and its sandbox limits: --preprocess,
+/// else the benchmark's.
+fn preprocess_module(
+    args: &RunArgs,
+    benchmark: Option<&Benchmark>,
+) -> Option<(PathBuf, bool, PreprocessLimits)> {
     let module = match &args.preprocess {
         Some(path) if path.as_os_str() == "none" => return None,
-        Some(path) => Some((path.clone(), false)),
+        Some(path) => Some((path.clone(), false, PreprocessLimits::default())),
         None => benchmark
             .and_then(|b| b.preprocess.as_ref())
-            .map(|p| (p.module.clone(), p.timed)),
+            .map(|p| (p.module.clone(), p.timed, p.limits)),
     };
-    module.map(|(path, timed)| (path, timed || args.preprocess_timed))
+    module.map(|(path, timed, limits)| (path, timed || args.preprocess_timed, limits))
+}
+
+/// The default sandbox with a benchmark's limits applied.
+fn sandbox(limits: PreprocessLimits) -> Sandbox {
+    let mut sandbox = Sandbox::default();
+    if let Some(mib) = limits.memory_limit_mib {
+        sandbox.memory_limit = mib << 20;
+    }
+    if let Some(ms) = limits.time_limit_ms {
+        sandbox.time_limit = std::time::Duration::from_millis(ms);
+    }
+    sandbox.fuel = limits.fuel;
+    sandbox
 }
 
 fn performance_count(asked: Option<usize>, total: usize, what: &str) -> anyhow::Result<usize> {

@@ -72,6 +72,7 @@ impl QuerySampleLibrary for DatasetLibrary {
     }
 
     fn load_samples_to_ram(&mut self, indices: &[QuerySampleIndex]) -> Result<(), QslError> {
+        let started = std::time::Instant::now();
         let mut unique = indices.to_vec();
         unique.sort_unstable();
         unique.dedup();
@@ -82,9 +83,17 @@ impl QuerySampleLibrary for DatasetLibrary {
                 .insert(index, &layout, &self.buffer)
                 .map_err(|message| format!("{}: {message}", self.name))?;
         }
+        let read = started.elapsed();
         if let Some(preprocessing) = &self.preprocessing {
             loaded = preprocessing.run_all(&loaded, &unique, self.source.len())?;
         }
+        tracing::info!(
+            samples = unique.len(),
+            bytes = loaded.data_bytes(),
+            read_ms = read.as_secs_f64() * 1e3,
+            preprocess_ms = (started.elapsed() - read).as_secs_f64() * 1e3,
+            "loaded samples into the arena"
+        );
         self.arena.replace(loaded);
         Ok(())
     }

@@ -25,9 +25,19 @@ pub struct Preprocessing {
 }
 
 impl Preprocessing {
-    /// Loads the module at `path` (compiled once, or mapped from the cache).
+    /// Loads the module at `path` (compiled once, or read from the cache) into the default
+    /// sandbox.
     pub fn load(path: &Path, timed: bool) -> Result<Preprocessing, PreprocessError> {
-        let module = PreprocessModule::load(path, Sandbox::default())?;
+        Self::load_in(path, timed, Sandbox::default())
+    }
+
+    /// Loads the module at `path` into `sandbox`.
+    pub fn load_in(
+        path: &Path,
+        timed: bool,
+        sandbox: Sandbox,
+    ) -> Result<Preprocessing, PreprocessError> {
+        let module = PreprocessModule::load(path, sandbox)?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         Ok(Preprocessing {
             module,
