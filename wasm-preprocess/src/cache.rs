@@ -4,6 +4,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use wasmtime::{Engine, Module};
 
@@ -43,8 +44,14 @@ pub(crate) fn compile(
 fn store(module: &Module, dir: &Path, path: &Path) -> Result<(), String> {
     let artifact = module.serialize().map_err(|e| e.to_string())?;
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    // Written aside and renamed, so a concurrent run never maps a half-written file.
-    let partial = path.with_extension(format!("{}.partial", std::process::id()));
+    // Written aside under a name no other writer uses, then renamed: a concurrent load never
+    // reads a half-written file.
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let partial = path.with_extension(format!(
+        "{}-{}.partial",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::write(&partial, artifact).map_err(|e| e.to_string())?;
     std::fs::rename(&partial, path).map_err(|e| e.to_string())
 }
