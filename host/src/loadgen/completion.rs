@@ -190,7 +190,7 @@ pub(crate) struct Shared {
     tokens_zero: AtomicU64,
     tokens_negative: AtomicU64,
     tokens_one: AtomicU64,
-    /// Completion calls still copying responses into the accuracy log.
+    /// Responses counted by `mark_complete` still being copied into the accuracy log.
     logging_in_flight: AtomicU64,
     failed: AtomicBool,
     failure: Mutex<Option<String>>,
@@ -358,9 +358,6 @@ impl Shared {
                     logged |= u64::from(to_log) << position;
                 }
             }
-            if logged != 0 {
-                self.logging_in_flight.fetch_add(1, Ordering::SeqCst);
-            }
             if newly_completed > 0 {
                 self.completed.fetch_add(newly_completed, Ordering::SeqCst);
                 self.wake_issuer();
@@ -372,9 +369,10 @@ impl Shared {
                         // Untimed: may fetch the bytes from a device before they are copied.
                         on_logged(&response);
                         self.log_response(&response);
+                        // Counted in by `mark_complete`.
+                        self.logging_in_flight.fetch_sub(1, Ordering::SeqCst);
                     }
                 }
-                self.logging_in_flight.fetch_sub(1, Ordering::SeqCst);
             }
         }
     }
@@ -385,8 +383,18 @@ impl Shared {
     fn mark_complete(&self, response: &QuerySampleResponse<'_>, now: u64) -> Option<bool> {
         let (seq, slot) = self.slot_of(response.id)?;
         let mut current = slot.load(Ordering::Acquire);
+        // A response bound for the accuracy log is counted in flight before its sample shows
+        // DONE, so whoever sees DONE also sees the copy pending (see `Completer::is_released`).
+        // LOG is set at issue and never changes.
+        let to_log = current & LOG != 0;
+        if to_log {
+            self.logging_in_flight.fetch_add(1, Ordering::SeqCst);
+        }
         loop {
             if current & DONE != 0 {
+                if to_log {
+                    self.logging_in_flight.fetch_sub(1, Ordering::SeqCst);
+                }
                 self.duplicate.fetch_add(1, Ordering::Relaxed);
                 return None;
             }
@@ -403,7 +411,7 @@ impl Shared {
         if self.use_tokens {
             self.record_tokens(seq, response.n_tokens);
         }
-        Some(current & LOG != 0)
+        Some(to_log)
     }
 
     fn record_tokens(&self, seq: u64, n_tokens: i64) {
@@ -579,17 +587,21 @@ impl Completer {
         self.shared.first_token(responses);
     }
 
-    /// Whether sample `id` has completed (an id the test never issued counts as completed:
-    /// nothing will complete it). For a SUT that recycles per-sample buffers.
-    pub fn is_complete(&self, id: ResponseId) -> bool {
+    /// Whether sample `id` has completed and the engine no longer reads its response (an id
+    /// the test never issued counts as released: nothing will complete it). For a SUT that
+    /// recycles the memory its responses point into. Conservative: a sample bound for the
+    /// accuracy log counts as released only once no response is being copied there.
+    pub fn is_released(&self, id: ResponseId) -> bool {
         let seq = id.0.wrapping_sub(1);
         if id.0 == 0 || seq >= self.shared.issued_end.load(Ordering::Acquire) {
             return true;
         }
-        self.shared
-            .status
-            .get(seq)
-            .is_none_or(|slot| slot.load(Ordering::Acquire) & DONE != 0)
+        let Some(slot) = self.shared.status.get(seq) else {
+            return true;
+        };
+        let status = slot.load(Ordering::Acquire);
+        status & DONE != 0
+            && (status & LOG == 0 || self.shared.logging_in_flight.load(Ordering::SeqCst) == 0)
     }
 
     /// The SUT failed: the engine stops issuing, drains what is outstanding and ends the run

@@ -23,13 +23,14 @@ struct Outputs {
     length: usize,
     stride: usize,
     ids: Vec<ResponseId>,
-    /// Samples of `ids` known to have completed, from the front.
+    /// Samples of `ids` known to be released (completed, responses no longer read), from the
+    /// front.
     completed: usize,
 }
 
 impl Outputs {
     fn all_completed(&mut self, completer: &Completer) -> bool {
-        while self.completed < self.ids.len() && completer.is_complete(self.ids[self.completed]) {
+        while self.completed < self.ids.len() && completer.is_released(self.ids[self.completed]) {
             self.completed += 1;
         }
         self.completed == self.ids.len()
