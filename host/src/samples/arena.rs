@@ -89,6 +89,19 @@ impl LoadedSamples {
         }
     }
 
+    /// Makes room for `bytes` more bytes of samples (alignment included) at once, so that
+    /// filling a large set does not copy it over and over as it grows.
+    pub fn reserve(&mut self, bytes: usize) {
+        let blocks = (self.used + bytes).div_ceil(SAMPLE_ALIGN);
+        self.blocks
+            .reserve_exact(blocks.saturating_sub(self.blocks.len()));
+    }
+
+    /// Room for `count` more samples of `length` bytes each.
+    pub fn reserve_samples(&mut self, count: usize, length: usize) {
+        self.reserve(count * length.next_multiple_of(SAMPLE_ALIGN));
+    }
+
     /// Copies in sample `index`.
     pub fn insert(
         &mut self,
@@ -119,8 +132,12 @@ impl LoadedSamples {
         let end = offset + length;
         let blocks = end.div_ceil(SAMPLE_ALIGN);
         if blocks > self.blocks.len() {
-            self.blocks
-                .resize(blocks.max(self.blocks.len() * 2), Block([0; SAMPLE_ALIGN]));
+            // Within reserved capacity, no more than needed; beyond it, doubling.
+            let grown = match blocks <= self.blocks.capacity() {
+                true => blocks,
+                false => blocks.max(self.blocks.len() * 2),
+            };
+            self.blocks.resize(grown, Block([0; SAMPLE_ALIGN]));
         }
         self.used = end;
         let shape_at = self.shape_at(&layout.shape);

@@ -77,8 +77,12 @@ impl QuerySampleLibrary for DatasetLibrary {
         unique.sort_unstable();
         unique.dedup();
         let mut loaded = LoadedSamples::new(self.source.len());
-        for &index in &unique {
+        for (position, &index) in unique.iter().enumerate() {
             let layout = self.source.read(index, &mut self.buffer)?;
+            if position == 0 {
+                // Samples of a data set share a size: one allocation for the whole set.
+                loaded.reserve_samples(unique.len(), self.buffer.len());
+            }
             loaded
                 .insert(index, &layout, &self.buffer)
                 .map_err(|message| format!("{}: {message}", self.name))?;

@@ -116,6 +116,7 @@ impl Preprocessing {
             let out = worker.run(first, view.data, &dims(view.shape))?;
             (self.output_layout(out.shape.dims())?, out.data.len())
         };
+        output.reserve_samples(indices.len(), length);
         for &index in indices {
             output
                 .allocate(index, &layout, length)
