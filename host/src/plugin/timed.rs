@@ -135,7 +135,18 @@ impl TimedPreprocess {
                 })?;
             let out = worker.run(sample.index, view.data, &crate::samples::dims(view.shape))?;
             if position == 0 {
-                outputs.layout = Some(self.preprocessing.output_layout(out.shape.dims())?);
+                // A recycled buffer usually has this layout already: no allocation per query.
+                let same = outputs.layout.as_ref().is_some_and(|layout| {
+                    layout.shape.len() == out.shape.dims().len()
+                        && layout
+                            .shape
+                            .iter()
+                            .zip(out.shape.dims())
+                            .all(|(&a, &b)| a == b as i64)
+                });
+                if !same {
+                    outputs.layout = Some(self.preprocessing.output_layout(out.shape.dims())?);
+                }
                 outputs.length = out.data.len();
                 outputs.stride = out.data.len().next_multiple_of(SAMPLE_ALIGN);
                 outputs.data.resize(outputs.stride * samples.len());
