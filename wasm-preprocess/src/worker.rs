@@ -232,7 +232,7 @@ impl Worker {
         input: &[u8],
         shape: &[u64],
     ) -> Result<Preprocessed<'_>, PreprocessError> {
-        let shared = Arc::clone(&self.shared);
+        let shared = &*self.shared;
         let fail = |failure: SampleFailure| PreprocessError::Sample {
             module: shared.identity.label(),
             sha256: shared.identity.sha256.clone(),
@@ -247,11 +247,11 @@ impl Worker {
             )))
         })?;
         if self.live.is_none() {
-            let live = Live::new(&shared).map_err(|m| fail(SampleFailure::Trap(m)))?;
+            let live = Live::new(shared).map_err(|m| fail(SampleFailure::Trap(m)))?;
             self.live = Some(live);
         }
         let live = self.live.as_mut().expect("instantiated above");
-        arm(&mut live.store, &shared);
+        arm(&mut live.store, shared);
         let element_size = shared.identity.metadata.output.dtype.size();
         let outcome = call(live, input, shape, element_size);
         match outcome {
@@ -262,7 +262,7 @@ impl Worker {
             }
             Ok(Err(failure)) => Err(fail(failure)),
             Err(error) => {
-                let failure = classify(&shared, live.store.data(), error);
+                let failure = classify(shared, live.store.data(), error);
                 self.live = None;
                 Err(fail(failure))
             }
