@@ -38,8 +38,12 @@ pub struct Config {
     /// With workers: how long a worker holding fewer than max_batch samples waits for more,
     /// counted from the oldest sample's arrival.
     pub max_wait_us: u64,
-    /// The model input fed with the samples (default: the model's first input).
+    /// The model input fed with the samples (default: the model's only input).
     pub input: Option<String>,
+    /// For a model of several inputs of one element type and shape: each sample stacks one
+    /// row per input along its first axis, in this order (e.g. a BERT sample [3, 128] =
+    /// input_ids, attention_mask, token_type_ids); every model input is listed.
+    pub stacked_inputs: Vec<String>,
     /// The model output whose per-sample row answers each sample (default: the first).
     pub output: Option<String>,
 }
@@ -58,6 +62,7 @@ impl Default for Config {
             max_batch: 64,
             max_wait_us: 0,
             input: None,
+            stacked_inputs: Vec::new(),
             output: None,
         }
     }
@@ -210,6 +215,34 @@ impl Config {
                 )));
             }
         }
+        self.check_stacked_inputs()
+    }
+
+    fn check_stacked_inputs(&self) -> Result<(), PluginError> {
+        if self.stacked_inputs.is_empty() {
+            return Ok(());
+        }
+        if let Some(input) = &self.input {
+            return Err(invalid(format!(
+                "input = {input:?} and stacked_inputs = {:?} both name what the samples feed: \
+                 keep one",
+                self.stacked_inputs
+            )));
+        }
+        for (i, name) in self.stacked_inputs.iter().enumerate() {
+            if name.is_empty() {
+                return Err(invalid(format!(
+                    "stacked_inputs = {:?}: entry {i} is \"\", which names no input",
+                    self.stacked_inputs
+                )));
+            }
+            if self.stacked_inputs[..i].contains(name) {
+                return Err(invalid(format!(
+                    "stacked_inputs = {:?} names {name:?} twice",
+                    self.stacked_inputs
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -284,6 +317,8 @@ mod tests {
         );
         assert_eq!(config.input.as_deref(), Some("x"));
         assert_eq!(config.output.as_deref(), Some("probabilities"));
+        let stacked = Config::parse("model = 'm.onnx'\nstacked_inputs = ['ids', 'mask']").unwrap();
+        assert_eq!(stacked.stacked_inputs, ["ids", "mask"]);
 
         let openvino =
             Config::parse("model = 'm.onnx'\nprovider = 'openvino'\ndevice_type = 'GPU.0'")
@@ -346,5 +381,18 @@ mod tests {
             &["device_id = 5000"],
         );
         assert_names("model = ", &["onnxruntime plugin config"]);
+        assert_names(
+            "model = 'm.onnx'\ninput = 'x'\nstacked_inputs = ['a', 'b']",
+            &["input = \"x\"", "stacked_inputs", "keep one"],
+        );
+        assert_names(
+            "model = 'm.onnx'\nstacked_inputs = ['a', 'a']",
+            &["\"a\" twice"],
+        );
+        assert_names("model = 'm.onnx'\nstacked_inputs = ['a', '']", &["entry 1"]);
+        assert_names(
+            "model = 'm.onnx'\nstacked_inputs = 'a'",
+            &["stacked_inputs"],
+        );
     }
 }

@@ -55,6 +55,7 @@ impl SutPlugin for OnnxRuntimePlugin {
             &first,
             config.model_path(),
             config.input.as_deref(),
+            &config.stacked_inputs,
             config.output.as_deref(),
         )?;
         let max_batch = if io.input.batch_of_one {

@@ -586,3 +586,96 @@ fn a_second_library_is_refused_once_one_is_loaded() {
     );
     let _ = std::fs::remove_dir_all(copy.parent().unwrap());
 }
+
+/// Sample `i` of tiny_stacked's tests: rows (a, b, c) of 4 small integers each, i64 [3, 4].
+fn stacked_rows(i: u64) -> [[i64; 4]; 3] {
+    std::array::from_fn(|row| std::array::from_fn(|j| ((i as usize * 3 + row * 5 + j) % 10) as i64))
+}
+
+fn stacked_samples(count: u64) -> Samples {
+    let bytes = (0..count)
+        .map(|i| {
+            stacked_rows(i)
+                .iter()
+                .flatten()
+                .flat_map(|v| v.to_le_bytes())
+                .collect()
+        })
+        .collect();
+    Samples::from_bytes(bytes, vec![3, 4], I64)
+}
+
+#[test]
+fn stacked_samples_feed_one_row_to_each_named_input() {
+    let library = ort_or_return!("stacked_samples_feed_one_row_to_each_named_input");
+    // The sample's rows in an order unlike the model's (a, b, c): row 0 feeds c, 1 a, 2 b.
+    let stacked = "stacked_inputs = ['c', 'a', 'b']";
+    for (extra, query) in [
+        ("max_batch = 1", 1),
+        ("max_batch = 4", 10),
+        ("workers = 2\nmax_batch = 3\nmax_wait_us = 1000", 10),
+    ] {
+        let host = RecordingHost::new();
+        let instance = create(
+            &host,
+            &config(&library, "stacked", &format!("{stacked}\n{extra}")),
+        )
+        .unwrap();
+        let samples = stacked_samples(20);
+        for start in (0..20).step_by(query) {
+            let batch: Vec<_> = (start..start + query).map(|i| samples.sample(i)).collect();
+            issue(&instance, &batch);
+        }
+        let got = by_id(&host.wait_for_completions(20, WAIT));
+        assert_eq!(got.len(), 20, "{extra}");
+        for i in 0..20u64 {
+            let [c, a, b] = stacked_rows(i);
+            let mix: Vec<u8> = (0..4)
+                .flat_map(|j| (a[j] + 10 * b[j] + 100 * c[j]).to_le_bytes())
+                .collect();
+            assert_eq!(got[&(1000 + i)], mix, "sample {i}, {extra}");
+        }
+        let attributes: BTreeMap<_, _> = instance.attributes().unwrap().into_iter().collect();
+        assert_eq!(attributes["input"], "[c, a, b]: i64 [-1, 3, 4]");
+    }
+}
+
+#[test]
+fn stacked_inputs_are_checked_against_the_model_and_the_samples() {
+    let library = ort_or_return!("stacked_inputs_are_checked_against_the_model_and_the_samples");
+    let host = RecordingHost::new();
+    let error = |model: &str, extra: &str| {
+        create(&host, &config(&library, model, extra))
+            .map(|_| ())
+            .unwrap_err()
+    };
+    // A model of several inputs needs them named.
+    assert_mentions(
+        &error("stacked", ""),
+        &["3 inputs", "'a', 'b', 'c'", "stacked_inputs"],
+    );
+    assert_mentions(
+        &error("stacked", "stacked_inputs = ['a', 'b']"),
+        &["leaves out", "'c'"],
+    );
+    assert_mentions(
+        &error("stacked", "stacked_inputs = ['a', 'b', 'd']"),
+        &["\"d\"", "'a', 'b', 'c'"],
+    );
+    assert_mentions(
+        &error("mixed", "stacked_inputs = ['a', 'b']"),
+        &["share element type and shape", "'b' is f32"],
+    );
+
+    let instance = create(
+        &host,
+        &config(&library, "stacked", "stacked_inputs = ['a', 'b', 'c']"),
+    )
+    .unwrap();
+    let two_rows = Samples::from_bytes(vec![vec![0; 64]], vec![2, 4], I64);
+    let error = instance.issue(&[two_rows.sample(0)]).unwrap_err();
+    assert_mentions(
+        &error,
+        &["shape [2, 4]", "[3, 4]", "'a', 'b', 'c' (stacked_inputs)"],
+    );
+}

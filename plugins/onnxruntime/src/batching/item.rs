@@ -89,9 +89,9 @@ pub fn check(sample: &Sample<'_>, input: &InputSpec) -> Result<SampleShape, Stri
     }
     if element_type(sample.dtype()) != Some(input.ty) {
         return Err(format!(
-            "sample {index} holds {:?} elements but model input '{}' takes {}",
+            "sample {index} holds {:?} elements but {} takes {}",
             sample.dtype(),
-            input.name,
+            input.label(),
             input.ty
         ));
     }
@@ -112,9 +112,9 @@ pub fn check(sample: &Sample<'_>, input: &InputSpec) -> Result<SampleShape, Stri
             .all(|(&d, &m)| d >= 0 && (m < 0 || d == m));
     if !fits {
         return Err(format!(
-            "sample {index} has shape {given:?} but model input '{}' takes samples of shape \
-             {model:?} (-1: any size)",
-            input.name
+            "sample {index} has shape {given:?} but {} takes samples of shape {model:?} (-1: \
+             any size)",
+            input.label()
         ));
     }
     let needed = dims.iter().product::<i64>() as u128 * input.element_size as u128;

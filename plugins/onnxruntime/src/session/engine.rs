@@ -4,7 +4,7 @@
 use mlperf_plugin_api::sdk::{Completer, PluginError, Response};
 use ort::ep::{self, ExecutionProviderDispatch};
 use ort::memory::{Allocator, MemoryInfo};
-use ort::session::{HasSelectedOutputs, OutputSelector, RunOptions, Session};
+use ort::session::{HasSelectedOutputs, OutputSelector, RunOptions, Session, SessionInputValue};
 
 use super::model::{InputSpec, Io};
 use super::tensor::{output_bytes, InputTensor};
@@ -145,11 +145,18 @@ impl Engine {
         if n == 0 {
             return Ok(());
         }
+        // A stacked sample [K, d...] feeds K inputs of [n, d...]; a plain one, one of [n, dims].
+        let rows = self.input.feeds.len();
         let dims = shape.dims();
+        let row_dims = if self.input.is_stacked() {
+            &dims[1..]
+        } else {
+            dims
+        };
         let mut input_shape = [0i64; MAX_RANK + 1];
         input_shape[0] = n as i64;
-        input_shape[1..=dims.len()].copy_from_slice(dims);
-        let input_shape = &input_shape[..=dims.len()];
+        input_shape[1..=row_dims.len()].copy_from_slice(row_dims);
+        let input_shape = &input_shape[..=row_dims.len()];
         let failed = |what: &str, e: &dyn std::fmt::Display| {
             format!(
                 "onnxruntime plugin: {what} for a batch of {n} sample(s) (data-set indices {}): {e}",
@@ -157,21 +164,36 @@ impl Engine {
             )
         };
 
-        let bytes = gather(batch, shape, &mut self.buffer, self.input.element_size);
-        let tensor = InputTensor::borrow(
-            bytes,
-            input_shape,
-            self.input.ty,
-            &self.memory,
-            &self.allocator,
-        )
-        .map_err(|e| failed("cannot make the input tensor", &e))?;
+        let bytes = gather(
+            batch,
+            shape,
+            rows,
+            &mut self.buffer,
+            self.input.element_size,
+        );
+        let block = bytes.len() / rows;
+        let tensors = self
+            .input
+            .feeds
+            .iter()
+            .map(|feed| {
+                let row = feed.row.unwrap_or(0);
+                InputTensor::borrow(
+                    &bytes[row * block..(row + 1) * block],
+                    input_shape,
+                    self.input.ty,
+                    &self.memory,
+                    &self.allocator,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| failed("cannot make the input tensor", &e))?;
+        // In the model's input order, as ONNX Runtime takes a slice of values.
+        let values: Vec<SessionInputValue<'_>> =
+            tensors.iter().map(|tensor| tensor.value().into()).collect();
         let outputs = self
             .session
-            .run_with_options(
-                ort::inputs![self.input.name.as_str() => tensor.value()],
-                &self.run_options,
-            )
+            .run_with_options(values.as_slice(), &self.run_options)
             .map_err(|e| failed("ONNX Runtime failed", &e))?;
         let value = outputs
             .get(&self.output)
@@ -195,11 +217,14 @@ impl Engine {
     }
 }
 
-/// The batch's input bytes: a single sample's in place (the host aligns samples to 64 bytes);
-/// several, or a misaligned one, copied into `buffer`.
+/// The batch's input bytes as `rows` blocks, block k holding row k of every sample in turn
+/// (samples [K, d...] become K tensors [n, d...]; one row: the samples one after another). A
+/// single sample is already so laid out and is used in place when aligned (the host aligns
+/// samples to 64 bytes); otherwise the rows are copied into `buffer`.
 fn gather<'a>(
     batch: &[Item],
     shape: &SampleShape,
+    rows: usize,
     buffer: &'a mut Vec<u64>,
     align: usize,
 ) -> &'a [u8] {
@@ -216,8 +241,13 @@ fn gather<'a>(
     }
     // SAFETY: `words` u64s are `total` bytes or more; u8 has no alignment or validity needs.
     let out = unsafe { std::slice::from_raw_parts_mut(buffer.as_mut_ptr().cast::<u8>(), total) };
-    for (item, slot) in batch.iter().zip(out.chunks_exact_mut(shape.bytes)) {
-        slot.copy_from_slice(item.bytes(shape));
+    let row = shape.bytes / rows;
+    let block = row * batch.len();
+    for (i, item) in batch.iter().enumerate() {
+        for (k, bytes) in item.bytes(shape).chunks_exact(row).enumerate() {
+            let at = k * block + i * row;
+            out[at..at + row].copy_from_slice(bytes);
+        }
     }
     out
 }

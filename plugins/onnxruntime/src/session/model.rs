@@ -47,17 +47,45 @@ impl ModelFile {
     }
 }
 
-/// The tensor the samples go into.
+/// What the samples feed: one model input, or several stacked along a sample's first axis.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputSpec {
-    pub name: String,
+    /// The model's inputs in its own order, each with the sample row it takes when stacked.
+    pub feeds: Vec<Feed>,
     pub ty: TensorElementType,
     pub element_size: usize,
-    /// The dimensions of one sample (the model's shape without its batch axis); -1 when
-    /// dynamic.
+    /// The dimensions of one sample (the model's shape without its batch axis, after the
+    /// stacking axis when stacked); -1 when dynamic.
     pub sample_dims: Vec<i64>,
     /// The model's batch axis is fixed at 1: every batch holds one sample.
     pub batch_of_one: bool,
+}
+
+/// A model input and where its data comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Feed {
+    pub name: String,
+    /// None: the whole sample; Some(k): row k of the sample's first axis (stacked_inputs).
+    pub row: Option<usize>,
+}
+
+impl InputSpec {
+    /// Whether samples stack several inputs.
+    pub fn is_stacked(&self) -> bool {
+        self.feeds.iter().any(|feed| feed.row.is_some())
+    }
+
+    /// "model input 'x'", or "model inputs 'a', 'b' (stacked_inputs)" for messages.
+    pub fn label(&self) -> String {
+        if self.is_stacked() {
+            let mut rows: Vec<&Feed> = self.feeds.iter().collect();
+            rows.sort_by_key(|feed| feed.row);
+            let names: Vec<String> = rows.iter().map(|f| format!("'{}'", f.name)).collect();
+            format!("model inputs {} (stacked_inputs)", names.join(", "))
+        } else {
+            format!("model input '{}'", self.feeds[0].name)
+        }
+    }
 }
 
 /// The tensor whose rows answer the samples.
@@ -75,11 +103,13 @@ pub struct Io {
 }
 
 impl Io {
-    /// Picks and checks the input and output (`input`/`output` config keys, else the first).
+    /// Picks and checks the inputs and output: `input` (else the model's only input) or the
+    /// `stacked` ones, and `output` (else the first).
     pub fn of(
         session: &Session,
         model: &Path,
         input: Option<&str>,
+        stacked: &[String],
         output: Option<&str>,
     ) -> Result<Io, PluginError> {
         let fail = |message: String| {
@@ -88,42 +118,12 @@ impl Io {
                 model.display()
             ))
         };
-        let inputs = session.inputs();
-        let chosen = pick(inputs, input, "input").map_err(fail)?;
-        if inputs.len() > 1 {
-            return Err(fail(format!(
-                "it has {} inputs ({}); the plugin feeds each sample to one input",
-                inputs.len(),
-                names(inputs)
-            )));
+        let input = if stacked.is_empty() {
+            single_input(session.inputs(), input)
+        } else {
+            stacked_inputs(session.inputs(), stacked)
         }
-        let (ty, dims) = tensor_of(chosen, "input").map_err(fail)?;
-        let size = element_size(ty).ok_or_else(|| {
-            fail(format!(
-                "input '{}' takes elements of type {ty}, which the plugin cannot feed",
-                chosen.name()
-            ))
-        })?;
-        let Some((&batch, sample_dims)) = dims.split_first() else {
-            return Err(fail(format!(
-                "input '{}' is a scalar; it needs a batch axis first",
-                chosen.name()
-            )));
-        };
-        if batch > 1 {
-            return Err(fail(format!(
-                "input '{}' has shape {dims:?}: its batch axis is fixed at {batch}; the plugin \
-                 needs a dynamic batch axis (or 1)",
-                chosen.name()
-            )));
-        }
-        let input = InputSpec {
-            name: chosen.name().to_owned(),
-            ty,
-            element_size: size,
-            sample_dims: sample_dims.to_vec(),
-            batch_of_one: batch == 1,
-        };
+        .map_err(fail)?;
 
         let outputs = session.outputs();
         let chosen = pick(outputs, output, "output").map_err(fail)?;
@@ -160,15 +160,122 @@ impl Io {
         }
     }
 
-    /// "x: f32 [-1, 784]" for the log and attributes.
+    /// "x: f32 [-1, 784]", or for stacked inputs "[input_ids, attention_mask]: i64 [-1, 2, 128]"
+    /// (the sample batch as the host lays it out), for the log and attributes.
     pub fn describe_input(&self) -> String {
-        let mut dims = vec![-1];
-        if self.input.batch_of_one {
-            dims[0] = 1;
+        let input = &self.input;
+        let mut dims = vec![if input.batch_of_one { 1 } else { -1 }];
+        dims.extend(&input.sample_dims);
+        if input.is_stacked() {
+            let mut rows: Vec<&Feed> = input.feeds.iter().collect();
+            rows.sort_by_key(|feed| feed.row);
+            let names: Vec<&str> = rows.iter().map(|f| f.name.as_str()).collect();
+            format!("[{}]: {} {dims:?}", names.join(", "), input.ty)
+        } else {
+            format!("{}: {} {dims:?}", input.feeds[0].name, input.ty)
         }
-        dims.extend(&self.input.sample_dims);
-        format!("{}: {} {dims:?}", self.input.name, self.input.ty)
     }
+}
+
+/// The one input samples go into whole.
+fn single_input(inputs: &[Outlet], wanted: Option<&str>) -> Result<InputSpec, String> {
+    let chosen = pick(inputs, wanted, "input")?;
+    if inputs.len() > 1 {
+        return Err(format!(
+            "it has {} inputs ({}); the plugin feeds each sample to one input, or to several \
+             with stacked_inputs = [...] (a sample holding one row per input)",
+            inputs.len(),
+            names(inputs)
+        ));
+    }
+    let (ty, element_size, batch_of_one, sample_dims) = input_facts(chosen)?;
+    Ok(InputSpec {
+        feeds: vec![Feed {
+            name: chosen.name().to_owned(),
+            row: None,
+        }],
+        ty,
+        element_size,
+        sample_dims: sample_dims.to_vec(),
+        batch_of_one,
+    })
+}
+
+/// Every model input, each fed by one row of a sample's first axis, in `stacked`'s order:
+/// they must share element type and shape.
+fn stacked_inputs(inputs: &[Outlet], stacked: &[String]) -> Result<InputSpec, String> {
+    for name in stacked {
+        pick(inputs, Some(name), "stacked_inputs entry")?;
+    }
+    let missing: Vec<String> = inputs
+        .iter()
+        .filter(|input| !stacked.iter().any(|name| name == input.name()))
+        .map(|input| format!("'{}'", input.name()))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "stacked_inputs leaves out its input(s) {}: list every input ({})",
+            missing.join(", "),
+            names(inputs)
+        ));
+    }
+    let first = pick(inputs, Some(&stacked[0]), "input")?;
+    let (ty, element_size, batch_of_one, row_dims) = input_facts(first)?;
+    let mut feeds = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let facts = input_facts(input)?;
+        if (facts.0, facts.2, facts.3) != (ty, batch_of_one, row_dims) {
+            return Err(format!(
+                "stacked_inputs must share element type and shape, but '{}' is {} {:?} and \
+                 '{}' is {ty} {:?}",
+                input.name(),
+                facts.0,
+                tensor_of(input, "input")?.1,
+                first.name(),
+                tensor_of(first, "input")?.1,
+            ));
+        }
+        let row = stacked.iter().position(|name| name == input.name());
+        feeds.push(Feed {
+            name: input.name().to_owned(),
+            row,
+        });
+    }
+    let mut sample_dims = vec![stacked.len() as i64];
+    sample_dims.extend(row_dims);
+    Ok(InputSpec {
+        feeds,
+        ty,
+        element_size,
+        sample_dims,
+        batch_of_one,
+    })
+}
+
+/// An input's element type and size, whether its batch axis is fixed at 1, and its dimensions
+/// after the batch axis.
+fn input_facts(input: &Outlet) -> Result<(TensorElementType, usize, bool, &[i64]), String> {
+    let (ty, dims) = tensor_of(input, "input")?;
+    let size = element_size(ty).ok_or_else(|| {
+        format!(
+            "input '{}' takes elements of type {ty}, which the plugin cannot feed",
+            input.name()
+        )
+    })?;
+    let Some((&batch, sample_dims)) = dims.split_first() else {
+        return Err(format!(
+            "input '{}' is a scalar; it needs a batch axis first",
+            input.name()
+        ));
+    };
+    if batch > 1 {
+        return Err(format!(
+            "input '{}' has shape {dims:?}: its batch axis is fixed at {batch}; the plugin needs \
+             a dynamic batch axis (or 1)",
+            input.name()
+        ));
+    }
+    Ok((ty, size, batch == 1, sample_dims))
 }
 
 fn names(outlets: &[Outlet]) -> String {

@@ -20,6 +20,13 @@ tiny_flat.onnx: input "x" f32 [batch, n]; flat = Reshape(x, [-1]) -> output "fla
   [batch * n]: one row per sample only when n = 1, so samples with n > 1 make the plugin's
   output check fail after ONNX Runtime ran (the tests of failures after a query was accepted).
 
+tiny_stacked.onnx: inputs "a", "b", "c", each i64 [batch, 4] (in that model order);
+  mix = a + 10 b + 100 c -> output "mix", i64 [batch, 4]: a test feeding them from rows of
+  one sample (stacked_inputs) sees which row went to which input.
+
+tiny_mixed.onnx: inputs "a" i64 [batch, 4] and "b" f32 [batch, 4]; out = Cast(a, float) + b
+  -> output "out", f32 [batch, 4]: inputs that cannot be stacked.
+
 The tests carry the same formulas; change both together.
 """
 
@@ -105,9 +112,41 @@ def flat_model():
     save(graph, "tiny_flat.onnx")
 
 
+def stacked_model():
+    ten = helper.make_tensor("ten", TensorProto.INT64, [], [10])
+    hundred = helper.make_tensor("hundred", TensorProto.INT64, [], [100])
+    nodes = [
+        helper.make_node("Mul", ["b", "ten"], ["b10"]),
+        helper.make_node("Mul", ["c", "hundred"], ["c100"]),
+        helper.make_node("Add", ["a", "b10"], ["ab"]),
+        helper.make_node("Add", ["ab", "c100"], ["mix"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "tiny_stacked",
+        [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", 4]) for n in "abc"],
+        [helper.make_tensor_value_info("mix", TensorProto.INT64, ["batch", 4])],
+        [ten, hundred])
+    save(graph, "tiny_stacked.onnx")
+
+
+def mixed_model():
+    nodes = [
+        helper.make_node("Cast", ["a"], ["af"], to=TensorProto.FLOAT),
+        helper.make_node("Add", ["af", "b"], ["out"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "tiny_mixed",
+        [helper.make_tensor_value_info("a", TensorProto.INT64, ["batch", 4]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 4])])
+    save(graph, "tiny_mixed.onnx")
+
+
 if __name__ == "__main__":
     for suffix, elem in TYPES.items():
         float_model(suffix, elem)
     int8_model()
     dynamic_model()
     flat_model()
+    stacked_model()
+    mixed_model()
