@@ -8,7 +8,7 @@ bash scripts/setup-official-loadgen.sh
 export MLPERF_OFFICIAL_PYTHON="$PWD/.venv/bin/python"
 ort_dylib="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"
 export "$ort_dylib"
-bash scripts/benchmarks/prepare.sh digits fmnist images
+bash scripts/benchmarks/prepare.sh digits fmnist images minilm
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 # The WASM guest SDK is its own workspace (its modules build only for wasm32; the test suite

@@ -1,10 +1,11 @@
 //! The ONNX Runtime plugin on real models and data, through the `mlperf-host` binary: every
 //! scenario on `digits` and `fmnist`, accuracy equal to ONNX Runtime's own Python result on the
-//! same model (computed here), clear errors for a bad model, provider or library, and a Server
-//! run with dynamic batching inside its latency bound.
+//! same model (computed here) for them and for the `minilm` sentence encoder (three stacked
+//! inputs, cosine metric), clear errors for a bad model, provider or library, and a Server run
+//! with dynamic batching inside its latency bound.
 //!
 //! Needs what `bash scripts/test.sh` sets up: the .venv with onnxruntime 1.31.1 and
-//! `data/{digits,fmnist}` (scripts/benchmarks/prepare.sh).
+//! `data/{digits,fmnist,minilm}` (scripts/benchmarks/prepare.sh).
 
 mod support;
 
@@ -46,11 +47,23 @@ fn ort_library() -> PathBuf {
 
 fn require_data(benchmark: &str) {
     let dir = repo().join("data").join(benchmark);
+    let inputs = if benchmark == "minilm" {
+        "tokens.npy"
+    } else {
+        "inputs.npy"
+    };
     assert!(
-        dir.join("model.onnx").is_file() && dir.join("inputs.npy").is_file(),
+        dir.join("model.onnx").is_file() && dir.join(inputs).is_file(),
         "{} is not prepared: run `bash scripts/benchmarks/prepare.sh {benchmark}` (scripts/test.sh does)",
         dir.display()
     );
+}
+
+/// One test of this file at a time: each runs ONNX Runtime on every core, and on a 2-core
+/// machine a Server run beside another test would miss its latency bound for want of CPU.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn mlperf_host(dir: &Path, args: &[&str]) -> Output {
@@ -90,6 +103,7 @@ const QUICK: [&str; 4] = [
 
 #[test]
 fn every_scenario_runs_valid_on_digits_and_fmnist() {
+    let _serial = one_at_a_time();
     for benchmark in ["digits", "fmnist"] {
         require_data(benchmark);
         for scenario in ["SingleStream", "MultiStream", "Server", "Offline"] {
@@ -167,6 +181,7 @@ print(int((predicted.reshape(-1) == labels.reshape(-1)).sum()))
 
 #[test]
 fn accuracy_equals_onnx_runtimes_own_python_result() {
+    let _serial = one_at_a_time();
     for benchmark in ["digits", "fmnist"] {
         require_data(benchmark);
         let out = TempDir::new();
@@ -193,8 +208,84 @@ fn accuracy_equals_onnx_runtimes_own_python_result() {
     }
 }
 
+/// Mean cosine, over the data set, of ONNX Runtime's Python API on minilm's model and tokens
+/// with the committed reference embeddings.
+fn python_minilm_mean_cosine() -> f64 {
+    let python = repo().join(".venv/bin/python");
+    let script = r#"
+import sys, numpy as np, onnxruntime as ort
+repo = sys.argv[1]
+options = ort.SessionOptions()
+options.intra_op_num_threads = 2
+session = ort.InferenceSession(repo + "/data/minilm/model.onnx", options,
+                               providers=["CPUExecutionProvider"])
+tokens = np.load(repo + "/data/minilm/tokens.npy")
+reference = np.load(repo + "/configs/benchmarks/minilm/reference.npy").astype(np.float64)
+names = ["input_ids", "attention_mask", "token_type_ids"]
+out = np.concatenate([
+    session.run(["sentence_embedding"], {n: tokens[i:i + 32, k] for k, n in enumerate(names)})[0]
+    for i in range(0, len(tokens), 32)]).astype(np.float64)
+cos = (out * reference).sum(1) / np.linalg.norm(out, axis=1) / np.linalg.norm(reference, axis=1)
+print(repr(float(cos.mean())))
+"#;
+    let output = Command::new(python)
+        .args(["-c", script])
+        .arg(repo())
+        .output()
+        .expect("run the venv's python");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    text(&output.stdout).trim().parse().unwrap()
+}
+
+#[test]
+fn minilm_embeddings_match_onnx_runtimes_own_python_result() {
+    let _serial = one_at_a_time();
+    require_data("minilm");
+    let out = TempDir::new();
+    let stdout = assert_ok(&mlperf_host(
+        out.path(),
+        &[
+            "run",
+            "--benchmark",
+            "minilm",
+            "--scenario",
+            "Offline",
+            "--mode",
+            "AccuracyOnly",
+        ],
+    ));
+    let accuracy = std::fs::read_to_string(out.path().join("accuracy.txt")).unwrap();
+    assert!(stdout.ends_with(&accuracy));
+    assert!(accuracy.contains("total=456"), "{accuracy}");
+    assert!(accuracy.contains("PASS"), "{accuracy}");
+    let ours: f64 = accuracy
+        .strip_prefix("mean_cosine=")
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|mean| mean.parse().ok())
+        .unwrap_or_else(|| panic!("no mean_cosine in:\n{accuracy}"));
+    let python = python_minilm_mean_cosine();
+    // Printed to 6 decimals; batching may move the last float bits.
+    assert!(
+        (ours - python).abs() < 2e-6,
+        "ours {ours}, ONNX Runtime from Python {python}:\n{accuracy}"
+    );
+
+    // A performance run takes the same stacked samples one at a time.
+    let out = TempDir::new();
+    let mut args = vec!["run", "--benchmark", "minilm", "--scenario", "SingleStream"];
+    args.extend_from_slice(&[
+        "--set",
+        "min_duration_ms=300",
+        "--set",
+        "min_query_count=64",
+    ]);
+    let stdout = assert_ok(&mlperf_host(out.path(), &args));
+    assert!(stdout.contains("Result is : VALID"), "{stdout}");
+}
+
 #[test]
 fn bad_model_provider_or_library_is_a_clear_error_before_the_run() {
+    let _serial = one_at_a_time();
     require_data("digits");
     let garbage = TempDir::new();
     let not_a_model = garbage.path().join("model.onnx");
@@ -232,6 +323,7 @@ fn bad_model_provider_or_library_is_a_clear_error_before_the_run() {
 
 #[test]
 fn a_server_run_with_dynamic_batching_keeps_its_latency_bound() {
+    let _serial = one_at_a_time();
     require_data("fmnist");
     let out = TempDir::new();
     let stdout = assert_ok(&mlperf_host(

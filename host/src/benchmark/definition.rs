@@ -70,6 +70,14 @@ pub enum Accuracy {
         /// Fraction of the reference accuracy a run must reach (MLPerf closed: 0.99).
         threshold: f64,
     },
+    /// Cosine similarity of float32 embeddings to reference embeddings (a `.npy` of one row
+    /// per sample); the mean must reach `threshold`.
+    Cosine {
+        embeddings: PathBuf,
+        /// The reference run's figures (`reference.json` from the benchmark's generator).
+        reference: Option<PathBuf>,
+        threshold: f64,
+    },
     /// No metric (e.g. random weights); `why` says so.
     Unavailable { why: String },
 }
@@ -159,12 +167,22 @@ impl Benchmark {
     pub fn missing_files(&self) -> Vec<&Path> {
         let mut files = vec![self.inputs.as_path()];
         files.extend(self.model.as_deref());
-        if let Accuracy::Top1 {
-            labels, reference, ..
-        } = &self.accuracy
-        {
-            files.push(labels);
-            files.extend(reference.as_deref());
+        match &self.accuracy {
+            Accuracy::Top1 {
+                labels, reference, ..
+            } => {
+                files.push(labels);
+                files.extend(reference.as_deref());
+            }
+            Accuracy::Cosine {
+                embeddings,
+                reference,
+                ..
+            } => {
+                files.push(embeddings);
+                files.extend(reference.as_deref());
+            }
+            Accuracy::Unavailable { .. } => {}
         }
         files.into_iter().filter(|p| !p.exists()).collect()
     }
@@ -236,6 +254,7 @@ struct RawPreprocess {
 struct RawAccuracy {
     metric: String,
     labels: Option<PathBuf>,
+    embeddings: Option<PathBuf>,
     output: Option<OutputEncoding>,
     reference: Option<PathBuf>,
     threshold: Option<f64>,
@@ -289,6 +308,13 @@ impl RawDefinition {
                 }
             }
         }
+        if let Some(threshold) = self.accuracy.threshold {
+            if !(threshold > 0.0 && threshold <= 1.0) {
+                return Err(invalid(format!(
+                    "[accuracy] threshold = {threshold}: out of range (above 0, at most 1)"
+                )));
+            }
+        }
         let accuracy = match self.accuracy.metric.as_str() {
             "top1" => Accuracy::Top1 {
                 labels: at(&self
@@ -296,6 +322,13 @@ impl RawDefinition {
                     .labels
                     .ok_or_else(|| invalid("[accuracy] metric top1 needs `labels`".into()))?),
                 output: self.accuracy.output.unwrap_or(OutputEncoding::Int64),
+                reference: self.accuracy.reference.as_deref().map(at),
+                threshold: self.accuracy.threshold.unwrap_or(0.99),
+            },
+            "cosine" => Accuracy::Cosine {
+                embeddings: at(&self.accuracy.embeddings.ok_or_else(|| {
+                    invalid("[accuracy] metric cosine needs `embeddings`".into())
+                })?),
                 reference: self.accuracy.reference.as_deref().map(at),
                 threshold: self.accuracy.threshold.unwrap_or(0.99),
             },
@@ -307,7 +340,7 @@ impl RawDefinition {
             },
             other => {
                 return Err(invalid(format!(
-                    "[accuracy] metric = {other:?}: unknown (top1 or none)"
+                    "[accuracy] metric = {other:?}: unknown (top1, cosine or none)"
                 )))
             }
         };
@@ -405,6 +438,30 @@ offline_expected_qps = 5000
     }
 
     #[test]
+    fn a_cosine_metric_resolves_its_embeddings() {
+        let text = FULL.replace(
+            "metric = \"top1\"\nlabels = \"../data/labels.npy\"",
+            "metric = \"cosine\"\nembeddings = \"minilm/reference.npy\"\nthreshold = 0.995",
+        );
+        let benchmark = parse(&text).unwrap();
+        match benchmark.accuracy {
+            Accuracy::Cosine {
+                embeddings,
+                reference,
+                threshold,
+            } => {
+                assert_eq!(embeddings, Path::new("/defs/minilm/reference.npy"));
+                assert_eq!(
+                    reference.unwrap(),
+                    Path::new("/defs/../data/reference.json")
+                );
+                assert_eq!(threshold, 0.995);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn a_preprocess_section_resolves_its_module_and_limits() {
         assert!(parse(FULL).unwrap().preprocess.is_none());
         let text = FULL.replace(
@@ -430,12 +487,15 @@ offline_expected_qps = 5000
         let mut names = Vec::new();
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "toml") {
+                continue; // a benchmark's committed data
+            }
             let benchmark = Benchmark::read(&path).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(path.file_stem().unwrap().to_str(), Some(&*benchmark.name));
             names.push(benchmark.name);
         }
         names.sort();
-        assert_eq!(names, ["digits", "fmnist", "resnet50"]);
+        assert_eq!(names, ["digits", "fmnist", "minilm", "resnet50"]);
     }
 
     #[test]
@@ -452,6 +512,14 @@ offline_expected_qps = 5000
             ),
             (FULL.replace("prepare =", "prepared ="), "prepared"),
             (FULL.replace("labels = ", "label_file = "), "label_file"),
+            (
+                FULL.replace("metric = \"top1\"", "metric = \"top1\"\nthreshold = 99"),
+                "threshold = 99",
+            ),
+            (
+                FULL.replace("metric = \"top1\"", "metric = \"cosine\""),
+                "metric cosine needs `embeddings`",
+            ),
         ];
         for (text, words) in cases {
             let error = parse(&text).unwrap_err().to_string();

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use mlperf_host::benchmark::accuracy::{evaluate_into, Top1};
+use mlperf_host::benchmark::accuracy::{evaluate_into, Score};
 use mlperf_host::benchmark::{Accuracy, Benchmark};
 use mlperf_host::loadgen::TestMode;
 
@@ -47,7 +47,7 @@ pub fn check_mode(benchmark: &Benchmark, mode: TestMode) -> anyhow::Result<()> {
 }
 
 /// Scores the run's accuracy log into `accuracy.txt` and prints it.
-pub fn score(benchmark: &Benchmark, out: &Path, quiet: bool) -> anyhow::Result<Top1> {
+pub fn score(benchmark: &Benchmark, out: &Path, quiet: bool) -> anyhow::Result<Score> {
     let log = out.join("mlperf_log_accuracy.json");
     let (score, file) = evaluate_into(benchmark, &log)?;
     tracing::info!(file = %file.display(), "accuracy written");

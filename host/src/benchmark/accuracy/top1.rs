@@ -1,28 +1,11 @@
-//! Scoring a run: reads `mlperf_log_accuracy.json` and computes the benchmark's metric, as
-//! MLPerf's accuracy scripts do (each sample counted once, by `qsl_idx`), and writes
-//! `accuracy.txt`.
+//! Top-1 classification: each response's class (an int64 label, or the argmax of float32
+//! scores) against integer labels, as MLPerf's classification script counts it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::Deserialize;
-
-use super::definition::{Accuracy, Benchmark, OutputEncoding};
+use super::{file_error, for_each_response, read_reference_json, AccuracyError};
+use crate::benchmark::definition::OutputEncoding;
 use crate::samples::{NpySource, SampleSource};
-
-#[derive(Debug, thiserror::Error)]
-pub enum AccuracyError {
-    #[error("{}: {message}", path.display())]
-    File { path: PathBuf, message: String },
-    #[error("benchmark {benchmark} has no accuracy metric: {why}")]
-    Unavailable { benchmark: String, why: String },
-    #[error("{}: record {record} (qsl_idx {qsl_idx}): {message}", path.display())]
-    Record {
-        path: PathBuf,
-        record: usize,
-        qsl_idx: usize,
-        message: String,
-    },
-}
 
 /// A top-1 score.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,37 +63,15 @@ impl Top1 {
     }
 }
 
-#[derive(Deserialize)]
-struct Record {
-    qsl_idx: usize,
-    data: String,
-}
-
-/// Scores the accuracy log at `log` for `benchmark`.
-pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Top1, AccuracyError> {
-    let (labels_path, output, reference_path, threshold) = match &benchmark.accuracy {
-        Accuracy::Top1 {
-            labels,
-            output,
-            reference,
-            threshold,
-        } => (labels, *output, reference, *threshold),
-        Accuracy::Unavailable { why } => {
-            return Err(AccuracyError::Unavailable {
-                benchmark: benchmark.name.clone(),
-                why: why.clone(),
-            })
-        }
-    };
+/// Scores the accuracy log at `log` against `labels`.
+pub(super) fn evaluate(
+    log: &Path,
+    labels_path: &Path,
+    output: OutputEncoding,
+    reference: Option<&Path>,
+    threshold: f64,
+) -> Result<Top1, AccuracyError> {
     let labels = read_labels(labels_path)?;
-    let file_error = |path: &Path, message: String| AccuracyError::File {
-        path: path.to_path_buf(),
-        message,
-    };
-    let text = std::fs::read_to_string(log).map_err(|e| file_error(log, e.to_string()))?;
-    let records: Vec<Record> = serde_json::from_str(&text)
-        .map_err(|e| file_error(log, format!("not an MLPerf accuracy log: {e}")))?;
-    let mut seen = vec![false; labels.len()];
     let mut score = Top1 {
         good: 0,
         total: 0,
@@ -118,44 +79,17 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Top1, AccuracyError
         reference: None,
         threshold,
     };
-    for (number, record) in records.iter().enumerate() {
-        let record_error = |message: String| AccuracyError::Record {
-            path: log.to_path_buf(),
-            record: number,
-            qsl_idx: record.qsl_idx,
-            message,
-        };
-        let Some(label) = labels.get(record.qsl_idx) else {
-            return Err(record_error(format!(
-                "beyond the {} labels of {}",
-                labels.len(),
-                labels_path.display()
-            )));
-        };
-        if std::mem::replace(&mut seen[record.qsl_idx], true) {
-            score.duplicates += 1;
-            continue;
-        }
-        let bytes = decode_hex(&record.data).map_err(record_error)?;
-        let class = predicted_class(&bytes, output).map_err(record_error)?;
+    let what = format!("labels of {}", labels_path.display());
+    score.duplicates = for_each_response(log, labels.len(), &what, |index, bytes| {
+        let class = predicted_class(bytes, output)?;
         score.total += 1;
-        score.good += usize::from(class == *label);
-    }
-    if let Some(path) = reference_path {
+        score.good += usize::from(class == labels[index]);
+        Ok(())
+    })?;
+    if let Some(path) = reference {
         score.reference = Some(read_reference(path)?);
     }
     Ok(score)
-}
-
-/// Scores the log and writes `accuracy.txt` beside it; returns the score.
-pub fn evaluate_into(benchmark: &Benchmark, log: &Path) -> Result<(Top1, PathBuf), AccuracyError> {
-    let score = evaluate(benchmark, log)?;
-    let out = log.with_file_name("accuracy.txt");
-    std::fs::write(&out, score.report()).map_err(|e| AccuracyError::File {
-        path: out.clone(),
-        message: e.to_string(),
-    })?;
-    Ok((score, out))
 }
 
 fn predicted_class(bytes: &[u8], output: OutputEncoding) -> Result<i64, String> {
@@ -190,25 +124,9 @@ fn predicted_class(bytes: &[u8], output: OutputEncoding) -> Result<i64, String> 
     }
 }
 
-fn decode_hex(text: &str) -> Result<Vec<u8>, String> {
-    if !text.len().is_multiple_of(2) {
-        return Err("odd number of hex digits in data".into());
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| {
-            u8::from_str_radix(&text[i..i + 2], 16)
-                .map_err(|_| format!("data is not hex: {:?}", &text[i..i + 2]))
-        })
-        .collect()
-}
-
 /// Integer labels from a `.npy` file of one integer per sample.
 fn read_labels(path: &Path) -> Result<Vec<i64>, AccuracyError> {
-    let error = |message: String| AccuracyError::File {
-        path: path.to_path_buf(),
-        message,
-    };
+    let error = |message: String| file_error(path, message);
     let mut source = NpySource::open(path).map_err(|e| error(e.to_string()))?;
     let dtype = source.layout().dtype;
     let mut labels = Vec::with_capacity(source.len());
@@ -234,32 +152,15 @@ fn read_labels(path: &Path) -> Result<Vec<i64>, AccuracyError> {
 
 /// The reference top-1 from a `reference.json` (`onnxruntime_top1`, else `top1`).
 fn read_reference(path: &Path) -> Result<(f64, String), AccuracyError> {
-    let error = |message: String| AccuracyError::File {
-        path: path.to_path_buf(),
-        message,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
-    let json: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| error(format!("invalid JSON: {e}")))?;
-    for (key, source) in [
-        ("onnxruntime_top1", "ONNX Runtime's own result"),
-        ("top1", "reference"),
-    ] {
-        if let Some(value) = json.get(key).and_then(serde_json::Value::as_f64) {
-            let version = json
-                .get("onnxruntime_version")
-                .and_then(|v| v.as_str())
-                .map(|v| format!(" {v}"))
-                .unwrap_or_default();
-            let source = if key == "onnxruntime_top1" {
-                format!("ONNX Runtime{version} from Python on the same model")
-            } else {
-                source.to_string()
-            };
-            return Ok((value, source));
-        }
+    let (json, onnxruntime) = read_reference_json(path)?;
+    if let Some(value) = json.get("onnxruntime_top1").and_then(|v| v.as_f64()) {
+        return Ok((value, onnxruntime));
     }
-    Err(error(
+    if let Some(value) = json.get("top1").and_then(|v| v.as_f64()) {
+        return Ok((value, "reference".into()));
+    }
+    Err(file_error(
+        path,
         "no reference accuracy (expected onnxruntime_top1 or top1)".into(),
     ))
 }
@@ -281,8 +182,6 @@ mod tests {
         assert_eq!(predicted_class(&scores, OutputEncoding::Float32), Ok(1));
         assert!(predicted_class(&[1, 2, 3], OutputEncoding::Int64).is_err());
         assert!(predicted_class(&[1, 2, 3], OutputEncoding::Float32).is_err());
-        assert_eq!(decode_hex("00FFa0"), Ok(vec![0, 255, 160]));
-        assert!(decode_hex("0G").is_err());
     }
 
     #[test]
