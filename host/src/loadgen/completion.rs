@@ -180,7 +180,10 @@ pub(crate) struct Shared {
     pub(crate) series_start: AtomicU64,
     /// Samples completed since the test began (each counted once).
     pub(crate) completed: AtomicU64,
-    waiting: AtomicBool,
+    /// The completed count the parked issuer waits for (u64::MAX: not waiting). Completions
+    /// wake it only on reaching it: a wake per batch would cost a context switch each,
+    /// taken from the SUT's threads on a small machine.
+    wake_at: AtomicU64,
     issuer: OnceLock<Thread>,
     duplicate: AtomicU64,
     unknown: AtomicU64,
@@ -220,7 +223,7 @@ impl Shared {
             issued_end: AtomicU64::new(0),
             series_start: AtomicU64::new(0),
             completed: AtomicU64::new(0),
-            waiting: AtomicBool::new(false),
+            wake_at: AtomicU64::new(u64::MAX),
             issuer: OnceLock::new(),
             duplicate: AtomicU64::new(0),
             unknown: AtomicU64::new(0),
@@ -291,10 +294,10 @@ impl Shared {
         let mut last_seen = self.completed.load(Ordering::Acquire);
         let mut idle_since = Instant::now();
         loop {
-            self.waiting.store(true, Ordering::SeqCst);
+            self.wake_at.store(target, Ordering::SeqCst);
             let done = self.completed.load(Ordering::SeqCst);
             if done >= target {
-                self.waiting.store(false, Ordering::Relaxed);
+                self.wake_at.store(u64::MAX, Ordering::Relaxed);
                 return true;
             }
             if done != last_seen {
@@ -303,16 +306,18 @@ impl Shared {
             }
             let idle = idle_since.elapsed();
             if idle >= idle_timeout {
-                self.waiting.store(false, Ordering::Relaxed);
+                self.wake_at.store(u64::MAX, Ordering::Relaxed);
                 return false;
             }
+            // Woken at the target; otherwise back every 50 ms to see progress for the timeout.
             std::thread::park_timeout((idle_timeout - idle).min(Duration::from_millis(50)));
-            self.waiting.store(false, Ordering::Relaxed);
+            self.wake_at.store(u64::MAX, Ordering::Relaxed);
         }
     }
 
-    fn wake_issuer(&self) {
-        if self.waiting.load(Ordering::SeqCst) {
+    /// `completed` is the count after a completion: wakes the issuer if it reached its target.
+    fn wake_issuer(&self, completed: u64) {
+        if completed >= self.wake_at.load(Ordering::SeqCst) {
             if let Some(thread) = self.issuer.get() {
                 thread.unpark();
             }
@@ -359,8 +364,9 @@ impl Shared {
                 }
             }
             if newly_completed > 0 {
-                self.completed.fetch_add(newly_completed, Ordering::SeqCst);
-                self.wake_issuer();
+                let completed =
+                    self.completed.fetch_add(newly_completed, Ordering::SeqCst) + newly_completed;
+                self.wake_issuer(completed);
             }
             if logged != 0 {
                 for (position, response) in chunk.iter().enumerate() {

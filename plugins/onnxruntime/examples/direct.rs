@@ -215,39 +215,56 @@ fn bench<T: PrimitiveTensorElementType + Debug + Clone + Send + Sync + 'static>(
             .map(|_| Runner::new(args, environment))
             .collect::<ort::Result<Vec<_>>>()?;
         let per_worker = n.div_ceil(workers);
-        let pass = |runners: &mut Vec<Runner>| -> ort::Result<Duration> {
-            let started = Instant::now();
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = runners
-                    .iter_mut()
-                    .enumerate()
-                    .map(|(w, runner)| {
-                        let first = w * per_worker;
-                        let last = ((w + 1) * per_worker).min(n);
-                        scope.spawn(move || -> ort::Result<()> {
-                            for start in (first..last).step_by(args.batch) {
-                                let count = args.batch.min(last - start);
-                                let samples = &data[start * row..(start + count) * row];
+        // Long-lived workers (as the plugin's are), started together each pass by a barrier:
+        // one warm-up pass, then --passes timed ones.
+        let start = std::sync::Barrier::new(workers + 1);
+        let done = std::sync::Barrier::new(workers + 1);
+        // Each worker's start and end of the pass: timed on the workers, as on 2 cores the
+        // main thread may not run again until they finish.
+        let spans = std::sync::Mutex::new(Vec::new());
+        let mut rates = Vec::new();
+        std::thread::scope(|scope| -> ort::Result<()> {
+            let handles: Vec<_> = runners
+                .iter_mut()
+                .enumerate()
+                .map(|(w, runner)| {
+                    let first = w * per_worker;
+                    let last = ((w + 1) * per_worker).min(n);
+                    let (start, done, spans) = (&start, &done, &spans);
+                    scope.spawn(move || -> ort::Result<()> {
+                        for _ in 0..=args.passes {
+                            start.wait();
+                            let began = Instant::now();
+                            for at in (first..last).step_by(args.batch) {
+                                let count = args.batch.min(last - at);
+                                let samples = &data[at * row..(at + count) * row];
                                 runner.run(sample_shape, samples, count)?;
                             }
-                            Ok(())
-                        })
+                            spans.lock().unwrap().push((began, Instant::now()));
+                            done.wait();
+                        }
+                        Ok(())
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .try_for_each(|h| h.join().expect("worker panicked"))
-            })?;
-            Ok(started.elapsed())
-        };
-        pass(&mut runners)?; // warm-up
-        let mut rates = Vec::new();
-        for p in 0..args.passes {
-            let elapsed = pass(&mut runners)?;
-            let rate = n as f64 / elapsed.as_secs_f64();
-            println!("pass {p}: {n} samples in {elapsed:?}: {rate:.0} samples/s");
-            rates.push(rate);
-        }
+                })
+                .collect();
+            for p in 0..=args.passes {
+                start.wait();
+                done.wait();
+                let spans = std::mem::take(&mut *spans.lock().unwrap());
+                let began = spans.iter().map(|s| s.0).min().expect("a span per worker");
+                let ended = spans.iter().map(|s| s.1).max().expect("a span per worker");
+                let elapsed = ended - began;
+                if p == 0 {
+                    continue; // warm-up
+                }
+                let rate = n as f64 / elapsed.as_secs_f64();
+                println!("pass {p}: {n} samples in {elapsed:?}: {rate:.0} samples/s");
+                rates.push(rate);
+            }
+            handles
+                .into_iter()
+                .try_for_each(|h| h.join().expect("worker panicked"))
+        })?;
         rates.sort_by(f64::total_cmp);
         println!(
             "offline: batch {}, {} worker(s), intra {}: median {:.0} samples/s (best {:.0})",
