@@ -4,12 +4,14 @@
 //! ```sh
 //! cargo run --release -p mlperf-plugin-onnxruntime --example direct -- \
 //!     --model M.onnx --inputs X.npy --library /path/to/libonnxruntime.so.1.31.1 \
-//!     [--batch 64] [--intra 1] [--passes 5] [--workers 1] [--output NAME] \
+//!     [--batch 64] [--intra 1] [--passes 5] [--workers 1] [--output NAME] [--shuffled] \
 //!     --mode offline|single-stream
 //! ```
 //!
 //! offline: every sample in batches of --batch, by --workers threads (one session each, the
-//! samples split between them), --passes times; prints samples/s per pass.
+//! samples split between them), --passes times; prints samples/s per pass. Batches are
+//! slices of the file's array, in order; with --shuffled each batch is gathered (copied) from
+//! samples in a random order, as an MLPerf Offline query hands them to any harness.
 //! single-stream: one sample at a time, in order, --passes times over the data set; prints
 //! p50/p90 latency and queries/s.
 
@@ -31,12 +33,14 @@ struct Args {
     workers: usize,
     output: Option<String>,
     offline: bool,
+    shuffled: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
     let (mut model, mut inputs, mut library, mut mode, mut output) = (None, None, None, None, None);
     let (mut batch, mut intra, mut passes, mut workers) = (64, 1, 5, 1);
+    let mut shuffled = false;
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or(format!("{flag} needs a value"));
         let number = |text: String| {
@@ -55,6 +59,7 @@ fn parse_args() -> Result<Args, String> {
             "--intra" => intra = number(value()?)?,
             "--passes" => passes = number(value()?)?,
             "--workers" => workers = number(value()?)?,
+            "--shuffled" => shuffled = true,
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -80,6 +85,7 @@ fn parse_args() -> Result<Args, String> {
         workers,
         output,
         offline,
+        shuffled,
     })
 }
 
@@ -196,6 +202,19 @@ impl Runner {
     }
 }
 
+/// 0..n in a random order (xorshift, fixed seed; Fisher-Yates).
+fn shuffled_order(n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    for i in (1..n).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        order.swap(i, (state % (i as u64 + 1)) as usize);
+    }
+    order
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1]
 }
@@ -215,6 +234,7 @@ fn bench<T: PrimitiveTensorElementType + Debug + Clone + Send + Sync + 'static>(
             .map(|_| Runner::new(args, environment))
             .collect::<ort::Result<Vec<_>>>()?;
         let per_worker = n.div_ceil(workers);
+        let order = shuffled_order(n);
         // Long-lived workers (as the plugin's are), started together each pass by a barrier:
         // one warm-up pass, then --passes timed ones.
         let start = std::sync::Barrier::new(workers + 1);
@@ -230,15 +250,26 @@ fn bench<T: PrimitiveTensorElementType + Debug + Clone + Send + Sync + 'static>(
                 .map(|(w, runner)| {
                     let first = w * per_worker;
                     let last = ((w + 1) * per_worker).min(n);
-                    let (start, done, spans) = (&start, &done, &spans);
+                    let (start, done, spans, order) = (&start, &done, &spans, &order);
                     scope.spawn(move || -> ort::Result<()> {
+                        let mut gathered: Vec<T> = Vec::with_capacity(args.batch * row);
                         for _ in 0..=args.passes {
                             start.wait();
                             let began = Instant::now();
                             for at in (first..last).step_by(args.batch) {
                                 let count = args.batch.min(last - at);
-                                let samples = &data[at * row..(at + count) * row];
-                                runner.run(sample_shape, samples, count)?;
+                                if args.shuffled {
+                                    gathered.clear();
+                                    for &index in &order[at..at + count] {
+                                        gathered.extend_from_slice(
+                                            &data[index * row..(index + 1) * row],
+                                        );
+                                    }
+                                    runner.run(sample_shape, &gathered, count)?;
+                                } else {
+                                    let samples = &data[at * row..(at + count) * row];
+                                    runner.run(sample_shape, samples, count)?;
+                                }
                             }
                             spans.lock().unwrap().push((began, Instant::now()));
                             done.wait();

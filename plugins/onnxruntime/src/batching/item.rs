@@ -67,13 +67,27 @@ pub struct Run {
 /// Checks every sample of a query; its runs of equal shape, in order.
 pub fn check_all(samples: &[Sample<'_>], input: &InputSpec) -> Result<Vec<Run>, String> {
     let mut runs: Vec<Run> = Vec::new();
+    let mut previous: Option<&Sample<'_>> = None;
     for (i, sample) in samples.iter().enumerate() {
+        // A sample laid out as the one before passes as it did (most queries hold one form).
+        if previous.is_some_and(|p| same_form(p, sample)) {
+            continue;
+        }
+        previous = Some(sample);
         let shape = check(sample, input)?;
         if runs.last().is_none_or(|run| run.shape != shape) {
             runs.push(Run { start: i, shape });
         }
     }
     Ok(runs)
+}
+
+/// Same element type, shape and byte length, and data present.
+fn same_form(a: &Sample<'_>, b: &Sample<'_>) -> bool {
+    a.dtype() == b.dtype()
+        && a.data().len() == b.data().len()
+        && !b.data().is_empty()
+        && a.shape() == b.shape()
 }
 
 /// Checks `sample` against the model input: data present, element type, shape (a leading 1

@@ -16,6 +16,9 @@ use super::item::{ranges, Item, Run, SampleShape};
 use super::Failure;
 use crate::session::engine::Engine;
 
+/// The most samples `submit` queues at once.
+const SUBMIT_CHUNK: usize = 16_384;
+
 /// Samples of one shape issued together (a query, or a run of one shape within it).
 struct Segment {
     shape: SampleShape,
@@ -121,20 +124,26 @@ impl Workers {
     /// Queues a query's checked samples (`runs` from `check_all`).
     pub fn submit(&self, samples: &[Sample<'_>], runs: &[Run]) {
         let arrived = Instant::now();
-        let segments = ranges(runs, samples.len()).map(|(range, shape)| Segment {
-            shape: *shape,
-            arrived,
-            items: samples[range].iter().map(Item::of).collect(),
-            next: 0,
-        });
-        let mut queue = self.shared.lock();
-        queue.segments.extend(segments);
-        queue.pending += samples.len();
-        drop(queue);
-        if samples.len() >= self.shared.max_batch {
-            self.shared.changed.notify_all();
-        } else {
-            self.shared.changed.notify_one();
+        for (range, shape) in ranges(runs, samples.len()) {
+            // A large (Offline) query is queued a chunk at a time, so the workers start on the
+            // first while the rest is copied in.
+            for chunk in samples[range].chunks(SUBMIT_CHUNK) {
+                let segment = Segment {
+                    shape: *shape,
+                    arrived,
+                    items: chunk.iter().map(Item::of).collect(),
+                    next: 0,
+                };
+                let mut queue = self.shared.lock();
+                queue.segments.push_back(segment);
+                queue.pending += chunk.len();
+                drop(queue);
+                if chunk.len() >= self.shared.max_batch {
+                    self.shared.changed.notify_all();
+                } else {
+                    self.shared.changed.notify_one();
+                }
+            }
         }
     }
 
