@@ -1,0 +1,114 @@
+//! Power meters. Each is a [`PowerSource`]: started before the LoadGen run's first issue,
+//! stopped after its last completion, sampling on its own thread in between, never on the
+//! issue path. [`open`] makes one from its command-line spec.
+
+mod simulated;
+
+use std::time::Duration;
+
+pub use simulated::Simulated;
+
+use crate::trace::Trace;
+
+/// What a meter measures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// The whole system at the wall socket (what MLPerf power results are).
+    Wall,
+    /// One component (a GPU, a CPU package); not MLPerf power.
+    Component(String),
+}
+
+/// Where the readings come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+    /// A power analyzer through SPEC PTDaemon.
+    Ptd,
+    /// Counters of this host (NVML, RAPL, hwmon, a power plugin).
+    OnHost,
+    /// Made up (`sim:`, the PTDaemon simulator): never a measurement.
+    Simulated,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceInfo {
+    /// The spec it was opened from, e.g. "sim:200".
+    pub name: String,
+    pub scope: Scope,
+    pub provenance: Provenance,
+    /// The nominal time between samples.
+    pub period: Duration,
+    /// What the meter says it is (a PTDaemon Identify reply, a GPU name, ...).
+    pub identity: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("power source {spec:?}: {message}")]
+    Spec { spec: String, message: String },
+    #[error("power source {name}: {message}")]
+    Failed { name: String, message: String },
+}
+
+/// A power meter.
+pub trait PowerSource: Send {
+    fn info(&self) -> SourceInfo;
+    /// Begins sampling (on the source's own thread); `mark` names the measurement.
+    fn start(&mut self, mark: &str) -> Result<(), SourceError>;
+    /// Ends sampling and returns what was recorded since `start`.
+    fn stop(&mut self) -> Result<Trace, SourceError>;
+}
+
+/// The source a spec names: `sim:WATTS` (a constant draw, simulated).
+pub fn open(spec: &str) -> Result<Box<dyn PowerSource>, SourceError> {
+    let error = |message: String| SourceError::Spec {
+        spec: spec.to_owned(),
+        message,
+    };
+    let (kind, argument) = spec.split_once(':').unwrap_or((spec, ""));
+    match kind {
+        "sim" => {
+            let watts: f64 = argument.parse().map_err(|_| {
+                error(format!(
+                    "sim:WATTS takes a power in watts, e.g. sim:200, not {argument:?}"
+                ))
+            })?;
+            if !(watts > 0.0 && watts.is_finite()) {
+                return Err(error(format!(
+                    "{watts} W: a simulated draw must be positive"
+                )));
+            }
+            Ok(Box::new(Simulated::constant(
+                spec,
+                watts,
+                Duration::from_secs(1),
+            )))
+        }
+        other => Err(error(format!("unknown kind {other:?} (known: sim:WATTS)"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_are_checked() {
+        let source = open("sim:200").unwrap();
+        let info = source.info();
+        assert_eq!(info.provenance, Provenance::Simulated);
+        assert_eq!(info.scope, Scope::Wall);
+        for (spec, words) in [
+            ("sim:abc", "sim:WATTS"),
+            ("sim:-5", "positive"),
+            ("sim:", "sim:WATTS"),
+            ("ptdx://h:1", "unknown kind \"ptdx"),
+        ] {
+            let error = open(spec).map(|_| ()).unwrap_err().to_string();
+            assert!(
+                error.contains(words) && error.contains(spec),
+                "{spec}: {error}"
+            );
+        }
+    }
+}
