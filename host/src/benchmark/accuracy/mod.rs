@@ -45,14 +45,6 @@ impl Score {
             Score::Cosine(score) => score.report(),
         }
     }
-
-    /// Whether the run reaches its threshold (None when there is nothing to compare with).
-    pub fn passes(&self) -> Option<bool> {
-        match self {
-            Score::Top1(score) => score.meets_reference(),
-            Score::Cosine(score) => Some(score.passes()),
-        }
-    }
 }
 
 /// One response of the accuracy log.

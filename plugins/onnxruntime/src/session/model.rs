@@ -75,15 +75,24 @@ impl InputSpec {
         self.feeds.iter().any(|feed| feed.row.is_some())
     }
 
+    /// The names of the model inputs a sample feeds, in the order of its rows.
+    pub fn names_in_row_order(&self) -> Vec<&str> {
+        let mut feeds: Vec<&Feed> = self.feeds.iter().collect();
+        feeds.sort_by_key(|feed| feed.row);
+        feeds.iter().map(|feed| feed.name.as_str()).collect()
+    }
+
     /// "model input 'x'", or "model inputs 'a', 'b' (stacked_inputs)" for messages.
     pub fn label(&self) -> String {
+        let quoted: Vec<String> = self
+            .names_in_row_order()
+            .iter()
+            .map(|name| format!("'{name}'"))
+            .collect();
         if self.is_stacked() {
-            let mut rows: Vec<&Feed> = self.feeds.iter().collect();
-            rows.sort_by_key(|feed| feed.row);
-            let names: Vec<String> = rows.iter().map(|f| format!("'{}'", f.name)).collect();
-            format!("model inputs {} (stacked_inputs)", names.join(", "))
+            format!("model inputs {} (stacked_inputs)", quoted.join(", "))
         } else {
-            format!("model input '{}'", self.feeds[0].name)
+            format!("model input {}", quoted[0])
         }
     }
 }
@@ -166,13 +175,11 @@ impl Io {
         let input = &self.input;
         let mut dims = vec![if input.batch_of_one { 1 } else { -1 }];
         dims.extend(&input.sample_dims);
+        let names = input.names_in_row_order();
         if input.is_stacked() {
-            let mut rows: Vec<&Feed> = input.feeds.iter().collect();
-            rows.sort_by_key(|feed| feed.row);
-            let names: Vec<&str> = rows.iter().map(|f| f.name.as_str()).collect();
             format!("[{}]: {} {dims:?}", names.join(", "), input.ty)
         } else {
-            format!("{}: {} {dims:?}", input.feeds[0].name, input.ty)
+            format!("{}: {} {dims:?}", names[0], input.ty)
         }
     }
 }
