@@ -13,5 +13,5 @@ pub mod trace;
 pub use account::{account, EnergyReport};
 pub use clock::RunWindow;
 pub use metrics::{metrics, PerformanceFigures, PowerMetrics, PowerScenario};
-pub use source::{PowerSource, Provenance, Scope, SourceError, SourceInfo};
+pub use source::{Phase, PowerSource, Provenance, Scope, SourceError, SourceInfo};
 pub use trace::{PowerSample, Trace};

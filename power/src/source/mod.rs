@@ -50,13 +50,46 @@ pub enum SourceError {
     Failed { name: String, message: String },
 }
 
-/// A power meter.
+/// The two runs of MLCommons' power procedure: a ranging run with the analyzer's ranges on
+/// automatic, then the testing run (the one that counts) at the ranges ranging measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Ranging,
+    Testing,
+}
+
+impl Phase {
+    /// As in the official marks and directories: `ranging`, `testing`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Ranging => "ranging",
+            Phase::Testing => "testing",
+        }
+    }
+}
+
+/// A power meter. The host calls, for each run: `prepare(phase)`, `start(mark)` before the
+/// first issue, `stop()` after the last completion; and `finish()` once at the end.
 pub trait PowerSource: Send {
     fn info(&self) -> SourceInfo;
+    /// Whether the meter needs a ranging run before the testing run (a PTDaemon analyzer);
+    /// when any source does, the host runs the workload twice.
+    fn needs_ranging(&self) -> bool {
+        false
+    }
+    /// Sets the meter up for a run (PTDaemon: automatic ranges for ranging, the measured
+    /// maxima for testing).
+    fn prepare(&mut self, _phase: Phase) -> Result<(), SourceError> {
+        Ok(())
+    }
     /// Begins sampling (on the source's own thread); `mark` names the measurement.
     fn start(&mut self, mark: &str) -> Result<(), SourceError>;
     /// Ends sampling and returns what was recorded since `start`.
     fn stop(&mut self) -> Result<Trace, SourceError>;
+    /// After the last run: restores what `prepare` changed and lets go of the meter.
+    fn finish(&mut self) -> Result<(), SourceError> {
+        Ok(())
+    }
 }
 
 /// The source a spec names: `sim:WATTS` (a constant draw, simulated).
