@@ -2,6 +2,10 @@
 //! stopped after its last completion, sampling on its own thread in between, never on the
 //! issue path. [`open`] makes one from its command-line spec.
 
+mod hwmon;
+mod nvml;
+pub mod ptd;
+mod rapl;
 mod simulated;
 
 use std::time::Duration;
@@ -92,7 +96,8 @@ pub trait PowerSource: Send {
     }
 }
 
-/// The source a spec names: `sim:WATTS` (a constant draw, simulated).
+/// The source a spec names: `sim:WATTS` (a constant draw, simulated), `ptd://HOST:PORT`,
+/// `nvml[:INDEX]`, `rapl`, `hwmon`. (`plugin:PATH` is the host's: it loads plugins.)
 pub fn open(spec: &str) -> Result<Box<dyn PowerSource>, SourceError> {
     let error = |message: String| SourceError::Spec {
         spec: spec.to_owned(),
@@ -117,7 +122,13 @@ pub fn open(spec: &str) -> Result<Box<dyn PowerSource>, SourceError> {
                 Duration::from_secs(1),
             )))
         }
-        other => Err(error(format!("unknown kind {other:?} (known: sim:WATTS)"))),
+        "ptd" => ptd::open(spec, argument.trim_start_matches("//")),
+        "nvml" => nvml::open(spec, argument),
+        "rapl" => rapl::open(spec, argument),
+        "hwmon" => hwmon::open(spec, argument),
+        other => Err(error(format!(
+            "unknown kind {other:?} (known: sim:WATTS, ptd://HOST:PORT, nvml[:INDEX], rapl, hwmon)"
+        ))),
     }
 }
 

@@ -1,0 +1,11 @@
+//! `hwmon`: (to be written).
+
+use super::{PowerSource, SourceError};
+
+/// The source `hwmon[:ARGUMENT]` names.
+pub fn open(spec: &str, _argument: &str) -> Result<Box<dyn PowerSource>, SourceError> {
+    Err(SourceError::Spec {
+        spec: spec.to_owned(),
+        message: "not built yet".into(),
+    })
+}
