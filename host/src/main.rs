@@ -30,6 +30,9 @@ enum Command {
     /// List or inspect backend plugins.
     #[command(subcommand)]
     Plugins(cli::plugins::PluginsCommand),
+    /// Power results from a session's spl.txt and LoadGen logs.
+    #[command(subcommand)]
+    Power(cli::power::report_command::PowerCommand),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
         Command::Accuracy(args) => cli::benchmark::accuracy_main(&args),
         Command::Bench(args) => cli::exit_with(run_bench(&args)),
         Command::Plugins(command) => cli::plugins::main(&command),
+        Command::Power(command) => cli::power::report_command::main(&command),
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod benchmark;
 pub mod library;
 pub mod plugins;
+pub mod power;
 pub mod progress;
 pub mod run;
 pub mod set;

@@ -18,12 +18,14 @@ use mlperf_host::loadgen::{
 };
 
 use super::library::Library;
+use super::power::{self, report::PowerResult, Meters};
 use super::progress::ProgressWatcher;
 use super::set::{self, Override};
 use super::summary;
 use mlperf_host::benchmark::Benchmark;
 use mlperf_host::loadgen::{EffectiveSettings, StopReason};
 use mlperf_host::plugin::PluginSut;
+use mlperf_power::Phase;
 
 /// Exit status of a completed run that is INVALID under `--require-valid`.
 pub const EXIT_INVALID: u8 = 3;
@@ -129,9 +131,14 @@ pub struct RunArgs {
     /// More log output on stderr (-v info, -vv debug, -vvv trace).
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
-    /// Exit with status 3 when the result is INVALID.
+    /// Exit with status 3 when the result (or, with --power, the power result) is INVALID.
     #[arg(long)]
     pub require_valid: bool,
+    /// Measure power over the run with this meter: sim:WATTS or sim:FILE (simulated),
+    /// ptd://HOST:PORT (SPEC PTDaemon: a ranging run, then the testing run), nvml[:INDEX],
+    /// rapl, hwmon[:CHIP], plugin:PATH|NAME. Repeatable: a wall meter beside component meters.
+    #[arg(long, value_name = "SOURCE")]
+    pub power: Vec<String>,
     /// Give up on samples that never complete after this long without progress (seconds, or a
     /// duration with a unit).
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
@@ -182,15 +189,12 @@ pub struct RunArgs {
 pub fn main(args: &RunArgs) -> ExitCode {
     super::init_logging(args.verbose, args.quiet);
     match run(args) {
-        Ok(result) => {
+        Ok(RunOutcome {
+            result,
+            power_valid,
+        }) => {
             // A backend that failed or panicked: the logs are written, but this is an error.
-            let failure = result.series.iter().find_map(|series| match &series.stop {
-                StopReason::SutFailed(message) | StopReason::SutPanicked(message) => {
-                    Some(message.clone())
-                }
-                _ => None,
-            });
-            if let Some(message) = failure {
+            if let Some(message) = failure(&result) {
                 eprintln!("error: the system under test failed: {message} (the run is INVALID; logs in {})", args.out.display());
                 return ExitCode::FAILURE;
             }
@@ -207,14 +211,24 @@ pub fn main(args: &RunArgs) -> ExitCode {
                 );
                 return ExitCode::from(EXIT_INVALID);
             }
+            if power_valid == Some(false) && args.require_valid {
+                eprintln!("error: the power result is INVALID (--require-valid); see power_summary.json in {}", args.out.display());
+                return ExitCode::from(EXIT_INVALID);
+            }
             ExitCode::SUCCESS
         }
         Err(error) => super::report_error(&error),
     }
 }
 
-/// Everything up to and including printing the summary.
-fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
+/// What a run produced: the test's result and, with `--power`, its power result.
+struct RunOutcome {
+    result: TestResult,
+    power_valid: Option<bool>,
+}
+
+/// Everything up to and including printing the summary (and the power block).
+fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
     let benchmark = args
         .benchmark
         .as_deref()
@@ -225,27 +239,17 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
     if let Some(benchmark) = benchmark {
         super::benchmark::check_mode(benchmark, settings.mode)?;
     }
+    if !args.power.is_empty() {
+        power::check_mode(settings.mode)?;
+    }
     let audit_config = check_audit_config(args.audit_conf.as_deref())?;
+    // A meter that cannot be reached is refused here, before anything runs.
+    let mut meters = Meters::open(&args.power)?;
     let mut library = Library::open(args, benchmark)?;
     // A bad plugin is refused here, before anything runs.
     let mut sut = open_plugin(args, benchmark, settings.scenario)?;
     library.attach(&mut sut);
     prepare_out_dir(&args.out)?;
-
-    // The bar: on a terminal, not --quiet; the watcher also runs for the debug log.
-    let progress = ProgressWatcher::start(!args.quiet && std::io::stderr().is_terminal());
-    let log = LogSettings {
-        log_output: LogOutputSettings {
-            outdir: Some(args.out.clone()),
-            ..LogOutputSettings::default()
-        },
-        enable_trace: args.trace,
-        drain_timeout: args.drain_timeout,
-        audit_config,
-        progress: progress.as_ref().map(ProgressWatcher::handle),
-        provenance: [sut.provenance(), library.provenance()].concat(),
-        ..LogSettings::default()
-    };
     tracing::info!(
         scenario = %settings.scenario,
         mode = %settings.mode,
@@ -255,10 +259,99 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
     );
     tracing::debug!(?settings, "requested settings");
 
+    // MLCommons' procedure: a ranging run at automatic analyzer ranges, then the testing run.
+    let mut ranging = None;
+    if let Some(meters) = meters.as_mut().filter(|m| m.needs_ranging()) {
+        let out = args.out.join("ranging");
+        prepare_out_dir(&out)?;
+        if !args.quiet {
+            println!(
+                "Ranging run (power analyzer ranges on automatic), logs in {}",
+                out.display()
+            );
+        }
+        let mark = meters.start(Phase::Ranging)?;
+        let result = run_once(
+            args,
+            &sut,
+            &mut library,
+            &settings,
+            audit_config.clone(),
+            &out,
+        );
+        let recording = meters.stop(mark);
+        let result = result?;
+        if result.series.iter().any(|s| s.never_completed > 0) || failure(&result).is_some() {
+            bail!(
+                "the ranging run did not complete (logs in {}); the testing run was not started",
+                out.display()
+            );
+        }
+        ranging = Some((result, recording, out));
+    }
+    let mark = match meters.as_mut() {
+        Some(meters) => Some(meters.start(Phase::Testing)?),
+        None => None,
+    };
+    let result = run_once(args, &sut, &mut library, &settings, audit_config, &args.out);
+    let recording = meters.as_mut().zip(mark).map(|(m, mark)| m.stop(mark));
+    if let Some(meters) = meters {
+        meters.finish();
+    }
+    // Destroying the instance stops the plugin's threads.
+    drop(sut);
+    let result = result?;
+
+    if let Some(files) = &result.log_files {
+        tracing::info!(summary = %files.summary.display(), "logs written");
+    }
+    if !args.quiet {
+        print!("{}", render_summary(&result));
+    }
+    let accuracy_run = matches!(
+        result.requested.mode,
+        TestMode::AccuracyOnly | TestMode::SubmissionRun
+    );
+    if let (Some(benchmark), true) = (benchmark, accuracy_run) {
+        super::benchmark::score(benchmark, &args.out, args.quiet)?;
+    }
+    let power_valid = match recording {
+        Some(recording) => Some(report_power(args, &result, recording, ranging)?),
+        None => None,
+    };
+    Ok(RunOutcome {
+        result,
+        power_valid,
+    })
+}
+
+/// One LoadGen test into `out`.
+fn run_once(
+    args: &RunArgs,
+    sut: &PluginSut,
+    library: &mut Library,
+    settings: &TestSettings,
+    audit_config: Option<PathBuf>,
+    out: &Path,
+) -> anyhow::Result<TestResult> {
+    // The bar: on a terminal, not --quiet; the watcher also runs for the debug log.
+    let progress = ProgressWatcher::start(!args.quiet && std::io::stderr().is_terminal());
+    let log = LogSettings {
+        log_output: LogOutputSettings {
+            outdir: Some(out.to_path_buf()),
+            ..LogOutputSettings::default()
+        },
+        enable_trace: args.trace,
+        drain_timeout: args.drain_timeout,
+        audit_config,
+        progress: progress.as_ref().map(ProgressWatcher::handle),
+        provenance: [sut.provenance(), library.provenance()].concat(),
+        ..LogSettings::default()
+    };
     let qsl = library.as_qsl();
     // The hand-over buffer of a large Offline query is made before the clock starts.
     let (effective, _) = EffectiveSettings::new(
-        &settings,
+        settings,
         qsl.performance_sample_count() as u64,
         qsl.total_sample_count() as u64,
     );
@@ -275,28 +368,63 @@ fn run(args: &RunArgs) -> anyhow::Result<TestResult> {
             "cannot reserve the Offline query's hand-over buffer ahead; it is made at issue"
         );
     }
-    let result = start_test(&sut, qsl, &settings, &log);
-    // Destroying the instance stops the plugin's threads.
-    drop(sut);
+    let result = start_test(sut, qsl, settings, &log);
     if let Some(progress) = progress {
         progress.finish();
     }
-    let result = result.context("the test could not run")?;
+    result.context("the test could not run")
+}
 
-    if let Some(files) = &result.log_files {
-        tracing::info!(summary = %files.summary.display(), "logs written");
-    }
+/// Accounts the meters over the run's window; writes the traces, power_summary.json and
+/// result.json's `power`; prints the Power Summary. True when the power result is VALID.
+fn report_power(
+    args: &RunArgs,
+    result: &TestResult,
+    recording: power::Recording,
+    ranging: Option<(TestResult, power::Recording, PathBuf)>,
+) -> anyhow::Result<bool> {
+    let scenario = power::power_scenario(result.effective.scenario);
+    let window = power::run_window(result)
+        .ok_or_else(|| anyhow!("the run has no performance series to measure power over"))?;
+    let figures = power::performance_figures(result);
+    let mut sources = power::account_recording(&recording, &window, scenario, &figures);
+    power::write_traces(&args.out, &recording, &mut sources)?;
+    let ranging = match ranging {
+        Some((ranging_result, ranging_recording, out)) => {
+            let window = power::run_window(&ranging_result)
+                .ok_or_else(|| anyhow!("the ranging run has no performance series"))?;
+            let figures = power::performance_figures(&ranging_result);
+            let mut sources =
+                power::account_recording(&ranging_recording, &window, scenario, &figures);
+            power::write_traces(&out, &ranging_recording, &mut sources)?;
+            for source in &mut sources {
+                source.trace_file = source.trace_file.take().map(|f| format!("ranging/{f}"));
+            }
+            Some(sources)
+        }
+        None => None,
+    };
+    let mut power = PowerResult {
+        window,
+        scenario,
+        figures,
+        sources,
+        ranging,
+    };
+    power.compare_with_ranging();
+    power::write_summary(&args.out, &power)?;
     if !args.quiet {
-        print!("{}", render_summary(&result));
+        print!("{}", power::report::render(&power));
     }
-    let accuracy_run = matches!(
-        result.requested.mode,
-        TestMode::AccuracyOnly | TestMode::SubmissionRun
-    );
-    if let (Some(benchmark), true) = (benchmark, accuracy_run) {
-        super::benchmark::score(benchmark, &args.out, args.quiet)?;
-    }
-    Ok(result)
+    Ok(power.is_valid())
+}
+
+/// The message of a backend that failed or panicked.
+fn failure(result: &TestResult) -> Option<String> {
+    result.series.iter().find_map(|series| match &series.stop {
+        StopReason::SutFailed(message) | StopReason::SutPanicked(message) => Some(message.clone()),
+        _ => None,
+    })
 }
 
 /// `--model`, else the benchmark's name, else the official default of our examples.

@@ -105,23 +105,7 @@ pub fn open(spec: &str) -> Result<Box<dyn PowerSource>, SourceError> {
     };
     let (kind, argument) = spec.split_once(':').unwrap_or((spec, ""));
     match kind {
-        "sim" => {
-            let watts: f64 = argument.parse().map_err(|_| {
-                error(format!(
-                    "sim:WATTS takes a power in watts, e.g. sim:200, not {argument:?}"
-                ))
-            })?;
-            if !(watts > 0.0 && watts.is_finite()) {
-                return Err(error(format!(
-                    "{watts} W: a simulated draw must be positive"
-                )));
-            }
-            Ok(Box::new(Simulated::constant(
-                spec,
-                watts,
-                Duration::from_secs(1),
-            )))
-        }
+        "sim" => open_simulated(spec, argument),
         "ptd" => ptd::open(spec, argument.trim_start_matches("//")),
         "nvml" => nvml::open(spec, argument),
         "rapl" => rapl::open(spec, argument),
@@ -130,6 +114,62 @@ pub fn open(spec: &str) -> Result<Box<dyn PowerSource>, SourceError> {
             "unknown kind {other:?} (known: sim:WATTS, ptd://HOST:PORT, nvml[:INDEX], rapl, hwmon)"
         ))),
     }
+}
+
+/// `sim:WATTS` or `sim:FILE` (a recorded trace), each with an optional `?period_ms=N`
+/// (default 1000, as PTDaemon samples).
+fn open_simulated(spec: &str, argument: &str) -> Result<Box<dyn PowerSource>, SourceError> {
+    let error = |message: String| SourceError::Spec {
+        spec: spec.to_owned(),
+        message,
+    };
+    let (what, options) = split_options(argument);
+    let mut period = Duration::from_secs(1);
+    for (key, value) in options {
+        match key {
+            "period_ms" => {
+                period = value
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|ms| *ms > 0)
+                    .map(Duration::from_millis)
+                    .ok_or_else(|| error(format!("period_ms={value:?}: want milliseconds > 0")))?
+            }
+            other => {
+                return Err(error(format!(
+                    "unknown option {other:?} (known: period_ms)"
+                )))
+            }
+        }
+    }
+    if what.is_empty() {
+        return Err(error(
+            "sim: takes a power in watts (sim:200) or a trace file (sim:FILE)".into(),
+        ));
+    }
+    if let Ok(watts) = what.parse::<f64>() {
+        if !(watts > 0.0 && watts.is_finite()) {
+            return Err(error(format!(
+                "{watts} W: a simulated draw must be positive"
+            )));
+        }
+        return Ok(Box::new(Simulated::constant(spec, watts, period)));
+    }
+    let readings = Simulated::read_trace(std::path::Path::new(what)).map_err(error)?;
+    Ok(Box::new(Simulated::replay(spec, readings, period, what)))
+}
+
+/// `base?key=value&key=value` → the base and the options.
+pub fn split_options(argument: &str) -> (&str, Vec<(&str, &str)>) {
+    let Some((base, query)) = argument.split_once('?') else {
+        return (argument, Vec::new());
+    };
+    let options = query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
+        .collect();
+    (base, options)
 }
 
 #[cfg(test)]
@@ -142,10 +182,16 @@ mod tests {
         let info = source.info();
         assert_eq!(info.provenance, Provenance::Simulated);
         assert_eq!(info.scope, Scope::Wall);
+        assert_eq!(info.period, Duration::from_secs(1));
+        let fast = open("sim:150?period_ms=20").unwrap().info();
+        assert_eq!(fast.period, Duration::from_millis(20));
+        assert!(fast.identity.contains("150 W"));
         for (spec, words) in [
-            ("sim:abc", "sim:WATTS"),
+            ("sim:/nonexistent/trace.txt", "cannot read"),
             ("sim:-5", "positive"),
-            ("sim:", "sim:WATTS"),
+            ("sim:", "sim:200"),
+            ("sim:200?period_ms=0", "period_ms"),
+            ("sim:200?rate=3", "unknown option"),
             ("ptdx://h:1", "unknown kind \"ptdx"),
         ] {
             let error = open(spec).map(|_| ()).unwrap_err().to_string();

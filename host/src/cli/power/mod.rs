@@ -1,0 +1,253 @@
+//! `--power SOURCE`: the meters around `mlperf-host run`. They are opened (and a meter that
+//! cannot be reached refused) before anything runs, started before the first issue and
+//! stopped after the last completion, each sampling on its own thread. The run's power
+//! result goes to the console after the summary, to result.json and to power_summary.json;
+//! the LoadGen logs stay as LoadGen writes them.
+
+pub mod report;
+pub mod report_command;
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context};
+use mlperf_host::loadgen::{TestMode, TestResult, TestScenario};
+use mlperf_power::{
+    spl, PerformanceFigures, Phase, PowerScenario, PowerSource, RunWindow, SourceInfo, Trace,
+};
+
+use report::{PowerResult, SourceResult};
+
+/// The meters of one `mlperf-host run`.
+pub struct Meters {
+    meters: Vec<Box<dyn PowerSource>>,
+    /// Names this session's measurements: `<session>_ranging`, `<session>_testing`.
+    session: String,
+}
+
+/// What the meters recorded over one run.
+pub struct Recording {
+    pub infos: Vec<SourceInfo>,
+    pub traces: Vec<Result<Trace, String>>,
+    pub mark: String,
+}
+
+impl Meters {
+    /// Opens every `--power` spec; None without any. A meter that cannot be opened is an
+    /// error here, before the run.
+    pub fn open(specs: &[String]) -> anyhow::Result<Option<Meters>> {
+        if specs.is_empty() {
+            return Ok(None);
+        }
+        let mut meters = Vec::new();
+        for spec in specs {
+            let meter = match spec.strip_prefix("plugin:") {
+                Some(plugin) => open_plugin(spec, plugin),
+                None => mlperf_power::source::open(spec),
+            }
+            .with_context(|| format!("--power {spec}: the meter cannot be used"))?;
+            tracing::info!(source = %spec, identity = %meter.info().identity, "power meter ready");
+            meters.push(meter);
+        }
+        let started = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        Ok(Some(Meters {
+            meters,
+            session: format!("mlperf-host-{started}"),
+        }))
+    }
+
+    /// Whether a meter (a PTDaemon analyzer) needs a ranging run before the testing run.
+    pub fn needs_ranging(&self) -> bool {
+        self.meters.iter().any(|m| m.needs_ranging())
+    }
+
+    /// Prepares and starts every meter for `phase`. On an error the meters already started
+    /// are stopped, and the run does not begin.
+    pub fn start(&mut self, phase: Phase) -> anyhow::Result<String> {
+        let mark = format!("{}_{}", self.session, phase.as_str());
+        for index in 0..self.meters.len() {
+            let meter = &mut self.meters[index];
+            let name = meter.info().name;
+            let started = meter
+                .prepare(phase)
+                .and_then(|()| meter.start(&mark))
+                .with_context(|| {
+                    format!("--power {name}: cannot start the {} run", phase.as_str())
+                });
+            if let Err(error) = started {
+                for meter in &mut self.meters[..index] {
+                    let _ = meter.stop();
+                }
+                return Err(error);
+            }
+        }
+        Ok(mark)
+    }
+
+    /// Stops every meter; a meter that failed leaves its reason in place of a trace.
+    pub fn stop(&mut self, mark: String) -> Recording {
+        let infos = self.meters.iter().map(|m| m.info()).collect();
+        let traces = self
+            .meters
+            .iter_mut()
+            .map(|meter| meter.stop().map_err(|e| e.to_string()))
+            .collect();
+        Recording {
+            infos,
+            traces,
+            mark,
+        }
+    }
+
+    /// Lets go of the meters (PTDaemon: restores its ranges); failures are only warned of.
+    pub fn finish(mut self) {
+        for meter in &mut self.meters {
+            if let Err(error) = meter.finish() {
+                tracing::warn!("{error}");
+            }
+        }
+    }
+}
+
+/// `plugin:PATH|NAME`, a power meter of a plugin library.
+fn open_plugin(
+    spec: &str,
+    _plugin: &str,
+) -> Result<Box<dyn PowerSource>, mlperf_power::SourceError> {
+    Err(mlperf_power::SourceError::Spec {
+        spec: spec.to_owned(),
+        message: "power plugins are not supported yet".into(),
+    })
+}
+
+/// Power is measured over a performance run.
+pub fn check_mode(mode: TestMode) -> anyhow::Result<()> {
+    if mode == TestMode::AccuracyOnly {
+        bail!("--power measures performance runs; an AccuracyOnly run has no power result (use --mode PerformanceOnly or SubmissionRun)");
+    }
+    Ok(())
+}
+
+/// The performance series' window, as the detail log's power_begin/power_end strings give it
+/// (milliseconds truncated, as the checker reads them).
+pub fn run_window(result: &TestResult) -> Option<RunWindow> {
+    let series = result
+        .series
+        .iter()
+        .rev()
+        .find(|s| s.mode != TestMode::AccuracyOnly)?;
+    let exact = RunWindow {
+        begin: series.power_begin,
+        end: series.power_end,
+    };
+    let (begin, end) = exact.strings();
+    RunWindow::parse(&begin, &end).ok()
+}
+
+pub fn power_scenario(scenario: TestScenario) -> PowerScenario {
+    match scenario {
+        TestScenario::SingleStream => PowerScenario::SingleStream,
+        TestScenario::MultiStream => PowerScenario::MultiStream,
+        TestScenario::Server => PowerScenario::Server,
+        TestScenario::Offline => PowerScenario::Offline,
+    }
+}
+
+/// The result figures the checker divides by (tokens for token runs).
+pub fn performance_figures(result: &TestResult) -> PerformanceFigures {
+    let performance = result.performance.as_ref();
+    let tokens = result.effective.use_token_latencies;
+    let per_second = performance.and_then(|p| match (p.scenario, tokens) {
+        (TestScenario::Offline, false) => p.samples_per_second,
+        (TestScenario::Server, false) => p.completed_samples_per_second,
+        (TestScenario::Offline, true) => p.tokens.as_ref().and_then(|t| t.tokens_per_second),
+        (TestScenario::Server, true) => p
+            .tokens
+            .as_ref()
+            .and_then(|t| t.completed_tokens_per_second),
+        _ => None,
+    });
+    PerformanceFigures {
+        per_second: per_second.unwrap_or(0.0),
+        tokens,
+        query_count: performance.map_or(0, |p| p.query_count),
+        samples_per_query: result.effective.samples_per_query,
+    }
+}
+
+/// Accounts a recording over a run's window.
+pub fn account_recording(
+    recording: &Recording,
+    window: &RunWindow,
+    scenario: PowerScenario,
+    figures: &PerformanceFigures,
+) -> Vec<SourceResult> {
+    recording
+        .infos
+        .iter()
+        .zip(&recording.traces)
+        .map(|(info, trace)| {
+            SourceResult::new(
+                info.clone(),
+                trace.as_ref().map_err(Clone::clone),
+                window,
+                scenario,
+                figures,
+            )
+        })
+        .collect()
+}
+
+/// Writes each meter's trace in spl.txt's line format into `dir`: the first meter's to
+/// `spl.txt` (the name MLCommons' tools read), the others' to `spl-N.txt`.
+pub fn write_traces(
+    dir: &Path,
+    recording: &Recording,
+    results: &mut [SourceResult],
+) -> anyhow::Result<()> {
+    for (index, (trace, result)) in recording.traces.iter().zip(results).enumerate() {
+        let Ok(trace) = trace else { continue };
+        let name = if index == 0 {
+            "spl.txt".to_owned()
+        } else {
+            format!("spl-{}.txt", index + 1)
+        };
+        let mut text = String::new();
+        for sample in &trace.samples {
+            text.push_str(&spl::format_line(sample, &recording.mark));
+            text.push('\n');
+        }
+        let path = dir.join(&name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        result.trace_file = Some(name);
+    }
+    Ok(())
+}
+
+/// power_summary.json in `dir`, and the same object as result.json's `power` member.
+pub fn write_summary(dir: &Path, result: &PowerResult) -> anyhow::Result<()> {
+    let json = report::to_json(result);
+    let path = dir.join("power_summary.json");
+    let mut text = serde_json::to_string_pretty(&json)?;
+    text.push('\n');
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+
+    let result_path = dir.join("result.json");
+    let Ok(existing) = std::fs::read(&result_path) else {
+        return Ok(());
+    };
+    let mut whole: serde_json::Value = serde_json::from_slice(&existing)
+        .with_context(|| format!("cannot read back {}", result_path.display()))?;
+    if let Some(object) = whole.as_object_mut() {
+        object.insert("power".into(), json);
+    }
+    let mut text = serde_json::to_vec_pretty(&whole)?;
+    text.push(b'\n');
+    let temporary = dir.join(".result.json.power");
+    std::fs::write(&temporary, text)
+        .and_then(|()| std::fs::rename(&temporary, &result_path))
+        .with_context(|| format!("cannot rewrite {}", result_path.display()))
+}
