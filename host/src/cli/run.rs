@@ -18,6 +18,7 @@ use mlperf_host::loadgen::{
 };
 
 use super::library::Library;
+use super::power::report_command::read_logged_run;
 use super::power::{self, report::PowerResult, Meters};
 use super::progress::ProgressWatcher;
 use super::set::{self, Override};
@@ -287,7 +288,7 @@ fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
                 out.display()
             );
         }
-        ranging = Some((result, recording, out));
+        ranging = Some((recording, out));
     }
     let mark = match meters.as_mut() {
         Some(meters) => Some(meters.start(Phase::Testing)?),
@@ -316,7 +317,7 @@ fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
         super::benchmark::score(benchmark, &args.out, args.quiet)?;
     }
     let power_valid = match recording {
-        Some(recording) => Some(report_power(args, &result, recording, ranging)?),
+        Some(recording) => Some(report_power(args, recording, ranging)?),
         None => None,
     };
     Ok(RunOutcome {
@@ -379,23 +380,23 @@ fn run_once(
 /// result.json's `power`; prints the Power Summary. True when the power result is VALID.
 fn report_power(
     args: &RunArgs,
-    result: &TestResult,
     recording: power::Recording,
-    ranging: Option<(TestResult, power::Recording, PathBuf)>,
+    ranging: Option<(power::Recording, PathBuf)>,
 ) -> anyhow::Result<bool> {
-    let scenario = power::power_scenario(result.effective.scenario);
-    let window = power::run_window(result)
-        .ok_or_else(|| anyhow!("the run has no performance series to measure power over"))?;
-    let figures = power::performance_figures(result);
+    // What the checker reads: the detail log's window and figures, as logged.
+    let logged = read_logged_run(&args.out)?;
+    let (window, scenario, figures) = (logged.window, logged.scenario, logged.figures);
     let mut sources = power::account_recording(&recording, &window, scenario, &figures);
     power::write_traces(&args.out, &recording, &mut sources)?;
     let ranging = match ranging {
-        Some((ranging_result, ranging_recording, out)) => {
-            let window = power::run_window(&ranging_result)
-                .ok_or_else(|| anyhow!("the ranging run has no performance series"))?;
-            let figures = power::performance_figures(&ranging_result);
-            let mut sources =
-                power::account_recording(&ranging_recording, &window, scenario, &figures);
+        Some((ranging_recording, out)) => {
+            let logged = read_logged_run(&out)?;
+            let mut sources = power::account_recording(
+                &ranging_recording,
+                &logged.window,
+                logged.scenario,
+                &logged.figures,
+            );
             power::write_traces(&out, &ranging_recording, &mut sources)?;
             for source in &mut sources {
                 source.trace_file = source.trace_file.take().map(|f| format!("ranging/{f}"));

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
-use mlperf_host::loadgen::{TestMode, TestResult, TestScenario};
+use mlperf_host::loadgen::TestMode;
 use mlperf_power::{
     spl, PerformanceFigures, Phase, PowerScenario, PowerSource, RunWindow, SourceInfo, Trace,
 };
@@ -129,53 +129,6 @@ pub fn check_mode(mode: TestMode) -> anyhow::Result<()> {
         bail!("--power measures performance runs; an AccuracyOnly run has no power result (use --mode PerformanceOnly or SubmissionRun)");
     }
     Ok(())
-}
-
-/// The performance series' window, as the detail log's power_begin/power_end strings give it
-/// (milliseconds truncated, as the checker reads them).
-pub fn run_window(result: &TestResult) -> Option<RunWindow> {
-    let series = result
-        .series
-        .iter()
-        .rev()
-        .find(|s| s.mode != TestMode::AccuracyOnly)?;
-    let exact = RunWindow {
-        begin: series.power_begin,
-        end: series.power_end,
-    };
-    let (begin, end) = exact.strings();
-    RunWindow::parse(&begin, &end).ok()
-}
-
-pub fn power_scenario(scenario: TestScenario) -> PowerScenario {
-    match scenario {
-        TestScenario::SingleStream => PowerScenario::SingleStream,
-        TestScenario::MultiStream => PowerScenario::MultiStream,
-        TestScenario::Server => PowerScenario::Server,
-        TestScenario::Offline => PowerScenario::Offline,
-    }
-}
-
-/// The result figures the checker divides by (tokens for token runs).
-pub fn performance_figures(result: &TestResult) -> PerformanceFigures {
-    let performance = result.performance.as_ref();
-    let tokens = result.effective.use_token_latencies;
-    let per_second = performance.and_then(|p| match (p.scenario, tokens) {
-        (TestScenario::Offline, false) => p.samples_per_second,
-        (TestScenario::Server, false) => p.completed_samples_per_second,
-        (TestScenario::Offline, true) => p.tokens.as_ref().and_then(|t| t.tokens_per_second),
-        (TestScenario::Server, true) => p
-            .tokens
-            .as_ref()
-            .and_then(|t| t.completed_tokens_per_second),
-        _ => None,
-    });
-    PerformanceFigures {
-        per_second: per_second.unwrap_or(0.0),
-        tokens,
-        query_count: performance.map_or(0, |p| p.query_count),
-        samples_per_query: result.effective.samples_per_query,
-    }
 }
 
 /// Accounts a recording over a run's window.

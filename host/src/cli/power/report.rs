@@ -141,7 +141,7 @@ fn optional(value: Option<f64>) -> String {
 pub fn render(result: &PowerResult) -> String {
     let mut out = String::new();
     let rule = "================================================";
-    let _ = writeln!(out, "{rule}\nPower Summary\n{rule}");
+    let _ = writeln!(out, "\n{rule}\nPower Summary\n{rule}");
     let (begin, end) = result.window.strings();
     let mut line = |key: &str, value: &str| {
         let _ = writeln!(out, "{key} : {value}");

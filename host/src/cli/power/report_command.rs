@@ -96,6 +96,40 @@ struct Run {
 }
 
 fn read_run(dir: &Path, session: &Path) -> anyhow::Result<Run> {
+    let LoggedRun {
+        window,
+        scenario,
+        figures,
+    } = read_logged_run(dir)?;
+    let spl_path = dir.join("spl.txt");
+    let text = std::fs::read_to_string(&spl_path)
+        .with_context(|| format!("cannot read {}", spl_path.display()))?;
+    let samples = spl::parse(&text).map_err(|e| anyhow!("{}: {e}", spl_path.display()))?;
+    let trace = Trace {
+        samples: samples.into_iter().map(|(sample, _)| sample).collect(),
+        energy: Vec::new(),
+    };
+    let info = source_info(&spl_path, &trace, session);
+    let mut source = SourceResult::new(info, Ok(&trace), &window, scenario, &figures);
+    source.trace_file = Some(spl_path.display().to_string());
+    Ok(Run {
+        window,
+        scenario,
+        figures,
+        source,
+    })
+}
+
+/// What the power checker reads from a run's detail log.
+pub struct LoggedRun {
+    pub window: RunWindow,
+    pub scenario: PowerScenario,
+    pub figures: PerformanceFigures,
+}
+
+/// The window (power_begin, power_end), the scenario and the result figures, as the detail
+/// log in `dir` gives them.
+pub fn read_logged_run(dir: &Path) -> anyhow::Result<LoggedRun> {
     let detail_path = dir.join("mlperf_log_detail.txt");
     let detail = read_detail(&detail_path)?;
     let string = |key: &str| -> anyhow::Result<String> {
@@ -142,23 +176,10 @@ fn read_run(dir: &Path, session: &Path) -> anyhow::Result<Run> {
         query_count: number("result_query_count").unwrap_or(0.0) as u64,
         samples_per_query: number("effective_samples_per_query").unwrap_or(1.0) as u64,
     };
-
-    let spl_path = dir.join("spl.txt");
-    let text = std::fs::read_to_string(&spl_path)
-        .with_context(|| format!("cannot read {}", spl_path.display()))?;
-    let samples = spl::parse(&text).map_err(|e| anyhow!("{}: {e}", spl_path.display()))?;
-    let trace = Trace {
-        samples: samples.into_iter().map(|(sample, _)| sample).collect(),
-        energy: Vec::new(),
-    };
-    let info = source_info(&spl_path, &trace, session);
-    let mut source = SourceResult::new(info, Ok(&trace), &window, scenario, &figures);
-    source.trace_file = Some(spl_path.display().to_string());
-    Ok(Run {
+    Ok(LoggedRun {
         window,
         scenario,
         figures,
-        source,
     })
 }
 

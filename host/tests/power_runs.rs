@@ -1,0 +1,310 @@
+//! `mlperf-host run --power` and `mlperf-host power report`, through the binary: meters around
+//! real runs of the null plugin, the accounting checked against an independent reading of
+//! the files the run wrote, and a fixture session with hand-computed expectations.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mlperf-host-power-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(EXE)
+        .arg("run")
+        .args(args)
+        .output()
+        .expect("mlperf-host runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// The value of a detail-log key (the last entry of that key).
+fn detail_value(dir: &Path, key: &str) -> serde_json::Value {
+    let detail = std::fs::read_to_string(dir.join("mlperf_log_detail.txt")).unwrap();
+    detail
+        .lines()
+        .filter_map(|line| line.strip_prefix(":::MLLOG "))
+        .map(|entry| serde_json::from_str::<serde_json::Value>(entry).unwrap())
+        .filter(|entry| entry["key"] == key)
+        .last()
+        .map(|entry| entry["value"].clone())
+        .unwrap_or_else(|| panic!("no {key} in the detail log"))
+}
+
+/// Milliseconds since the epoch of `MM-DD-YYYY HH:MM:SS.mmm` (UTC), computed here without
+/// the crate's parser so the test checks it.
+fn epoch_ms(time: &str) -> i64 {
+    let (date, clock) = time.split_once(' ').unwrap();
+    let date: Vec<i64> = date.split('-').map(|n| n.parse().unwrap()).collect();
+    let (hms, millis) = clock.split_once('.').unwrap();
+    let hms: Vec<i64> = hms.split(':').map(|n| n.parse().unwrap()).collect();
+    let (month, day, year) = (date[0], date[1], date[2]);
+    // Days from civil (proleptic Gregorian).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    ((days * 24 + hms[0]) * 60 + hms[1]) * 60_000 + hms[2] * 1000 + millis.parse::<i64>().unwrap()
+}
+
+/// The checker's mean: spl.txt samples with watts > 0 strictly inside the detail log's window.
+fn checker_mean(dir: &Path, spl: &str) -> (f64, usize) {
+    let begin = epoch_ms(detail_value(dir, "power_begin").as_str().unwrap());
+    let end = epoch_ms(detail_value(dir, "power_end").as_str().unwrap());
+    let lines = std::fs::read_to_string(dir.join(spl)).unwrap();
+    let inside: Vec<f64> = lines
+        .lines()
+        .map(|line| line.split(',').collect::<Vec<_>>())
+        .filter(|fields| {
+            let t = epoch_ms(fields[1]);
+            begin < t && t < end
+        })
+        .map(|fields| fields[3].parse::<f64>().unwrap())
+        .filter(|watts| *watts > 0.0)
+        .collect();
+    (
+        inside.iter().sum::<f64>() / inside.len() as f64,
+        inside.len(),
+    )
+}
+
+#[test]
+fn a_simulated_meter_gives_the_checkers_energy_per_query_beside_an_untouched_summary() {
+    let out = scratch("sim");
+    let trace = out.with_extension("trace.txt");
+    std::fs::write(&trace, "# a recorded draw\n180\n220\n205\n").unwrap();
+    let power_file = format!("sim:{}?period_ms=20", trace.display());
+    let output = run(&[
+        "--scenario",
+        "SingleStream",
+        "--latency",
+        "1ms",
+        "--set",
+        "min_duration_ms=1500",
+        "--set",
+        "min_query_count=10",
+        "--set",
+        "single_stream_expected_latency_ns=1000000",
+        "--power",
+        "sim:200?period_ms=50",
+        "--power",
+        &power_file,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    // The block follows the summary; both meters are labelled simulated.
+    let summary_at = stdout.find("MLPerf Results Summary").unwrap();
+    let power_at = stdout.find("Power Summary").unwrap();
+    assert!(summary_at < power_at, "{stdout}");
+    assert_eq!(
+        stdout.matches("Power result : VALID (simulated)").count(),
+        2,
+        "{stdout}"
+    );
+    assert!(stdout.contains("SIMULATED, not a measurement"));
+    // The official summary stays as LoadGen writes it.
+    let summary = std::fs::read_to_string(out.join("mlperf_log_summary.txt")).unwrap();
+    assert!(!summary.to_lowercase().contains("power"), "{summary}");
+
+    let power = json(&out.join("power_summary.json"));
+    assert_eq!(power, json(&out.join("result.json"))["power"]);
+    assert_eq!(power["scenario"], "SingleStream");
+    assert_eq!(power["simulated"], true);
+    assert_eq!(power["power_begin"], detail_value(&out, "power_begin"));
+    assert_eq!(power["power_end"], detail_value(&out, "power_end"));
+    let queries = detail_value(&out, "result_query_count").as_f64().unwrap();
+    assert_eq!(power["performance"]["query_count"].as_f64(), Some(queries));
+    let seconds = power["window_seconds"].as_f64().unwrap();
+    assert!(seconds >= 1.4, "{power}");
+
+    for (index, spl) in ["spl.txt", "spl-2.txt"].iter().enumerate() {
+        let source = &power["sources"][index];
+        assert_eq!(source["trace_file"], *spl);
+        assert_eq!(source["valid"], true, "{source}");
+        let (mean, count) = checker_mean(&out, spl);
+        let accounting = &source["accounting"];
+        assert_eq!(accounting["samples"].as_u64(), Some(count as u64));
+        let average = accounting["average_watts"].as_f64().unwrap();
+        assert!((average - mean).abs() < 1e-9, "{average} vs {mean}");
+        // mJ per query = W × s × 1000 ÷ queries.
+        let millijoules = source["metric"]["power_metric"].as_f64().unwrap();
+        let expected = mean * seconds * 1000.0 / queries;
+        assert!(
+            (millijoules - expected).abs() < 1e-6 * expected,
+            "{millijoules} vs {expected}"
+        );
+        assert_eq!(source["metric"]["power_metric_units"], "millijoules");
+    }
+    assert_eq!(power["sources"][0]["accounting"]["average_watts"], 200.0);
+    // The replayed trace cycles 180, 220, 205.
+    let replayed = power["sources"][1]["accounting"]["min_watts"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(replayed, 180.0);
+
+    // power report recomputes the first meter's figures from the files alone.
+    let report = Command::new(EXE)
+        .args(["power", "report", "--json", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", text(&report.stderr));
+    let recomputed: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let recomputed = &recomputed["sources"][0];
+    assert_eq!(recomputed["simulated"], true);
+    assert_eq!(
+        recomputed["metric"]["power_metric"],
+        power["sources"][0]["metric"]["power_metric"]
+    );
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_file(&trace);
+}
+
+#[test]
+fn offline_reports_samples_per_joule() {
+    let out = scratch("offline");
+    let output = run(&[
+        "--scenario",
+        "Offline",
+        // The one Offline query completes a second after it is issued.
+        "--latency",
+        "1s",
+        "--set",
+        "offline_expected_qps=1000",
+        "--power",
+        "sim:250?period_ms=25",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let power = json(&out.join("power_summary.json"));
+    let per_second = detail_value(&out, "result_samples_per_second")
+        .as_f64()
+        .unwrap();
+    let metric = &power["sources"][0]["metric"];
+    assert_eq!(metric["power_metric"], 250.0);
+    assert_eq!(metric["power_metric_units"], "Watts");
+    assert_eq!(metric["efficiency_label"], "Samples per joule");
+    let efficiency = metric["efficiency"].as_f64().unwrap();
+    assert!((efficiency - per_second / 250.0).abs() < 1e-9 * efficiency);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn bad_meters_and_accuracy_runs_are_refused_before_anything_runs() {
+    let out = scratch("refused");
+    for (args, words) in [
+        (vec!["--power", "sim:abc"], "--power sim:abc"),
+        (vec!["--power", "sim:-3"], "positive"),
+        (vec!["--power", "teapot:1"], "unknown kind \"teapot\""),
+        (
+            vec!["--power", "sim:200", "--mode", "AccuracyOnly"],
+            "AccuracyOnly run has no power result",
+        ),
+    ] {
+        let mut all = args.clone();
+        all.extend(["--out", out.to_str().unwrap()]);
+        let output = run(&all);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(words), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(!out.exists(), "{args:?} wrote logs");
+    }
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/power_session")
+}
+
+#[test]
+fn power_report_on_a_session_gives_the_hand_computed_figures() {
+    let output = Command::new(EXE)
+        .args(["power", "report", fixture().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    // Strictly inside 10:01:00.500..10:01:10.500: 110..200 W (the -1 reading left out).
+    for line in [
+        "Run window (s) : 10.000",
+        "Samples per second : 1000.000",
+        "Samples in window : 10 (1 invalid), largest gap 1.000 s",
+        "Average power (W) : 155.000",
+        "Min / max power (W) : 110.000 / 200.000",
+        "Energy (J) : 1550.000",
+        "Samples per joule : 6.452",
+        "Power result : VALID",
+        "Ranging run, ",
+    ] {
+        assert!(stdout.contains(line), "{line:?} missing:\n{stdout}");
+    }
+    assert!(!stdout.contains("simulated"), "{stdout}");
+}
+
+#[test]
+fn power_report_fails_a_testing_run_far_below_ranging_and_names_bad_files() {
+    let session = scratch("session");
+    for part in ["run_1", "ranging"] {
+        std::fs::create_dir_all(session.join(part)).unwrap();
+        for file in ["mlperf_log_detail.txt", "spl.txt"] {
+            std::fs::copy(
+                fixture().join(part).join(file),
+                session.join(part).join(file),
+            )
+            .unwrap();
+        }
+    }
+    let ranging = session.join("ranging/spl.txt");
+    let hotter = std::fs::read_to_string(&ranging)
+        .unwrap()
+        .replace("Watts,160,", "Watts,170,");
+    std::fs::write(&ranging, hotter).unwrap();
+    let output = Command::new(EXE)
+        .args(["power", "report", session.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains("Power result : INVALID"), "{stdout}");
+    assert!(
+        stdout.contains("more than 5 % below the ranging run's 170.000 W"),
+        "{stdout}"
+    );
+
+    let spl = session.join("run_1/spl.txt");
+    std::fs::write(&spl, "Time,13-45-2026 10:00:00.000,Watts,1\n").unwrap();
+    let output = Command::new(EXE)
+        .args(["power", "report", session.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr.contains("run_1/spl.txt") && stderr.contains("13-45-2026"),
+        "{stderr}"
+    );
+    std::fs::remove_file(session.join("run_1/mlperf_log_detail.txt")).unwrap();
+    let output = Command::new(EXE)
+        .args(["power", "report", session.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(text(&output.stderr).contains("mlperf_log_detail.txt"));
+    let _ = std::fs::remove_dir_all(&session);
+}
