@@ -37,8 +37,7 @@ fn detail_value(dir: &Path, key: &str) -> serde_json::Value {
         .lines()
         .filter_map(|line| line.strip_prefix(":::MLLOG "))
         .map(|entry| serde_json::from_str::<serde_json::Value>(entry).unwrap())
-        .filter(|entry| entry["key"] == key)
-        .last()
+        .rfind(|entry| entry["key"] == key)
         .map(|entry| entry["value"].clone())
         .unwrap_or_else(|| panic!("no {key} in the detail log"))
 }

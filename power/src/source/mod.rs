@@ -103,7 +103,12 @@ pub fn open(spec: &str) -> Result<Box<dyn PowerSource>, SourceError> {
         spec: spec.to_owned(),
         message,
     };
-    let (kind, argument) = spec.split_once(':').unwrap_or((spec, ""));
+    // `kind:argument`, or `kind?options` for a kind without an argument (`rapl?period_ms=20`).
+    let (kind, argument) = match spec.find([':', '?']) {
+        Some(at) if spec[at..].starts_with(':') => (&spec[..at], &spec[at + 1..]),
+        Some(at) => (&spec[..at], &spec[at..]),
+        None => (spec, ""),
+    };
     match kind {
         "sim" => open_simulated(spec, argument),
         "ptd" => ptd::open(spec, argument.trim_start_matches("//")),
