@@ -364,7 +364,7 @@ mod tests {
         (
             Trace {
                 samples,
-                energy: Vec::new(),
+                ..Trace::default()
             },
             window,
         )

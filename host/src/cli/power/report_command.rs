@@ -107,7 +107,7 @@ fn read_run(dir: &Path, session: &Path) -> anyhow::Result<Run> {
     let samples = spl::parse(&text).map_err(|e| anyhow!("{}: {e}", spl_path.display()))?;
     let trace = Trace {
         samples: samples.into_iter().map(|(sample, _)| sample).collect(),
-        energy: Vec::new(),
+        ..Trace::default()
     };
     let info = source_info(&spl_path, &trace, session);
     let mut source = SourceResult::new(info, Ok(&trace), &window, scenario, &figures);
