@@ -163,7 +163,7 @@ mod tests {
             samples: (0..count)
                 .map(|i| PowerSample::watts(at(i as f64), watts(i)))
                 .collect(),
-            energy: Vec::new(),
+            ..Trace::default()
         }
     }
 

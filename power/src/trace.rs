@@ -1,5 +1,5 @@
-//! What a meter recorded: power samples stamped on the UTC wall clock, and, for meters that
-//! count energy, their counter readings.
+//! What a meter recorded: power samples stamped on the UTC wall clock, for meters that count
+//! energy their counter readings, and notes of what else it said.
 
 use std::time::SystemTime;
 
@@ -37,4 +37,7 @@ pub struct Trace {
     pub samples: Vec<PowerSample>,
     /// Energy counter readings in joules (wraparound already corrected), for meters with one.
     pub energy: Vec<(SystemTime, f64)>,
+    /// What the meter said beside its samples, one line each: PTDaemon's `Watts` and
+    /// `Uncertainty` replies, reads that failed during the run, counter resets.
+    pub notes: Vec<String>,
 }

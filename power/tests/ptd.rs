@@ -180,6 +180,16 @@ fn ranging_then_testing_against_the_simulator() {
     let energy = report.energy_joules.unwrap();
     assert!((energy - 200.0 * window.seconds()).abs() < 1e-9);
 
+    // The meter's own statistics, as notes.
+    let n = testing.samples.len();
+    assert_eq!(
+        testing.notes,
+        [
+            format!("PTDaemon Watts: avg 200.0 W, min 200.0 W, max 200.0 W, {n} samples, 0 errors"),
+            format!("PTDaemon Uncertainty: not known ({n} of {n} samples unknown)"),
+        ]
+    );
+
     // Every sample logged reached the client, and the procedure went as MLCommons runs it.
     assert_eq!(simulator.logged_samples("t_ranging"), ranging.samples.len());
     assert_eq!(simulator.logged_samples("t_testing"), testing.samples.len());
@@ -248,6 +258,13 @@ fn invalid_and_nan_readings_are_left_out_of_the_mean() {
     assert_eq!(report.mean_watts, Some(200.0), "{report:?}");
     assert!(report.invalid_samples >= 4, "{report:?}");
     assert!(report.invalid_samples <= invalid);
+    let errors = format!(", {} samples, {invalid} errors", trace.samples.len());
+    assert!(
+        trace.notes[0].starts_with("PTDaemon Watts: avg 200.0 W, min 200.0 W, max 200.0 W")
+            && trace.notes[0].ends_with(&errors),
+        "{:?}",
+        trace.notes
+    );
     // -1 and nan readings do not spoil the testing ranges either.
     meter.prepare(Phase::Testing).unwrap();
     assert!(simulator.commands().contains(&"SR,V,230".to_owned()));

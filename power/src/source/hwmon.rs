@@ -15,102 +15,59 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use super::rapl::{
-    read_integer, read_text, spec_error, Argument, CounterKind, Meter, PolledSource, Reading,
-};
-use super::{PowerSource, Provenance, Scope, SourceError, SourceInfo};
-use crate::trace::Trace;
+use super::poller::{CounterKind, Meter, PolledSource, Reading};
+use super::sysfs::{read_integer, read_text, SysfsSpec};
+use super::SourceError;
 
-/// The source `hwmon[:CHIP,...][?period_ms=N&root=PATH]` names.
-pub fn open(spec: &str, argument: &str) -> Result<Box<dyn PowerSource>, SourceError> {
-    let argument = Argument::parse(spec, argument, &["period_ms", "root"])?;
-    let root = argument.option("root").unwrap_or("/sys");
-    let source = Hwmon::with_root(
-        spec,
-        Path::new(root),
-        &argument.selectors,
-        argument.period(spec)?,
-    )?;
-    Ok(Box::new(source))
-}
-
-/// hwmon sensors under a sysfs root, summed, polled on their own thread.
-pub struct Hwmon(PolledSource);
-
-impl Hwmon {
-    /// Opens the chips `selectors` name (see the module's notes for none) under
-    /// `sysfs_root/class/hwmon`, reading each sensor once so that a bad one fails here.
-    pub fn with_root(
-        name: &str,
-        sysfs_root: &Path,
-        selectors: &[String],
-        period: Duration,
-    ) -> Result<Hwmon, SourceError> {
-        let error = |message: String| spec_error(name, message);
-        let class = sysfs_root.join("class/hwmon");
-        let chips = list_chips(&class).map_err(error)?;
-        let selected = select_chips(&class, &chips, selectors).map_err(error)?;
-        let counting = selected.iter().all(|chip| !chip.energy.is_empty());
-        if !counting {
-            if let Some(chip) = selected.iter().find(|chip| chip.power.is_empty()) {
-                return Err(error(format!(
-                    "{} {} has energy counters only and the others power readings only: \
+/// The hwmon chips the spec's selectors name (see the module's notes for none) under
+/// `ROOT/class/hwmon`, their sensors summed, to be polled on their own thread. Reads
+/// each sensor once, so that a bad one fails here.
+pub fn open(spec: &SysfsSpec) -> Result<PolledSource, SourceError> {
+    let error = |message: String| spec.error(message);
+    let class = spec.root.join("class/hwmon");
+    let chips = list_chips(&class).map_err(error)?;
+    let selected = select_chips(&class, &chips, &spec.selectors).map_err(error)?;
+    let counting = selected.iter().all(|chip| !chip.energy.is_empty());
+    if !counting {
+        if let Some(chip) = selected.iter().find(|chip| chip.power.is_empty()) {
+            return Err(error(format!(
+                "{} {} has energy counters only and the others power readings only: \
                      open them as separate sources",
-                    chip.directory_name, chip.name
-                )));
-            }
+                chip.directory_name, chip.name
+            )));
         }
-        let mut files = Vec::new();
-        let mut labels = Vec::new();
-        let mut listing = Vec::new();
-        for chip in &selected {
-            for sensor in if counting { &chip.energy } else { &chip.power } {
-                read_integer(&sensor.file).map_err(|e| error(e.to_string()))?;
-                labels.push(format!("{} {}", chip.name, sensor.channel));
-                let label = read_text(&chip.directory.join(format!("{}_label", sensor.channel)))
-                    .map(|label| format!(" \"{label}\""))
-                    .unwrap_or_default();
-                listing.push(format!(
-                    "{}/{} ({}{label})",
-                    chip.directory_name,
-                    file_name(&sensor.file),
-                    chip.name
-                ));
-                files.push(sensor.file.clone());
-            }
+    }
+    let mut files = Vec::new();
+    let mut labels = Vec::new();
+    let mut listing = Vec::new();
+    for chip in &selected {
+        for sensor in if counting { &chip.energy } else { &chip.power } {
+            read_integer(&sensor.file).map_err(|e| error(e.to_string()))?;
+            labels.push(format!("{} {}", chip.name, sensor.channel));
+            let label = read_text(&chip.directory.join(format!("{}_label", sensor.channel)))
+                .map(|label| format!(" \"{label}\""))
+                .unwrap_or_default();
+            listing.push(format!(
+                "{}/{} ({}{label})",
+                chip.directory_name,
+                file_name(&sensor.file),
+                chip.name
+            ));
+            files.push(sensor.file.clone());
         }
-        let info = SourceInfo {
-            name: name.to_owned(),
-            scope: Scope::Component(format!("hwmon {}", labels.join(" + "))),
-            provenance: Provenance::OnHost,
-            period,
-            identity: format!(
-                "hwmon {}: {}",
-                if counting {
-                    "energy counters"
-                } else {
-                    "power sensors"
-                },
-                listing.join(", ")
-            ),
-        };
-        let meter = HwmonMeter { files, counting };
-        Ok(Hwmon(PolledSource::new(info, Box::new(meter))))
     }
-}
-
-impl PowerSource for Hwmon {
-    fn info(&self) -> SourceInfo {
-        self.0.info()
-    }
-    fn start(&mut self, mark: &str) -> Result<(), SourceError> {
-        self.0.start(mark)
-    }
-    fn stop(&mut self) -> Result<Trace, SourceError> {
-        self.0.stop()
-    }
+    let kind = if counting {
+        "energy counters"
+    } else {
+        "power sensors"
+    };
+    let info = spec.info(
+        format!("hwmon {}", labels.join(" + ")),
+        format!("hwmon {kind}: {}", listing.join(", ")),
+    );
+    let meter = HwmonMeter { files, counting };
+    Ok(PolledSource::new(info, Box::new(meter)))
 }
 
 /// One channel of a chip: `power1` read from `power1_input`.
@@ -292,15 +249,17 @@ struct HwmonMeter {
 
 impl Meter for HwmonMeter {
     fn counters(&self) -> Vec<CounterKind> {
-        let counter = CounterKind {
-            joules_per_count: 1e-6,
-            range: None,
-        };
-        if self.counting {
-            vec![counter; self.files.len()]
-        } else {
-            Vec::new()
+        if !self.counting {
+            return Vec::new();
         }
+        self.files
+            .iter()
+            .map(|file| CounterKind {
+                name: file.display().to_string(),
+                joules_per_count: 1e-6,
+                range: None,
+            })
+            .collect()
     }
 
     fn read(&mut self) -> Result<Reading, String> {
@@ -330,8 +289,11 @@ impl Meter for HwmonMeter {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rapl::fake::FakeRoot;
+    use super::super::sysfs::fake::FakeRoot;
     use super::*;
+    use crate::source::{PowerSource, Provenance, Scope};
+    use crate::trace::Trace;
+    use std::time::Duration;
 
     const FAST: Duration = Duration::from_millis(10);
 
@@ -362,9 +324,8 @@ mod tests {
         root
     }
 
-    fn selecting(root: &FakeRoot, selectors: &[&str]) -> Result<Hwmon, SourceError> {
-        let selectors: Vec<String> = selectors.iter().map(|s| s.to_string()).collect();
-        Hwmon::with_root("hwmon", root.path(), &selectors, FAST)
+    fn selecting(root: &FakeRoot, selectors: &[&str]) -> Result<PolledSource, SourceError> {
+        open(&root.spec("hwmon", selectors, FAST))
     }
 
     fn failure(root: &FakeRoot, selectors: &[&str]) -> String {
@@ -374,7 +335,7 @@ mod tests {
             .to_string()
     }
 
-    fn run(source: &mut Hwmon) -> Trace {
+    fn run(source: &mut PolledSource) -> Trace {
         source.start("testing").unwrap();
         std::thread::sleep(Duration::from_millis(50));
         source.stop().unwrap()
@@ -457,6 +418,39 @@ mod tests {
         assert_eq!(
             mixed.info().scope,
             Scope::Component("hwmon power_meter power1 + zenpower power1".into())
+        );
+    }
+
+    #[test]
+    fn a_counter_that_goes_back_is_noted_and_counted_on() {
+        let root = board();
+        let mut counter = selecting(&root, &["zenpower"]).unwrap();
+        let file = "class/hwmon/hwmon4/energy1_input";
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(Duration::from_millis(40));
+                root.write(file, "1250000\n");
+                std::thread::sleep(Duration::from_millis(40));
+                // A driver reload: the counter starts again from 0.
+                root.write(file, "250000\n");
+            });
+            counter.start("testing").unwrap();
+        });
+        std::thread::sleep(Duration::from_millis(30));
+        let trace = counter.stop().unwrap();
+        // 0.25 J before the reset and 0.25 J after.
+        assert!(
+            (trace.energy.last().unwrap().1 - 0.5).abs() < 1e-9,
+            "{trace:?}"
+        );
+        assert_eq!(trace.notes.len(), 1, "{:?}", trace.notes);
+        let path = root.path().join(file).display().to_string();
+        assert!(
+            trace.notes[0].contains(&format!(
+                "energy counter {path} went back from 1250000 to 250000: taken as a reset to 0"
+            )),
+            "{}",
+            trace.notes[0]
         );
     }
 

@@ -2,11 +2,15 @@
 //! stopped after its last completion, sampling on its own thread in between, never on the
 //! issue path. [`open`] makes one from its command-line spec.
 
+mod counter;
 mod hwmon;
 mod nvml;
+mod options;
+mod poller;
 pub mod ptd;
 mod rapl;
 mod simulated;
+mod sysfs;
 
 use std::time::Duration;
 
@@ -96,85 +100,66 @@ pub trait PowerSource: Send {
     }
 }
 
-/// The source a spec names: `sim:WATTS` (a constant draw, simulated), `ptd://HOST:PORT`,
-/// `nvml[:INDEX]`, `rapl`, `hwmon`. (`plugin:PATH` is the host's: it loads plugins.)
+/// Opens the source `spec` names; a spec is `KIND:ARGUMENT`, options after `?` as
+/// `key=value` joined by `&`:
+///
+/// - `sim:WATTS` or `sim:FILE` (a constant draw, or a recorded trace replayed), with
+///   `?period_ms=MS` (1000): simulated, wall scope, never a measurement;
+/// - `ptd://HOST:PORT`, with `?settle=SECS` (10) and `timeout=SECS` (15): SPEC PTDaemon, wall
+///   power;
+/// - `nvml[:INDEX]`, with `?period_ms=MS` (100) and `lib=PATH`: an NVIDIA GPU (0 by default);
+/// - `rapl[:ZONE,…]`, with `?period_ms=MS` (100) and `root=PATH` (`/sys`): CPU RAPL zones;
+/// - `hwmon[:CHIP,…]`, with `?period_ms=MS` (100) and `root=PATH` (`/sys`): hwmon sensors.
+///
+/// The last three are component figures. A kind without an argument takes its options
+/// directly (`rapl?period_ms=20`). `plugin:PATH` is the host's: it loads plugins.
 pub fn open(spec: &str) -> Result<Box<dyn PowerSource>, SourceError> {
-    let error = |message: String| SourceError::Spec {
-        spec: spec.to_owned(),
-        message,
-    };
-    // `kind:argument`, or `kind?options` for a kind without an argument (`rapl?period_ms=20`).
-    let (kind, argument) = match spec.find([':', '?']) {
-        Some(at) if spec[at..].starts_with(':') => (&spec[..at], &spec[at + 1..]),
-        Some(at) => (&spec[..at], &spec[at..]),
-        None => (spec, ""),
-    };
+    let (kind, argument) = options::split_kind(spec);
     match kind {
         "sim" => open_simulated(spec, argument),
         "ptd" => ptd::open(spec, argument.trim_start_matches("//")),
         "nvml" => nvml::open(spec, argument),
-        "rapl" => rapl::open(spec, argument),
-        "hwmon" => hwmon::open(spec, argument),
-        other => Err(error(format!(
-            "unknown kind {other:?} (known: sim:WATTS, ptd://HOST:PORT, nvml[:INDEX], rapl, hwmon)"
-        ))),
+        "rapl" => open_sysfs(spec, argument, rapl::open),
+        "hwmon" => open_sysfs(spec, argument, hwmon::open),
+        other => Err(options::spec_error(
+            spec,
+            format!(
+                "unknown kind {other:?} (known: sim:WATTS|FILE, ptd://HOST:PORT, nvml[:INDEX], \
+                 rapl[:ZONE,…], hwmon[:CHIP,…])"
+            ),
+        )),
     }
+}
+
+/// `rapl` and `hwmon`: sources read from sysfs, polled.
+fn open_sysfs(
+    spec: &str,
+    argument: &str,
+    open: fn(&sysfs::SysfsSpec) -> Result<poller::PolledSource, SourceError>,
+) -> Result<Box<dyn PowerSource>, SourceError> {
+    Ok(Box::new(open(&sysfs::SysfsSpec::parse(spec, argument)?)?))
 }
 
 /// `sim:WATTS` or `sim:FILE` (a recorded trace), each with an optional `?period_ms=N`
 /// (default 1000, as PTDaemon samples).
 fn open_simulated(spec: &str, argument: &str) -> Result<Box<dyn PowerSource>, SourceError> {
-    let error = |message: String| SourceError::Spec {
-        spec: spec.to_owned(),
-        message,
-    };
-    let (what, options) = split_options(argument);
-    let mut period = Duration::from_secs(1);
-    for (key, value) in options {
-        match key {
-            "period_ms" => {
-                period = value
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|ms| *ms > 0)
-                    .map(Duration::from_millis)
-                    .ok_or_else(|| error(format!("period_ms={value:?}: want milliseconds > 0")))?
-            }
-            other => {
-                return Err(error(format!(
-                    "unknown option {other:?} (known: period_ms)"
-                )))
-            }
-        }
-    }
+    let argument = options::Argument::parse(spec, argument, &["period_ms=MS"])?;
+    let period = argument.period(Duration::from_secs(1))?;
+    let what = argument.base;
     if what.is_empty() {
-        return Err(error(
-            "sim: takes a power in watts (sim:200) or a trace file (sim:FILE)".into(),
-        ));
+        return Err(
+            argument.error("sim: takes a power in watts (sim:200) or a trace file (sim:FILE)")
+        );
     }
     if let Ok(watts) = what.parse::<f64>() {
         if !(watts > 0.0 && watts.is_finite()) {
-            return Err(error(format!(
-                "{watts} W: a simulated draw must be positive"
-            )));
+            return Err(argument.error(format!("{watts} W: a simulated draw must be positive")));
         }
         return Ok(Box::new(Simulated::constant(spec, watts, period)));
     }
-    let readings = Simulated::read_trace(std::path::Path::new(what)).map_err(error)?;
+    let readings =
+        Simulated::read_trace(std::path::Path::new(what)).map_err(|e| argument.error(e))?;
     Ok(Box::new(Simulated::replay(spec, readings, period, what)))
-}
-
-/// `base?key=value&key=value` → the base and the options.
-pub fn split_options(argument: &str) -> (&str, Vec<(&str, &str)>) {
-    let Some((base, query)) = argument.split_once('?') else {
-        return (argument, Vec::new());
-    };
-    let options = query
-        .split('&')
-        .filter(|pair| !pair.is_empty())
-        .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
-        .collect();
-    (base, options)
 }
 
 #[cfg(test)]

@@ -16,102 +16,84 @@ use std::time::Duration;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
 
-use super::rapl::{spec_error, Argument, CounterKind, Meter, PolledSource, Reading};
+use super::options::{spec_error, Argument};
+use super::poller::{CounterKind, Meter, PolledSource, Reading, DEFAULT_PERIOD};
 use super::{PowerSource, Provenance, Scope, SourceError, SourceInfo};
-use crate::trace::Trace;
 
 /// The source `nvml[:INDEX][?period_ms=N&lib=PATH]` names.
 pub fn open(spec: &str, argument: &str) -> Result<Box<dyn PowerSource>, SourceError> {
-    let argument = Argument::parse(spec, argument, &["period_ms", "lib"])?;
-    let index = match argument.selectors.as_slice() {
+    let argument = Argument::parse(spec, argument, &["period_ms=MS", "lib=PATH"])?;
+    let index = match argument.selectors().as_slice() {
         [] => 0,
         [index] => index.parse().map_err(|_| {
-            spec_error(
-                spec,
-                format!("nvml[:INDEX] takes a GPU index, e.g. nvml:0, not {index:?}"),
-            )
+            argument.error(format!(
+                "nvml[:INDEX] takes a GPU index, e.g. nvml:0, not {index:?}"
+            ))
         })?,
         _ => {
-            return Err(spec_error(
-                spec,
-                "nvml[:INDEX] takes one GPU index: open a source for each GPU",
-            ))
+            return Err(
+                argument.error("nvml[:INDEX] takes one GPU index: open a source for each GPU")
+            )
         }
     };
     let library = argument.option("lib").map(Path::new);
-    let source = NvmlGpu::open(spec, index, library, argument.period(spec)?)?;
+    let source = open_gpu(spec, index, library, argument.period(DEFAULT_PERIOD)?)?;
     Ok(Box::new(source))
 }
 
-/// One GPU through NVML, polled on its own thread.
-pub struct NvmlGpu(PolledSource);
-
-impl NvmlGpu {
-    /// Loads NVML (from `library`, or the system's `libnvidia-ml.so.1`) and opens GPU
-    /// `index`, reading its power once so that a GPU without a power reading fails here.
-    pub fn open(
-        name: &str,
-        index: u32,
-        library: Option<&Path>,
-        period: Duration,
-    ) -> Result<NvmlGpu, SourceError> {
-        let error = |message: String| spec_error(name, message);
-        let nvml = match library {
-            Some(path) => Nvml::builder().lib_path(path.as_os_str()).init(),
-            None => Nvml::init(),
-        }
-        .map_err(|e| error(unavailable(library, e)))?;
-        let count = nvml
-            .device_count()
-            .map_err(|e| error(format!("NVML cannot count the GPUs: {e}")))?;
-        if index >= count {
-            return Err(error(format!("no GPU {index}: NVML sees {count}")));
-        }
-        let device = nvml
-            .device_by_index(index)
-            .map_err(|e| error(format!("GPU {index}: {e}")))?;
-        let gpu = device.name().unwrap_or_else(|_| "(unnamed)".into());
-        device.power_usage().map_err(|e| {
-            error(format!(
-                "GPU {index} {gpu} does not report its power draw: {e}"
-            ))
-        })?;
-        let counting = device.total_energy_consumption().is_ok();
-        let uuid = device.uuid().unwrap_or_else(|_| "?".into());
-        let driver = nvml.sys_driver_version().unwrap_or_else(|_| "?".into());
-        let info = SourceInfo {
-            name: name.to_owned(),
-            scope: Scope::Component(format!("GPU {index} {gpu}")),
-            provenance: Provenance::OnHost,
-            period,
-            identity: format!(
-                "{gpu} ({uuid}), NVIDIA driver {driver}, NVML power usage{}",
-                if counting {
-                    " and total energy"
-                } else {
-                    " (no energy counter)"
-                }
-            ),
-        };
-        let meter = NvmlMeter {
-            nvml,
-            index,
-            counting,
-        };
-        Ok(NvmlGpu(PolledSource::new(info, Box::new(meter))))
+/// GPU `index` through NVML (loaded from `library`, or the system's `libnvidia-ml.so.1`), to
+/// be polled on its own thread. Reads its power once, so that a GPU without a power reading
+/// fails here.
+pub fn open_gpu(
+    name: &str,
+    index: u32,
+    library: Option<&Path>,
+    period: Duration,
+) -> Result<PolledSource, SourceError> {
+    let error = |message: String| spec_error(name, message);
+    let nvml = match library {
+        Some(path) => Nvml::builder().lib_path(path.as_os_str()).init(),
+        None => Nvml::init(),
     }
-}
-
-impl PowerSource for NvmlGpu {
-    fn info(&self) -> SourceInfo {
-        self.0.info()
+    .map_err(|e| error(unavailable(library, e)))?;
+    let count = nvml
+        .device_count()
+        .map_err(|e| error(format!("NVML cannot count the GPUs: {e}")))?;
+    if index >= count {
+        return Err(error(format!("no GPU {index}: NVML sees {count}")));
     }
-    fn start(&mut self, mark: &str) -> Result<(), SourceError> {
-        self.0.start(mark)
-    }
-    fn stop(&mut self) -> Result<Trace, SourceError> {
-        self.0.stop()
-    }
+    let device = nvml
+        .device_by_index(index)
+        .map_err(|e| error(format!("GPU {index}: {e}")))?;
+    let gpu = device.name().unwrap_or_else(|_| "(unnamed)".into());
+    device.power_usage().map_err(|e| {
+        error(format!(
+            "GPU {index} {gpu} does not report its power draw: {e}"
+        ))
+    })?;
+    let counting = device.total_energy_consumption().is_ok();
+    let uuid = device.uuid().unwrap_or_else(|_| "?".into());
+    let driver = nvml.sys_driver_version().unwrap_or_else(|_| "?".into());
+    let info = SourceInfo {
+        name: name.to_owned(),
+        scope: Scope::Component(format!("GPU {index} {gpu}")),
+        provenance: Provenance::OnHost,
+        period,
+        identity: format!(
+            "{gpu} ({uuid}), NVIDIA driver {driver}, NVML power usage{}",
+            if counting {
+                " and total energy"
+            } else {
+                " (no energy counter)"
+            }
+        ),
+    };
+    let meter = NvmlMeter {
+        nvml,
+        index,
+        counting,
+    };
+    Ok(PolledSource::new(info, Box::new(meter)))
 }
 
 /// Why NVML would not load, in words a user without a GPU understands.
@@ -140,6 +122,7 @@ impl Meter for NvmlMeter {
     fn counters(&self) -> Vec<CounterKind> {
         if self.counting {
             vec![CounterKind {
+                name: format!("GPU {} total energy", self.index),
                 joules_per_count: 1e-3,
                 range: None,
             }]

@@ -52,6 +52,54 @@ pub struct MeterReport {
     pub uncertainty: Option<UncertaintySummary>,
 }
 
+impl MeterReport {
+    /// The replies in words, one a line, for the trace's notes: `PTDaemon Watts: avg 200.1 W,
+    /// min 199.5 W, max 201.0 W, 12 samples, 0 errors` and `PTDaemon Uncertainty: avg 0.30 %,
+    /// max 0.41 %`; a reply that did not parse, as it came.
+    pub fn notes(&self) -> Vec<String> {
+        let watts = match self.watts {
+            Some(w) if w.valid > 0 && w.average >= 0.0 => format!(
+                "PTDaemon Watts: avg {:.1} W, min {:.1} W, max {:.1} W, {} samples, {} errors",
+                w.average, w.min, w.max, w.samples, w.errors
+            ),
+            Some(w) => format!(
+                "PTDaemon Watts: no valid reading, {} samples, {} errors",
+                w.samples, w.errors
+            ),
+            None => format!(
+                "PTDaemon Watts reply, not understood: {:?}",
+                self.watts_reply
+            ),
+        };
+        let uncertainty = match self.uncertainty {
+            // A negative figure is one the meter does not know (SPEC's Dummy device).
+            Some(u) if u.average < 0.0 => format!(
+                "PTDaemon Uncertainty: not known ({} of {} samples unknown)",
+                u.unknown, u.total
+            ),
+            Some(u) => {
+                let mut text = format!(
+                    "PTDaemon Uncertainty: avg {:.2} %, max {:.2} %",
+                    u.average * 100.0,
+                    u.max * 100.0
+                );
+                if u.invalid > 0 || u.unknown > 0 {
+                    text += &format!(
+                        " ({} of {} samples invalid, {} unknown)",
+                        u.invalid, u.total, u.unknown
+                    );
+                }
+                text
+            }
+            None => format!(
+                "PTDaemon Uncertainty reply, not understood: {:?}",
+                self.uncertainty_reply
+            ),
+        };
+        vec![watts, uncertainty]
+    }
+}
+
 pub struct PtdSource {
     spec: String,
     target: Target,
@@ -387,9 +435,15 @@ impl PowerSource for PtdSource {
         if self.phase == Some(Phase::Ranging) {
             self.ranging_maxima = Some(RangingMaxima::of(&samples));
         }
+        let notes = self
+            .meter_report
+            .as_ref()
+            .map(MeterReport::notes)
+            .unwrap_or_default();
         Ok(Trace {
             samples,
-            energy: Vec::new(),
+            notes,
+            ..Trace::default()
         })
     }
 
@@ -436,5 +490,53 @@ impl Drop for PtdSource {
                 let _ = link.send("Stop");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(watts: &str, uncertainty: &str) -> MeterReport {
+        MeterReport {
+            watts_reply: watts.into(),
+            watts: protocol::parse_watts(watts).ok(),
+            uncertainty_reply: uncertainty.into(),
+            uncertainty: protocol::parse_uncertainty(uncertainty).ok(),
+        }
+    }
+
+    #[test]
+    fn the_meters_replies_become_notes() {
+        let analyzer = report(
+            "Watts,200.123,199.5,201.04,12,0,12",
+            "Uncertainty,0.003,0.002,0.0041,12,0,12,0",
+        );
+        assert_eq!(
+            analyzer.notes(),
+            [
+                "PTDaemon Watts: avg 200.1 W, min 199.5 W, max 201.0 W, 12 samples, 0 errors",
+                "PTDaemon Uncertainty: avg 0.30 %, max 0.41 %",
+            ]
+        );
+        let dummy = report(
+            "Watts,-1.000000,-1.000000,-1.000000,0,0,0",
+            "Uncertainty,-1.000000,-1.000000,-1.000000,7,0,0,7",
+        );
+        assert_eq!(
+            dummy.notes(),
+            [
+                "PTDaemon Watts: no valid reading, 0 samples, 0 errors",
+                "PTDaemon Uncertainty: not known (7 of 7 samples unknown)",
+            ]
+        );
+        let odd = report("Error: Meter busy", "Uncertainty,0.01,0.005,0.02,10,2,7,1");
+        assert_eq!(
+            odd.notes(),
+            [
+                "PTDaemon Watts reply, not understood: \"Error: Meter busy\"",
+                "PTDaemon Uncertainty: avg 1.00 %, max 2.00 % (2 of 10 samples invalid, 1 unknown)",
+            ]
+        );
     }
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 pub use client::{MeterReport, PtdSource, RangingMaxima};
 
+use super::options::Argument;
 use super::{PowerSource, SourceError};
 
 /// MLCommons' `ANALYZER_SLEEP_SECONDS`: the analyzer settles this long after its ranges are
@@ -31,60 +32,37 @@ pub struct Target {
 }
 
 impl Target {
-    /// Parses `HOST:PORT[?settle=SECS&timeout=SECS]` (the spec after `ptd://`).
-    pub fn parse(text: &str) -> Result<Target, String> {
-        let (address, query) = text.split_once('?').unwrap_or((text, ""));
+    /// Parses `HOST:PORT[?settle=SECS&timeout=SECS]`, the argument of `spec` after `ptd://`.
+    pub fn parse(spec: &str, argument: &str) -> Result<Target, SourceError> {
+        let argument = Argument::parse(spec, argument, &["settle=SECS", "timeout=SECS"])?;
+        let address = argument.base;
         let example = "e.g. ptd://127.0.0.1:8888";
         let (host, port) = address
             .rsplit_once(':')
-            .ok_or_else(|| format!("{address:?} is not HOST:PORT ({example})"))?;
+            .ok_or_else(|| argument.error(format!("{address:?} is not HOST:PORT ({example})")))?;
         if host.is_empty() || host == "[]" {
-            return Err(format!("{address:?} names no host ({example})"));
+            return Err(argument.error(format!("{address:?} names no host ({example})")));
         }
         match port.parse::<u16>() {
             Ok(port) if port > 0 => {}
-            _ => return Err(format!("{port:?} is not a TCP port ({example})")),
+            _ => return Err(argument.error(format!("{port:?} is not a TCP port ({example})"))),
         }
-        let mut target = Target {
+        let timeout = argument.seconds("timeout")?.unwrap_or(DEFAULT_TIMEOUT);
+        if timeout.is_zero() {
+            return Err(argument.error("timeout=0: a reply cannot arrive in no time"));
+        }
+        Ok(Target {
             address: address.to_owned(),
-            settle: DEFAULT_SETTLE,
-            timeout: DEFAULT_TIMEOUT,
-        };
-        for option in query.split('&').filter(|o| !o.is_empty()) {
-            let (key, value) = option.split_once('=').unwrap_or((option, ""));
-            let seconds = || {
-                value
-                    .parse::<f64>()
-                    .ok()
-                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
-                    .ok_or_else(|| format!("{key}={value:?}: not a number of seconds"))
-            };
-            match key {
-                "settle" => target.settle = seconds()?,
-                "timeout" => {
-                    target.timeout = seconds()?;
-                    if target.timeout.is_zero() {
-                        return Err("timeout=0: a reply cannot arrive in no time".into());
-                    }
-                }
-                other => {
-                    return Err(format!(
-                        "unknown option {other:?} (known: settle=SECS, timeout=SECS)"
-                    ))
-                }
-            }
-        }
-        Ok(target)
+            settle: argument.seconds("settle")?.unwrap_or(DEFAULT_SETTLE),
+            timeout,
+        })
     }
 }
 
 /// The source `ptd://HOST:PORT[?options]` names: connects and identifies the daemon now, so a
 /// meter that is not there or is not PTDaemon is found before any run.
-pub fn open(spec: &str, address: &str) -> Result<Box<dyn PowerSource>, SourceError> {
-    let target = Target::parse(address).map_err(|message| SourceError::Spec {
-        spec: spec.to_owned(),
-        message,
-    })?;
+pub fn open(spec: &str, argument: &str) -> Result<Box<dyn PowerSource>, SourceError> {
+    let target = Target::parse(spec, argument)?;
     Ok(Box::new(PtdSource::connect(spec, target)?))
 }
 
@@ -94,20 +72,18 @@ mod tests {
 
     #[test]
     fn targets_parse_with_their_options() {
-        let target = Target::parse("127.0.0.1:8888").unwrap();
+        let parse = |argument: &str| Target::parse("ptd://x", argument);
+        let target = parse("127.0.0.1:8888").unwrap();
         assert_eq!(target.address, "127.0.0.1:8888");
         assert_eq!(
             (target.settle, target.timeout),
             (DEFAULT_SETTLE, DEFAULT_TIMEOUT)
         );
-        let target = Target::parse("[::1]:4444?settle=0.2&timeout=3").unwrap();
+        let target = parse("[::1]:4444?settle=0.2&timeout=3").unwrap();
         assert_eq!(target.address, "[::1]:4444");
         assert_eq!(target.settle, Duration::from_millis(200));
         assert_eq!(target.timeout, Duration::from_secs(3));
-        assert_eq!(
-            Target::parse("h:1?settle=0").unwrap().settle,
-            Duration::ZERO
-        );
+        assert_eq!(parse("h:1?settle=0").unwrap().settle, Duration::ZERO);
         for (text, words) in [
             ("127.0.0.1", "HOST:PORT"),
             (":8888", "no host"),
@@ -116,10 +92,17 @@ mod tests {
             ("h:1?settle=-1", "seconds"),
             ("h:1?settle=abc", "seconds"),
             ("h:1?timeout=0", "timeout=0"),
-            ("h:1?speed=2", "unknown option \"speed\""),
+            (
+                "h:1?speed=2",
+                "unknown option \"speed\" (known: settle=SECS, timeout=SECS)",
+            ),
+            ("h:1?settle", "settle wants a value"),
         ] {
-            let error = Target::parse(text).unwrap_err();
-            assert!(error.contains(words), "{text}: {error}");
+            let error = parse(text).unwrap_err().to_string();
+            assert!(
+                error.contains(words) && error.contains("\"ptd://x\""),
+                "{text}: {error}"
+            );
         }
     }
 
