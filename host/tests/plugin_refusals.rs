@@ -88,7 +88,7 @@ fn bad_plugins_are_refused_with_the_reason() {
     );
 
     let cases = [
-        ("refuses", "return 0;", "refused ABI 1.0"),
+        ("refuses", "return 0;", "refused ABI 1.1"),
         (
             "major2",
             "api.abi_major = 2;",
@@ -123,7 +123,7 @@ fn bad_plugins_are_refused_with_the_reason() {
     // The control: the same table untouched loads, reports itself and creates an instance.
     let good = compile(&dir, "good", &plugin_source(""));
     let plugin = Plugin::open(&good).unwrap();
-    assert_eq!(plugin.info.abi, "1.0");
+    assert_eq!(plugin.info.abi, "1.1");
     assert_eq!(plugin.info.kind, "sut");
     assert_eq!(plugin.info.sha256.len(), 64);
     assert!(

@@ -1,10 +1,18 @@
 /*
- * mlperf_plugin.h — the plugin ABI of mlperf-host, version 1.0.
+ * mlperf_plugin.h — the plugin ABI of mlperf-host, version 1.1.
  *
- * A plugin is a shared library exporting exactly one symbol, MLPERF_PLUGIN_ENTRY_SYMBOL
+ * A plugin is a shared library exporting the symbol MLPERF_PLUGIN_ENTRY_SYMBOL
  * ("mlperf_plugin_entry"), of type mlperf_plugin_entry_fn. The host calls it with the highest
  * ABI version it implements; the plugin returns a pointer to its static mlperf_plugin_api
  * table, stamped with the version the plugin implements (or NULL if it cannot serve that host).
+ * The table's `kind` says what the library is: a system-under-test backend or a power meter.
+ * A SUT library that also offers a power meter (a vendor's on-board telemetry beside its
+ * backend) exports a second entry of the same type, MLPERF_POWER_PLUGIN_ENTRY_SYMBOL
+ * ("mlperf_power_plugin_entry"), returning a second table of kind MLPERF_PLUGIN_KIND_POWER;
+ * see "Power meters" below.
+ *
+ * History: 1.0 the SUT backend; 1.1 power meters (mlperf_power_info, mlperf_power_reading,
+ * the power entry, power_info and read_power appended to mlperf_plugin_api).
  *
  * Compatibility rules:
  *   - A different major version is refused. Within a major, the host offers its highest minor
@@ -45,8 +53,10 @@ extern "C" {
 #endif
 
 #define MLPERF_PLUGIN_ABI_MAJOR 1u
-#define MLPERF_PLUGIN_ABI_MINOR 0u
+#define MLPERF_PLUGIN_ABI_MINOR 1u
 #define MLPERF_PLUGIN_ENTRY_SYMBOL "mlperf_plugin_entry"
+/* Since 1.1: the power meter of a library whose mlperf_plugin_entry is its SUT. */
+#define MLPERF_POWER_PLUGIN_ENTRY_SYMBOL "mlperf_power_plugin_entry"
 
 #if defined(_WIN32)
 #define MLPERF_PLUGIN_EXPORT __declspec(dllexport)
@@ -90,7 +100,7 @@ typedef struct mlperf_error {
 
 typedef enum mlperf_plugin_kind {
     MLPERF_PLUGIN_KIND_SUT = 1,    /* a system-under-test backend */
-    MLPERF_PLUGIN_KIND_POWER = 2   /* a power meter (functions appended in a later minor) */
+    MLPERF_PLUGIN_KIND_POWER = 2   /* a power meter (since 1.1: power_info, read_power) */
 } mlperf_plugin_kind;
 
 /* What the host's scheduler must know. */
@@ -172,6 +182,70 @@ typedef struct mlperf_host_api {
     void (*log)(void *context, int32_t level, const char *message, size_t length);
 } mlperf_host_api;
 
+/* ---- Power meters (since 1.1) ------------------------------------------------------------- *
+ *
+ * A power meter is a table of kind MLPERF_PLUGIN_KIND_POWER: init, create, destroy and
+ * attributes as for a SUT (create gets the meter's own TOML config and makes an instance used
+ * only as a meter; a meter never calls complete or first_token), plus power_info and
+ * read_power; issue_query and flush_queries are NULL. It is a pull model: the host asks
+ * power_info once after create, then calls read_power once a period, on a sampling thread of
+ * its own, between the start and the end of each measured run, and stamps every reading with
+ * its own UTC wall clock (the middle of the call). The meter needs no thread of its own.
+ *
+ *   - power_info and read_power are never called concurrently on one instance (nor with
+ *     attributes or destroy), but not always from the same thread.
+ *   - read_power should return within a fraction of the period: it must not wait for the next
+ *     sample of a slow sensor; return the latest one. A read that has not returned a few
+ *     periods plus 5 s after the host asked to stop ends the measurement with an error, and
+ *     the host abandons that thread (the instance is then destroyed, and the library
+ *     unloaded, only if the call ever returns).
+ *   - An error from read_power ends the measurement: the host stops polling and reports the
+ *     plugin's message as the meter's failure. The benchmark's own result is not affected.
+ *   - Both structs are allocated by the host, zeroed, with struct_size set to the host's size
+ *     and every measurement preset to NaN ("unknown"); the plugin writes only the fields it
+ *     knows that lie within struct_size, and leaves struct_size as it is.
+ *
+ * On-host meters measure components (a card, a package), not the wall power of MLPerf power
+ * results; the host labels their readings so. Say MLPERF_POWER_SCOPE_WALL only for a meter
+ * at the system's wall socket (a PDU outlet), and set MLPERF_POWER_SIMULATED for made-up
+ * readings: the host then labels everything from the meter as simulated.
+ */
+
+typedef enum mlperf_power_scope {
+    MLPERF_POWER_SCOPE_COMPONENT = 0, /* one component of the system (the default) */
+    MLPERF_POWER_SCOPE_WALL = 1       /* the whole system, at the wall socket */
+} mlperf_power_scope;
+
+#define MLPERF_POWER_HAS_ENERGY_COUNTER (1u << 0) /* read_power fills energy_joules */
+#define MLPERF_POWER_SIMULATED          (1u << 1) /* the readings are made up, not measured */
+
+/* What a meter measures, asked once after create. */
+typedef struct mlperf_power_info {
+    size_t struct_size;
+    const mlperf_extension *next;
+    uint32_t scope;            /* an mlperf_power_scope */
+    uint32_t flags;            /* MLPERF_POWER_* bits */
+    /* What is measured, e.g. "NPU 0 board power (sensor INA3221)"; UTF-8, NUL-terminated,
+     * valid until destroy. May be NULL. */
+    const char *description;
+    /* The time between two readings the sensor supports, in ns; the host polls at it (but
+     * not faster than once a millisecond). Must not be 0. */
+    uint64_t period_ns;
+} mlperf_power_info;
+
+/* One reading. Measurements not known stay NaN. */
+typedef struct mlperf_power_reading {
+    size_t struct_size;
+    const mlperf_extension *next;
+    double watts;              /* power now; NaN or <= 0: the sensor had no reading */
+    double volts;              /* RMS voltage, or NaN */
+    double amps;               /* RMS current, or NaN */
+    double power_factor;       /* or NaN */
+    /* With MLPERF_POWER_HAS_ENERGY_COUNTER: energy in joules since a fixed origin (create,
+     * say), never decreasing: the plugin corrects its counter's wraparound. Else NaN. */
+    double energy_joules;
+} mlperf_power_reading;
+
 /* ---- The plugin, as the host sees it ------------------------------------------------------ */
 
 typedef struct mlperf_plugin_api {
@@ -200,13 +274,23 @@ typedef struct mlperf_plugin_api {
     mlperf_error *(*issue_query)(void *instance, const mlperf_sample *samples, size_t count);
     /* No more queries in this series. */
     mlperf_error *(*flush_queries)(void *instance);
+
+    /* ---- Appended in 1.1: read only when struct_size covers them ---- */
+
+    /* MLPERF_PLUGIN_KIND_POWER (NULL otherwise) */
+    mlperf_error *(*power_info)(void *instance, mlperf_power_info *info);
+    mlperf_error *(*read_power)(void *instance, mlperf_power_reading *reading);
 } mlperf_plugin_api;
 
-/* The one exported function. */
+/* The entry function: mlperf_plugin_entry, and in a SUT library that also offers a power meter,
+ * mlperf_power_plugin_entry (a table of kind MLPERF_PLUGIN_KIND_POWER). A host opening a power
+ * meter uses mlperf_power_plugin_entry when the library exports it, else mlperf_plugin_entry. */
 typedef const mlperf_plugin_api *(*mlperf_plugin_entry_fn)(uint32_t host_abi_major,
                                                          uint32_t host_abi_minor);
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t host_abi_major,
                                                                   uint32_t host_abi_minor);
+MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_power_plugin_entry(uint32_t host_abi_major,
+                                                                        uint32_t host_abi_minor);
 
 #ifdef __cplusplus
 }

@@ -13,9 +13,11 @@ use std::ffi::{c_char, c_void};
 use abi_stable::StableAbi;
 
 pub const ABI_MAJOR: u32 = 1;
-pub const ABI_MINOR: u32 = 0;
-/// The one exported symbol, NUL-terminated for `dlsym`.
+pub const ABI_MINOR: u32 = 1;
+/// The entry symbol every plugin exports, NUL-terminated for `dlsym`.
 pub const ENTRY_SYMBOL: &[u8] = b"mlperf_plugin_entry\0";
+/// Since 1.1: the power meter's entry in a library whose [`ENTRY_SYMBOL`] is a SUT.
+pub const POWER_ENTRY_SYMBOL: &[u8] = b"mlperf_power_plugin_entry\0";
 
 pub const CAP_ASYNC_COMPLETION: u64 = 1 << 0;
 pub const CAP_CONCURRENT_ISSUE: u64 = 1 << 1;
@@ -25,6 +27,12 @@ pub const CAP_NEEDS_SAMPLE_DATA: u64 = 1 << 4;
 
 pub const KIND_SUT: u32 = 1;
 pub const KIND_POWER: u32 = 2;
+
+pub const POWER_SCOPE_COMPONENT: u32 = 0;
+pub const POWER_SCOPE_WALL: u32 = 1;
+
+pub const POWER_HAS_ENERGY_COUNTER: u32 = 1 << 0;
+pub const POWER_SIMULATED: u32 = 1 << 1;
 
 pub const ERROR_UNKNOWN: i32 = 1;
 pub const ERROR_INVALID_ARGUMENT: i32 = 2;
@@ -120,6 +128,31 @@ pub struct mlperf_host_api {
     >,
 }
 
+/// Since 1.1: what a power meter measures.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy)]
+pub struct mlperf_power_info {
+    pub struct_size: usize,
+    pub next: *const mlperf_extension,
+    pub scope: u32,
+    pub flags: u32,
+    pub description: *const c_char,
+    pub period_ns: u64,
+}
+
+/// Since 1.1: one reading of a power meter; NaN for what is not known.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy)]
+pub struct mlperf_power_reading {
+    pub struct_size: usize,
+    pub next: *const mlperf_extension,
+    pub watts: f64,
+    pub volts: f64,
+    pub amps: f64,
+    pub power_factor: f64,
+    pub energy_joules: f64,
+}
+
 #[repr(C)]
 #[derive(StableAbi, Debug)]
 pub struct mlperf_plugin_api {
@@ -157,7 +190,24 @@ pub struct mlperf_plugin_api {
         ) -> *mut mlperf_error,
     >,
     pub flush_queries: Option<unsafe extern "C" fn(instance: *mut c_void) -> *mut mlperf_error>,
+    // Appended in 1.1: read only when `struct_size` covers them (see [`TABLE_SIZE_1_0`]).
+    pub power_info: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            info: *mut mlperf_power_info,
+        ) -> *mut mlperf_error,
+    >,
+    pub read_power: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            reading: *mut mlperf_power_reading,
+        ) -> *mut mlperf_error,
+    >,
 }
+
+/// `sizeof(mlperf_plugin_api)` of ABI 1.0, before the power functions: the smallest table a
+/// host of this major accepts, and the size of every table of a 1.0 plugin.
+pub const TABLE_SIZE_1_0: usize = std::mem::offset_of!(mlperf_plugin_api, power_info);
 
 // SAFETY: the table is immutable static data and its pointers name static strings and
 // functions; sharing it across threads is what the ABI intends.
@@ -184,8 +234,17 @@ const _: () = {
     assert!(size_of::<mlperf_host_api>() == 56);
     assert!(offset_of!(mlperf_host_api, context) == 24);
     assert!(offset_of!(mlperf_host_api, log) == 48);
-    assert!(size_of::<mlperf_plugin_api>() == 104);
+    assert!(size_of::<mlperf_power_info>() == 40);
+    assert!(offset_of!(mlperf_power_info, description) == 24);
+    assert!(offset_of!(mlperf_power_info, period_ns) == 32);
+    assert!(size_of::<mlperf_power_reading>() == 56);
+    assert!(offset_of!(mlperf_power_reading, watts) == 16);
+    assert!(offset_of!(mlperf_power_reading, energy_joules) == 48);
+    assert!(size_of::<mlperf_plugin_api>() == 120);
     assert!(offset_of!(mlperf_plugin_api, capabilities) == 48);
     assert!(offset_of!(mlperf_plugin_api, init) == 56);
     assert!(offset_of!(mlperf_plugin_api, flush_queries) == 96);
+    // 1.0's table ended here; 1.1 appended the power functions.
+    assert!(TABLE_SIZE_1_0 == 104);
+    assert!(offset_of!(mlperf_plugin_api, read_power) == 112);
 };

@@ -231,6 +231,67 @@ impl<'a> RawInstance<'a> {
     }
 }
 
+/// What a meter's `power_info` said, its description copied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MeterInfo {
+    pub scope: u32,
+    pub flags: u32,
+    pub description: String,
+    pub period_ns: u64,
+}
+
+impl RawInstance<'_> {
+    /// A power meter's `power_info`, into a struct prepared as a host prepares it.
+    pub fn power_info(&self) -> Result<MeterInfo, PluginError> {
+        let power_info = self.api.power_info.expect("the table has power_info");
+        let mut info = ffi::mlperf_power_info {
+            struct_size: size_of::<ffi::mlperf_power_info>(),
+            next: ptr::null(),
+            scope: ffi::POWER_SCOPE_COMPONENT,
+            flags: 0,
+            description: ptr::null(),
+            period_ns: 0,
+        };
+        // SAFETY: a live instance and a struct of its struct_size.
+        let error = unsafe { power_info(self.instance, &mut info) };
+        // SAFETY: released once here.
+        if let Some(error) = unsafe { PluginError::take(error) } {
+            return Err(error);
+        }
+        let description = match info.description.is_null() {
+            true => String::new(),
+            // SAFETY: NUL-terminated, valid until destroy.
+            false => unsafe { CStr::from_ptr(info.description) }
+                .to_string_lossy()
+                .into_owned(),
+        };
+        Ok(MeterInfo {
+            scope: info.scope,
+            flags: info.flags,
+            description,
+            period_ns: info.period_ns,
+        })
+    }
+
+    /// A power meter's `read_power`, into a reading preset to NaN as a host presets it.
+    pub fn read_power(&self) -> Result<ffi::mlperf_power_reading, PluginError> {
+        let read_power = self.api.read_power.expect("the table has read_power");
+        let mut reading = ffi::mlperf_power_reading {
+            struct_size: size_of::<ffi::mlperf_power_reading>(),
+            next: ptr::null(),
+            watts: f64::NAN,
+            volts: f64::NAN,
+            amps: f64::NAN,
+            power_factor: f64::NAN,
+            energy_joules: f64::NAN,
+        };
+        // SAFETY: a live instance and a struct of its struct_size.
+        let error = unsafe { read_power(self.instance, &mut reading) };
+        // SAFETY: released once here.
+        unsafe { PluginError::take(error) }.map_or(Ok(reading), Err)
+    }
+}
+
 impl Drop for RawInstance<'_> {
     fn drop(&mut self) {
         if let Some(destroy) = self.api.destroy {

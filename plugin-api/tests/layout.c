@@ -56,6 +56,23 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_host_api, first_token),
     FIELD(mlperf_host_api, log),
 
+    SIZE(mlperf_power_info),
+    FIELD(mlperf_power_info, struct_size),
+    FIELD(mlperf_power_info, next),
+    FIELD(mlperf_power_info, scope),
+    FIELD(mlperf_power_info, flags),
+    FIELD(mlperf_power_info, description),
+    FIELD(mlperf_power_info, period_ns),
+
+    SIZE(mlperf_power_reading),
+    FIELD(mlperf_power_reading, struct_size),
+    FIELD(mlperf_power_reading, next),
+    FIELD(mlperf_power_reading, watts),
+    FIELD(mlperf_power_reading, volts),
+    FIELD(mlperf_power_reading, amps),
+    FIELD(mlperf_power_reading, power_factor),
+    FIELD(mlperf_power_reading, energy_joules),
+
     SIZE(mlperf_plugin_api),
     FIELD(mlperf_plugin_api, struct_size),
     FIELD(mlperf_plugin_api, next),
@@ -72,6 +89,8 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_plugin_api, attributes),
     FIELD(mlperf_plugin_api, issue_query),
     FIELD(mlperf_plugin_api, flush_queries),
+    FIELD(mlperf_plugin_api, power_info),
+    FIELD(mlperf_plugin_api, read_power),
 };
 
 const size_t mlperf_layout_count = sizeof mlperf_layout_entries / sizeof mlperf_layout_entries[0];
@@ -87,6 +106,10 @@ const unsigned long long mlperf_layout_constants[] = {
     MLPERF_CAP_NEEDS_SAMPLE_DATA,
     MLPERF_PLUGIN_KIND_SUT,
     MLPERF_PLUGIN_KIND_POWER,
+    MLPERF_POWER_SCOPE_COMPONENT,
+    MLPERF_POWER_SCOPE_WALL,
+    MLPERF_POWER_HAS_ENERGY_COUNTER,
+    MLPERF_POWER_SIMULATED,
     MLPERF_ERROR_UNKNOWN,
     MLPERF_ERROR_INVALID_ARGUMENT,
     MLPERF_ERROR_INVALID_CONFIG,
@@ -103,3 +126,4 @@ const unsigned long long mlperf_layout_constants[] = {
 };
 
 const char mlperf_layout_entry_symbol[] = MLPERF_PLUGIN_ENTRY_SYMBOL;
+const char mlperf_layout_power_entry_symbol[] = MLPERF_POWER_PLUGIN_ENTRY_SYMBOL;

@@ -19,8 +19,9 @@ struct Entry {
 extern "C" {
     static mlperf_layout_entries: [Entry; 0];
     static mlperf_layout_count: usize;
-    static mlperf_layout_constants: [u64; 22];
+    static mlperf_layout_constants: [u64; 26];
     static mlperf_layout_entry_symbol: [c_char; 20];
+    static mlperf_layout_power_entry_symbol: [c_char; 26];
 }
 
 fn c_layout() -> BTreeMap<String, usize> {
@@ -115,6 +116,31 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
     rust_layout!(
         map,
         fields,
+        mlperf_power_info {
+            struct_size,
+            next,
+            scope,
+            flags,
+            description,
+            period_ns
+        }
+    );
+    rust_layout!(
+        map,
+        fields,
+        mlperf_power_reading {
+            struct_size,
+            next,
+            watts,
+            volts,
+            amps,
+            power_factor,
+            energy_joules
+        }
+    );
+    rust_layout!(
+        map,
+        fields,
         mlperf_plugin_api {
             struct_size,
             next,
@@ -131,6 +157,8 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             attributes,
             issue_query,
             flush_queries,
+            power_info,
+            read_power,
         }
     );
     (map, fields)
@@ -168,7 +196,7 @@ fn every_rust_field_is_measured_in_c() {
 
 #[test]
 fn constants_match_the_header() {
-    let rust: [u64; 22] = [
+    let rust: [u64; 26] = [
         ABI_MAJOR.into(),
         ABI_MINOR.into(),
         CAP_ASYNC_COMPLETION,
@@ -178,6 +206,10 @@ fn constants_match_the_header() {
         CAP_NEEDS_SAMPLE_DATA,
         KIND_SUT.into(),
         KIND_POWER.into(),
+        POWER_SCOPE_COMPONENT.into(),
+        POWER_SCOPE_WALL.into(),
+        POWER_HAS_ENERGY_COUNTER.into(),
+        POWER_SIMULATED.into(),
         ERROR_UNKNOWN as u64,
         ERROR_INVALID_ARGUMENT as u64,
         ERROR_INVALID_CONFIG as u64,
@@ -193,8 +225,15 @@ fn constants_match_the_header() {
         LOG_TRACE as u64,
     ];
     // SAFETY: layout.c defines both arrays with exactly these lengths.
-    let (c, symbol) = unsafe { (mlperf_layout_constants, &mlperf_layout_entry_symbol) };
+    let (c, symbol, power_symbol) = unsafe {
+        (
+            mlperf_layout_constants,
+            &mlperf_layout_entry_symbol,
+            &mlperf_layout_power_entry_symbol,
+        )
+    };
     assert_eq!(rust, c);
-    let symbol: Vec<u8> = symbol.iter().map(|&b| b as u8).collect();
-    assert_eq!(symbol, ENTRY_SYMBOL);
+    let bytes = |symbol: &[c_char]| symbol.iter().map(|&b| b as u8).collect::<Vec<u8>>();
+    assert_eq!(bytes(symbol), ENTRY_SYMBOL);
+    assert_eq!(bytes(power_symbol), POWER_ENTRY_SYMBOL);
 }

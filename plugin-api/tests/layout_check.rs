@@ -55,6 +55,29 @@ macro_rules! abi_copy {
                 $($response)*
             }
 
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_power_info {
+                pub struct_size: usize,
+                pub next: *const mlperf_extension,
+                pub scope: u32,
+                pub flags: u32,
+                pub description: *const c_char,
+                pub period_ns: u64,
+            }
+
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_power_reading {
+                pub struct_size: usize,
+                pub next: *const mlperf_extension,
+                pub watts: f64,
+                pub volts: f64,
+                pub amps: f64,
+                pub power_factor: f64,
+                pub energy_joules: f64,
+            }
+
             // Parameter names are part of what abi_stable compares.
             #[repr(C)]
             #[derive(StableAbi)]
@@ -127,6 +150,18 @@ macro_rules! abi_copy {
                 >,
                 pub flush_queries:
                     Option<unsafe extern "C" fn(instance: *mut c_void) -> *mut mlperf_error>,
+                pub power_info: Option<
+                    unsafe extern "C" fn(
+                        instance: *mut c_void,
+                        info: *mut mlperf_power_info,
+                    ) -> *mut mlperf_error,
+                >,
+                pub read_power: Option<
+                    unsafe extern "C" fn(
+                        instance: *mut c_void,
+                        reading: *mut mlperf_power_reading,
+                    ) -> *mut mlperf_error,
+                >,
                 $($($appended)*)?
             }
         }

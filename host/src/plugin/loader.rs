@@ -51,6 +51,17 @@ const CAPABILITY_NAMES: [(u64, &str); 5] = [
 impl Plugin {
     /// Loads and checks the library at `path` (canonicalised first).
     pub fn open(path: &Path) -> Result<Plugin, PluginError> {
+        Self::open_entry(path, false)
+    }
+
+    /// As [`Plugin::open`], for a power meter: through the library's second entry,
+    /// `mlperf_power_plugin_entry`, when it has one (a SUT library that also offers a meter),
+    /// else through `mlperf_plugin_entry`. The table's kind is left to the caller to check.
+    pub(crate) fn open_power_meter(path: &Path) -> Result<Plugin, PluginError> {
+        Self::open_entry(path, true)
+    }
+
+    fn open_entry(path: &Path, power_meter: bool) -> Result<Plugin, PluginError> {
         let io = |e: std::io::Error| PluginError::Io {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -65,11 +76,21 @@ impl Plugin {
                 path: path.clone(),
                 message: e.to_string(),
             })?;
-        // SAFETY: the symbol's type is fixed by the ABI.
-        let entry: ffi::mlperf_plugin_entry_fn = unsafe {
-            *library
-                .get::<ffi::mlperf_plugin_entry_fn>(ffi::ENTRY_SYMBOL)
-                .map_err(|_| PluginError::MissingEntry { path: path.clone() })?
+        let power_entry = match power_meter {
+            // SAFETY: the symbol's type is fixed by the ABI.
+            true => {
+                unsafe { library.get::<ffi::mlperf_plugin_entry_fn>(ffi::POWER_ENTRY_SYMBOL) }.ok()
+            }
+            false => None,
+        };
+        let entry: ffi::mlperf_plugin_entry_fn = match power_entry {
+            Some(entry) => *entry,
+            // SAFETY: as above.
+            None => unsafe {
+                *library
+                    .get::<ffi::mlperf_plugin_entry_fn>(ffi::ENTRY_SYMBOL)
+                    .map_err(|_| PluginError::MissingEntry { path: path.clone() })?
+            },
         };
         // SAFETY: the entry point of ABI 1.x.
         let api = unsafe { entry(ffi::ABI_MAJOR, ffi::ABI_MINOR) };

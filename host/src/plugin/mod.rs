@@ -5,6 +5,7 @@
 mod error;
 mod host_api;
 mod loader;
+pub mod power;
 mod resolve;
 mod sut;
 mod timed;

@@ -27,6 +27,28 @@ impl Host {
     /// until the instance is destroyed.
     pub(crate) unsafe fn from_raw(host: *const mlperf_host_api) -> Result<Host, PluginError> {
         // SAFETY: the caller's contract.
+        unsafe { Self::from_raw_for(host, true) }
+    }
+
+    /// As [`Host::from_raw`] for a power meter, which completes nothing: a host may leave
+    /// `complete` NULL (the meter's [`Completer`] then does nothing).
+    ///
+    /// # Safety
+    /// As [`Host::from_raw`].
+    pub(crate) unsafe fn from_raw_for_meter(
+        host: *const mlperf_host_api,
+    ) -> Result<Host, PluginError> {
+        // SAFETY: the caller's contract.
+        unsafe { Self::from_raw_for(host, false) }
+    }
+
+    /// # Safety
+    /// As [`Host::from_raw`].
+    unsafe fn from_raw_for(
+        host: *const mlperf_host_api,
+        needs_complete: bool,
+    ) -> Result<Host, PluginError> {
+        // SAFETY: the caller's contract.
         let host = unsafe { host.as_ref() }
             .ok_or_else(|| PluginError::invalid_argument("host API is NULL"))?;
         if host.struct_size < size_of::<mlperf_host_api>() {
@@ -38,9 +60,15 @@ impl Host {
                 size_of::<mlperf_host_api>()
             )));
         }
-        let complete = host
-            .complete
-            .ok_or_else(|| PluginError::invalid_argument("host API has no complete callback"))?;
+        let complete = match host.complete {
+            Some(complete) => complete,
+            None if !needs_complete => complete_nothing,
+            None => {
+                return Err(PluginError::invalid_argument(
+                    "host API has no complete callback",
+                ))
+            }
+        };
         Ok(Host {
             abi_version: (host.abi_major, host.abi_minor),
             completer: Completer {
@@ -67,6 +95,14 @@ impl Host {
     pub fn logger(&self) -> Logger {
         self.logger
     }
+}
+
+/// Stands in for a host's missing `complete` in a meter's [`Host`].
+unsafe extern "C" fn complete_nothing(
+    _context: *mut c_void,
+    _responses: *const mlperf_response,
+    _count: usize,
+) {
 }
 
 /// Reports answers to the host. Cheap to copy; callable from any thread, inline in

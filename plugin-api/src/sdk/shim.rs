@@ -20,7 +20,7 @@ struct Instance<T> {
 }
 
 /// The attribute table handed to the host, with the strings it points into.
-struct Attributes {
+pub(super) struct Attributes {
     table: Vec<mlperf_attribute>,
     _strings: Vec<CString>,
 }
@@ -52,6 +52,8 @@ pub const fn sut_table<T: SutPlugin>(
         attributes: Some(attributes::<T>),
         issue_query: Some(issue_query::<T>),
         flush_queries: Some(flush_queries::<T>),
+        power_info: None,
+        read_power: None,
     }
 }
 
@@ -78,7 +80,7 @@ pub fn entry(
 }
 
 /// Runs a shim body, turning its error or panic into an `mlperf_error` (NULL on success).
-fn guard(body: impl FnOnce() -> Result<(), PluginError>) -> *mut mlperf_error {
+pub(super) fn guard(body: impl FnOnce() -> Result<(), PluginError>) -> *mut mlperf_error {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => ptr::null_mut(),
         Ok(Err(error)) => error.into_raw(),
@@ -86,7 +88,7 @@ fn guard(body: impl FnOnce() -> Result<(), PluginError>) -> *mut mlperf_error {
     }
 }
 
-fn panic_message(payload: Box<dyn Any + Send>) -> String {
+pub(super) fn panic_message(payload: Box<dyn Any + Send>) -> String {
     let message = match payload.downcast_ref::<&str>() {
         Some(text) => (*text).to_owned(),
         None => match payload.downcast_ref::<String>() {
@@ -121,17 +123,8 @@ unsafe extern "C" fn create<T: SutPlugin>(
         }
         // SAFETY: the host's pointer, valid until destroy by the ABI.
         let host = unsafe { Host::from_raw(host) }?;
-        let config = match config_length {
-            0 => "",
-            _ if config_toml.is_null() => {
-                return Err(PluginError::invalid_argument("config is NULL"));
-            }
-            // SAFETY: the host passes `config_length` bytes at `config_toml`.
-            _ => str::from_utf8(unsafe {
-                slice::from_raw_parts(config_toml.cast::<u8>(), config_length)
-            })
-            .map_err(|e| PluginError::invalid_config(format!("config is not UTF-8: {e}")))?,
-        };
+        // SAFETY: the host passes `config_length` bytes at `config_toml`.
+        let config = unsafe { config_text(config_toml, config_length) }?;
         let plugin = T::create(config, &host)?;
         let boxed = Box::new(Instance {
             plugin,
@@ -142,6 +135,25 @@ unsafe extern "C" fn create<T: SutPlugin>(
         unsafe { *instance = Box::into_raw(boxed).cast() };
         Ok(())
     })
+}
+
+/// The config the host passed to `create`, as text.
+///
+/// # Safety
+/// `config_toml` is NULL or `config_length` bytes valid for `'a`.
+pub(super) unsafe fn config_text<'a>(
+    config_toml: *const c_char,
+    config_length: usize,
+) -> Result<&'a str, PluginError> {
+    match config_length {
+        0 => Ok(""),
+        _ if config_toml.is_null() => Err(PluginError::invalid_argument("config is NULL")),
+        // SAFETY: the caller's contract.
+        _ => str::from_utf8(unsafe {
+            slice::from_raw_parts(config_toml.cast::<u8>(), config_length)
+        })
+        .map_err(|e| PluginError::invalid_config(format!("config is not UTF-8: {e}"))),
+    }
 }
 
 unsafe extern "C" fn destroy<T: SutPlugin>(instance: *mut c_void) {
@@ -164,26 +176,45 @@ unsafe extern "C" fn attributes<T: SutPlugin>(
     count: *mut usize,
 ) -> *mut mlperf_error {
     guard(|| {
-        if attributes.is_null() || count.is_null() {
-            return Err(PluginError::invalid_argument(
-                "attribute out-pointer is NULL",
-            ));
-        }
         // SAFETY: the host passes the instance create made.
         let instance = unsafe { instance::<T>(instance_ptr) }?;
-        if instance.attributes.get().is_none() {
-            let built = build_attributes(instance.plugin.attributes())?;
-            // Two racing first calls build the same table; either one is kept.
-            let _ = instance.attributes.set(built);
-        }
-        let table = &instance.attributes.get().expect("set just above").table;
-        // SAFETY: both out-pointers checked non-NULL; the table lives until destroy.
+        // SAFETY: the host's out-pointers, checked there.
         unsafe {
-            *attributes = table.as_ptr();
-            *count = table.len();
+            hand_out_attributes(&instance.attributes, attributes, count, || {
+                instance.plugin.attributes()
+            })
         }
-        Ok(())
     })
+}
+
+/// Writes the instance's attribute table (built from `pairs` at the first call, kept until
+/// destroy) to the host's out-pointers.
+///
+/// # Safety
+/// `attributes` and `count` are NULL or writable.
+pub(super) unsafe fn hand_out_attributes(
+    cell: &OnceLock<Attributes>,
+    attributes: *mut *const mlperf_attribute,
+    count: *mut usize,
+    pairs: impl FnOnce() -> Vec<(String, String)>,
+) -> Result<(), PluginError> {
+    if attributes.is_null() || count.is_null() {
+        return Err(PluginError::invalid_argument(
+            "attribute out-pointer is NULL",
+        ));
+    }
+    if cell.get().is_none() {
+        let built = build_attributes(pairs())?;
+        // Two racing first calls build the same table; either one is kept.
+        let _ = cell.set(built);
+    }
+    let table = &cell.get().expect("set just above").table;
+    // SAFETY: both out-pointers checked non-NULL; the table lives as long as `cell`.
+    unsafe {
+        *attributes = table.as_ptr();
+        *count = table.len();
+    }
+    Ok(())
 }
 
 fn build_attributes(pairs: Vec<(String, String)>) -> Result<Attributes, PluginError> {

@@ -1,6 +1,7 @@
 /*
  * example_plugin.c — a complete mlperf-host SUT backend in plain C99, implementing only
- * mlperf_plugin.h (ABI 1.0). Copy it as the starting point of your own plugin.
+ * mlperf_plugin.h (ABI 1.1), with a power meter beside it. Copy it as the starting point of
+ * your own plugin.
  *
  * What it does: it "runs" every sample by answering with the sample's index as 4 little-endian
  * bytes (the same answer as the host's null plugin, so accuracy logs can be compared). It runs in
@@ -18,6 +19,13 @@
  *   latency_us = 500          # simulated device time per batch, microseconds (default 0)
  *   max_batch  = 16           # samples a worker takes at once, 1..256 (default 16)
  *   device     = "npu0"       # reported as the "device" attribute (default "cpu-simulated")
+ *
+ * The library also offers a power meter for the device (a second entry,
+ * mlperf_power_plugin_entry; `--power plugin:PATH` on the host): a simulated board sensor
+ * reading a constant draw, with an energy counter. Its own config (same syntax) takes
+ *
+ *   watts      = 75           # the simulated draw, 1..100000 W (default 75)
+ *   device     = "npu0"       # named in what the meter measures (default "cpu-simulated")
  *
  * Where to put your own code is marked "YOUR DEVICE" below.
  *
@@ -46,6 +54,7 @@
 #define EXAMPLE_MAX_BATCH 256u
 #define EXAMPLE_MAX_LATENCY_US 60000000ull /* one minute */
 #define EXAMPLE_DEVICE_MAX 64u
+#define EXAMPLE_MAX_WATTS 100000u
 
 /* Samples completed in one complete() call when completing inline. */
 #define EXAMPLE_INLINE_CHUNK 64u
@@ -117,6 +126,7 @@ typedef struct example_config {
     uint64_t latency_us;
     unsigned max_batch;
     char device[EXAMPLE_DEVICE_MAX];
+    unsigned watts; /* the power meter's */
 } example_config;
 
 static int is_space(char c) {
@@ -206,6 +216,7 @@ static mlperf_error *parse_config(const char *text, size_t length, example_confi
     config->latency_us = 0;
     config->max_batch = 16;
     snprintf(config->device, sizeof config->device, "%s", "cpu-simulated");
+    config->watts = 75;
 
     int in_table = 0; /* after a [table] header: keys there are not ours */
     unsigned line_number = 0;
@@ -276,6 +287,14 @@ static mlperf_error *parse_config(const char *text, size_t length, example_confi
                                   line_number, EXAMPLE_MAX_BATCH, (int)(value_end - value), value);
             }
             config->max_batch = (unsigned)number;
+        } else if (key_is(key, key_length, "watts")) {
+            if (parse_uint(value, value_end, EXAMPLE_MAX_WATTS, &number) != 0 || number == 0) {
+                return make_error(MLPERF_ERROR_INVALID_CONFIG,
+                                  EXAMPLE_NAME ": config key `watts` (line %u): expected an "
+                                  "integer from 1 to %u, got `%.*s`",
+                                  line_number, EXAMPLE_MAX_WATTS, (int)(value_end - value), value);
+            }
+            config->watts = (unsigned)number;
         } else if (key_is(key, key_length, "device")) {
             if (parse_string(value, value_end, config->device, sizeof config->device) != 0) {
                 return make_error(MLPERF_ERROR_INVALID_CONFIG,
@@ -672,7 +691,7 @@ static mlperf_error *example_flush_queries(void *opaque) {
 static const mlperf_plugin_api example_api = {
     sizeof(mlperf_plugin_api),
     NULL,                    /* next: no extensions */
-    MLPERF_PLUGIN_ABI_MAJOR, /* we implement 1.0 */
+    MLPERF_PLUGIN_ABI_MAJOR, /* we implement the header's version, 1.1 */
     MLPERF_PLUGIN_ABI_MINOR,
     MLPERF_PLUGIN_KIND_SUT,
     0, /* reserved */
@@ -685,20 +704,129 @@ static const mlperf_plugin_api example_api = {
     example_attributes,
     example_issue_query,
     example_flush_queries,
+    NULL, /* power_info: a SUT table has none (the meter has its own table, below) */
+    NULL, /* read_power */
 };
 
-/* The one exported symbol (declared first, as the header has only its pointer type,
- * mlperf_plugin_entry_fn). The host offers its highest ABI version; we answer with the version
- * we implement (1.0) if the major matches, NULL otherwise. Build with -fvisibility=hidden so
- * that this is the only symbol the library exports. */
+/* The entry point. The host offers its highest ABI version; we answer with the version we
+ * implement (1.1) if the major matches, NULL otherwise. Build with -fvisibility=hidden so that
+ * the entries are the only symbols the library exports. */
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t host_abi_major,
                                                                   uint32_t host_abi_minor);
 
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t host_abi_major,
                                                                   uint32_t host_abi_minor) {
-    (void)host_abi_minor; /* any 1.x host can use a 1.0 plugin */
+    (void)host_abi_minor; /* any 1.x host can use a 1.1 SUT: it reads what it knows */
     if (host_abi_major != MLPERF_PLUGIN_ABI_MAJOR) {
         return NULL;
     }
     return &example_api;
+}
+
+/* ============================================================================================
+ * A power meter beside the backend (ABI 1.1)
+ *
+ * A second table, of kind power, behind the second entry, mlperf_power_plugin_entry. The host
+ * creates a meter instance of its own (with the meter's config), asks power_info once, then
+ * calls read_power once a period from a thread of its own and stamps each reading itself.
+ * Calls on one meter instance never overlap, so it needs no lock. This one simulates a board
+ * sensor: a constant draw and an exact energy counter.
+ * ========================================================================================== */
+
+typedef struct example_meter {
+    double watts;
+    struct timespec created;            /* the energy counter's origin */
+    char description[EXAMPLE_DEVICE_MAX + 32]; /* handed to the host, valid until destroy */
+} example_meter;
+
+static mlperf_error *meter_create(const mlperf_host_api *host, const char *config_toml,
+                                  size_t config_length, void **instance_out) {
+    (void)host; /* a meter calls nothing back; a real one could log through host->log */
+    if (instance_out == NULL || (config_toml == NULL && config_length != 0)) {
+        return make_error(MLPERF_ERROR_INVALID_ARGUMENT, EXAMPLE_NAME " meter: NULL argument");
+    }
+    *instance_out = NULL;
+    example_config config;
+    mlperf_error *error = parse_config(config_toml, config_length, &config);
+    if (error != NULL) {
+        return error;
+    }
+    example_meter *meter = calloc(1, sizeof *meter);
+    if (meter == NULL) {
+        return &out_of_memory_error;
+    }
+    /* YOUR DEVICE: open the device's power sensor here. */
+    meter->watts = (double)config.watts;
+    clock_gettime(CLOCK_MONOTONIC, &meter->created);
+    snprintf(meter->description, sizeof meter->description, "%s board power (simulated)",
+             config.device);
+    *instance_out = meter;
+    return NULL;
+}
+
+static void meter_destroy(void *instance) {
+    free(instance);
+}
+
+static mlperf_error *meter_power_info(void *instance, mlperf_power_info *info) {
+    example_meter *meter = instance;
+    /* Write only fields that lie within the host's struct (all of 1.1's, from any 1.1 host). */
+    if (meter == NULL || info == NULL || info->struct_size < sizeof *info) {
+        return make_error(MLPERF_ERROR_INVALID_ARGUMENT,
+                          EXAMPLE_NAME " meter: power_info: NULL or too small argument");
+    }
+    info->scope = MLPERF_POWER_SCOPE_COMPONENT; /* an on-board sensor sees a component */
+    /* YOUR DEVICE: drop MLPERF_POWER_SIMULATED: then the readings count as measured. */
+    info->flags = MLPERF_POWER_HAS_ENERGY_COUNTER | MLPERF_POWER_SIMULATED;
+    info->description = meter->description;
+    info->period_ns = 100000000ull; /* YOUR DEVICE: the sensor's update interval (100 ms) */
+    return NULL;
+}
+
+static mlperf_error *meter_read_power(void *instance, mlperf_power_reading *reading) {
+    example_meter *meter = instance;
+    if (meter == NULL || reading == NULL || reading->struct_size < sizeof *reading) {
+        return make_error(MLPERF_ERROR_INVALID_ARGUMENT,
+                          EXAMPLE_NAME " meter: read_power: NULL or too small argument");
+    }
+    /* YOUR DEVICE: read the sensor's latest value; never wait for the next one. A sensor that
+     * fails returns an error (MLPERF_ERROR_DEVICE): it ends the measurement, not the run. */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double seconds = (double)(now.tv_sec - meter->created.tv_sec) +
+                     (double)(now.tv_nsec - meter->created.tv_nsec) / 1e9;
+    reading->watts = meter->watts;
+    reading->energy_joules = meter->watts * seconds; /* a real counter: correct wraparound */
+    /* volts, amps and power_factor stay NaN, as the host preset them: this sensor has none. */
+    return NULL;
+}
+
+static const mlperf_plugin_api example_meter_api = {
+    sizeof(mlperf_plugin_api),
+    NULL,
+    MLPERF_PLUGIN_ABI_MAJOR, /* 1.1: the first version with power meters */
+    MLPERF_PLUGIN_ABI_MINOR,
+    MLPERF_PLUGIN_KIND_POWER,
+    0, /* reserved */
+    EXAMPLE_NAME,
+    EXAMPLE_VERSION,
+    0,    /* capabilities: none apply to a meter */
+    NULL, /* init */
+    meter_create,
+    meter_destroy,
+    NULL, /* attributes: none */
+    NULL, /* issue_query: a meter has none */
+    NULL, /* flush_queries */
+    meter_power_info,
+    meter_read_power,
+};
+
+MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_power_plugin_entry(uint32_t host_abi_major,
+                                                                        uint32_t host_abi_minor) {
+    /* A host of 1.0 cannot use a meter; it refuses a power table by its kind. */
+    (void)host_abi_minor;
+    if (host_abi_major != MLPERF_PLUGIN_ABI_MAJOR) {
+        return NULL;
+    }
+    return &example_meter_api;
 }

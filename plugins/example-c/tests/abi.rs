@@ -35,7 +35,7 @@ impl Plugin {
                 .expect("entry symbol");
             entry(ffi::ABI_MAJOR, ffi::ABI_MINOR)
         };
-        assert!(!api.is_null(), "the plugin refused ABI 1.0");
+        assert!(!api.is_null(), "the plugin refused ABI 1.1");
         Plugin {
             api,
             _library: library,
@@ -363,18 +363,18 @@ fn check_exactly_once(recorder: &Recorder, issued: &[mlperf_sample]) -> HashMap<
 // ---- Tests ------------------------------------------------------------------------------------
 
 #[test]
-fn entry_answers_abi_1_0_and_refuses_other_majors() {
+fn entry_answers_abi_1_1_and_refuses_other_majors() {
     let plugin = Plugin::load();
     assert!(plugin.entry(0, 0).is_null());
     assert!(plugin.entry(2, 0).is_null());
     assert!(plugin.entry(u32::MAX, 0).is_null());
-    // A host of a later 1.x minor gets the 1.0 table.
+    // A host of a later 1.x minor gets the 1.1 table.
     assert_eq!(plugin.entry(1, 7), plugin.api);
 
     let api = plugin.api();
     assert_eq!(api.struct_size, size_of::<ffi::mlperf_plugin_api>());
     assert!(api.next.is_null());
-    assert_eq!((api.abi_major, api.abi_minor), (1, 0));
+    assert_eq!((api.abi_major, api.abi_minor), (1, 1));
     assert_eq!(api.kind, ffi::KIND_SUT);
     // SAFETY: static NUL-terminated strings.
     let (name, version) = unsafe { (CStr::from_ptr(api.name), CStr::from_ptr(api.version)) };
@@ -388,6 +388,59 @@ fn entry_answers_abi_1_0_and_refuses_other_majors() {
     assert!(api.init.is_none(), "the example needs no library-wide init");
     assert!(api.create.is_some() && api.destroy.is_some() && api.attributes.is_some());
     assert!(api.issue_query.is_some() && api.flush_queries.is_some());
+    assert!(api.power_info.is_none() && api.read_power.is_none());
+}
+
+#[test]
+fn the_second_entry_is_a_power_meter() {
+    use mlperf_plugin_api::testing::{RawInstance, RecordingHost};
+
+    // SAFETY: the library is our own example plugin; the symbol has the ABI's entry type and
+    // returns NULL or a static table, alive while `library` is loaded.
+    let library = unsafe { Library::new(PLUGIN_PATH) }.expect("load the example plugin");
+    let api = unsafe {
+        let entry = library
+            .get::<mlperf_plugin_entry_fn>(ffi::POWER_ENTRY_SYMBOL)
+            .expect("power entry symbol");
+        assert!(entry(2, 0).is_null());
+        &*entry(ffi::ABI_MAJOR, ffi::ABI_MINOR)
+    };
+    assert_eq!(api.kind, ffi::KIND_POWER);
+    assert_eq!((api.abi_major, api.abi_minor), (1, 1));
+    assert_eq!(api.struct_size, size_of::<ffi::mlperf_plugin_api>());
+    assert!(api.issue_query.is_none() && api.flush_queries.is_none());
+
+    let host = RecordingHost::new();
+    // SAFETY: the meter's table; `host` outlives the instance.
+    let meter = unsafe { RawInstance::create(api, &host, "watts = 60\ndevice = \"npu7\"") }
+        .map_err(|e| e.to_string())
+        .unwrap();
+    let info = meter.power_info().unwrap();
+    assert_eq!(info.scope, ffi::POWER_SCOPE_COMPONENT);
+    assert_eq!(
+        info.flags,
+        ffi::POWER_HAS_ENERGY_COUNTER | ffi::POWER_SIMULATED
+    );
+    assert_eq!(info.description, "npu7 board power (simulated)");
+    assert_eq!(info.period_ns, 100_000_000);
+    let first = meter.read_power().unwrap();
+    thread::sleep(Duration::from_millis(50));
+    let second = meter.read_power().unwrap();
+    assert_eq!((first.watts, second.watts), (60.0, 60.0));
+    assert!(first.volts.is_nan() && first.amps.is_nan() && first.power_factor.is_nan());
+    let joules = second.energy_joules - first.energy_joules;
+    assert!(
+        (3.0..6.0).contains(&joules),
+        "{joules} J at 60 W over 50 ms"
+    );
+    assert!(meter.attributes().unwrap().is_empty());
+
+    // SAFETY: as above.
+    let error = unsafe { RawInstance::create(api, &host, "watts = 0") }
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(error.code, ffi::ERROR_INVALID_CONFIG);
+    assert!(error.message.contains("`watts`"), "{}", error.message);
 }
 
 #[test]

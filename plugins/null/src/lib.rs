@@ -1,9 +1,11 @@
 //! The null SUT backend as a plugin: answers every sample with its index as 4 little-endian
 //! bytes (or with its own data), inline or from worker threads, with optional fixed or per-index latency. Built on
-//! the plugin SDK; see `config.rs` for its settings.
+//! the plugin SDK; see `config.rs` for its settings. The same library offers a simulated power
+//! meter (`meter.rs`) through its second entry, `mlperf_power_plugin_entry`.
 
 mod answer;
 mod config;
+mod meter;
 mod workers;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,6 +16,7 @@ use mlperf_plugin_api::ffi::{CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_TOK
 use mlperf_plugin_api::sdk::{Completer, Host, Level, PluginError, Sample, SutPlugin};
 
 pub use config::{Config, ResponseKind};
+pub use meter::{MeterConfig, NullMeter};
 
 use answer::{answer, answer_inline, Item, SampleData};
 use workers::Workers;
@@ -137,4 +140,5 @@ mlperf_plugin_api::export_plugin!(
     name = "null",
     version = env!("CARGO_PKG_VERSION"),
     capabilities = CAP_ASYNC_COMPLETION | CAP_CONCURRENT_ISSUE | CAP_TOKENS,
+    power_meter = NullMeter,
 );

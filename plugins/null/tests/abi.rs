@@ -82,8 +82,9 @@ fn by_id(answers: &[Answer]) -> BTreeMap<u64, (Vec<u8>, i64)> {
 fn entry_negotiates_and_refuses_another_major() {
     let api = table();
     assert_eq!(api.struct_size, size_of::<mlperf_plugin_api>());
-    assert_eq!((api.abi_major, api.abi_minor), (1, 0));
+    assert_eq!((api.abi_major, api.abi_minor), (1, 1));
     assert_eq!(api.kind, ffi::KIND_SUT);
+    assert!(api.power_info.is_none() && api.read_power.is_none());
     // SAFETY: static NUL-terminated strings.
     let name = unsafe { std::ffi::CStr::from_ptr(api.name) };
     assert_eq!(name.to_str().unwrap(), "null");
@@ -264,4 +265,85 @@ fn bad_config_is_refused_with_its_reason() {
     assert!(error.message.contains("workers"), "{}", error.message);
     let error = create(&host, "colour = 1").map(|_| ()).unwrap_err();
     assert!(error.message.contains("colour"), "{}", error.message);
+}
+
+/// The meter's table, behind the library's second entry.
+fn meter_table() -> &'static mlperf_plugin_api {
+    // SAFETY: the symbol has the header's entry signature; the table is static while the
+    // library is loaded.
+    unsafe {
+        let entry = library()
+            .get::<mlperf_plugin_entry_fn>(ffi::POWER_ENTRY_SYMBOL)
+            .expect("power entry symbol");
+        assert!(entry(2, 0).is_null());
+        entry(ffi::ABI_MAJOR, ffi::ABI_MINOR).as_ref()
+    }
+    .expect("a meter table for our major")
+}
+
+#[test]
+fn the_second_entry_is_a_simulated_meter() {
+    let api = meter_table();
+    assert_eq!(api.kind, ffi::KIND_POWER);
+    assert_eq!(api.struct_size, size_of::<mlperf_plugin_api>());
+    assert!(api.issue_query.is_none() && api.flush_queries.is_none());
+    let host = RecordingHost::new();
+    // SAFETY: the meter's table; `host` outlives the instance.
+    let meter =
+        unsafe { RawInstance::create(api, &host, "watts = 50\nperiod_ms = 20\nwall = true") }
+            .unwrap();
+    let info = meter.power_info().unwrap();
+    assert_eq!(info.scope, ffi::POWER_SCOPE_WALL);
+    assert_eq!(
+        info.flags,
+        ffi::POWER_SIMULATED | ffi::POWER_HAS_ENERGY_COUNTER
+    );
+    assert_eq!(info.period_ns, 20_000_000);
+    assert!(
+        info.description.contains("simulated draw of 50 W"),
+        "{info:?}"
+    );
+
+    let first = meter.read_power().unwrap();
+    thread::sleep(Duration::from_millis(50));
+    let second = meter.read_power().unwrap();
+    assert_eq!((first.watts, second.watts), (50.0, 50.0));
+    assert!(first.volts.is_nan() && first.amps.is_nan() && first.power_factor.is_nan());
+    // 50 W for at least the 50 ms slept.
+    let joules = second.energy_joules - first.energy_joules;
+    assert!((2.5..5.0).contains(&joules), "{joules} J");
+    let attributes: BTreeMap<_, _> = meter.attributes().unwrap().into_iter().collect();
+    assert_eq!(attributes["device"], "simulated");
+    assert!(host
+        .logs()
+        .iter()
+        .any(|(_, line)| line.contains("null meter")));
+}
+
+#[test]
+fn meter_faults_and_bad_config_are_errors() {
+    let api = meter_table();
+    let host = RecordingHost::new();
+    // SAFETY: as above.
+    let create = |config: &str| unsafe { RawInstance::create(api, &host, config) };
+    let meter =
+        create("fail_after_reads = 1\npanic_after_reads = 2\nenergy_counter = false").unwrap();
+    let reading = meter.read_power().unwrap();
+    assert!(reading.energy_joules.is_nan());
+    let error = meter.read_power().unwrap_err();
+    assert_eq!(error.code, ffi::ERROR_DEVICE);
+    assert!(error.message.contains("fail_after_reads = 1"), "{error}");
+    let error = meter.read_power().unwrap_err();
+    assert_eq!(error.code, ffi::ERROR_PANIC);
+    assert!(error.message.contains("panic_after_reads = 2"), "{error}");
+    // After a panic the meter refuses, rather than read from a half-updated state.
+    let error = meter.read_power().unwrap_err();
+    assert!(
+        error.message.contains("panicked in an earlier call"),
+        "{error}"
+    );
+    drop(meter);
+    let error = create("workers = 2").map(|_| ()).unwrap_err();
+    assert_eq!(error.code, ffi::ERROR_INVALID_CONFIG);
+    assert!(error.message.contains("null meter config"), "{error}");
 }
