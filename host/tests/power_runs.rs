@@ -307,3 +307,258 @@ fn power_report_fails_a_testing_run_far_below_ranging_and_names_bad_files() {
     assert!(text(&output.stderr).contains("mlperf_log_detail.txt"));
     let _ = std::fs::remove_dir_all(&session);
 }
+
+/// An `mlperf-ptd-simulator` child sampling every 50 ms, killed when dropped.
+struct PtdSimulator {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl PtdSimulator {
+    fn start(options: &[&str]) -> PtdSimulator {
+        use std::io::BufRead;
+        let exe = Path::new(EXE).with_file_name("mlperf-ptd-simulator");
+        assert!(
+            exe.is_file(),
+            "{} is not built: run the tests from the workspace root (cargo test builds it)",
+            exe.display()
+        );
+        let mut child = Command::new(exe)
+            .args(["-p", "0", "--interval-ms", "50"])
+            .args(options)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        stdout.read_line(&mut first).unwrap();
+        let port = first
+            .trim()
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("not a listening line: {first:?}"));
+        // Keep reading so the simulator never blocks on a full pipe.
+        std::thread::spawn(move || for _ in stdout.lines().map_while(Result::ok) {});
+        PtdSimulator { child, port }
+    }
+
+    fn spec(&self) -> String {
+        format!("ptd://127.0.0.1:{}?settle=0&timeout=5", self.port)
+    }
+}
+
+impl Drop for PtdSimulator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const SHORT_SINGLE_STREAM: [&str; 8] = [
+    "--scenario",
+    "SingleStream",
+    "--latency",
+    "1ms",
+    "--set",
+    "min_duration_ms=1000",
+    "--set",
+    "single_stream_expected_latency_ns=1000000",
+];
+
+#[test]
+fn a_ptdaemon_meter_gets_a_ranging_run_then_the_testing_run() {
+    let simulator = PtdSimulator::start(&["--watts", "300"]);
+    let out = scratch("ptd");
+    let spec = simulator.spec();
+    let mut args = SHORT_SINGLE_STREAM.to_vec();
+    args.extend(["--power", &spec, "--out", out.to_str().unwrap()]);
+    let output = run(&args);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    assert!(
+        stdout.contains("Ranging run (power analyzer ranges on automatic)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Power result : VALID (simulated)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Ranging run, "), "{stdout}");
+    // The analyzer's own statistics, as PTDaemon's Watts reply gives them.
+    assert!(
+        stdout.contains("Note : PTDaemon Watts: avg 300"),
+        "{stdout}"
+    );
+
+    // Both runs have their LoadGen logs and their spl.txt, marked by phase.
+    let ranging = out.join("ranging");
+    for (dir, phase) in [(&ranging, "_ranging"), (&out, "_testing")] {
+        assert!(dir.join("mlperf_log_summary.txt").is_file());
+        let spl = std::fs::read_to_string(dir.join("spl.txt")).unwrap();
+        assert!(spl.lines().count() > 10, "{spl}");
+        assert!(spl.lines().all(|l| l.ends_with(phase)), "{spl}");
+        let (mean, _) = checker_mean(dir, "spl.txt");
+        assert_eq!(mean, 300.0);
+    }
+    let power = json(&out.join("power_summary.json"));
+    let source = &power["sources"][0];
+    // The simulator identifies as SPEC's Dummy device: simulated, never a measurement.
+    assert_eq!(source["provenance"], "simulated");
+    assert!(
+        source["identity"].as_str().unwrap().starts_with("Dummy"),
+        "{source}"
+    );
+    assert_eq!(source["accounting"]["average_watts"], 300.0);
+    assert_eq!(power["ranging"][0]["accounting"]["average_watts"], 300.0);
+    assert_eq!(power["ranging"][0]["trace_file"], "ranging/spl.txt");
+    // The testing run's window is the later one.
+    assert!(
+        epoch_ms(power["power_begin"].as_str().unwrap())
+            > epoch_ms(detail_value(&ranging, "power_end").as_str().unwrap())
+    );
+
+    let report = Command::new(EXE)
+        .args(["power", "report", "--json", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", text(&report.stderr));
+    let recomputed: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    assert_eq!(recomputed["sources"][0]["metric"], source["metric"]);
+    assert_eq!(recomputed["valid"], true);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_ptdaemon_that_cannot_be_used_stops_the_run_before_it_begins() {
+    // Nothing listens on a port just let go of.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let refused = format!("ptd://127.0.0.1:{port}?settle=0");
+    let erring = PtdSimulator::start(&["--fault", "error-reply=SR"]);
+    let erring_spec = erring.spec();
+    let out = scratch("ptd-refused");
+    for (spec, words) in [
+        (refused.as_str(), "cannot connect"),
+        (erring_spec.as_str(), "SR,V,Auto"),
+    ] {
+        let mut args = SHORT_SINGLE_STREAM.to_vec();
+        args.extend(["--power", spec, "--out", out.to_str().unwrap()]);
+        let output = run(&args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{spec}: {stderr}");
+        assert!(
+            stderr.contains(words) && stderr.contains("--power"),
+            "{stderr}"
+        );
+        assert!(
+            !out.join("mlperf_log_summary.txt").exists(),
+            "{spec}: a run happened"
+        );
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+#[test]
+fn a_ptdaemon_lost_mid_run_leaves_the_performance_result_and_invalidates_power() {
+    let mut simulator = PtdSimulator::start(&[]);
+    let out = scratch("ptd-lost");
+    let spec = simulator.spec();
+    let mut args: Vec<String> = SHORT_SINGLE_STREAM.iter().map(|a| a.to_string()).collect();
+    // A longer testing run, for the meter to die in.
+    args.extend(["--set", "min_duration_ms=3000"].map(String::from));
+    args.extend([
+        "--power".into(),
+        spec,
+        "--out".into(),
+        out.display().to_string(),
+    ]);
+    let child = Command::new(EXE)
+        .arg("run")
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill the analyzer a second into the testing run (its detail log opens as it starts).
+    let testing = out.join("mlperf_log_detail.txt");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !testing.is_file() {
+        assert!(std::time::Instant::now() < deadline, "no testing run");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let _ = simulator.child.kill();
+    let _ = simulator.child.wait();
+    let output = child.wait_with_output().unwrap();
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    // The performance result stands; the power result is INVALID with the reason.
+    let summary = std::fs::read_to_string(out.join("mlperf_log_summary.txt")).unwrap();
+    assert!(summary.contains("Result is : VALID"), "{summary}");
+    assert!(stdout.contains("Power result : INVALID"), "{stdout}");
+    let power = json(&out.join("power_summary.json"));
+    assert_eq!(power["valid"], false);
+    let reasons = power["sources"][0]["invalid_reasons"].to_string();
+    assert!(reasons.contains("PTDaemon"), "{reasons}");
+    assert_eq!(json(&out.join("result.json"))["power"]["valid"], false);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_plugin_meter_reports_a_component_beside_the_wall_meter() {
+    let out = scratch("plugin");
+    let mut args = SHORT_SINGLE_STREAM.to_vec();
+    args.extend([
+        "--power",
+        "sim:200?period_ms=50",
+        "--power",
+        "plugin:null?watts=120&period_ms=20",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let output = run(&args);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    assert!(stdout.contains("Meter 2 : plugin:null"), "{stdout}");
+    assert!(stdout.contains("component estimate"), "{stdout}");
+    let power = json(&out.join("power_summary.json"));
+    let plugin = &power["sources"][1];
+    assert!(
+        plugin["scope"].as_str().unwrap().starts_with("component"),
+        "{plugin}"
+    );
+    assert_eq!(plugin["provenance"], "simulated");
+    assert_eq!(plugin["trace_file"], "spl-2.txt");
+    assert_eq!(plugin["accounting"]["average_watts"], 120.0);
+    let (mean, count) = checker_mean(&out, "spl-2.txt");
+    assert_eq!(mean, 120.0);
+    assert_eq!(plugin["accounting"]["samples"].as_u64(), Some(count as u64));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_plugin_meter_failing_mid_run_invalidates_only_the_power_result() {
+    let out = scratch("plugin-fails");
+    let mut args = SHORT_SINGLE_STREAM.to_vec();
+    args.extend([
+        "--power",
+        "plugin:null?period_ms=20&fail_after_reads=10",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let output = run(&args);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    let summary = std::fs::read_to_string(out.join("mlperf_log_summary.txt")).unwrap();
+    assert!(summary.contains("Result is : VALID"), "{summary}");
+    let power = json(&out.join("power_summary.json"));
+    assert_eq!(power["valid"], false);
+    let reasons = power["sources"][0]["invalid_reasons"].to_string();
+    assert!(reasons.contains("read_power failed"), "{reasons}");
+    assert!(stdout.contains("Power result : INVALID"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -288,7 +288,19 @@ fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
                 out.display()
             );
         }
+        // The testing run's ranges come from the ranging run: without it there is none.
+        if let Some(lost) = recording.traces.iter().find_map(|t| t.as_ref().err()) {
+            bail!(
+                "{lost} (in the ranging run, logs in {}); the testing run was not started",
+                out.display()
+            );
+        }
         ranging = Some((recording, out));
+        // A fresh instance for the testing run, as the power workflow's second run of the
+        // workload gets (an instance serves one test).
+        drop(sut);
+        sut = open_plugin(args, benchmark, settings.scenario)?;
+        library.attach(&mut sut);
     }
     let mark = match meters.as_mut() {
         Some(meters) => Some(meters.start(Phase::Testing)?),

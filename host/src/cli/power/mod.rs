@@ -1,6 +1,7 @@
 //! `--power SOURCE`: the meters around `mlperf-host run`. They are opened (and a meter that
-//! cannot be reached refused) before anything runs, started before the first issue and
-//! stopped after the last completion, each sampling on its own thread. The run's power
+//! cannot be reached refused) before anything runs, started a sampling period before the
+//! first issue and stopped a period after the last completion, each sampling on its own
+//! thread. The run's power
 //! result goes to the console after the summary, to result.json and to power_summary.json;
 //! the LoadGen logs stay as LoadGen writes them.
 
@@ -12,6 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
 use mlperf_host::loadgen::TestMode;
+use mlperf_host::plugin::power as power_plugin;
 use mlperf_power::{
     spl, PerformanceFigures, Phase, PowerScenario, PowerSource, RunWindow, SourceInfo, Trace,
 };
@@ -84,11 +86,24 @@ impl Meters {
                 return Err(error);
             }
         }
+        // Every meter samples at least once before the first issue.
+        std::thread::sleep(self.margin());
         Ok(mark)
+    }
+
+    /// The longest sampling period of the meters: the margin kept on both sides of a run.
+    fn margin(&self) -> std::time::Duration {
+        self.meters
+            .iter()
+            .map(|m| m.info().period)
+            .max()
+            .unwrap_or_default()
     }
 
     /// Stops every meter; a meter that failed leaves its reason in place of a trace.
     pub fn stop(&mut self, mark: String) -> Recording {
+        // And at least once after the last completion.
+        std::thread::sleep(self.margin());
         let infos = self.meters.iter().map(|m| m.info()).collect();
         let traces = self
             .meters
@@ -112,15 +127,13 @@ impl Meters {
     }
 }
 
-/// `plugin:PATH|NAME`, a power meter of a plugin library.
+/// `plugin:PATH|NAME[?key=value&…]`, the power meter of a plugin library.
 fn open_plugin(
     spec: &str,
-    _plugin: &str,
+    argument: &str,
 ) -> Result<Box<dyn PowerSource>, mlperf_power::SourceError> {
-    Err(mlperf_power::SourceError::Spec {
-        spec: spec.to_owned(),
-        message: "power plugins are not supported yet".into(),
-    })
+    let (library, config) = power_plugin::parse_plugin_power_spec(argument);
+    power_plugin::open_power_plugin(spec, &library, &config)
 }
 
 /// Power is measured over a performance run.

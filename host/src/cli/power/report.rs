@@ -20,6 +20,9 @@ pub struct SourceResult {
     pub metrics: Option<PowerMetrics>,
     /// Why the power result is INVALID; empty when it is VALID.
     pub reasons: Vec<String>,
+    /// What the meter said beside its samples (PTDaemon's Watts and Uncertainty, read
+    /// failures, counter resets).
+    pub notes: Vec<String>,
 }
 
 impl SourceResult {
@@ -37,9 +40,11 @@ impl SourceResult {
             energy: None,
             metrics: None,
             reasons: Vec::new(),
+            notes: Vec::new(),
         };
         match trace {
             Ok(trace) => {
+                result.notes = trace.notes.clone();
                 let energy = account(trace, window, result.info.period);
                 result.metrics = metrics(&energy, scenario, figures);
                 result.reasons.extend(energy.problems.iter().cloned());
@@ -239,6 +244,9 @@ fn render_source(out: &mut String, index: usize, source: &SourceResult, scenario
     for reason in &source.reasons {
         let _ = writeln!(out, "  * {reason}");
     }
+    for note in &source.notes {
+        let _ = writeln!(out, "Note : {note}");
+    }
 }
 
 fn scenario_name(scenario: PowerScenario) -> &'static str {
@@ -308,6 +316,7 @@ fn source_json(source: &SourceResult) -> Value {
         "metric": metric,
         "valid": source.is_valid(),
         "invalid_reasons": source.reasons,
+        "notes": source.notes,
     })
 }
 
