@@ -283,7 +283,7 @@ fn power_report_fails_a_testing_run_far_below_ranging_and_names_bad_files() {
     assert_eq!(output.status.code(), Some(3), "{stdout}");
     assert!(stdout.contains("Power result : INVALID"), "{stdout}");
     assert!(
-        stdout.contains("more than 5 % below the ranging run's 170.000 W"),
+        stdout.contains("5 % or more below the ranging run's 170.000 W"),
         "{stdout}"
     );
 

@@ -84,7 +84,11 @@ pub fn parse_utc(text: &str) -> Result<SystemTime, String> {
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
         return Err(bad());
     }
-    if second > 60 || year < 1970 || !fraction.chars().all(|c| c.is_ascii_digit()) {
+    // Four-digit years only: a bigger one would overflow the arithmetic below.
+    if second > 60
+        || !(1970..=9999).contains(&year)
+        || !fraction.chars().all(|c| c.is_ascii_digit())
+    {
         return Err(bad());
     }
     let nanos = if fraction.is_empty() {

@@ -260,6 +260,10 @@ fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
     );
     tracing::debug!(?settings, "requested settings");
 
+    if meters.is_some() {
+        power::clear_old_outputs(&args.out)?;
+        power::clear_old_outputs(&args.out.join("ranging"))?;
+    }
     // MLCommons' procedure: a ranging run at automatic analyzer ranges, then the testing run.
     let mut ranging = None;
     if let Some(meters) = meters.as_mut().filter(|m| m.needs_ranging()) {
@@ -308,9 +312,9 @@ fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
     };
     let result = run_once(args, &sut, &mut library, &settings, audit_config, &args.out);
     let recording = meters.as_mut().zip(mark).map(|(m, mark)| m.stop(mark));
-    if let Some(meters) = meters {
-        meters.finish();
-    }
+    let ranged = meters.as_ref().map(Meters::ranged).unwrap_or_default();
+    // Finished now (PTDaemon's ranges restored), not after the reports.
+    drop(meters);
     // Destroying the instance stops the plugin's threads.
     drop(sut);
     let result = result?;
@@ -328,10 +332,13 @@ fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
     if let (Some(benchmark), true) = (benchmark, accuracy_run) {
         super::benchmark::score(benchmark, &args.out, args.quiet)?;
     }
-    let power_valid = match recording {
-        Some(recording) => Some(report_power(args, recording, ranging)?),
-        None => None,
-    };
+    // The performance result stands whatever happens to the power report.
+    let power_valid = recording.map(|recording| {
+        report_power(args, recording, ranging, &ranged).unwrap_or_else(|error| {
+            eprintln!("error: no power result: {error:#}");
+            false
+        })
+    });
     Ok(RunOutcome {
         result,
         power_valid,
@@ -394,6 +401,7 @@ fn report_power(
     args: &RunArgs,
     recording: power::Recording,
     ranging: Option<(power::Recording, PathBuf)>,
+    ranged: &[bool],
 ) -> anyhow::Result<bool> {
     // What the checker reads: the detail log's window and figures, as logged.
     let logged = read_logged_run(&args.out)?;
@@ -424,7 +432,7 @@ fn report_power(
         sources,
         ranging,
     };
-    power.compare_with_ranging();
+    power.compare_with_ranging(ranged);
     power::write_summary(&args.out, &power)?;
     if !args.quiet {
         print!("{}", power::report::render(&power));

@@ -305,7 +305,7 @@ impl PowerSource for PolledSource {
             }
             Some(message) => {
                 let _ = stop.send(());
-                if let Ok((meter, _)) = sampler.join() {
+                if let Some(Ok((meter, _))) = join_within(sampler, self.stop_grace()) {
                     self.meter = Some(meter);
                 }
                 Err(self.failed(message))
@@ -319,12 +319,38 @@ impl PowerSource for PolledSource {
             .take()
             .ok_or_else(|| self.failed("not started"))?;
         let _ = stop.send(());
-        let (meter, trace) = sampler
-            .join()
+        let grace = self.stop_grace();
+        let (meter, trace) = join_within(sampler, grace)
+            .ok_or_else(|| {
+                self.failed(format!(
+                    "a read blocked for more than {grace:?}: the measurement is lost and the \
+                     meter left behind"
+                ))
+            })?
             .map_err(|_| self.failed("its sampling thread panicked"))?;
         self.meter = Some(meter);
         Ok(trace)
     }
+}
+
+impl PolledSource {
+    /// How long a stop waits for a read in progress: a blocked sensor or driver must not
+    /// hold the run's end forever.
+    fn stop_grace(&self) -> Duration {
+        Duration::from_secs(5) + 3 * self.info.period
+    }
+}
+
+/// Joins `thread` if it ends within `grace`; else leaves it behind (None).
+fn join_within<T>(thread: JoinHandle<T>, grace: Duration) -> Option<std::thread::Result<T>> {
+    let deadline = Instant::now() + grace;
+    while !thread.is_finished() {
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Some(thread.join())
 }
 
 #[cfg(test)]
@@ -552,5 +578,18 @@ mod tests {
             .iter()
             .all(|s| s.watts == 5.0));
         assert!(source.stop().is_err());
+    }
+
+    #[test]
+    fn a_thread_that_does_not_end_in_time_is_left_behind() {
+        let slow = std::thread::spawn(|| std::thread::sleep(Duration::from_millis(300)));
+        let started = Instant::now();
+        assert!(join_within(slow, Duration::from_millis(30)).is_none());
+        assert!(started.elapsed() < Duration::from_millis(250));
+        let quick = std::thread::spawn(|| 7);
+        assert_eq!(
+            join_within(quick, Duration::from_secs(5)).unwrap().unwrap(),
+            7
+        );
     }
 }

@@ -9,23 +9,27 @@ pub mod report;
 pub mod report_command;
 
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
 use mlperf_host::loadgen::TestMode;
 use mlperf_host::plugin::power as power_plugin;
 use mlperf_power::{
-    spl, PerformanceFigures, Phase, PowerScenario, PowerSource, RunWindow, SourceInfo, Trace,
+    spl, PerformanceFigures, Phase, PowerScenario, PowerSource, RunWindow, Scope, SourceInfo, Trace,
 };
 
 use report::{PowerResult, SourceResult};
 
-/// The meters of one `mlperf-host run`.
+/// The meters of one `mlperf-host run`. Dropped (on any path, errors included), they are
+/// finished: a PTDaemon analyzer gets its ranges back.
 pub struct Meters {
     meters: Vec<Box<dyn PowerSource>>,
     /// Names this session's measurements: `<session>_ranging`, `<session>_testing`.
     session: String,
 }
+
+/// The longest margin kept around a run, whatever period a meter claims.
+const MOST_MARGIN: Duration = Duration::from_secs(10);
 
 /// What the meters recorded over one run.
 pub struct Recording {
@@ -86,18 +90,26 @@ impl Meters {
                 return Err(error);
             }
         }
-        // Every meter samples at least once before the first issue.
-        std::thread::sleep(self.margin());
+        // Every meter samples before the first issue (a PTDaemon analyzer's first sample
+        // comes about a period after Go, so two).
+        std::thread::sleep(2 * self.margin());
         Ok(mark)
     }
 
-    /// The longest sampling period of the meters: the margin kept on both sides of a run.
-    fn margin(&self) -> std::time::Duration {
+    /// The longest sampling period of the meters (at most [`MOST_MARGIN`]): the margin kept
+    /// on both sides of a run.
+    fn margin(&self) -> Duration {
         self.meters
             .iter()
             .map(|m| m.info().period)
             .max()
             .unwrap_or_default()
+            .min(MOST_MARGIN)
+    }
+
+    /// Which meters need a ranging run (the ranging rule applies to those).
+    pub fn ranged(&self) -> Vec<bool> {
+        self.meters.iter().map(|m| m.needs_ranging()).collect()
     }
 
     /// Stops every meter; a meter that failed leaves its reason in place of a trace.
@@ -108,7 +120,14 @@ impl Meters {
         let traces = self
             .meters
             .iter_mut()
-            .map(|meter| meter.stop().map_err(|e| e.to_string()))
+            .map(|meter| {
+                let mut trace = meter.stop().map_err(|e| e.to_string())?;
+                // As spl.txt and the checker will read them: whole milliseconds.
+                for sample in &mut trace.samples {
+                    sample.time = truncate_to_millis(sample.time);
+                }
+                Ok(trace)
+            })
             .collect();
         Recording {
             infos,
@@ -116,15 +135,39 @@ impl Meters {
             mark,
         }
     }
+}
 
+impl Drop for Meters {
     /// Lets go of the meters (PTDaemon: restores its ranges); failures are only warned of.
-    pub fn finish(mut self) {
+    fn drop(&mut self) {
         for meter in &mut self.meters {
             if let Err(error) = meter.finish() {
                 tracing::warn!("{error}");
             }
         }
     }
+}
+
+fn truncate_to_millis(time: SystemTime) -> SystemTime {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    UNIX_EPOCH + Duration::from_millis(since.as_millis() as u64)
+}
+
+/// Removes what an earlier power run left in `dir` (traces, power_summary.json), so that
+/// nothing stale is read as this run's.
+pub fn clear_old_outputs(dir: &Path) -> anyhow::Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let trace = name.starts_with("spl") && name.ends_with(".txt");
+        if trace || name == "power_summary.json" {
+            std::fs::remove_file(entry.path())
+                .with_context(|| format!("cannot remove the old {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// `plugin:PATH|NAME[?key=value&…]`, the power meter of a plugin library.
@@ -167,16 +210,22 @@ pub fn account_recording(
         .collect()
 }
 
-/// Writes each meter's trace in spl.txt's line format into `dir`: the first meter's to
-/// `spl.txt` (the name MLCommons' tools read), the others' to `spl-N.txt`.
+/// Writes each meter's trace in spl.txt's line format into `dir`: the first wall meter's
+/// (else the first meter's) to `spl.txt`, the name MLCommons' tools read; meter N's to
+/// `spl-N.txt`.
 pub fn write_traces(
     dir: &Path,
     recording: &Recording,
     results: &mut [SourceResult],
 ) -> anyhow::Result<()> {
+    let main = recording
+        .infos
+        .iter()
+        .position(|info| info.scope == Scope::Wall)
+        .unwrap_or(0);
     for (index, (trace, result)) in recording.traces.iter().zip(results).enumerate() {
         let Ok(trace) = trace else { continue };
-        let name = if index == 0 {
+        let name = if index == main {
             "spl.txt".to_owned()
         } else {
             format!("spl-{}.txt", index + 1)

@@ -48,6 +48,11 @@ impl SourceResult {
                 let energy = account(trace, window, result.info.period);
                 result.metrics = metrics(&energy, scenario, figures);
                 result.reasons.extend(energy.problems.iter().cloned());
+                if result.metrics.is_none() && energy.mean_watts.is_some() {
+                    result.reasons.push(
+                        "no power metric: the run's result figures are missing or zero".into(),
+                    );
+                }
                 result.energy = Some(energy);
             }
             Err(message) => result.reasons.push(message),
@@ -61,6 +66,20 @@ impl SourceResult {
 
     pub fn is_simulated(&self) -> bool {
         self.info.provenance == Provenance::Simulated
+    }
+
+    /// " (simulated)", " (component)" or nothing: what a verdict is of.
+    pub fn label(&self) -> &'static str {
+        match (&self.info.scope, self.info.provenance) {
+            (_, Provenance::Simulated) => " (simulated)",
+            (Scope::Component(_), _) => " (component)",
+            _ => "",
+        }
+    }
+
+    /// What MLPerf reports as power: a real wall meter's figure.
+    pub fn is_mlperf_power(&self) -> bool {
+        self.info.scope == Scope::Wall && !self.is_simulated()
     }
 
     /// What the figure is: wall power or a component estimate, and from what.
@@ -94,20 +113,28 @@ impl PowerResult {
         self.sources.iter().all(SourceResult::is_valid)
     }
 
-    /// The checker's ranging rule: testing average power no more than 5 % below ranging's.
-    pub fn compare_with_ranging(&mut self) {
+    /// The checker's ranging rule, for the meters that had a ranging run (`ranged`, in
+    /// meter order): a valid ranging average, and a testing average less than 5 % below it.
+    pub fn compare_with_ranging(&mut self, ranged: &[bool]) {
         let Some(ranging) = &self.ranging else {
             return;
         };
-        for (testing, ranging) in self.sources.iter_mut().zip(ranging) {
-            let mean = |r: &SourceResult| r.energy.as_ref().and_then(|e| e.mean_watts);
-            if let (Some(testing_watts), Some(ranging_watts)) = (mean(testing), mean(ranging)) {
-                if testing_watts < 0.95 * ranging_watts {
-                    testing.reasons.push(format!(
-                        "the testing run's average power {testing_watts:.3} W is more than 5 % \
-                         below the ranging run's {ranging_watts:.3} W"
-                    ));
+        let mean = |r: &SourceResult| r.energy.as_ref().and_then(|e| e.mean_watts);
+        let pairs = self.sources.iter_mut().zip(ranging).zip(ranged);
+        for ((testing, ranging), _) in pairs.filter(|(_, ranged)| **ranged) {
+            match (mean(testing), mean(ranging)) {
+                (Some(testing_watts), Some(ranging_watts)) => {
+                    if testing_watts <= 0.95 * ranging_watts {
+                        testing.reasons.push(format!(
+                            "the testing run's average power {testing_watts:.3} W is 5 % or \
+                             more below the ranging run's {ranging_watts:.3} W"
+                        ));
+                    }
                 }
+                (_, None) => testing
+                    .reasons
+                    .push("the ranging run has no valid power sample in its window".into()),
+                (None, Some(_)) => {}
             }
         }
     }
@@ -157,7 +184,13 @@ pub fn render(result: &PowerResult) -> String {
     line(&label, &value);
     for (index, source) in result.sources.iter().enumerate() {
         let _ = writeln!(out);
-        render_source(&mut out, index, source, result.scenario);
+        render_source(
+            &mut out,
+            index,
+            source,
+            result.scenario,
+            result.figures.samples_per_query,
+        );
     }
     if let Some(ranging) = &result.ranging {
         let _ = writeln!(out);
@@ -165,16 +198,23 @@ pub fn render(result: &PowerResult) -> String {
             let watts = source.energy.as_ref().and_then(|e| e.mean_watts);
             let _ = writeln!(
                 out,
-                "Ranging run, {} : average {} W",
+                "Ranging run, {} : average {} W{}",
                 source.info.name,
-                optional(watts)
+                optional(watts),
+                source.label()
             );
         }
     }
     out
 }
 
-fn render_source(out: &mut String, index: usize, source: &SourceResult, scenario: PowerScenario) {
+fn render_source(
+    out: &mut String,
+    index: usize,
+    source: &SourceResult,
+    scenario: PowerScenario,
+    samples_per_query: u64,
+) {
     let mut line = |key: &str, value: &str| {
         let _ = writeln!(out, "{key} : {value}");
     };
@@ -221,11 +261,11 @@ fn render_source(out: &mut String, index: usize, source: &SourceResult, scenario
             per_joule_label,
         }) => {
             let label = if scenario == PowerScenario::MultiStream {
-                "Energy per query (mJ, per query of samples)"
+                format!("Energy per query (mJ, {samples_per_query} samples/query)")
             } else {
-                "Energy per query (mJ)"
+                "Energy per query (mJ)".to_owned()
             };
-            line(label, &fixed(*millijoules_per_query));
+            line(&label, &fixed(*millijoules_per_query));
             line(per_joule_label, &fixed(*per_joule));
         }
         None => {}
@@ -235,12 +275,7 @@ fn render_source(out: &mut String, index: usize, source: &SourceResult, scenario
     } else {
         "INVALID"
     };
-    let simulated = if source.is_simulated() {
-        " (simulated)"
-    } else {
-        ""
-    };
-    line("Power result", &format!("{verdict}{simulated}"));
+    line("Power result", &format!("{verdict}{}", source.label()));
     for reason in &source.reasons {
         let _ = writeln!(out, "  * {reason}");
     }
@@ -336,6 +371,8 @@ pub fn to_json(result: &PowerResult) -> Value {
         },
         "valid": result.is_valid(),
         "simulated": result.sources.iter().any(SourceResult::is_simulated),
+        // Whether any figure is MLPerf power (a real analyzer at the wall).
+        "mlperf_power": result.sources.iter().any(SourceResult::is_mlperf_power),
         "sources": result.sources.iter().map(source_json).collect::<Vec<_>>(),
         "ranging": result.ranging.as_ref().map(|r| r.iter().map(source_json).collect::<Vec<_>>()),
     })
@@ -461,12 +498,12 @@ mod tests {
             sources: vec![testing, lost],
             ranging: Some(vec![ranging]),
         };
-        result.compare_with_ranging();
+        result.compare_with_ranging(&[true, false]);
         assert!(!result.is_valid());
         let text = render(&result);
         assert!(text.contains("Samples per joule : 5.000"), "{text}");
         assert!(
-            text.contains("more than 5 % below the ranging run's 250.000 W"),
+            text.contains("5 % or more below the ranging run's 250.000 W"),
             "{text}"
         );
         assert!(text.contains("  * PTDaemon went away"), "{text}");

@@ -84,7 +84,8 @@ pub fn report_dir(dir: &Path) -> anyhow::Result<PowerResult> {
         sources: vec![run.source],
         ranging,
     };
-    result.compare_with_ranging();
+    // spl.txt is the analyzer's: the ranging rule applies.
+    result.compare_with_ranging(&[true]);
     Ok(result)
 }
 
@@ -202,28 +203,53 @@ fn read_detail(path: &Path) -> anyhow::Result<HashMap<String, serde_json::Value>
     Ok(entries)
 }
 
-/// What made the trace: our power_summary.json says when it was written by `run --power`;
-/// otherwise it is taken as an analyzer's through PTDaemon (MLCommons' power client).
+/// What made the trace: where `mlperf-host run --power` wrote it, its power_summary.json
+/// says (the source whose trace is spl.txt); otherwise it is taken as an analyzer's through
+/// PTDaemon, as in a session of MLCommons' power client.
 fn source_info(spl_path: &Path, trace: &Trace, session: &Path) -> SourceInfo {
     let period = median_spacing(trace).unwrap_or(Duration::from_secs(1));
     let ours = std::fs::read(session.join("power_summary.json"))
         .ok()
         .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok());
-    let first = ours.as_ref().map(|json| &json["sources"][0]);
-    let simulated = first.is_some_and(|s| s["simulated"] == true);
+    let file = spl_path.file_name().and_then(|f| f.to_str()).unwrap_or("");
+    let written = ours.as_ref().and_then(|json| {
+        json["sources"]
+            .as_array()?
+            .iter()
+            .find(|s| s["trace_file"].as_str().is_some_and(|t| t.ends_with(file)))
+            .cloned()
+    });
+    let Some(source) = written else {
+        return SourceInfo {
+            name: spl_path.display().to_string(),
+            scope: Scope::Wall,
+            provenance: Provenance::Ptd,
+            period,
+            identity: "spl.txt of a power analyzer (PTDaemon)".into(),
+        };
+    };
+    let scope = match source["scope"].as_str() {
+        Some(scope) if scope.starts_with("component") => Scope::Component(
+            scope
+                .trim_start_matches("component")
+                .trim_start_matches(':')
+                .trim()
+                .to_owned(),
+        ),
+        _ => Scope::Wall,
+    };
+    let provenance = match source["provenance"].as_str() {
+        Some("ptdaemon") => Provenance::Ptd,
+        Some("on-host") => Provenance::OnHost,
+        // Anything else (simulated, unreadable) is never taken for a measurement.
+        _ => Provenance::Simulated,
+    };
     SourceInfo {
         name: spl_path.display().to_string(),
-        scope: Scope::Wall,
-        provenance: if simulated {
-            Provenance::Simulated
-        } else {
-            Provenance::Ptd
-        },
+        scope,
+        provenance,
         period,
-        identity: first
-            .and_then(|s| s["identity"].as_str())
-            .unwrap_or("spl.txt of a power analyzer")
-            .to_owned(),
+        identity: source["identity"].as_str().unwrap_or("").to_owned(),
     }
 }
 
