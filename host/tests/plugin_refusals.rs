@@ -2,33 +2,17 @@
 //! entry symbol, a refused or different major version, a table too small, a missing function.
 //! The plugins are tiny C libraries compiled here against the real header.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use mlperf_host::plugin::{Plugin, PluginSut};
+use support::compile_c_plugin;
 
 fn work_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mlperf-bad-plugins-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Compiles `source` into `lib<name>.so`.
-fn compile(dir: &Path, name: &str, source: &str) -> PathBuf {
-    let c = dir.join(format!("{name}.c"));
-    let so = dir.join(format!("lib{name}.so"));
-    std::fs::write(&c, source).unwrap();
-    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin-api/include");
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-shared", "-fPIC", "-Wall", "-Werror", "-o"])
-        .arg(&so)
-        .arg("-I")
-        .arg(&include)
-        .arg(&c)
-        .status()
-        .expect("a C compiler");
-    assert!(status.success(), "compiling {name}");
-    so
 }
 
 /// A plugin table with one thing wrong, chosen by `tweak` (C statements on `api`).
@@ -80,7 +64,7 @@ fn bad_plugins_are_refused_with_the_reason() {
         "{message}"
     );
 
-    let no_entry = compile(&dir, "noentry", "int something(void) { return 1; }\n");
+    let no_entry = compile_c_plugin(&dir, "noentry", "int something(void) { return 1; }\n");
     let message = refusal(&no_entry);
     assert!(
         message.contains("entry symbol `mlperf_plugin_entry` is missing"),
@@ -111,7 +95,7 @@ fn bad_plugins_are_refused_with_the_reason() {
         ),
     ];
     for (name, tweak, expected) in cases {
-        let so = compile(&dir, name, &plugin_source(tweak));
+        let so = compile_c_plugin(&dir, name, &plugin_source(tweak));
         let message = refusal(&so);
         assert!(message.contains(expected), "{name}: {message}");
         assert!(
@@ -121,7 +105,7 @@ fn bad_plugins_are_refused_with_the_reason() {
     }
 
     // The control: the same table untouched loads, reports itself and creates an instance.
-    let good = compile(&dir, "good", &plugin_source(""));
+    let good = compile_c_plugin(&dir, "good", &plugin_source(""));
     let plugin = Plugin::open(&good).unwrap();
     assert_eq!(plugin.info.abi, "1.1");
     assert_eq!(plugin.info.kind, "sut");

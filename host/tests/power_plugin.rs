@@ -6,14 +6,13 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use mlperf_host::plugin::power::{open_power_plugin, parse_plugin_power_spec, STOP_GRACE};
 use mlperf_host::plugin::{Plugin, PluginSut};
 use mlperf_power::{PowerSource, Provenance, Scope, SourceError, Trace};
-use support::TempDir;
+use support::{compile_c_plugin, TempDir};
 
 /// The built null plugin, refusing a stale one built before it had a meter.
 fn null_plugin() -> PathBuf {
@@ -224,26 +223,6 @@ fn a_stalled_read_does_not_hang_stop() {
 
 // ---- C plugins ------------------------------------------------------------------------------
 
-/// Compiles `source` into `lib<name>.so`.
-fn compile(dir: &Path, name: &str, source: &str) -> PathBuf {
-    let c = dir.join(format!("{name}.c"));
-    let so = dir.join(format!("lib{name}.so"));
-    std::fs::write(&c, source).unwrap();
-    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin-api/include");
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args([
-            "-std=c11", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-o",
-        ])
-        .arg(&so)
-        .arg("-I")
-        .arg(&include)
-        .arg(&c)
-        .status()
-        .expect("a C compiler");
-    assert!(status.success(), "compiling {name}");
-    so
-}
-
 /// A plain C power meter: 42 W at 12 V and 3.5 A, except the second reading, which has no
 /// watts; no energy counter. `tweak` (C statements on `api`) changes one thing.
 fn c_meter(tweak: &str) -> String {
@@ -305,7 +284,7 @@ const ABI_1_0: &str =
 fn c_meters_and_plugins_of_abi_1_0() {
     let dir = TempDir::new();
 
-    let meter = compile(dir.path(), "cmeter", &c_meter(""));
+    let meter = compile_c_plugin(dir.path(), "cmeter", &c_meter(""));
     let mut source = open_power_plugin("plugin:cmeter", meter.to_str().unwrap(), "").unwrap();
     let info = source.info();
     assert_eq!(info.scope, Scope::Component("C test meter".into()));
@@ -329,7 +308,7 @@ fn c_meters_and_plugins_of_abi_1_0() {
     assert!(trace.energy.is_empty());
 
     // A SUT is no meter.
-    let sut = compile(dir.path(), "csut", &c_meter(SUT));
+    let sut = compile_c_plugin(dir.path(), "csut", &c_meter(SUT));
     let error = refusal(open_power_plugin("plugin:csut", sut.to_str().unwrap(), ""));
     for part in [
         "plugin:csut",
@@ -363,14 +342,14 @@ fn c_meters_and_plugins_of_abi_1_0() {
         if name == "zero_period" {
             text = text.replace("info->period_ns = 5000000;", "info->period_ns = 0;");
         }
-        let library = compile(dir.path(), name, &text);
+        let library = compile_c_plugin(dir.path(), name, &text);
         let error = refusal(open_power_plugin("plugin:c", library.to_str().unwrap(), ""));
         assert!(error.contains(expected), "{name}: {error}");
         assert!(error.contains(&format!("lib{name}.so")), "{name}: {error}");
     }
 
     // A SUT plugin built against ABI 1.0 still loads and creates an instance.
-    let old_sut = compile(dir.path(), "old_sut", &c_meter(&format!("{SUT} {ABI_1_0}")));
+    let old_sut = compile_c_plugin(dir.path(), "old_sut", &c_meter(&format!("{SUT} {ABI_1_0}")));
     let plugin = Plugin::open(&old_sut).unwrap();
     assert_eq!(
         (plugin.info.abi.as_str(), plugin.info.kind.as_str()),

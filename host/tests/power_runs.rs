@@ -366,14 +366,22 @@ const SHORT_SINGLE_STREAM: [&str; 8] = [
     "single_stream_expected_latency_ns=1000000",
 ];
 
+/// A second-long SingleStream run into `out` with a `--power` for each of `meters`.
+fn run_short(out: &Path, meters: &[&str]) -> Output {
+    let mut args = SHORT_SINGLE_STREAM.to_vec();
+    for meter in meters {
+        args.extend(["--power", meter]);
+    }
+    args.extend(["--out", out.to_str().unwrap()]);
+    run(&args)
+}
+
 #[test]
 fn a_ptdaemon_meter_gets_a_ranging_run_then_the_testing_run() {
     let simulator = PtdSimulator::start(&["--watts", "300"]);
     let out = scratch("ptd");
     let spec = simulator.spec();
-    let mut args = SHORT_SINGLE_STREAM.to_vec();
-    args.extend(["--power", &spec, "--out", out.to_str().unwrap()]);
-    let output = run(&args);
+    let output = run_short(&out, &[&spec]);
     let stdout = text(&output.stdout);
     assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
     assert!(
@@ -445,9 +453,7 @@ fn a_ptdaemon_that_cannot_be_used_stops_the_run_before_it_begins() {
         (refused.as_str(), "cannot connect"),
         (erring_spec.as_str(), "SR,V,Auto"),
     ] {
-        let mut args = SHORT_SINGLE_STREAM.to_vec();
-        args.extend(["--power", spec, "--out", out.to_str().unwrap()]);
-        let output = run(&args);
+        let output = run_short(&out, &[spec]);
         let stderr = text(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{spec}: {stderr}");
         assert!(
@@ -511,16 +517,10 @@ fn a_ptdaemon_lost_mid_run_leaves_the_performance_result_and_invalidates_power()
 #[test]
 fn a_plugin_meter_reports_a_component_beside_the_wall_meter() {
     let out = scratch("plugin");
-    let mut args = SHORT_SINGLE_STREAM.to_vec();
-    args.extend([
-        "--power",
-        "sim:200?period_ms=50",
-        "--power",
-        "plugin:null?watts=120&period_ms=20",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let output = run(&args);
+    let output = run_short(
+        &out,
+        &["sim:200?period_ms=50", "plugin:null?watts=120&period_ms=20"],
+    );
     let stdout = text(&output.stdout);
     assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
     assert!(stdout.contains("Meter 2 : plugin:null"), "{stdout}");
@@ -543,14 +543,7 @@ fn a_plugin_meter_reports_a_component_beside_the_wall_meter() {
 #[test]
 fn a_plugin_meter_failing_mid_run_invalidates_only_the_power_result() {
     let out = scratch("plugin-fails");
-    let mut args = SHORT_SINGLE_STREAM.to_vec();
-    args.extend([
-        "--power",
-        "plugin:null?period_ms=20&fail_after_reads=10",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let output = run(&args);
+    let output = run_short(&out, &["plugin:null?period_ms=20&fail_after_reads=10"]);
     let stdout = text(&output.stdout);
     assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
     let summary = std::fs::read_to_string(out.join("mlperf_log_summary.txt")).unwrap();

@@ -149,3 +149,24 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Compiles the C plugin `source` into `dir/lib<name>.so` against the plugin header, with
+/// every warning an error (as a vendor building with -Wall -Wextra -Werror would).
+pub fn compile_c_plugin(dir: &std::path::Path, name: &str, source: &str) -> std::path::PathBuf {
+    let c = dir.join(format!("{name}.c"));
+    let so = dir.join(format!("lib{name}.so"));
+    std::fs::write(&c, source).unwrap();
+    let include = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin-api/include");
+    let status = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args([
+            "-std=c11", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-o",
+        ])
+        .arg(&so)
+        .arg("-I")
+        .arg(&include)
+        .arg(&c)
+        .status()
+        .expect("a C compiler");
+    assert!(status.success(), "compiling {name}");
+    so
+}

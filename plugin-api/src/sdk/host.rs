@@ -22,29 +22,13 @@ pub struct Host {
 }
 
 impl Host {
+    /// The host's table, checked. Without `needs_complete` (a power meter, which completes
+    /// nothing) the host may leave `complete` NULL and the [`Completer`] does nothing.
+    ///
     /// # Safety
     /// `host` is NULL or a valid `mlperf_host_api` whose context and callbacks stay usable
     /// until the instance is destroyed.
-    pub(crate) unsafe fn from_raw(host: *const mlperf_host_api) -> Result<Host, PluginError> {
-        // SAFETY: the caller's contract.
-        unsafe { Self::from_raw_for(host, true) }
-    }
-
-    /// As [`Host::from_raw`] for a power meter, which completes nothing: a host may leave
-    /// `complete` NULL (the meter's [`Completer`] then does nothing).
-    ///
-    /// # Safety
-    /// As [`Host::from_raw`].
-    pub(crate) unsafe fn from_raw_for_meter(
-        host: *const mlperf_host_api,
-    ) -> Result<Host, PluginError> {
-        // SAFETY: the caller's contract.
-        unsafe { Self::from_raw_for(host, false) }
-    }
-
-    /// # Safety
-    /// As [`Host::from_raw`].
-    unsafe fn from_raw_for(
+    pub(crate) unsafe fn from_raw_for(
         host: *const mlperf_host_api,
         needs_complete: bool,
     ) -> Result<Host, PluginError> {

@@ -12,7 +12,7 @@ use crate::ffi::{
     mlperf_power_reading,
 };
 
-use super::shim::{config_text, guard, hand_out_attributes, panic_message, Attributes};
+use super::shim::{create_with, guard, hand_out_attributes, panic_message, Attributes};
 use super::{Host, Level, PluginError, PowerMeter, PowerScope};
 
 /// What the host's `void *instance` of a meter points to. The meter sits behind a mutex: the
@@ -75,25 +75,26 @@ unsafe extern "C" fn create<T: PowerMeter>(
     instance: *mut *mut c_void,
 ) -> *mut mlperf_error {
     guard(|| {
-        if instance.is_null() {
-            return Err(PluginError::invalid_argument(
-                "instance out-pointer is NULL",
-            ));
+        // SAFETY: the host's arguments to create, as the ABI passes them; a meter completes
+        // nothing, so the host may leave `complete` NULL.
+        unsafe {
+            create_with(
+                host,
+                false,
+                config_toml,
+                config_length,
+                instance,
+                |config, host| {
+                    let meter = T::create(config, &host)?;
+                    Ok(Box::new(Meter {
+                        meter: Mutex::new(meter),
+                        host,
+                        attributes: OnceLock::new(),
+                        descriptions: Mutex::new(Vec::new()),
+                    }))
+                },
+            )
         }
-        // SAFETY: the host's pointer, valid until destroy by the ABI.
-        let host = unsafe { Host::from_raw_for_meter(host) }?;
-        // SAFETY: the host passes `config_length` bytes at `config_toml`.
-        let config = unsafe { config_text(config_toml, config_length) }?;
-        let meter = T::create(config, &host)?;
-        let boxed = Box::new(Meter {
-            meter: Mutex::new(meter),
-            host,
-            attributes: OnceLock::new(),
-            descriptions: Mutex::new(Vec::new()),
-        });
-        // SAFETY: checked non-NULL above; the host provides the out-pointer.
-        unsafe { *instance = Box::into_raw(boxed).cast() };
-        Ok(())
     })
 }
 

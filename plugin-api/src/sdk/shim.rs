@@ -116,25 +116,55 @@ unsafe extern "C" fn create<T: SutPlugin>(
     instance: *mut *mut c_void,
 ) -> *mut mlperf_error {
     guard(|| {
-        if instance.is_null() {
-            return Err(PluginError::invalid_argument(
-                "instance out-pointer is NULL",
-            ));
+        // SAFETY: the host's arguments to create, as the ABI passes them.
+        unsafe {
+            create_with(
+                host,
+                true,
+                config_toml,
+                config_length,
+                instance,
+                |config, host| {
+                    let plugin = T::create(config, &host)?;
+                    Ok(Box::new(Instance {
+                        plugin,
+                        host,
+                        attributes: OnceLock::new(),
+                    }))
+                },
+            )
         }
-        // SAFETY: the host's pointer, valid until destroy by the ABI.
-        let host = unsafe { Host::from_raw(host) }?;
-        // SAFETY: the host passes `config_length` bytes at `config_toml`.
-        let config = unsafe { config_text(config_toml, config_length) }?;
-        let plugin = T::create(config, &host)?;
-        let boxed = Box::new(Instance {
-            plugin,
-            host,
-            attributes: OnceLock::new(),
-        });
-        // SAFETY: checked non-NULL above; the host provides the out-pointer.
-        unsafe { *instance = Box::into_raw(boxed).cast() };
-        Ok(())
     })
+}
+
+/// What every `create` does around the plugin's own: checks the out-pointer, the host table
+/// (`needs_complete`: a SUT must be able to complete) and the config, then hands the boxed
+/// instance `make` builds to the host.
+///
+/// # Safety
+/// The arguments are the host's to `create`: `host` valid until destroy, `config_length`
+/// bytes at `config_toml`, `instance` NULL or writable.
+pub(super) unsafe fn create_with<I>(
+    host: *const ffi::mlperf_host_api,
+    needs_complete: bool,
+    config_toml: *const c_char,
+    config_length: usize,
+    instance: *mut *mut c_void,
+    make: impl FnOnce(&str, Host) -> Result<Box<I>, PluginError>,
+) -> Result<(), PluginError> {
+    if instance.is_null() {
+        return Err(PluginError::invalid_argument(
+            "instance out-pointer is NULL",
+        ));
+    }
+    // SAFETY: the host's pointer, valid until destroy by the ABI.
+    let host = unsafe { Host::from_raw_for(host, needs_complete) }?;
+    // SAFETY: the host passes `config_length` bytes at `config_toml`.
+    let config = unsafe { config_text(config_toml, config_length) }?;
+    let boxed = make(config, host)?;
+    // SAFETY: checked non-NULL above; the host provides the out-pointer.
+    unsafe { *instance = Box::into_raw(boxed).cast() };
+    Ok(())
 }
 
 /// The config the host passed to `create`, as text.
