@@ -8,6 +8,8 @@
 
 pub mod bench;
 pub mod benchmark;
+pub mod compliance;
 pub mod loadgen;
 pub mod plugin;
 pub mod samples;
+pub mod submission;

@@ -33,6 +33,14 @@ enum Command {
     /// Power results from a session's spl.txt and LoadGen logs.
     #[command(subcommand)]
     Power(cli::power::report_command::PowerCommand),
+    /// Run a compliance test (TEST01, TEST04, TEST06) and verify it against the submission's runs.
+    Audit(Box<cli::audit::Args>),
+    /// Draft the system description (systems/<system>.json) from this machine.
+    Sysinfo(cli::sysinfo::Args),
+    /// Assemble a submission tree from run directories, then check it.
+    Submit(cli::submit::Args),
+    /// Check a submission tree with the official checker's rules.
+    Check(cli::check::Args),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -82,6 +90,10 @@ fn main() -> ExitCode {
         Command::Bench(args) => cli::exit_with(run_bench(&args)),
         Command::Plugins(command) => cli::plugins::main(&command),
         Command::Power(command) => cli::power::report_command::main(&command),
+        Command::Audit(args) => cli::audit::main(&args),
+        Command::Sysinfo(args) => cli::sysinfo::main(&args),
+        Command::Submit(args) => cli::submit::main(&args),
+        Command::Check(args) => cli::check::main(&args),
     }
 }
 

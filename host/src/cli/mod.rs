@@ -1,14 +1,18 @@
 //! The `mlperf-host` subcommands other than `bench`, and what they share: logging set-up,
 //! duration arguments and error reporting at the binary's edge.
 
+pub mod audit;
 pub mod benchmark;
+pub mod check;
 pub mod library;
 pub mod plugins;
 pub mod power;
 pub mod progress;
 pub mod run;
 pub mod set;
+pub mod submit;
 pub mod summary;
+pub mod sysinfo;
 
 use std::process::ExitCode;
 use std::time::Duration;

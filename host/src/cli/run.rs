@@ -78,7 +78,7 @@ impl From<ModeArg> for TestMode {
 }
 
 /// `mlperf-host run`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Clone, Debug)]
 #[command(after_help = "\
 Settings are applied in this order: TestSettings defaults, mlperf.conf (embedded v6.1 rules \
 unless --mlperf-conf), user.conf, --scenario/--mode/--tokens, --set, audit.config.
@@ -223,13 +223,13 @@ pub fn main(args: &RunArgs) -> ExitCode {
 }
 
 /// What a run produced: the test's result and, with `--power`, its power result.
-struct RunOutcome {
-    result: TestResult,
-    power_valid: Option<bool>,
+pub struct RunOutcome {
+    pub result: TestResult,
+    pub power_valid: Option<bool>,
 }
 
 /// Everything up to and including printing the summary (and the power block).
-fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
+pub fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
     let benchmark = args
         .benchmark
         .as_deref()
