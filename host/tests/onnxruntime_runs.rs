@@ -9,55 +9,12 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use support::TempDir;
+use support::{ort_library, repo, require_data, TempDir};
 
 const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The onnxruntime library of the repository's .venv.
-fn ort_library() -> PathBuf {
-    if let Some(path) = std::env::var_os("ORT_DYLIB_PATH") {
-        return PathBuf::from(path);
-    }
-    let lib = repo().join(".venv/lib");
-    std::fs::read_dir(&lib)
-        .ok()
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|entry| {
-            entry
-                .path()
-                .join("site-packages/onnxruntime/capi/libonnxruntime.so.1.31.1")
-        })
-        .find(|path| path.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "no onnxruntime 1.31.1 in {}: run `bash scripts/setup-onnxruntime.sh` (scripts/test.sh does)",
-                lib.display()
-            )
-        })
-}
-
-fn require_data(benchmark: &str) {
-    let dir = repo().join("data").join(benchmark);
-    let inputs = if benchmark == "minilm" {
-        "tokens.npy"
-    } else {
-        "inputs.npy"
-    };
-    assert!(
-        dir.join("model.onnx").is_file() && dir.join(inputs).is_file(),
-        "{} is not prepared: run `bash scripts/benchmarks/prepare.sh {benchmark}` (scripts/test.sh does)",
-        dir.display()
-    );
-}
 
 /// One test of this file at a time: each runs ONNX Runtime on every core, and on a 2-core
 /// machine a Server run beside another test would miss its latency bound for want of CPU.

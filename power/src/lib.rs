@@ -13,5 +13,6 @@ pub mod trace;
 pub use account::{account, EnergyReport};
 pub use clock::RunWindow;
 pub use metrics::{metrics, PerformanceFigures, PowerMetrics, PowerScenario};
+pub use source::{describe_gpus, GpuDescription, GpuInventory};
 pub use source::{Phase, PowerSource, Provenance, Scope, SourceError, SourceInfo};
 pub use trace::{PowerSample, Trace};

@@ -38,6 +38,35 @@ pub struct Benchmark {
     /// TestSettings overrides (`field = value`) for every scenario, then per scenario.
     pub settings: BTreeMap<String, toml::Value>,
     pub scenario_settings: BTreeMap<String, BTreeMap<String, toml::Value>>,
+    /// The rules a submission of it is checked against, where the definition gives them.
+    pub submission: Option<SubmissionSection>,
+}
+
+/// `[submission]`: what `mlperf-host check` holds a submission of this benchmark to (MLPerf's
+/// own models have their rules built in).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmissionSection {
+    /// Samples an accuracy run must cover: the whole data set.
+    pub dataset_size: u64,
+    /// Compliance tests a closed submission must include (`TEST01`, `TEST04`, `TEST06`).
+    #[serde(default)]
+    pub compliance: Vec<String>,
+    /// The Offline query's minimum samples.
+    #[serde(default = "one")]
+    pub offline_min_samples_per_query: u64,
+    /// Latency bounds per scenario (the Server bound the early-stopping estimate must keep).
+    #[serde(default)]
+    pub latency_bounds_ms: BTreeMap<String, f64>,
+    /// Scenarios each system type must submit.
+    #[serde(default)]
+    pub required_scenarios_datacenter: Vec<String>,
+    #[serde(default)]
+    pub required_scenarios_edge: Vec<String>,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// `[preprocess]`: a sandboxed WebAssembly module run over the inputs.
@@ -223,6 +252,7 @@ struct RawDefinition {
     plugin: RawPlugin,
     #[serde(default)]
     settings: BTreeMap<String, toml::Value>,
+    submission: Option<SubmissionSection>,
 }
 
 #[derive(Deserialize)]
@@ -288,6 +318,9 @@ impl RawDefinition {
                     SCENARIOS.join(", ")
                 )));
             }
+        }
+        if let Some(section) = &self.submission {
+            check_submission_section(section).map_err(invalid)?;
         }
         // [settings] holds common keys and one table per scenario.
         let mut settings = BTreeMap::new();
@@ -369,8 +402,38 @@ impl RawDefinition {
             },
             settings,
             scenario_settings,
+            submission: self.submission,
         })
     }
+}
+
+/// The names in `[submission]` are ones `check` knows.
+fn check_submission_section(section: &SubmissionSection) -> Result<(), String> {
+    const TESTS: [&str; 3] = ["TEST01", "TEST04", "TEST06"];
+    if let Some(test) = section
+        .compliance
+        .iter()
+        .find(|t| !TESTS.contains(&t.as_str()))
+    {
+        return Err(format!(
+            "[submission] compliance: unknown test {test:?} (one of {})",
+            TESTS.join(", ")
+        ));
+    }
+    let scenarios = section
+        .latency_bounds_ms
+        .keys()
+        .chain(&section.required_scenarios_datacenter)
+        .chain(&section.required_scenarios_edge);
+    for scenario in scenarios {
+        if !SCENARIOS.contains(&scenario.as_str()) {
+            return Err(format!(
+                "[submission]: unknown scenario {scenario:?} (one of {})",
+                SCENARIOS.join(", ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

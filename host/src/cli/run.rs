@@ -278,6 +278,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
         let mark = meters.start(Phase::Ranging)?;
         let result = run_once(
             args,
+            model_name(args, benchmark),
             &sut,
             &mut library,
             &settings,
@@ -310,7 +311,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
         Some(meters) => Some(meters.start(Phase::Testing)?),
         None => None,
     };
-    let result = run_once(args, &sut, &mut library, &settings, audit_config, &args.out);
+    let model = model_name(args, benchmark);
+    let result = run_once(
+        args,
+        model,
+        &sut,
+        &mut library,
+        &settings,
+        audit_config,
+        &args.out,
+    );
     let recording = meters.as_mut().zip(mark).map(|(m, mark)| m.stop(mark));
     let ranged = meters.as_ref().map(Meters::ranged).unwrap_or_default();
     // Finished now (PTDaemon's ranges restored), not after the reports.
@@ -348,6 +358,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
 /// One LoadGen test into `out`.
 fn run_once(
     args: &RunArgs,
+    model: &str,
     sut: &PluginSut,
     library: &mut Library,
     settings: &TestSettings,
@@ -365,7 +376,13 @@ fn run_once(
         drain_timeout: args.drain_timeout,
         audit_config,
         progress: progress.as_ref().map(ProgressWatcher::handle),
-        provenance: [sut.provenance(), library.provenance()].concat(),
+        // The model the config files were read for: a submission files the run under it.
+        provenance: [
+            vec![("model".to_string(), model.to_string())],
+            sut.provenance(),
+            library.provenance(),
+        ]
+        .concat(),
         ..LogSettings::default()
     };
     let qsl = library.as_qsl();

@@ -1,8 +1,16 @@
 //! Submissions: the system description (`system`), the tree of the MLPerf submission rules
-//! assembled from run directories, and a pre-check of that tree with the official checker's
-//! rules, each finding naming the file and the rule.
+//! assembled from run directories (`assemble`), and a pre-check of that tree with the official
+//! checker's rules (`check`), each finding naming the file and the rule.
 
+pub mod accuracy_log;
+pub mod assemble;
+pub mod check;
+pub mod detail_log;
 pub mod finding;
+pub mod rules;
+pub mod run_folder;
+pub mod scenario_files;
 pub mod system;
+pub mod tree;
 
 pub use finding::{Finding, Findings, Severity};

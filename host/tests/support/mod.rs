@@ -170,3 +170,63 @@ pub fn compile_c_plugin(dir: &std::path::Path, name: &str, source: &str) -> std:
     assert!(status.success(), "compiling {name}");
     so
 }
+
+/// The repository's root.
+pub fn repo() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The onnxruntime library of the repository's .venv (or `ORT_DYLIB_PATH`).
+pub fn ort_library() -> std::path::PathBuf {
+    if let Some(path) = std::env::var_os("ORT_DYLIB_PATH") {
+        return std::path::PathBuf::from(path);
+    }
+    let lib = repo().join(".venv/lib");
+    std::fs::read_dir(&lib)
+        .ok()
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| {
+            entry
+                .path()
+                .join("site-packages/onnxruntime/capi/libonnxruntime.so.1.31.1")
+        })
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "no onnxruntime 1.31.1 in {}: run `bash scripts/setup-onnxruntime.sh` (scripts/test.sh does)",
+                lib.display()
+            )
+        })
+}
+
+/// Fails with the command that prepares `benchmark`'s model and data when they are missing.
+pub fn require_data(benchmark: &str) {
+    let dir = repo().join("data").join(benchmark);
+    let inputs = if benchmark == "minilm" {
+        "tokens.npy"
+    } else {
+        "inputs.npy"
+    };
+    assert!(
+        dir.join("model.onnx").is_file() && dir.join(inputs).is_file(),
+        "{} is not prepared: run `bash scripts/benchmarks/prepare.sh {benchmark}` (scripts/test.sh does)",
+        dir.display()
+    );
+}
+
+/// A process's output as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A finished command's status, stdout and stderr, for assertion messages.
+pub fn describe(output: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        text(&output.stdout),
+        text(&output.stderr)
+    )
+}

@@ -14,6 +14,7 @@ mod sysfs;
 
 use std::time::Duration;
 
+pub use nvml::{describe_gpus, GpuDescription, GpuInventory};
 pub use simulated::Simulated;
 
 use crate::trace::Trace;

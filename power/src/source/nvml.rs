@@ -13,6 +13,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use nvml_wrapper::enum_wrappers::device::Clock;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;
 
@@ -96,6 +97,71 @@ pub fn open_gpu(
     Ok(PolledSource::new(info, Box::new(meter)))
 }
 
+/// One NVIDIA GPU as NVML describes it, for a system description. A figure NVML will not
+/// give (an older GPU, a restricted driver) is `None`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuDescription {
+    pub name: String,
+    /// Total installed device memory.
+    pub memory_bytes: Option<u64>,
+    /// The PCIe link the GPU and slot can reach: (generation, lanes).
+    pub max_pcie_link: Option<(u32, u32)>,
+    /// The highest graphics (SM) clock.
+    pub max_clock_mhz: Option<u32>,
+}
+
+/// The GPUs NVML sees, with the driver and CUDA versions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuInventory {
+    pub gpus: Vec<GpuDescription>,
+    pub driver_version: Option<String>,
+    /// As `MAJOR.MINOR`.
+    pub cuda_version: Option<String>,
+}
+
+/// Every GPU NVML (loaded from `library`, or the system's `libnvidia-ml.so.1`) sees. Without
+/// an NVIDIA driver this is an error saying so (a [`SourceError::Spec`] naming `nvml`).
+pub fn describe_gpus(library: Option<&Path>) -> Result<GpuInventory, SourceError> {
+    let error = |message: String| spec_error("nvml", message);
+    let nvml = match library {
+        Some(path) => Nvml::builder().lib_path(path.as_os_str()).init(),
+        None => Nvml::init(),
+    }
+    .map_err(|e| error(unavailable(library, e)))?;
+    let count = nvml
+        .device_count()
+        .map_err(|e| error(format!("NVML cannot count the GPUs: {e}")))?;
+    let mut gpus = Vec::new();
+    for index in 0..count {
+        let device = nvml
+            .device_by_index(index)
+            .map_err(|e| error(format!("GPU {index}: {e}")))?;
+        gpus.push(GpuDescription {
+            name: device
+                .name()
+                .map_err(|e| error(format!("GPU {index} has no name: {e}")))?,
+            memory_bytes: device.memory_info().ok().map(|m| m.total),
+            max_pcie_link: device
+                .max_pcie_link_gen()
+                .and_then(|generation| Ok((generation, device.max_pcie_link_width()?)))
+                .ok(),
+            max_clock_mhz: device.max_clock_info(Clock::Graphics).ok(),
+        });
+    }
+    let cuda_version = nvml.sys_cuda_driver_version().ok().map(|v| {
+        format!(
+            "{}.{}",
+            nvml_wrapper::cuda_driver_version_major(v),
+            nvml_wrapper::cuda_driver_version_minor(v)
+        )
+    });
+    Ok(GpuInventory {
+        gpus,
+        driver_version: nvml.sys_driver_version().ok(),
+        cuda_version,
+    })
+}
+
 /// Why NVML would not load, in words a user without a GPU understands.
 fn unavailable(library: Option<&Path>, error: NvmlError) -> String {
     let reason = match &error {
@@ -167,6 +233,25 @@ mod tests {
         let error = result.unwrap_err().to_string();
         assert!(
             error.contains("NVML not available") && error.contains("\"nvml\""),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn gpus_are_described_or_nvml_is_said_to_be_missing() {
+        match describe_gpus(None) {
+            Ok(inventory) => assert!(has_nvidia_driver(), "{inventory:?}"),
+            Err(error) => {
+                assert!(!has_nvidia_driver(), "{error}");
+                let error = error.to_string();
+                assert!(error.contains("NVML not available"), "{error}");
+            }
+        }
+        let error = describe_gpus(Some(Path::new("/nonexistent/libnvidia-ml.so.1")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("cannot load /nonexistent/libnvidia-ml.so.1"),
             "{error}"
         );
     }

@@ -125,21 +125,22 @@ fn file_error(path: &Path, message: String) -> AccuracyError {
     }
 }
 
-fn decode_hex(text: &str) -> Result<Vec<u8>, String> {
+/// Hex text (either case) to bytes.
+pub fn decode_hex(text: &str) -> Result<Vec<u8>, String> {
     if !text.len().is_multiple_of(2) {
-        return Err("odd number of hex digits in data".into());
+        return Err(format!("odd number of hex digits ({})", text.len()));
     }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| {
-            u8::from_str_radix(&text[i..i + 2], 16)
-                .map_err(|_| format!("data is not hex: {:?}", &text[i..i + 2]))
+    text.as_bytes()
+        .chunks_exact(2)
+        .map(|pair| {
+            std::str::from_utf8(pair)
+                .ok()
+                .and_then(|digits| u8::from_str_radix(digits, 16).ok())
+                .ok_or_else(|| format!("not hex: {:?}", String::from_utf8_lossy(pair)))
         })
         .collect()
 }
 
-/// The reference figures of a `reference.json` written by the benchmark's generator: the JSON
-/// and where its figures come from ("ONNX Runtime 1.31.1 from Python on the same model").
 fn read_reference_json(path: &Path) -> Result<(serde_json::Value, String), AccuracyError> {
     let text = std::fs::read_to_string(path).map_err(|e| file_error(path, e.to_string()))?;
     let json: serde_json::Value =

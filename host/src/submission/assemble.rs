@@ -1,0 +1,362 @@
+//! `submit`: files run directories into the submission tree — the LoadGen logs, the accuracy
+//! log truncated with its hash, the compliance folders and the power traces as they are — and
+//! writes what each scenario folder also needs (measurements.json, user.conf, README.md).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::accuracy_log;
+use super::run_folder::{RunFolder, RunFolderError, RunKind};
+use super::scenario_files;
+use super::tree::{
+    relative, ScenarioDir, SubmitterDir, ACCURACY_LOG, ACCURACY_TXT, DIVISIONS, LOG_FILES,
+};
+
+/// What to assemble, and where.
+#[derive(Debug, Clone)]
+pub struct SubmitOptions {
+    /// The tree's root (created when missing; other submitters' and benchmarks' folders in it
+    /// are kept).
+    pub out: PathBuf,
+    /// The system description; its file name (without `.json`) names the system.
+    pub system_json: PathBuf,
+    /// Overrides of the system description's `division` and `submitter`.
+    pub division: Option<String>,
+    pub submitter: Option<String>,
+    /// The benchmark the runs belong to, when their logs do not name it.
+    pub benchmark: Option<String>,
+    /// The user.conf the runs used (else one is written from the performance run's settings).
+    pub user_conf: Option<PathBuf>,
+    /// Replace scenario folders already in the tree.
+    pub force: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    #[error("{}: {message}", path.display())]
+    System { path: PathBuf, message: String },
+    #[error(transparent)]
+    Run(#[from] RunFolderError),
+    #[error("{0}")]
+    Refused(String),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// What was written.
+#[derive(Debug, Clone)]
+pub struct Assembled {
+    pub submitter: SubmitterDir,
+    pub system: String,
+    pub scenarios: Vec<ScenarioDir>,
+}
+
+pub fn assemble(options: &SubmitOptions, runs: &[PathBuf]) -> Result<Assembled, SubmitError> {
+    let (system, division, submitter) = read_system(options)?;
+    let submitter = SubmitterDir {
+        root: options.out.clone(),
+        division,
+        submitter,
+    };
+    if runs.is_empty() {
+        return Err(SubmitError::Refused("no run directories given".into()));
+    }
+    let mut groups: BTreeMap<(String, String), Vec<RunFolder>> = BTreeMap::new();
+    for dir in runs {
+        let run = RunFolder::read(dir, options.benchmark.as_deref())?;
+        groups
+            .entry((run.model.clone(), run.scenario.clone()))
+            .or_default()
+            .push(run);
+    }
+    let mut scenarios = Vec::new();
+    for ((model, scenario), runs) in &groups {
+        let target = submitter.scenario(&system, model, scenario);
+        let plan = ScenarioRuns::sort(runs)?;
+        if target.path().exists() {
+            if !options.force {
+                return Err(SubmitError::Refused(format!(
+                    "{} already exists (--force replaces it)",
+                    target.path().display()
+                )));
+            }
+            std::fs::remove_dir_all(target.path()).map_err(io_at(&target.path()))?;
+        }
+        file_scenario(&target, &plan, options)?;
+        scenarios.push(target);
+    }
+    let systems = submitter.system_json(&system);
+    create_parent(&systems)?;
+    std::fs::copy(&options.system_json, &systems).map_err(io_at(&systems))?;
+    for model in groups.keys().map(|(model, _)| model) {
+        let first = groups
+            .iter()
+            .find(|((m, _), _)| m == model)
+            .and_then(|(_, runs)| runs.first())
+            .expect("a group has runs");
+        let code = submitter.path().join("code").join(model).join("README.md");
+        create_parent(&code)?;
+        std::fs::write(&code, scenario_files::code_readme(model, &first.log))
+            .map_err(io_at(&code))?;
+    }
+    // The official checker looks for `src/` beside `code/`.
+    let src = submitter.path().join("src").join("README.md");
+    create_parent(&src)?;
+    std::fs::write(&src, scenario_files::src_readme()).map_err(io_at(&src))?;
+    Ok(Assembled {
+        submitter,
+        system,
+        scenarios,
+    })
+}
+
+/// The system's name (the file's stem), division and submitter.
+fn read_system(options: &SubmitOptions) -> Result<(String, String, String), SubmitError> {
+    let path = &options.system_json;
+    let invalid = |message: String| SubmitError::System {
+        path: path.clone(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| invalid(format!("invalid JSON: {e}")))?;
+    let field = |name: &str| json.get(name).and_then(|v| v.as_str()).map(str::to_string);
+    let system = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| invalid("the file name must name the system (<system>.json)".into()))?
+        .to_string();
+    let division = options
+        .division
+        .clone()
+        .or_else(|| field("division"))
+        .ok_or_else(|| invalid("no `division` (give --division)".into()))?;
+    if !DIVISIONS.contains(&division.as_str()) {
+        return Err(invalid(format!(
+            "division {division:?} is not one of {}",
+            DIVISIONS.join(", ")
+        )));
+    }
+    let submitter = options
+        .submitter
+        .clone()
+        .or_else(|| field("submitter"))
+        .filter(|s| !s.trim().is_empty() && !s.contains(['/', '\\']))
+        .ok_or_else(|| invalid("no usable `submitter` (give --submitter)".into()))?;
+    Ok((system, division, submitter))
+}
+
+/// One scenario's runs, at most one of each kind.
+struct ScenarioRuns<'a> {
+    performance: Option<&'a RunFolder>,
+    accuracy: Option<&'a RunFolder>,
+    compliance: Vec<(&'a str, &'a RunFolder)>,
+}
+
+impl<'a> ScenarioRuns<'a> {
+    fn sort(runs: &'a [RunFolder]) -> Result<ScenarioRuns<'a>, SubmitError> {
+        let mut sorted = ScenarioRuns {
+            performance: None,
+            accuracy: None,
+            compliance: Vec::new(),
+        };
+        for run in runs {
+            let slot = match &run.kind {
+                RunKind::Performance => &mut sorted.performance,
+                RunKind::Accuracy => &mut sorted.accuracy,
+                RunKind::Compliance(test) => {
+                    if let Some((_, other)) = sorted.compliance.iter().find(|(t, _)| t == test) {
+                        return Err(twice(other, run));
+                    }
+                    sorted.compliance.push((test, run));
+                    continue;
+                }
+            };
+            if let Some(other) = slot {
+                return Err(twice(other, run));
+            }
+            *slot = Some(run);
+        }
+        Ok(sorted)
+    }
+}
+
+fn twice(first: &RunFolder, second: &RunFolder) -> SubmitError {
+    SubmitError::Refused(format!(
+        "two runs for the same place: {} and {}",
+        first.describe(),
+        second.describe()
+    ))
+}
+
+fn file_scenario(
+    target: &ScenarioDir,
+    runs: &ScenarioRuns,
+    options: &SubmitOptions,
+) -> Result<(), SubmitError> {
+    if let Some(run) = runs.performance {
+        copy_logs(&run.dir, &target.performance_run())?;
+        copy_if_present(
+            &run.dir.join("spl.txt"),
+            &target.performance_run().join("spl.txt"),
+        )?;
+        // Our own power record sits beside the run folders, where the checker's file lists
+        // do not look.
+        copy_if_present(
+            &run.dir.join("power_summary.json"),
+            &target.path().join("performance").join("power_summary.json"),
+        )?;
+        let ranging = run.dir.join("ranging");
+        if ranging.is_dir() {
+            copy_logs(&ranging, &target.ranging_run())?;
+            copy_if_present(
+                &ranging.join("spl.txt"),
+                &target.ranging_run().join("spl.txt"),
+            )?;
+        }
+        // A power-dev session's client/server logs, byte for byte.
+        let power = run.dir.join("power");
+        if power.is_dir() {
+            copy_tree(&power, &target.power_dir())?;
+        }
+    }
+    if let Some(run) = runs.accuracy {
+        copy_logs(&run.dir, &target.accuracy())?;
+        let txt = run.dir.join(ACCURACY_TXT);
+        if !txt.is_file() {
+            return Err(SubmitError::Refused(format!(
+                "{}: no {ACCURACY_TXT} (score the run with `mlperf-host accuracy --benchmark {} --log {}`)",
+                run.dir.display(),
+                run.model,
+                run.dir.join(ACCURACY_LOG).display()
+            )));
+        }
+        accuracy_log::file_truncated(
+            &run.dir.join(ACCURACY_LOG),
+            &txt,
+            &target.accuracy().join(ACCURACY_LOG),
+            &target.accuracy().join(ACCURACY_TXT),
+        )
+        .map_err(io_at(&run.dir))?;
+    }
+    for (test, run) in &runs.compliance {
+        file_compliance(test, run, &target.compliance(test))?;
+    }
+    let anchor = runs
+        .performance
+        .or(runs.accuracy)
+        .or(runs.compliance.first().map(|(_, run)| *run))
+        .expect("a scenario has a run");
+    let dir = target.path();
+    let user_conf = dir.join("user.conf");
+    match &options.user_conf {
+        Some(given) => {
+            std::fs::copy(given, &user_conf).map_err(io_at(given))?;
+        }
+        None => std::fs::write(
+            &user_conf,
+            scenario_files::user_conf(&anchor.model, &anchor.scenario, &anchor.log),
+        )
+        .map_err(io_at(&user_conf))?,
+    }
+    let measurements = dir.join("measurements.json");
+    std::fs::write(
+        &measurements,
+        scenario_files::measurements_json(&anchor.log),
+    )
+    .map_err(io_at(&measurements))?;
+    let readme = dir.join("README.md");
+    let sources: Vec<String> = [runs.performance, runs.accuracy]
+        .into_iter()
+        .flatten()
+        .chain(runs.compliance.iter().map(|(_, run)| *run))
+        .map(RunFolder::describe)
+        .collect();
+    std::fs::write(
+        &readme,
+        scenario_files::scenario_readme(target, &anchor.log, &sources),
+    )
+    .map_err(io_at(&readme))?;
+    Ok(())
+}
+
+/// A compliance folder: its verification files, its run's logs, and a failed TEST01's
+/// accuracy folder (its log truncated with its hash, as the truncate tool does).
+fn file_compliance(test: &str, run: &RunFolder, target: &Path) -> Result<(), SubmitError> {
+    for name in ["verify_accuracy.txt", "verify_performance.txt"] {
+        copy_if_present(&run.dir.join(name), &target.join(name))?;
+    }
+    let from_run = run.dir.join("performance").join("run_1");
+    let to_run = target.join("performance").join("run_1");
+    copy_logs(&from_run, &to_run)?;
+    let accuracy = run.dir.join("accuracy");
+    if test == "TEST01" && accuracy.join(ACCURACY_LOG).is_file() {
+        let to = target.join("accuracy");
+        copy_tree(&accuracy, &to)?;
+        if accuracy.join(ACCURACY_TXT).is_file() {
+            accuracy_log::file_truncated(
+                &accuracy.join(ACCURACY_LOG),
+                &accuracy.join(ACCURACY_TXT),
+                &to.join(ACCURACY_LOG),
+                &to.join(ACCURACY_TXT),
+            )
+            .map_err(io_at(&accuracy))?;
+        }
+    }
+    Ok(())
+}
+
+fn copy_logs(from: &Path, to: &Path) -> Result<(), SubmitError> {
+    std::fs::create_dir_all(to).map_err(io_at(to))?;
+    for name in LOG_FILES {
+        std::fs::copy(from.join(name), to.join(name)).map_err(io_at(&from.join(name)))?;
+    }
+    Ok(())
+}
+
+fn copy_if_present(from: &Path, to: &Path) -> Result<(), SubmitError> {
+    if from.is_file() {
+        create_parent(to)?;
+        std::fs::copy(from, to).map_err(io_at(from))?;
+    }
+    Ok(())
+}
+
+/// Copies a folder as it is (regular files and folders; links are refused).
+fn copy_tree(from: &Path, to: &Path) -> Result<(), SubmitError> {
+    std::fs::create_dir_all(to).map_err(io_at(to))?;
+    for entry in std::fs::read_dir(from).map_err(io_at(from))? {
+        let entry = entry.map_err(io_at(from))?;
+        let path = entry.path();
+        let kind = entry.file_type().map_err(io_at(&path))?;
+        if kind.is_dir() {
+            copy_tree(&path, &to.join(entry.file_name()))?;
+        } else if kind.is_file() {
+            std::fs::copy(&path, to.join(entry.file_name())).map_err(io_at(&path))?;
+        } else {
+            return Err(SubmitError::Refused(format!(
+                "{}: not a regular file or folder (a tree holds copies, not links)",
+                relative(from, &path).display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn create_parent(path: &Path) -> Result<(), SubmitError> {
+    match path.parent() {
+        Some(parent) => std::fs::create_dir_all(parent).map_err(io_at(parent)),
+        None => Ok(()),
+    }
+}
+
+fn io_at(path: &Path) -> impl Fn(std::io::Error) -> SubmitError + '_ {
+    move |source| SubmitError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}

@@ -1,0 +1,252 @@
+//! A performance run's detail log against the rules: validity, seeds, sample counts, early
+//! stopping, latency bounds, minimum duration and query count, network mode. The same checks
+//! apply to a compliance test's performance run.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::Context;
+use crate::submission::detail_log::DetailLog;
+use crate::submission::rules::{
+    Rules, MIN_DURATION_MS, QSL_RNG_SEED, SAMPLE_INDEX_RNG_SEED, SCHEDULE_RNG_SEED,
+};
+use crate::submission::tree::{ScenarioDir, LOG_FILES};
+
+/// Tolerated in a log's errors (a LoadGen built from a modified checkout).
+const TOLERATED_ERROR: &str = "Loadgen built with uncommitted changes!";
+
+/// Checks `performance/run_1/`; returns the result in the checker's unit (samples/s, queries/s
+/// or ms) when the log gives one.
+pub fn check(
+    context: &mut Context,
+    target: &ScenarioDir,
+    rules: &Rules,
+    system: &Value,
+) -> Option<f64> {
+    check_run(
+        context,
+        &target.performance_run(),
+        &target.scenario,
+        &target.submitter.division,
+        rules,
+        system,
+    )
+}
+
+/// The checks on one run folder's logs.
+pub fn check_run(
+    context: &mut Context,
+    run: &Path,
+    scenario: &str,
+    division: &str,
+    rules: &Rules,
+    system: &Value,
+) -> Option<f64> {
+    let summary = run.join(LOG_FILES[0]);
+    if !summary.is_file() {
+        context.error(&summary, "required-file", "missing");
+    }
+    let path = run.join(LOG_FILES[1]);
+    let log = context.detail_log(&path)?;
+    let logged_scenario = log.str("effective_scenario").unwrap_or("");
+    if logged_scenario != scenario {
+        context.error(
+            &path,
+            "scenario-mismatch",
+            format!("the run is {logged_scenario:?}, filed under {scenario} (results inferred from another scenario are not supported)"),
+        );
+        return None;
+    }
+    for error in log.errors.iter().filter(|e| !e.contains(TOLERATED_ERROR)) {
+        context.warning(
+            &path,
+            "loadgen-errors",
+            format!("LoadGen logged an error: {error}"),
+        );
+    }
+    match log.str("result_validity") {
+        Some("VALID") => {}
+        other => context.error(
+            &path,
+            "result-valid",
+            format!(
+                "result_validity is {}, not VALID",
+                other.unwrap_or("missing")
+            ),
+        ),
+    }
+    check_seeds(context, &path, &log);
+    let psc = log.u64("effective_performance_sample_count").unwrap_or(0);
+    if psc < rules.min_performance_sample_count {
+        context.error(
+            &path,
+            "performance-sample-count",
+            format!(
+                "effective_performance_sample_count {psc} is below the {} {} requires",
+                rules.min_performance_sample_count, rules.benchmark
+            ),
+        );
+    }
+    let early_stopping = matches!(scenario, "SingleStream" | "MultiStream" | "Server");
+    if early_stopping {
+        check_early_stopping(context, &path, &log, scenario, rules);
+    } else {
+        check_latency_percentile(context, &path, &log, scenario, rules);
+        if let Some(required) = rules.min_query_count(scenario) {
+            let count = log.u64("effective_min_query_count").unwrap_or(0);
+            if count < required {
+                context.short(
+                    &path,
+                    "min-query-count",
+                    format!("effective_min_query_count {count} is below the required {required}"),
+                );
+            }
+        }
+    }
+    if scenario == "Offline" && division == "closed" {
+        let samples = log.u64("effective_samples_per_query").unwrap_or(0);
+        if samples < rules.offline_min_samples_per_query {
+            context.short(
+                &path,
+                "offline-samples-per-query",
+                format!(
+                    "the Offline query has {samples} samples; {} requires at least {}",
+                    rules.benchmark, rules.offline_min_samples_per_query
+                ),
+            );
+        }
+    }
+    let duration = log.u64("effective_min_duration_ms").unwrap_or(0);
+    if duration < MIN_DURATION_MS {
+        context.short(
+            &path,
+            "min-duration",
+            format!("effective_min_duration_ms {duration} is below {MIN_DURATION_MS} (600 s)"),
+        );
+    }
+    check_network(context, &path, &log, division, system);
+    result_metric(&log, scenario)
+}
+
+fn check_seeds(context: &mut Context, path: &Path, log: &DetailLog) {
+    for (key, expected) in [
+        ("effective_qsl_rng_seed", QSL_RNG_SEED),
+        ("effective_sample_index_rng_seed", SAMPLE_INDEX_RNG_SEED),
+        ("effective_schedule_rng_seed", SCHEDULE_RNG_SEED),
+    ] {
+        let found = log.u64(key);
+        if found != Some(expected) {
+            context.error(
+                path,
+                "seeds",
+                format!(
+                    "{key} is {}, the rules' seed is {expected}",
+                    found.map_or("missing".to_string(), |s| s.to_string())
+                ),
+            );
+        }
+    }
+}
+
+/// Early stopping met, and the Server bound the estimate was made for within the rules'.
+fn check_early_stopping(
+    context: &mut Context,
+    path: &Path,
+    log: &DetailLog,
+    scenario: &str,
+    rules: &Rules,
+) {
+    if log.bool("early_stopping_met") != Some(true) {
+        context.error(
+            path,
+            "early-stopping",
+            format!(
+                "the early stopping condition was not met: {}",
+                log.str("early_stopping_result")
+                    .unwrap_or("(no early_stopping_result)")
+            ),
+        );
+    }
+    if let Some(bound) = rules.latency_bound_ns(scenario) {
+        let target = log.u64("effective_target_latency_ns").unwrap_or(u64::MAX);
+        if target > bound {
+            context.error(
+                path,
+                "latency-bound",
+                format!("effective_target_latency_ns {target} exceeds the {bound} ns {} allows for {scenario}", rules.benchmark),
+            );
+        }
+    }
+}
+
+/// Scenarios without early stopping keep their bound at the 99th percentile.
+fn check_latency_percentile(
+    context: &mut Context,
+    path: &Path,
+    log: &DetailLog,
+    scenario: &str,
+    rules: &Rules,
+) {
+    if let Some(bound) = rules.latency_bound_ns(scenario) {
+        let p99 = log
+            .u64("result_99.00_percentile_latency_ns")
+            .unwrap_or(u64::MAX);
+        if p99 > bound {
+            context.error(
+                path,
+                "latency-bound",
+                format!("result_99.00_percentile_latency_ns {p99} exceeds the {bound} ns bound"),
+            );
+        }
+    }
+}
+
+/// A network-division system is one, and its SUT says so.
+fn check_network(
+    context: &mut Context,
+    path: &Path,
+    log: &DetailLog,
+    division: &str,
+    system: &Value,
+) {
+    let is_network = system
+        .get("is_network")
+        .map(|v| match v {
+            Value::Bool(b) => *b,
+            Value::String(s) => s.eq_ignore_ascii_case("true"),
+            _ => false,
+        })
+        .unwrap_or(false);
+    let expected = match division {
+        "network" => Some(true),
+        "closed" => Some(false),
+        _ => None,
+    };
+    if expected.is_some_and(|e| e != is_network) {
+        context.error(
+            path,
+            "network-mode",
+            format!("the system's is_network ({is_network}) does not fit the {division} division"),
+        );
+    }
+    let sut_name = log.str("sut_name").unwrap_or("");
+    if is_network && !sut_name.contains("Network SUT") {
+        context.error(
+            path,
+            "network-mode",
+            format!("a network system's SUT name must contain \"Network SUT\"; it is {sut_name:?}"),
+        );
+    }
+}
+
+/// The scenario's result as the checker reports it.
+fn result_metric(log: &DetailLog, scenario: &str) -> Option<f64> {
+    match scenario {
+        "Offline" => log.f64("result_samples_per_second"),
+        "Server" => log.f64("result_completed_samples_per_sec"),
+        "SingleStream" => log.f64("early_stopping_latency_ss").map(|ns| ns / 1e6),
+        "MultiStream" => log.f64("early_stopping_latency_ms").map(|ns| ns / 1e6),
+        _ => None,
+    }
+}

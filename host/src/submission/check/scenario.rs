@@ -1,0 +1,183 @@
+//! One system's description and one scenario folder: the files every folder needs, then the
+//! performance, accuracy, compliance and power checks.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{accuracy, compliance, performance, power, Context};
+use crate::submission::rules::Rules;
+use crate::submission::system::{check_system, SystemExpectations};
+use crate::submission::tree::{subdirectories, ScenarioDir, SubmitterDir};
+
+/// The measurements.json fields the checker requires, each with a meaningful value.
+const MEASUREMENTS_FIELDS: [&str; 5] = [
+    "input_data_types",
+    "retraining",
+    "starting_weights_filename",
+    "weight_data_types",
+    "weight_transformations",
+];
+
+/// `systems/<system>.json`, checked; None when it is missing or not JSON.
+pub fn read_system(context: &mut Context, dir: &SubmitterDir, system: &str) -> Option<Value> {
+    let path = dir.system_json(system);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(_) => {
+            context.error(
+                &path,
+                "system-json",
+                "missing: every system with results needs its description",
+            );
+            return None;
+        }
+    };
+    let json: Value = match serde_json::from_str(&text) {
+        Ok(json) => json,
+        Err(e) => {
+            context.error(&path, "system-json", format!("invalid JSON: {e}"));
+            return None;
+        }
+    };
+    let expectations = SystemExpectations {
+        division: dir.division.clone(),
+        submitter: dir.submitter.clone(),
+        power: has_power_results(&dir.path().join("results").join(system)),
+        network: dir.division == "network",
+        skip_meaningful_fields_emptiness_check: false,
+    };
+    let file = context.file(&path);
+    context
+        .findings
+        .extend(check_system(&json, &file, &expectations));
+    Some(json)
+}
+
+/// Whether any scenario of the system has a power measurement.
+fn has_power_results(system_dir: &Path) -> bool {
+    subdirectories(system_dir).iter().any(|benchmark| {
+        subdirectories(&system_dir.join(benchmark))
+            .iter()
+            .any(|scenario| {
+                let performance = system_dir
+                    .join(benchmark)
+                    .join(scenario)
+                    .join("performance");
+                performance.join("power").is_dir() || performance.join("run_1/spl.txt").is_file()
+            })
+    })
+}
+
+/// The system type's required scenarios are all there.
+pub fn check_required_scenarios(
+    context: &mut Context,
+    dir: &SubmitterDir,
+    system: &str,
+    system_json: &Value,
+    rules: &Rules,
+    present: &[String],
+) {
+    let system_type = system_json
+        .get("system_type")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let mut required: Vec<&String> = Vec::new();
+    if system_type.contains("datacenter") {
+        required.extend(&rules.required_scenarios_datacenter);
+    }
+    if system_type.contains("edge") {
+        required.extend(&rules.required_scenarios_edge);
+    }
+    required.sort();
+    required.dedup();
+    let missing: Vec<&str> = required
+        .into_iter()
+        .filter(|s| !present.contains(s))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() && dir.division != "open" {
+        let path = dir
+            .path()
+            .join("results")
+            .join(system)
+            .join(&rules.benchmark);
+        context.error(
+            &path,
+            "required-scenarios",
+            format!(
+                "system type {system_type:?} requires {} for {} ({})",
+                missing.join(", "),
+                rules.benchmark,
+                rules.source
+            ),
+        );
+    }
+}
+
+pub fn check_scenario(context: &mut Context, target: &ScenarioDir, rules: &Rules, system: &Value) {
+    check_measurements(context, target);
+    let performance_metric = performance::check(context, target, rules, system);
+    accuracy::check(context, target, rules);
+    compliance::check(context, target, rules, system);
+    power::check(context, target, performance_metric);
+}
+
+/// measurements.json, user.conf and README.md beside the runs.
+fn check_measurements(context: &mut Context, target: &ScenarioDir) {
+    let dir = target.path();
+    for name in ["user.conf", "README.md"] {
+        let path = dir.join(name);
+        match std::fs::metadata(&path) {
+            Err(_) => context.error(&path, "measurements-files", "missing"),
+            Ok(meta) if meta.len() == 0 => context.error(&path, "measurements-files", "empty"),
+            Ok(_) => {}
+        }
+    }
+    let path = dir.join("measurements.json");
+    let json: Value = match std::fs::read_to_string(&path) {
+        Err(_) => {
+            context.error(&path, "measurements-files", "missing");
+            return;
+        }
+        Ok(text) => match serde_json::from_str(&text) {
+            Ok(json) => json,
+            Err(e) => {
+                context.error(&path, "measurements-files", format!("invalid JSON: {e}"));
+                return;
+            }
+        },
+    };
+    for field in MEASUREMENTS_FIELDS {
+        match json.get(field) {
+            None => context.error(
+                &path,
+                "measurements-fields",
+                format!("field {field} is missing"),
+            ),
+            Some(value) if is_empty(value) => context.error(
+                &path,
+                "measurements-fields",
+                format!("field {field} has no meaningful value"),
+            ),
+            Some(Value::String(text)) if text.starts_with(crate::submission::system::FILL_IN) => {
+                context.error(
+                    &path,
+                    "measurements-fields",
+                    format!("field {field} is still to be filled in: {text:?}"),
+                )
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(text) => text.trim().is_empty(),
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => fields.is_empty(),
+        _ => false,
+    }
+}

@@ -1,0 +1,131 @@
+//! A run directory given to `submit`: what it holds (a performance run, an accuracy run or a
+//! compliance test's folder), for which model and scenario, read from its detail log.
+
+use std::path::{Path, PathBuf};
+
+use super::detail_log::DetailLog;
+use super::tree::{ACCURACY_LOG, LOG_FILES};
+
+/// What a run directory is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunKind {
+    Performance,
+    Accuracy,
+    /// A compliance test's folder (`mlperf-host audit --out`): TEST01, TEST04 or TEST06.
+    Compliance(String),
+}
+
+/// A classified run directory.
+#[derive(Debug, Clone)]
+pub struct RunFolder {
+    pub dir: PathBuf,
+    pub kind: RunKind,
+    /// The model the run's config files were read for (`sut_model`), else the one given.
+    pub model: String,
+    pub scenario: String,
+    /// The detail log of the run (of `performance/run_1/` for a compliance folder).
+    pub log: DetailLog,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunFolderError {
+    #[error("{}: {message}", dir.display())]
+    Unusable { dir: PathBuf, message: String },
+    #[error(transparent)]
+    Log(#[from] super::detail_log::DetailLogError),
+}
+
+impl RunFolder {
+    /// Reads `dir`; `model` names the benchmark when the log does not (runs made before
+    /// mlperf-host logged `sut_model`, or by another LoadGen).
+    pub fn read(dir: &Path, model: Option<&str>) -> Result<RunFolder, RunFolderError> {
+        let unusable = |message: String| RunFolderError::Unusable {
+            dir: dir.to_path_buf(),
+            message,
+        };
+        let compliance_test = compliance_test(dir);
+        let logs_dir = match &compliance_test {
+            Some(_) => dir.join("performance").join("run_1"),
+            None => dir.to_path_buf(),
+        };
+        if let Some(missing) = LOG_FILES.iter().find(|f| !logs_dir.join(f).is_file()) {
+            return Err(unusable(format!(
+                "no {missing}: not a LoadGen run directory (nor a compliance test folder from `mlperf-host audit`)"
+            )));
+        }
+        let log = DetailLog::read(&logs_dir.join("mlperf_log_detail.txt"))?;
+        let scenario = log
+            .str("effective_scenario")
+            .ok_or_else(|| unusable("the detail log has no effective_scenario".into()))?
+            .to_string();
+        let model = match (log.str("sut_model"), model) {
+            (_, Some(given)) => given.to_string(),
+            (Some(logged), None) => logged.to_string(),
+            (None, None) => {
+                return Err(unusable(
+                    "the detail log does not name the model (sut_model): give --benchmark".into(),
+                ))
+            }
+        };
+        let kind = match compliance_test {
+            Some(test) => RunKind::Compliance(test),
+            None => match log.str("effective_test_mode") {
+                Some("PerformanceOnly") => RunKind::Performance,
+                Some("AccuracyOnly") => {
+                    if !dir.join(ACCURACY_LOG).is_file() {
+                        return Err(unusable(format!("an accuracy run without {ACCURACY_LOG}")));
+                    }
+                    RunKind::Accuracy
+                }
+                other => {
+                    return Err(unusable(format!(
+                    "test mode {other:?}: a submission files PerformanceOnly and AccuracyOnly runs"
+                )))
+                }
+            },
+        };
+        Ok(RunFolder {
+            dir: dir.to_path_buf(),
+            kind,
+            model,
+            scenario,
+            log,
+        })
+    }
+
+    pub fn describe(&self) -> String {
+        let kind = match &self.kind {
+            RunKind::Performance => "performance run".to_string(),
+            RunKind::Accuracy => "accuracy run".to_string(),
+            RunKind::Compliance(test) => format!("{test} compliance folder"),
+        };
+        format!(
+            "{kind} {} ({} {})",
+            self.dir.display(),
+            self.model,
+            self.scenario
+        )
+    }
+}
+
+/// The compliance test a folder holds: its name when it is `TEST0x`, else what its
+/// verification files say (TEST01 verifies both, TEST04 performance, TEST06 accuracy).
+fn compliance_test(dir: &Path) -> Option<String> {
+    let accuracy = dir.join("verify_accuracy.txt").is_file();
+    let performance = dir.join("verify_performance.txt").is_file();
+    if !(accuracy || performance) || !dir.join("performance").join("run_1").is_dir() {
+        return None;
+    }
+    let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if ["TEST01", "TEST04", "TEST06"].contains(&name) {
+        return Some(name.to_string());
+    }
+    Some(
+        match (accuracy, performance) {
+            (true, true) => "TEST01",
+            (false, true) => "TEST04",
+            _ => "TEST06",
+        }
+        .to_string(),
+    )
+}

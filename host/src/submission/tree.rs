@@ -1,0 +1,106 @@
+//! The submission tree of the MLPerf rules (the official checker's v6.x paths):
+//! `<division>/<submitter>/{systems/<system>.json, code/, src/,
+//! results/<system>/<benchmark>/<scenario>/…}`.
+
+use std::path::{Path, PathBuf};
+
+pub const DIVISIONS: [&str; 3] = ["closed", "open", "network"];
+pub const SCENARIOS: [&str; 4] = ["SingleStream", "MultiStream", "Server", "Offline"];
+/// The LoadGen logs every run folder holds.
+pub const LOG_FILES: [&str; 2] = ["mlperf_log_summary.txt", "mlperf_log_detail.txt"];
+pub const ACCURACY_LOG: &str = "mlperf_log_accuracy.json";
+pub const ACCURACY_TXT: &str = "accuracy.txt";
+/// What the MLCommons power client and server leave in `performance/power/`.
+pub const POWER_DEV_FILES: [&str; 5] = [
+    "client.json",
+    "client.log",
+    "ptd_logs.txt",
+    "server.json",
+    "server.log",
+];
+
+/// One submitter's part of a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubmitterDir {
+    pub root: PathBuf,
+    pub division: String,
+    pub submitter: String,
+}
+
+impl SubmitterDir {
+    pub fn path(&self) -> PathBuf {
+        self.root.join(&self.division).join(&self.submitter)
+    }
+
+    pub fn system_json(&self, system: &str) -> PathBuf {
+        self.path().join("systems").join(format!("{system}.json"))
+    }
+
+    pub fn scenario(&self, system: &str, benchmark: &str, scenario: &str) -> ScenarioDir {
+        ScenarioDir {
+            submitter: self.clone(),
+            system: system.to_string(),
+            benchmark: benchmark.to_string(),
+            scenario: scenario.to_string(),
+        }
+    }
+}
+
+/// `results/<system>/<benchmark>/<scenario>/` of one submitter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioDir {
+    pub submitter: SubmitterDir,
+    pub system: String,
+    pub benchmark: String,
+    pub scenario: String,
+}
+
+impl ScenarioDir {
+    pub fn path(&self) -> PathBuf {
+        self.submitter
+            .path()
+            .join("results")
+            .join(&self.system)
+            .join(&self.benchmark)
+            .join(&self.scenario)
+    }
+
+    pub fn performance_run(&self) -> PathBuf {
+        self.path().join("performance").join("run_1")
+    }
+
+    pub fn ranging_run(&self) -> PathBuf {
+        self.path().join("performance").join("ranging")
+    }
+
+    pub fn power_dir(&self) -> PathBuf {
+        self.path().join("performance").join("power")
+    }
+
+    pub fn accuracy(&self) -> PathBuf {
+        self.path().join("accuracy")
+    }
+
+    pub fn compliance(&self, test: &str) -> PathBuf {
+        self.path().join(test)
+    }
+}
+
+/// `path` relative to `root`, for findings and messages.
+pub fn relative(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root).unwrap_or(path).to_path_buf()
+}
+
+/// The names of the directories in `dir`, sorted; none when it cannot be read.
+pub fn subdirectories(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
+}

@@ -1,0 +1,455 @@
+//! A whole short submission of `fmnist`, end to end through the binary: an accuracy run, a
+//! SingleStream performance run with a simulated power meter, TEST01 and TEST04, a system
+//! description from `sysinfo`, `submit`, then `check` — which must flag exactly the shortened
+//! runs and the simulated meter, and accept them under `--allow-short`. Then each kind of
+//! defect, put into a copy of that tree, yields exactly its finding.
+//!
+//! Needs what `bash scripts/test.sh` sets up: the .venv with onnxruntime 1.31.1 and
+//! `data/fmnist` (scripts/benchmarks/prepare.sh).
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use sha2::{Digest, Sha256};
+use support::{describe, TempDir};
+
+const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
+/// Keeps each timed run to about a second.
+const SHORT: [&str; 2] = ["--set", "min_duration_ms=1000"];
+
+fn mlperf_host(args: &[&str]) -> Output {
+    Command::new(EXE)
+        .args(args)
+        .current_dir(support::repo())
+        .env("ORT_DYLIB_PATH", support::ort_library())
+        .env_remove("MLPERF_HOST_LOG")
+        .output()
+        .expect("run mlperf-host")
+}
+
+fn assert_ok(output: &Output) {
+    assert!(output.status.success(), "{}", describe(output));
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// The runs and the assembled tree, made once for every test of this file.
+struct Submission {
+    _dir: TempDir,
+    runs: PathBuf,
+    tree: PathBuf,
+    system_json: PathBuf,
+    submit_output: Output,
+}
+
+fn submission() -> &'static Submission {
+    static SUBMISSION: OnceLock<Submission> = OnceLock::new();
+    SUBMISSION.get_or_init(make_submission)
+}
+
+fn make_submission() -> Submission {
+    support::require_data("fmnist");
+    let dir = TempDir::new();
+    let runs = dir.path().join("runs");
+    let run = |name: &str, extra: &[&str]| {
+        let out = runs.join(name);
+        let mut args = vec!["run", "--benchmark", "fmnist", "--scenario", "SingleStream"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", s(&out), "--quiet"]);
+        assert_ok(&mlperf_host(&args));
+    };
+    run("accuracy", &["--mode", "AccuracyOnly"]);
+    let mut performance = vec!["--power", "sim:200?period_ms=100"];
+    performance.extend_from_slice(&SHORT);
+    run("performance", &performance);
+    let (accuracy_run, performance_run) = (runs.join("accuracy"), runs.join("performance"));
+    for test in ["TEST01", "TEST04"] {
+        let out = runs.join(test);
+        let mut args = vec![
+            "audit",
+            "--test",
+            test,
+            "--benchmark",
+            "fmnist",
+            "--scenario",
+            "SingleStream",
+            "--performance-run",
+            s(&performance_run),
+        ];
+        if test == "TEST01" {
+            args.extend_from_slice(&["--accuracy-run", s(&accuracy_run)]);
+        }
+        args.extend_from_slice(&SHORT);
+        args.extend_from_slice(&["--out", s(&out), "--quiet"]);
+        // A compliance run is compared with the performance run's timing; on a busy 2-core
+        // machine one repeat absorbs a stall of either (check still reads the verdict).
+        let mut output = mlperf_host(&args);
+        if output.status.code() == Some(3) {
+            eprintln!("{test} failed once, repeating: {}", describe(&output));
+            output = mlperf_host(&args);
+        }
+        assert_ok(&output);
+    }
+    // The system description, with what the draft cannot know filled in as a submitter would.
+    let system_json = dir.path().join("systems").join("ci-edge-box.json");
+    assert_ok(&mlperf_host(&[
+        "sysinfo",
+        "--system",
+        "ci-edge-box",
+        "--submitter",
+        "mlperf-host-ci",
+        "--division",
+        "closed",
+        "--system-type",
+        "edge",
+        "--status",
+        "available",
+        "--power",
+        "--out",
+        s(&system_json),
+    ]));
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&system_json).unwrap()).unwrap();
+    for value in json.as_object_mut().unwrap().values_mut() {
+        if value.as_str().is_some_and(|v| v.starts_with("FILL IN")) {
+            *value = serde_json::Value::String("filled in by the test".into());
+        }
+    }
+    std::fs::write(&system_json, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    let tree = dir.path().join("tree");
+    let submit_output = mlperf_host(&[
+        "submit",
+        "--system",
+        s(&system_json),
+        "--out",
+        s(&tree),
+        s(&runs.join("accuracy")),
+        s(&runs.join("performance")),
+        s(&runs.join("TEST01")),
+        s(&runs.join("TEST04")),
+    ]);
+    Submission {
+        _dir: dir,
+        runs,
+        tree,
+        system_json,
+        submit_output,
+    }
+}
+
+fn scenario_dir(tree: &Path) -> PathBuf {
+    tree.join("closed/mlperf-host-ci/results/ci-edge-box/fmnist/SingleStream")
+}
+
+/// `check --json` on `tree`: its exit code and (severity, rule, file) of each finding.
+fn check(tree: &Path, allow_short: bool) -> (i32, BTreeSet<(String, String, String)>) {
+    let mut args = vec!["check", "--json", s(tree)];
+    if allow_short {
+        args.push("--allow-short");
+    }
+    let output = mlperf_host(&args);
+    let findings: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
+    let set = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["severity"].as_str().unwrap().to_string(),
+                f["rule"].as_str().unwrap().to_string(),
+                f["file"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (output.status.code().unwrap(), set)
+}
+
+fn errors(findings: &BTreeSet<(String, String, String)>) -> BTreeSet<(String, String)> {
+    findings
+        .iter()
+        .filter(|(severity, _, _)| severity == "error")
+        .map(|(_, rule, file)| (rule.clone(), file.clone()))
+        .collect()
+}
+
+const SCENARIO: &str = "closed/mlperf-host-ci/results/ci-edge-box/fmnist/SingleStream";
+
+#[test]
+fn the_short_submission_fails_only_for_being_short_and_passes_with_allow_short() {
+    let submission = submission();
+    // submit checks the tree it made: the short runs are errors.
+    assert_eq!(
+        submission.submit_output.status.code(),
+        Some(3),
+        "{}",
+        describe(&submission.submit_output)
+    );
+    let (code, findings) = check(&submission.tree, false);
+    assert_eq!(code, 3);
+    let expected: BTreeSet<(String, String)> = [
+        ("min-duration", "performance/run_1/mlperf_log_detail.txt"),
+        (
+            "min-duration",
+            "TEST01/performance/run_1/mlperf_log_detail.txt",
+        ),
+        (
+            "min-duration",
+            "TEST04/performance/run_1/mlperf_log_detail.txt",
+        ),
+        ("power-simulated", "performance/power_summary.json"),
+    ]
+    .iter()
+    .map(|(rule, file)| (rule.to_string(), format!("{SCENARIO}/{file}")))
+    .collect();
+    assert_eq!(errors(&findings), expected, "{findings:#?}");
+
+    let (code, findings) = check(&submission.tree, true);
+    assert_eq!(code, 0, "{findings:#?}");
+    assert!(errors(&findings).is_empty());
+}
+
+#[test]
+fn the_tree_holds_the_runs_as_the_rules_lay_them_out() {
+    let submission = submission();
+    let scenario = scenario_dir(&submission.tree);
+    let runs = &submission.runs;
+    for file in [
+        "performance/run_1/mlperf_log_summary.txt",
+        "performance/run_1/mlperf_log_detail.txt",
+        "accuracy/mlperf_log_summary.txt",
+        "accuracy/mlperf_log_detail.txt",
+        "TEST01/verify_accuracy.txt",
+        "TEST01/verify_performance.txt",
+        "TEST01/performance/run_1/mlperf_log_detail.txt",
+        "TEST04/verify_performance.txt",
+        "TEST04/performance/run_1/mlperf_log_summary.txt",
+        "measurements.json",
+        "user.conf",
+        "README.md",
+    ] {
+        assert!(scenario.join(file).is_file(), "{file} missing");
+    }
+    let submitter = submission.tree.join("closed/mlperf-host-ci");
+    assert!(submitter.join("systems/ci-edge-box.json").is_file());
+    assert!(submitter.join("code/fmnist/README.md").is_file());
+    assert!(submitter.join("src").is_dir());
+    // The power trace byte for byte.
+    assert_eq!(
+        std::fs::read(scenario.join("performance/run_1/spl.txt")).unwrap(),
+        std::fs::read(runs.join("performance/spl.txt")).unwrap()
+    );
+    // The accuracy log truncated, the full log's sha256 in accuracy.txt.
+    let full = std::fs::read(runs.join("accuracy/mlperf_log_accuracy.json")).unwrap();
+    let kept = std::fs::read(scenario.join("accuracy/mlperf_log_accuracy.json")).unwrap();
+    assert!(full.len() > 10 * 1024);
+    assert!(kept.len() <= 10 * 1024);
+    assert_eq!(&kept[..4096], &full[..4096]);
+    assert_eq!(&kept[kept.len() - 4096..], &full[full.len() - 4096..]);
+    let hash: String = Sha256::digest(&full)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let accuracy = std::fs::read_to_string(scenario.join("accuracy/accuracy.txt")).unwrap();
+    assert!(accuracy.starts_with("accuracy="), "{accuracy}");
+    assert!(accuracy.contains(&format!("\nhash={hash}\n")), "{accuracy}");
+    // The user.conf reproduces the performance run's shortened duration.
+    let user_conf = std::fs::read_to_string(scenario.join("user.conf")).unwrap();
+    assert!(
+        user_conf.contains("fmnist.SingleStream.min_duration = 1000\n"),
+        "{user_conf}"
+    );
+}
+
+/// A copy of the good tree for a test to damage.
+fn damaged_copy() -> (TempDir, PathBuf) {
+    let dir = TempDir::new();
+    let tree = dir.path().join("tree");
+    copy_dir(&submission().tree, &tree);
+    (dir, tree)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+fn edit(path: &Path, change: impl FnOnce(String) -> String) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let changed = change(text.clone());
+    assert_ne!(
+        text,
+        changed,
+        "the edit of {} changed nothing",
+        path.display()
+    );
+    std::fs::write(path, changed).unwrap();
+}
+
+/// Damages a copy and expects exactly `rule` on `file` as the error under --allow-short.
+fn expect_only(rule: &str, file: &str, damage: impl FnOnce(&Path)) {
+    let (_dir, tree) = damaged_copy();
+    damage(&tree);
+    let (code, findings) = check(&tree, true);
+    assert_eq!(code, 3, "{findings:#?}");
+    let expected: BTreeSet<(String, String)> = [(rule.to_string(), file.to_string())].into();
+    assert_eq!(errors(&findings), expected, "{findings:#?}");
+}
+
+#[test]
+fn a_wrong_seed_is_found() {
+    expect_only(
+        "seeds",
+        &format!("{SCENARIO}/performance/run_1/mlperf_log_detail.txt"),
+        |tree| {
+            edit(
+                &scenario_dir(tree).join("performance/run_1/mlperf_log_detail.txt"),
+                |t| t.replace("2085463073848966840", "2085463073848966841"),
+            )
+        },
+    );
+}
+
+#[test]
+fn an_invalid_result_is_found() {
+    expect_only(
+        "result-valid",
+        &format!("{SCENARIO}/performance/run_1/mlperf_log_detail.txt"),
+        |tree| {
+            edit(
+                &scenario_dir(tree).join("performance/run_1/mlperf_log_detail.txt"),
+                |t| t.replace("\"value\": \"VALID\"", "\"value\": \"INVALID\""),
+            )
+        },
+    );
+}
+
+#[test]
+fn an_accuracy_below_target_is_found() {
+    expect_only(
+        "accuracy-target",
+        &format!("{SCENARIO}/accuracy/accuracy.txt"),
+        |tree| {
+            edit(&scenario_dir(tree).join("accuracy/accuracy.txt"), |t| {
+                let rest = t.split_once('%').unwrap().1.to_string();
+                format!("accuracy=50.000%{rest}")
+            })
+        },
+    );
+}
+
+#[test]
+fn a_missing_hash_is_found() {
+    expect_only(
+        "accuracy-hash",
+        &format!("{SCENARIO}/accuracy/accuracy.txt"),
+        |tree| {
+            edit(&scenario_dir(tree).join("accuracy/accuracy.txt"), |t| {
+                t.lines()
+                    .filter(|l| !l.starts_with("hash="))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+        },
+    );
+}
+
+#[test]
+fn an_untruncated_accuracy_log_is_found() {
+    expect_only(
+        "accuracy-log-truncated",
+        &format!("{SCENARIO}/accuracy/mlperf_log_accuracy.json"),
+        |tree| {
+            std::fs::copy(
+                submission().runs.join("accuracy/mlperf_log_accuracy.json"),
+                scenario_dir(tree).join("accuracy/mlperf_log_accuracy.json"),
+            )
+            .unwrap();
+        },
+    );
+}
+
+#[test]
+fn a_failed_compliance_test_is_found() {
+    expect_only(
+        "compliance-performance",
+        &format!("{SCENARIO}/TEST04/verify_performance.txt"),
+        |tree| {
+            edit(
+                &scenario_dir(tree).join("TEST04/verify_performance.txt"),
+                |t| t.replace("TEST PASS", "TEST FAIL"),
+            )
+        },
+    );
+}
+
+#[test]
+fn a_missing_compliance_test_is_found() {
+    expect_only(
+        "compliance-missing",
+        &format!("{SCENARIO}/TEST01"),
+        |tree| std::fs::remove_dir_all(scenario_dir(tree).join("TEST01")).unwrap(),
+    );
+}
+
+#[test]
+fn a_measurements_field_left_empty_is_found() {
+    expect_only(
+        "measurements-fields",
+        &format!("{SCENARIO}/measurements.json"),
+        |tree| {
+            edit(&scenario_dir(tree).join("measurements.json"), |t| {
+                t.replace("\"retraining\": \"No\"", "\"retraining\": \"\"")
+            })
+        },
+    );
+}
+
+#[test]
+fn power_samples_outside_the_window_are_found() {
+    expect_only(
+        "power-window",
+        &format!("{SCENARIO}/performance/run_1/spl.txt"),
+        |tree| {
+            // Every sample a year earlier: none inside the LoadGen window.
+            edit(&scenario_dir(tree).join("performance/run_1/spl.txt"), |t| {
+                t.lines()
+                    .map(|line| {
+                        let mut fields: Vec<String> = line.split(',').map(String::from).collect();
+                        let year: u32 = fields[1][6..10].parse().unwrap();
+                        fields[1].replace_range(6..10, &(year - 1).to_string());
+                        fields.join(",")
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+        },
+    );
+}
+
+#[test]
+fn a_missing_system_description_is_found() {
+    expect_only(
+        "system-json",
+        "closed/mlperf-host-ci/systems/ci-edge-box.json",
+        |tree| {
+            std::fs::remove_file(tree.join("closed/mlperf-host-ci/systems/ci-edge-box.json"))
+                .unwrap()
+        },
+    );
+    // The description used is the one given to submit.
+    assert!(submission().system_json.is_file());
+}
