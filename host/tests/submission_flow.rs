@@ -53,6 +53,34 @@ fn submission() -> &'static Submission {
     SUBMISSION.get_or_init(make_submission)
 }
 
+/// `mlperf-host audit --test TEST` of the fmnist runs in `runs`, into `runs/TEST`; a failed
+/// verification (exit 3) is returned, anything else but success fails the test.
+fn audit(runs: &Path, test: &str) -> Output {
+    let out = runs.join(test);
+    let (accuracy_run, performance_run) = (runs.join("accuracy"), runs.join("performance"));
+    let mut args = vec![
+        "audit",
+        "--test",
+        test,
+        "--benchmark",
+        "fmnist",
+        "--scenario",
+        "SingleStream",
+        "--performance-run",
+        s(&performance_run),
+    ];
+    if test == "TEST01" {
+        args.extend_from_slice(&["--accuracy-run", s(&accuracy_run)]);
+    }
+    args.extend_from_slice(&SHORT);
+    args.extend_from_slice(&["--out", s(&out), "--quiet"]);
+    let output = mlperf_host(&args);
+    if output.status.code() != Some(3) {
+        assert_ok(&output);
+    }
+    output
+}
+
 fn make_submission() -> Submission {
     support::require_data("fmnist");
     let dir = TempDir::new();
@@ -65,36 +93,27 @@ fn make_submission() -> Submission {
         assert_ok(&mlperf_host(&args));
     };
     run("accuracy", &["--mode", "AccuracyOnly"]);
-    let mut performance = vec!["--power", "sim:200?period_ms=100"];
-    performance.extend_from_slice(&SHORT);
-    run("performance", &performance);
-    let (accuracy_run, performance_run) = (runs.join("accuracy"), runs.join("performance"));
-    for test in ["TEST01", "TEST04"] {
-        let out = runs.join(test);
-        let mut args = vec![
-            "audit",
-            "--test",
-            test,
-            "--benchmark",
-            "fmnist",
-            "--scenario",
-            "SingleStream",
-            "--performance-run",
-            s(&performance_run),
-        ];
-        if test == "TEST01" {
-            args.extend_from_slice(&["--accuracy-run", s(&accuracy_run)]);
+    // The compliance runs are compared with the performance run's timing. fmnist's
+    // SingleStream p90 (about 8 us) moves between processes on a shared VM (8.0 to 11.5 us
+    // measured), past TEST01's and TEST04's 20 %: when a verification fails, the performance
+    // run and both audits are made again, up to six times (check reads the verdicts filed).
+    for attempt in 1..=6 {
+        let mut performance = vec!["--power", "sim:200?period_ms=100"];
+        performance.extend_from_slice(&SHORT);
+        run("performance", &performance);
+        let failed: Vec<Output> = ["TEST01", "TEST04"]
+            .into_iter()
+            .map(|test| audit(&runs, test))
+            .filter(|output| output.status.code() == Some(3))
+            .collect();
+        if failed.is_empty() {
+            break;
         }
-        args.extend_from_slice(&SHORT);
-        args.extend_from_slice(&["--out", s(&out), "--quiet"]);
-        // A compliance run is compared with the performance run's timing; on a busy 2-core
-        // machine one repeat absorbs a stall of either (check still reads the verdict).
-        let mut output = mlperf_host(&args);
-        if output.status.code() == Some(3) {
-            eprintln!("{test} failed once, repeating: {}", describe(&output));
-            output = mlperf_host(&args);
-        }
-        assert_ok(&output);
+        assert!(attempt < 6, "{}", describe(&failed[0]));
+        eprintln!(
+            "attempt {attempt}: a verification failed: {}",
+            describe(&failed[0])
+        );
     }
     // The system description, with what the draft cannot know filled in as a submitter would.
     let system_json = dir.path().join("systems").join("ci-edge-box.json");
@@ -452,4 +471,65 @@ fn a_missing_system_description_is_found() {
     );
     // The description used is the one given to submit.
     assert!(submission().system_json.is_file());
+}
+
+#[test]
+fn a_power_dev_session_and_its_ranging_run_are_filed_byte_for_byte() {
+    let submission = submission();
+    let dir = TempDir::new();
+    // The performance run as a power-dev session leaves it: the client's and server's logs
+    // in power/, and the ranging run beside it.
+    let run = dir.path().join("performance");
+    copy_dir(&submission.runs.join("performance"), &run);
+    copy_dir(&run.clone(), &dir.path().join("ranging"));
+    std::fs::rename(dir.path().join("ranging"), run.join("ranging")).unwrap();
+    std::fs::create_dir_all(run.join("power")).unwrap();
+    for (i, name) in [
+        "client.json",
+        "client.log",
+        "ptd_logs.txt",
+        "server.json",
+        "server.log",
+    ]
+    .iter()
+    .enumerate()
+    {
+        std::fs::write(run.join("power").join(name), format!("{name} {i}\n")).unwrap();
+    }
+    let tree = dir.path().join("tree");
+    let output = mlperf_host(&[
+        "submit",
+        "--allow-short",
+        "--system",
+        s(&submission.system_json),
+        "--out",
+        s(&tree),
+        s(&submission.runs.join("accuracy")),
+        s(&run),
+        s(&submission.runs.join("TEST01")),
+        s(&submission.runs.join("TEST04")),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let scenario = scenario_dir(&tree);
+    for name in ["client.json", "ptd_logs.txt", "server.log"] {
+        assert_eq!(
+            std::fs::read(scenario.join("performance/power").join(name)).unwrap(),
+            std::fs::read(run.join("power").join(name)).unwrap()
+        );
+    }
+    for name in ["mlperf_log_detail.txt", "spl.txt"] {
+        assert_eq!(
+            std::fs::read(scenario.join("performance/ranging").join(name)).unwrap(),
+            std::fs::read(run.join("ranging").join(name)).unwrap()
+        );
+    }
+    // With the power-dev logs there, power is checked as a power result, and passes.
+    let (code, findings) = check(&tree, true);
+    assert_eq!(code, 0, "{findings:#?}");
+    assert!(
+        !findings
+            .iter()
+            .any(|(_, rule, _)| rule.starts_with("power-files") || rule == "power-logs"),
+        "{findings:#?}"
+    );
 }
