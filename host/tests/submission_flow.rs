@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
-use support::{describe, TempDir};
+use support::{assert_ok, describe, TempDir};
 
 const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 /// Keeps each timed run to about a second.
@@ -29,10 +29,6 @@ fn mlperf_host(args: &[&str]) -> Output {
         .env_remove("MLPERF_HOST_LOG")
         .output()
         .expect("run mlperf-host")
-}
-
-fn assert_ok(output: &Output) {
-    assert!(output.status.success(), "{}", describe(output));
 }
 
 fn s(path: &Path) -> &str {

@@ -11,7 +11,7 @@ use mlperf_host::submission::system::{
     check_system, fields_to_fill_in, SystemExpectations, FILL_IN,
 };
 use serde_json::{Map, Value};
-use support::TempDir;
+use support::{assert_ok, TempDir};
 
 const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 
@@ -44,16 +44,6 @@ fn stdout(output: &Output) -> String {
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn assert_ok(output: &Output) {
-    assert!(
-        output.status.success(),
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        stdout(output),
-        stderr(output)
-    );
 }
 
 /// Exit status 1 and an `error: …` line last on stderr; returns that line.

@@ -102,6 +102,14 @@ impl Verification {
             console_notes: Vec::new(),
         }
     }
+
+    /// A file of `lines`, each ending in a newline.
+    fn from_lines(lines: &[String], passed: bool) -> Self {
+        Verification::new(
+            lines.iter().map(|line| format!("{line}\n")).collect(),
+            passed,
+        )
+    }
 }
 
 #[cfg(test)]

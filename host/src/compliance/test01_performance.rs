@@ -78,7 +78,7 @@ fn compare(reference: &DetailLog, test: &DetailLog) -> Result<Verification, Comp
     let mut lines = vec!["Verifying performance.".to_string()];
     let fail = |mut lines: Vec<String>, last: String| {
         lines.push(last);
-        Ok(Verification::new(text(&lines), false))
+        Ok(Verification::from_lines(&lines, false))
     };
     let reference = match parse_result(reference, &mut lines)? {
         Ok(result) => result,
@@ -113,12 +113,12 @@ fn compare(reference: &DetailLog, test: &DetailLog) -> Result<Verification, Comp
         }
         .into(),
     );
-    Ok(Verification::new(text(&lines), passed))
+    Ok(Verification::from_lines(&lines, passed))
 }
 
 /// 10 %, or 20 % when the reference is a fast SingleStream (at most 200 µs) or MultiStream
 /// (at most 1.6 ms) run, whose run-to-run variation is larger.
-fn threshold(scenario: &str, reference_score: f64) -> f64 {
+pub(super) fn threshold(scenario: &str, reference_score: f64) -> f64 {
     let fast = (scenario == "SingleStream" && reference_score <= 200_000.0)
         || (scenario == "MultiStream" && reference_score <= 1_600_000.0);
     if fast {
@@ -126,10 +126,6 @@ fn threshold(scenario: &str, reference_score: f64) -> f64 {
     } else {
         0.10
     }
-}
-
-fn text(lines: &[String]) -> String {
-    lines.iter().map(|line| format!("{line}\n")).collect()
 }
 
 #[cfg(test)]

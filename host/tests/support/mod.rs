@@ -230,3 +230,8 @@ pub fn describe(output: &std::process::Output) -> String {
         text(&output.stderr)
     )
 }
+
+/// Fails with the command's status, stdout and stderr unless it succeeded.
+pub fn assert_ok(output: &std::process::Output) {
+    assert!(output.status.success(), "{}", describe(output));
+}
