@@ -35,7 +35,7 @@ fn inspect_shows_abi_kind_capabilities_attributes_and_sha256() {
     assert!(output.status.success(), "{output:?}");
     let text = String::from_utf8(output.stdout).unwrap();
     for expected in [
-        "abi           : 1.1",
+        "abi           : 1.2",
         "kind          : sut",
         "capabilities  : async_completion, concurrent_issue, tokens",
         "layout check  : passed",

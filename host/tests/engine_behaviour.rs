@@ -837,6 +837,55 @@ fn a_failing_sut_ends_the_run_invalid_with_its_message() {
 }
 
 #[test]
+fn a_failure_after_the_last_issue_ends_the_drain_early_and_the_run_invalid() {
+    // Answers the first sample of each query from a thread, then fails: the rest is lost. In
+    // Offline the one query is already issued, in MultiStream the issuer waits for the query
+    // to complete before the next: neither may wait out the 60 s drain timeout.
+    struct FailsLater;
+    impl SystemUnderTest for FailsLater {
+        fn name(&self) -> &str {
+            "FailsLater"
+        }
+        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+            let (first, completer) = (samples[0].id, completer.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                completer.query_samples_complete(&[QuerySampleResponse::new(first, &[])]);
+                completer.fail("device lost");
+            });
+        }
+    }
+    let log = LogSettings::default();
+    assert_eq!(log.drain_timeout, Duration::from_secs(60));
+    for settings in [
+        quick(TestScenario::Offline),
+        quick(TestScenario::MultiStream),
+    ] {
+        let mut qsl = RecordingQsl::new(100, 100);
+        let started = std::time::Instant::now();
+        let result = start_test(&FailsLater, &mut qsl, &settings, &log).unwrap();
+        let took = started.elapsed();
+        let scenario = settings.scenario;
+        assert!(took < Duration::from_secs(15), "{scenario}: {took:?}");
+        assert_eq!(
+            result.series[0].stop,
+            StopReason::SutFailed("device lost".into()),
+            "{scenario}"
+        );
+        assert!(result.series[0].never_completed > 0, "{scenario}");
+        let validity = &result.performance.as_ref().unwrap().validity;
+        assert!(!validity.valid, "{scenario}");
+        assert!(
+            validity
+                .reasons
+                .contains(&"The SUT failed: device lost".to_string()),
+            "{scenario}: {:?}",
+            validity.reasons
+        );
+    }
+}
+
+#[test]
 fn every_query_is_prepared_before_it_is_issued() {
     #[derive(Default)]
     struct Staging {

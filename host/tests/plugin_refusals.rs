@@ -72,7 +72,7 @@ fn bad_plugins_are_refused_with_the_reason() {
     );
 
     let cases = [
-        ("refuses", "return 0;", "refused ABI 1.1"),
+        ("refuses", "return 0;", "refused ABI 1.2"),
         (
             "major2",
             "api.abi_major = 2;",
@@ -107,7 +107,7 @@ fn bad_plugins_are_refused_with_the_reason() {
     // The control: the same table untouched loads, reports itself and creates an instance.
     let good = compile_c_plugin(&dir, "good", &plugin_source(""));
     let plugin = Plugin::open(&good).unwrap();
-    assert_eq!(plugin.info.abi, "1.1");
+    assert_eq!(plugin.info.abi, "1.2");
     assert_eq!(plugin.info.kind, "sut");
     assert_eq!(plugin.info.sha256.len(), 64);
     assert!(
@@ -115,5 +115,22 @@ fn bad_plugins_are_refused_with_the_reason() {
         "a C plugin carries no layout descriptor"
     );
     PluginSut::create(&plugin, "").unwrap();
+
+    // Plugins of earlier minors still load and create: 1.1 (whose table is this one), and 1.0
+    // (whose table ends before the power functions). The host's 1.2 table is larger than what
+    // they know; they read what they know.
+    for (name, tweak, abi) in [
+        ("minor1", "api.abi_minor = 1;", "1.1"),
+        (
+            "minor0",
+            "api.abi_minor = 0; api.struct_size = offsetof(mlperf_plugin_api, power_info);",
+            "1.0",
+        ),
+    ] {
+        let so = compile_c_plugin(&dir, name, &plugin_source(tweak));
+        let plugin = Plugin::open(&so).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(plugin.info.abi, abi);
+        PluginSut::create(&plugin, "").unwrap();
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,11 +1,11 @@
 //! The real plugins through the ABI: both run every scenario; faulty behaviour of the null
-//! plugin (a panic, a double completion, a sample never completed) ends the run INVALID with
-//! the reason and complete logs.
+//! plugin (a panic, a double completion, a sample never completed, a failure reported through
+//! the host's fail callback) ends the run INVALID with the reason and complete logs.
 
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mlperf_host::loadgen::{start_test, LogSettings, StopReason, TestScenario, TestSettings};
 use mlperf_host::plugin::{Plugin, PluginSut};
@@ -79,30 +79,48 @@ fn accuracy_responses_carry_the_sample_index_through_the_abi() {
     }
 }
 
-/// Runs a faulty null plugin with log files, returning the result and the detail log text.
+/// Runs a faulty null plugin in SingleStream with log files, returning the result and the
+/// detail log text.
 fn faulty_run(config: &str, name: &str) -> (mlperf_host::loadgen::TestResult, String) {
+    let (result, detail, _) = faulty_run_in(
+        config,
+        name,
+        TestScenario::SingleStream,
+        Duration::from_millis(500),
+    );
+    (result, detail)
+}
+
+/// As [`faulty_run`], in `scenario` with `drain_timeout`; also returns the summary text.
+fn faulty_run_in(
+    config: &str,
+    name: &str,
+    scenario: TestScenario,
+    drain_timeout: Duration,
+) -> (mlperf_host::loadgen::TestResult, String, String) {
     let dir = std::env::temp_dir().join(format!("mlperf-faulty-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let sut = sut(&null_plugin(), config);
     let mut qsl = RecordingQsl::new(100, 100);
     let mut log = LogSettings {
-        drain_timeout: Duration::from_millis(500),
+        drain_timeout,
         provenance: sut.provenance(),
         ..LogSettings::default()
     };
     log.log_output.outdir = Some(dir.clone());
-    let result = start_test(&sut, &mut qsl, &quick(TestScenario::SingleStream), &log).unwrap();
+    let result = start_test(&sut, &mut qsl, &quick(scenario), &log).unwrap();
     drop(sut);
     let files = result.log_files.clone().unwrap();
     let detail = std::fs::read_to_string(&files.detail).unwrap();
+    let summary = std::fs::read_to_string(&files.summary).unwrap();
     for file in [&files.summary, &files.accuracy, &files.result] {
         assert!(file.is_file(), "{} written", file.display());
     }
     assert!(detail.contains("\"key\": \"result_validity\", \"value\": \"INVALID\""));
     assert!(detail.contains("\"key\": \"sut_plugin_sha256\""));
     std::fs::remove_dir_all(&dir).unwrap();
-    (result, detail)
+    (result, detail, summary)
 }
 
 #[test]
@@ -141,4 +159,35 @@ fn a_plugin_that_never_completes_a_sample_ends_it_invalid() {
     assert!(!validity.valid);
     assert!(!validity.all_samples_completed);
     assert!(detail.contains("samples never completed"));
+}
+
+#[test]
+fn a_plugin_that_fails_from_a_worker_ends_an_offline_run_at_once() {
+    // Offline issues its one query at once, so no later issue_query or flush_queries could
+    // carry an error: the worker's fail() must end the run, well before the 60 s drain.
+    let drain_timeout = LogSettings::default().drain_timeout;
+    assert_eq!(drain_timeout, Duration::from_secs(60));
+    let started = Instant::now();
+    let (result, detail, summary) = faulty_run_in(
+        "workers = 2\nfail_after = 30",
+        "fail",
+        TestScenario::Offline,
+        drain_timeout,
+    );
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(15), "the run took {took:?}");
+    let expected = "plugin null failed: null plugin: fail_after = 30 reached, samples lost";
+    assert_eq!(
+        result.series[0].stop,
+        StopReason::SutFailed(expected.to_owned())
+    );
+    let performance = result.performance.as_ref().unwrap();
+    assert!(!performance.validity.valid);
+    assert!(!performance.validity.all_samples_completed);
+    assert!(performance
+        .validity
+        .reasons
+        .contains(&format!("The SUT failed: {expected}")));
+    assert!(detail.contains(&format!("The SUT failed: {expected}")));
+    assert!(summary.contains(expected), "{summary}");
 }

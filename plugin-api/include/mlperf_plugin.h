@@ -1,5 +1,5 @@
 /*
- * mlperf_plugin.h — the plugin ABI of mlperf-host, version 1.1.
+ * mlperf_plugin.h — the plugin ABI of mlperf-host, version 1.2.
  *
  * A plugin is a shared library exporting the symbol MLPERF_PLUGIN_ENTRY_SYMBOL
  * ("mlperf_plugin_entry"), of type mlperf_plugin_entry_fn. The host calls it with the highest
@@ -12,7 +12,8 @@
  * see "Power meters" below.
  *
  * History: 1.0 the SUT backend; 1.1 power meters (mlperf_power_info, mlperf_power_reading,
- * the power entry, power_info and read_power appended to mlperf_plugin_api).
+ * the power entry, power_info and read_power appended to mlperf_plugin_api); 1.2 the host's
+ * fail callback (appended to mlperf_host_api).
  *
  * Compatibility rules:
  *   - A different major version is refused. Within a major, the host offers its highest minor
@@ -40,6 +41,13 @@
  *   - The host_api table passed to init and create stays valid until destroy returns.
  *   - An error returned by issue_query means none of that call's samples were accepted: the
  *     plugin must not complete them (the host accounts for them and ends the run INVALID).
+ *   - A plugin that can no longer finish samples it accepted (a batch failed on a worker
+ *     thread, a remote server went away) calls the host's fail() (since 1.2) at once, from any
+ *     thread: the host stops issuing, gives up on the outstanding samples after a short drain
+ *     and ends the run INVALID with the plugin's message. It need not wait for the next
+ *     issue_query or flush_queries to return an error (in Offline there is none). A host of
+ *     1.0 or 1.1 has no fail(): check struct_size, and fall back to an error from the next
+ *     call (and a log line).
  *   - Arrays of samples and of responses are strided by the struct_size of their first element.
  */
 #ifndef MLPERF_PLUGIN_H
@@ -53,7 +61,7 @@ extern "C" {
 #endif
 
 #define MLPERF_PLUGIN_ABI_MAJOR 1u
-#define MLPERF_PLUGIN_ABI_MINOR 1u
+#define MLPERF_PLUGIN_ABI_MINOR 2u
 #define MLPERF_PLUGIN_ENTRY_SYMBOL "mlperf_plugin_entry"
 /* Since 1.1: the power meter of a library whose mlperf_plugin_entry is its SUT. */
 #define MLPERF_POWER_PLUGIN_ENTRY_SYMBOL "mlperf_power_plugin_entry"
@@ -180,13 +188,24 @@ typedef struct mlperf_host_api {
     void (*first_token)(void *context, const mlperf_response *responses, size_t count);
     /* A log line from the plugin (UTF-8, need not be NUL-terminated). */
     void (*log)(void *context, int32_t level, const char *message, size_t length);
+
+    /* ---- Appended in 1.2: read only when struct_size covers it (hosts of 1.0 and 1.1 lack
+     * it: their struct_size ends after `log`) ---- */
+
+    /* The plugin cannot finish samples it accepted (a device or a remote server failed): the
+     * host stops issuing, gives up on the outstanding samples after a short drain, and ends the
+     * run INVALID with this message (`length` bytes of UTF-8, not NUL-terminated; the host
+     * copies it before returning). Thread-safe, non-blocking, callable from any thread, also
+     * inline within issue_query. The first failure is kept; later calls are ignored. Samples
+     * the plugin still completes afterwards are accepted as usual. */
+    void (*fail)(void *context, const char *message, size_t length);
 } mlperf_host_api;
 
 /* ---- Power meters (since 1.1) ------------------------------------------------------------- *
  *
  * A power meter is a table of kind MLPERF_PLUGIN_KIND_POWER: init, create, destroy and
  * attributes as for a SUT (create gets the meter's own TOML config and makes an instance used
- * only as a meter; a meter never calls complete or first_token), plus power_info and
+ * only as a meter; a meter never calls complete, first_token or fail), plus power_info and
  * read_power; issue_query and flush_queries are NULL. It is a pull model: the host asks
  * power_info once after create, then calls read_power once a period, on a sampling thread of
  * its own, between the start and the end of each measured run, and stamps every reading with

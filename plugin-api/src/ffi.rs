@@ -13,7 +13,7 @@ use std::ffi::{c_char, c_void};
 use abi_stable::StableAbi;
 
 pub const ABI_MAJOR: u32 = 1;
-pub const ABI_MINOR: u32 = 1;
+pub const ABI_MINOR: u32 = 2;
 /// The entry symbol every plugin exports, NUL-terminated for `dlsym`.
 pub const ENTRY_SYMBOL: &[u8] = b"mlperf_plugin_entry\0";
 /// Since 1.1: the power meter's entry in a library whose [`ENTRY_SYMBOL`] is a SUT.
@@ -126,6 +126,10 @@ pub struct mlperf_host_api {
             length: usize,
         ),
     >,
+    // Appended in 1.2: read only when `struct_size` covers it (hosts of 1.0 and 1.1 end at
+    // `log`).
+    pub fail:
+        Option<unsafe extern "C" fn(context: *mut c_void, message: *const c_char, length: usize)>,
 }
 
 /// Since 1.1: what a power meter measures.
@@ -231,9 +235,11 @@ const _: () = {
     assert!(offset_of!(mlperf_sample, shape) == 48);
     assert!(size_of::<mlperf_response>() == 40);
     assert!(offset_of!(mlperf_response, n_tokens) == 32);
-    assert!(size_of::<mlperf_host_api>() == 56);
+    assert!(size_of::<mlperf_host_api>() == 64);
     assert!(offset_of!(mlperf_host_api, context) == 24);
     assert!(offset_of!(mlperf_host_api, log) == 48);
+    // 1.0's and 1.1's host table ended here; 1.2 appended `fail`.
+    assert!(offset_of!(mlperf_host_api, fail) == 56);
     assert!(size_of::<mlperf_power_info>() == 40);
     assert!(offset_of!(mlperf_power_info, description) == 24);
     assert!(offset_of!(mlperf_power_info, period_ns) == 32);

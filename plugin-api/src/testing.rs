@@ -23,10 +23,11 @@ struct Recorded {
     completed: Mutex<Vec<Answer>>,
     first_tokens: Mutex<Vec<Answer>>,
     logs: Mutex<Vec<(i32, String)>>,
+    fails: Mutex<Vec<String>>,
     changed: Condvar,
 }
 
-/// A host whose callbacks record every completion, first token and log line.
+/// A host whose callbacks record every completion, first token, log line and failure.
 pub struct RecordingHost {
     recorded: Box<Recorded>,
     api: mlperf_host_api,
@@ -44,18 +45,30 @@ impl Default for RecordingHost {
 }
 
 impl RecordingHost {
+    /// A host of this plugin-api's ABI version.
     pub fn new() -> Self {
+        Self::of_minor(ffi::ABI_MINOR)
+    }
+
+    /// A host of ABI 1.`minor`, its table as large as that minor's: before 1.2 it ends at
+    /// `log`, without `fail`.
+    pub fn of_minor(minor: u32) -> Self {
         let recorded = Box::<Recorded>::default();
+        let (struct_size, fail_callback) = match minor {
+            0 | 1 => (std::mem::offset_of!(mlperf_host_api, fail), None),
+            _ => (size_of::<mlperf_host_api>(), Some(fail as FailFn)),
+        };
         let api = mlperf_host_api {
-            struct_size: size_of::<mlperf_host_api>(),
+            struct_size,
             next: ptr::null(),
             abi_major: ffi::ABI_MAJOR,
-            abi_minor: ffi::ABI_MINOR,
+            abi_minor: minor,
             // The box's heap address stays put when the RecordingHost moves.
             context: ptr::from_ref::<Recorded>(&recorded).cast_mut().cast(),
             complete: Some(complete),
             first_token: Some(first_token),
             log: Some(log),
+            fail: fail_callback,
         };
         RecordingHost { recorded, api }
     }
@@ -74,6 +87,31 @@ impl RecordingHost {
 
     pub fn logs(&self) -> Vec<(i32, String)> {
         lock(&self.recorded.logs).clone()
+    }
+
+    /// Every message the plugin passed to the host's `fail`, in order (a real host keeps only
+    /// the first).
+    pub fn fails(&self) -> Vec<String> {
+        lock(&self.recorded.fails).clone()
+    }
+
+    /// Waits until the plugin called `fail` or `timeout` passed; returns the failures so far.
+    pub fn wait_for_fail(&self, timeout: Duration) -> Vec<String> {
+        let deadline = Instant::now() + timeout;
+        let mut fails = lock(&self.recorded.fails);
+        while fails.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            fails = self
+                .recorded
+                .changed
+                .wait_timeout(fails, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        fails.clone()
     }
 
     /// Waits until at least `count` completions arrived or `timeout` passed; returns them all.
@@ -152,6 +190,20 @@ unsafe extern "C" fn log(context: *mut c_void, level: i32, message: *const c_cha
     let recorded = unsafe { &*context.cast::<Recorded>() };
     let bytes = unsafe { slice::from_raw_parts(message.cast::<u8>(), length) };
     lock(&recorded.logs).push((level, String::from_utf8_lossy(bytes).into_owned()));
+}
+
+type FailFn = unsafe extern "C" fn(context: *mut c_void, message: *const c_char, length: usize);
+
+unsafe extern "C" fn fail(context: *mut c_void, message: *const c_char, length: usize) {
+    // SAFETY: as in log().
+    let recorded = unsafe { &*context.cast::<Recorded>() };
+    let bytes = match message.is_null() {
+        true => &[][..],
+        // SAFETY: the message is `length` bytes.
+        false => unsafe { slice::from_raw_parts(message.cast::<u8>(), length) },
+    };
+    lock(&recorded.fails).push(String::from_utf8_lossy(bytes).into_owned());
+    recorded.changed.notify_all();
 }
 
 /// One plugin instance driven through the raw table; destroyed on drop.

@@ -55,6 +55,7 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_host_api, complete),
     FIELD(mlperf_host_api, first_token),
     FIELD(mlperf_host_api, log),
+    FIELD(mlperf_host_api, fail),
 
     SIZE(mlperf_power_info),
     FIELD(mlperf_power_info, struct_size),

@@ -110,7 +110,8 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             context,
             complete,
             first_token,
-            log
+            log,
+            fail
         }
     );
     rust_layout!(

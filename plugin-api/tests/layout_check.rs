@@ -5,10 +5,34 @@ use ::mlperf_plugin_api::layout::{check_layout, expected};
 use abi_stable::StableAbi;
 
 /// A copy of the ABI's types as a plugin built against another plugin-api would have them,
-/// with `mlperf_sample`'s and `mlperf_response`'s fields given by the caller.
+/// with `mlperf_sample`'s and `mlperf_response`'s fields given by the caller, and the fields of
+/// `mlperf_host_api` after `log` (by default 1.2's `fail`).
 macro_rules! abi_copy {
     (
         $module:ident,
+        sample { $($sample:tt)* },
+        response { $($response:tt)* }
+        $(, appended { $($appended:tt)* })?
+    ) => {
+        abi_copy!(
+            $module,
+            host_after_log {
+                pub fail: Option<
+                    unsafe extern "C" fn(
+                        context: *mut c_void,
+                        message: *const c_char,
+                        length: usize,
+                    ),
+                >,
+            },
+            sample { $($sample)* },
+            response { $($response)* }
+            $(, appended { $($appended)* })?
+        );
+    };
+    (
+        $module:ident,
+        host_after_log { $($host:tt)* },
         sample { $($sample:tt)* },
         response { $($response:tt)* }
         $(, appended { $($appended:tt)* })?
@@ -109,6 +133,7 @@ macro_rules! abi_copy {
                         length: usize,
                     ),
                 >,
+                $($host)*
             }
 
             #[repr(C)]
@@ -256,6 +281,56 @@ abi_copy!(
     }
 );
 
+// A plugin built against plugin-api 1.1: its host table ends at `log`.
+abi_copy!(
+    host_of_1_1,
+    host_after_log {},
+    sample {
+        pub struct_size: usize,
+        pub id: u64,
+        pub index: u64,
+        pub data: *const c_void,
+        pub length: u64,
+        pub dtype: i32,
+        pub rank: u32,
+        pub shape: *const i64,
+    },
+    response {
+        pub struct_size: usize,
+        pub id: u64,
+        pub data: *const c_void,
+        pub length: u64,
+        pub n_tokens: i64,
+    }
+);
+
+// `fail` with a parameter of another type.
+abi_copy!(
+    fail_retyped,
+    host_after_log {
+        pub fail: Option<
+            unsafe extern "C" fn(context: *mut c_void, message: *const u8, length: usize),
+        >,
+    },
+    sample {
+        pub struct_size: usize,
+        pub id: u64,
+        pub index: u64,
+        pub data: *const c_void,
+        pub length: u64,
+        pub dtype: i32,
+        pub rank: u32,
+        pub shape: *const i64,
+    },
+    response {
+        pub struct_size: usize,
+        pub id: u64,
+        pub data: *const c_void,
+        pub length: u64,
+        pub n_tokens: i64,
+    }
+);
+
 #[test]
 fn the_hosts_own_layout_and_an_identical_copy_pass() {
     check_layout(expected()).unwrap();
@@ -291,4 +366,16 @@ fn an_appended_function_differs_too() {
         check_layout(<function_appended::mlperf_plugin_api as StableAbi>::LAYOUT).unwrap_err();
     assert!(message.contains("`mlperf_plugin_api`"), "{message}");
     assert!(message.contains("\"register_memory\""), "{message}");
+}
+
+#[test]
+fn the_host_tables_fail_is_part_of_the_checked_layout() {
+    // A 1.1 plugin's view lacks `fail`: the exact check tells them apart (which is why the
+    // host checks the layout only of plugins of its own minor, and loads others by struct_size).
+    let message = check_layout(<host_of_1_1::mlperf_plugin_api as StableAbi>::LAYOUT).unwrap_err();
+    assert!(message.contains("`mlperf_host_api`"), "{message}");
+    assert!(message.contains("missing field(s) [\"fail\"]"), "{message}");
+    let message = check_layout(<fail_retyped::mlperf_plugin_api as StableAbi>::LAYOUT).unwrap_err();
+    assert!(message.contains("mlperf_host_api"), "{message}");
+    assert!(message.contains("fail"), "{message}");
 }

@@ -2,6 +2,7 @@
 //! binary, driven only through its entry symbol and function table, as the host drives one.
 
 use std::ffi::CStr;
+use std::mem::offset_of;
 use std::time::Duration;
 
 use ::mlperf_plugin_api::ffi::{self, mlperf_plugin_api, mlperf_sample};
@@ -12,7 +13,8 @@ use ::mlperf_plugin_api::sdk::{
 use ::mlperf_plugin_api::testing::{sample, RawInstance, RecordingHost};
 
 /// Echoes each sample's data back with n_tokens = rank; config "panic"/"fail" break create,
-/// index 666 panics in issue_query, flush fails.
+/// index 666 panics in issue_query, samples of index 777 are lost (reported through the
+/// completer's fail, from another thread), flush fails.
 struct Echo {
     logger: Logger,
 }
@@ -42,13 +44,25 @@ impl SutPlugin for Echo {
         }
         let responses: Vec<Response<'_>> = samples
             .iter()
+            .filter(|s| s.index() != 777)
             .map(|s| {
                 assert_eq!(s.dtype(), DType::U8);
                 Response::new(s.id(), s.data()).with_tokens(s.shape().len() as i64)
             })
             .collect();
-        completer.first_token(&responses[..1]);
+        completer.first_token(&responses[..responses.len().min(1)]);
         completer.complete(&responses);
+        let lost: Vec<u64> = samples
+            .iter()
+            .filter(|s| s.index() == 777)
+            .map(|s| s.id())
+            .collect();
+        if !lost.is_empty() {
+            let completer = *completer;
+            std::thread::spawn(move || completer.fail(&format!("lost samples {lost:?}")))
+                .join()
+                .unwrap();
+        }
         Ok(())
     }
 
@@ -262,4 +276,73 @@ fn bad_pointers_are_refused_not_followed() {
     }
     // SAFETY: destroy accepts NULL.
     unsafe { (api.destroy.unwrap())(std::ptr::null_mut()) };
+}
+
+#[test]
+fn fail_reaches_the_host_from_any_thread() {
+    let host = RecordingHost::new();
+    // SAFETY: as above.
+    let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    instance
+        .issue(&[sample(1, 0, b"a"), sample(2, 777, b""), sample(3, 777, b"")])
+        .unwrap();
+    let completed: Vec<u64> = host.completed().iter().map(|a| a.id).collect();
+    assert_eq!(completed, [1]);
+    assert_eq!(host.fails(), ["lost samples [2, 3]"]);
+    // Reported as a failure, not as a log line.
+    assert!(host
+        .logs()
+        .iter()
+        .all(|(level, _)| *level != ffi::LOG_ERROR));
+    // Samples completed afterwards are still delivered.
+    instance.issue(&[sample(4, 1, b"b")]).unwrap();
+    assert_eq!(host.completed().len(), 2);
+}
+
+#[test]
+fn without_the_hosts_fail_it_is_logged_as_an_error() {
+    // A host of ABI 1.1: its table ends at `log`. A 1.2 plugin still works with it.
+    let host = RecordingHost::of_minor(1);
+    assert_eq!(
+        host.api().struct_size,
+        offset_of!(ffi::mlperf_host_api, fail)
+    );
+    assert!(host.api().fail.is_none());
+    // SAFETY: as above.
+    let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    instance
+        .issue(&[sample(1, 0, b"a"), sample(2, 777, b"")])
+        .unwrap();
+    assert_eq!(host.completed().len(), 1);
+    assert!(host.fails().is_empty());
+    assert_eq!(
+        host.logs().last().unwrap(),
+        &(ffi::LOG_ERROR, "lost samples [2]".to_owned())
+    );
+    drop(instance);
+
+    // `fail` is not read past the host's struct_size, whatever lies there.
+    let host = RecordingHost::new();
+    let short = ffi::mlperf_host_api {
+        struct_size: offset_of!(ffi::mlperf_host_api, fail),
+        ..*host.api()
+    };
+    assert!(short.fail.is_some());
+    let api = table();
+    let mut instance = std::ptr::null_mut();
+    // SAFETY: a host table whose context (host's) outlives the instance, destroyed below;
+    // one sample, alive across the call.
+    unsafe {
+        let error = (api.create.unwrap())(&short, std::ptr::null(), 0, &mut instance);
+        assert_eq!(PluginError::take(error), None);
+        let lost = [sample(5, 777, b"")];
+        let error = (api.issue_query.unwrap())(instance, lost.as_ptr(), 1);
+        assert_eq!(PluginError::take(error), None);
+        (api.destroy.unwrap())(instance);
+    }
+    assert!(host.fails().is_empty());
+    assert_eq!(
+        host.logs().last().unwrap(),
+        &(ffi::LOG_ERROR, "lost samples [5]".to_owned())
+    );
 }

@@ -27,6 +27,9 @@ pub(crate) const LOG: u64 = 1 << 62;
 /// The completion time, ns since the test's clock origin.
 pub(crate) const TIME_MASK: u64 = LOG - 1;
 
+/// How long a drain waits without progress after the SUT failed or panicked.
+pub(crate) const FAILED_SUT_DRAIN: Duration = Duration::from_secs(2);
+
 fn chunk_layout() -> std::alloc::Layout {
     std::alloc::Layout::array::<AtomicU64>(CHUNK_LEN).expect("chunk layout")
 }
@@ -282,7 +285,8 @@ impl Shared {
 
     /// Blocks the issuing thread until `target` samples completed in total: a short spin for
     /// SUTs that answer within microseconds, then parking until a completion wakes it.
-    /// Returns false if `idle_timeout` passes without any completion.
+    /// Returns false if `idle_timeout` passes without any completion, or, once the SUT has
+    /// reported a failure (even while waiting), [`FAILED_SUT_DRAIN`] if that is shorter.
     pub(crate) fn wait_for_completed(&self, target: u64, idle_timeout: Duration) -> bool {
         const SPIN_ROUNDS: u32 = 2_000;
         for _ in 0..SPIN_ROUNDS {
@@ -305,12 +309,18 @@ impl Shared {
                 idle_since = Instant::now();
             }
             let idle = idle_since.elapsed();
-            if idle >= idle_timeout {
+            // A failed SUT may never answer what it holds: do not wait long for it.
+            let timeout = match self.failed.load(Ordering::Acquire) {
+                true => idle_timeout.min(FAILED_SUT_DRAIN),
+                false => idle_timeout,
+            };
+            if idle >= timeout {
                 self.wake_at.store(u64::MAX, Ordering::Relaxed);
                 return false;
             }
-            // Woken at the target; otherwise back every 50 ms to see progress for the timeout.
-            std::thread::park_timeout((idle_timeout - idle).min(Duration::from_millis(50)));
+            // Woken at the target; otherwise back every 50 ms to see progress for the timeout
+            // (and a failure).
+            std::thread::park_timeout((timeout - idle).min(Duration::from_millis(50)));
             self.wake_at.store(u64::MAX, Ordering::Relaxed);
         }
     }

@@ -6,7 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
-use super::completion::{Completer, Shared, LOG};
+use super::completion::{Completer, Shared, FAILED_SUT_DRAIN, LOG};
 use super::diagnostics::Diagnostic;
 use super::effective::EffectiveSettings;
 use super::progress::{record_scheduled, ProgressRecorder};
@@ -19,9 +19,6 @@ use super::types::QuerySample;
 /// Sleeping is coarse (tens of µs of timer slack); the last stretch before a scheduled issue is
 /// spun instead.
 const SPIN_MARGIN_NS: i64 = 200_000;
-
-/// How long the drain waits without progress after the SUT failed or panicked.
-const FAILED_SUT_DRAIN: Duration = Duration::from_secs(2);
 
 /// Sequence ids and the fixed-seed engine that gives every generated sample its accuracy-log
 /// value, shared by all series of a test (the official `SequenceGen`).
@@ -316,7 +313,10 @@ pub(crate) fn run_series(
             && queries_issued > 0
             && !shared.wait_for_completed(completed_at_start + samples_issued, ctx.drain_timeout)
         {
-            stop = StopReason::Stalled;
+            stop = match shared.failure() {
+                Some(message) => StopReason::SutFailed(message),
+                None => StopReason::Stalled,
+            };
             ran_out = false;
             break;
         }
@@ -416,6 +416,7 @@ pub(crate) fn run_series(
         }
         _ => flush_and_drain(ctx, completed_at_start + samples_issued),
     };
+    let stop = failed_while_draining(shared, stop, mode);
 
     // The official code generates every query up front, so its counts and sequence ids cover
     // queries that were never issued. Finish the count the same way.
@@ -473,6 +474,30 @@ pub(super) fn limit_reached(
         Some(StopReason::MaxDuration(duration_ns))
     } else {
         None
+    }
+}
+
+/// A failure the SUT reported after issuing ended (while its samples drained: in Offline,
+/// whose one query is issued at once, that is when a plugin's worker fails) still ends the
+/// series as failed, with the SUT's message.
+pub(super) fn failed_while_draining(
+    shared: &Shared,
+    stop: StopReason,
+    mode: TestMode,
+) -> StopReason {
+    if matches!(
+        stop,
+        StopReason::SutFailed(_) | StopReason::SutPanicked(_) | StopReason::Aborted
+    ) {
+        return stop;
+    }
+    match shared.failure() {
+        Some(message) => {
+            let failed = StopReason::SutFailed(message);
+            report_stop(shared, &failed, mode, false);
+            failed
+        }
+        None => stop,
     }
 }
 

@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use super::diagnostics::Diagnostic;
 use super::issue::{
-    flush_and_drain, issue, limit_reached, report_stop_of_thread, too_many_outstanding, wait_until,
-    Issuer, SequenceState, SeriesContext, SeriesOutcome, StopReason,
+    failed_while_draining, flush_and_drain, issue, limit_reached, report_stop_of_thread,
+    too_many_outstanding, wait_until, Issuer, SequenceState, SeriesContext, SeriesOutcome,
+    StopReason,
 };
 use super::query_gen::QueryGenerator;
 use super::settings::TestMode;
@@ -125,12 +126,19 @@ pub(crate) fn run_series_threaded(
     let queries_issued = issued_total.into_inner();
     let samples_issued = queries_issued * spq as u64;
     let never_completed = flush_and_drain(ctx, completed_at_start + samples_issued);
+    let stops = stops.into_inner().unwrap_or_else(|p| p.into_inner());
+    // A thread that saw the SUT fail names the series' stop over one that merely ended.
     let stop = stops
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .find(|s| *s != StopReason::GeneratedQueriesIssued)
+        .iter()
+        .find(|s| matches!(s, StopReason::SutFailed(_) | StopReason::SutPanicked(_)))
+        .or_else(|| {
+            stops
+                .iter()
+                .find(|s| **s != StopReason::GeneratedQueriesIssued)
+        })
+        .cloned()
         .unwrap_or(StopReason::GeneratedQueriesIssued);
+    let stop = failed_while_draining(shared, stop, mode);
     issuer.sequence.next_sample_id = generator.next_sample_id();
 
     SeriesOutcome {

@@ -1,10 +1,10 @@
 //! The host's half of the ABI: the callbacks a plugin calls (completions, first tokens, log
-//! lines), turned into calls on the engine's `Completer` and into `tracing` events. Nothing
-//! here may unwind into the plugin.
+//! lines, failures), turned into calls on the engine's `Completer` and into `tracing` events.
+//! Nothing here may unwind into the plugin.
 
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use mlperf_plugin_api::ffi;
 
@@ -15,6 +15,9 @@ pub(crate) struct HostContext {
     /// Set at the first issue: the completer of the test the instance serves.
     pub(crate) completer: OnceLock<Completer>,
     pub(crate) plugin: String,
+    /// The first failure the plugin reported before there was a completer (from create, or a
+    /// thread of its own before the first issue): handed to the engine at the first issue.
+    early_failure: Mutex<Option<String>>,
 }
 
 impl HostContext {
@@ -22,7 +25,35 @@ impl HostContext {
         Box::new(HostContext {
             completer: OnceLock::new(),
             plugin,
+            early_failure: Mutex::new(None),
         })
+    }
+
+    /// The plugin cannot finish samples it accepted: the engine stops issuing and ends the run
+    /// INVALID with `message`. Before the first issue it is kept for [`Self::take_early_failure`].
+    pub(crate) fn fail(&self, message: String) {
+        if let Some(completer) = self.completer.get() {
+            return completer.fail(message);
+        }
+        {
+            let mut early = self.early_failure.lock().unwrap_or_else(|p| p.into_inner());
+            early.get_or_insert(message);
+        }
+        // The first issue may have set the completer (and looked for a failure) meanwhile.
+        if let Some(completer) = self.completer.get() {
+            if let Some(message) = self.take_early_failure() {
+                completer.fail(message);
+            }
+        }
+    }
+
+    /// A failure reported before the completer was set, once: the caller hands it to the
+    /// completer it has just set.
+    pub(crate) fn take_early_failure(&self) -> Option<String> {
+        self.early_failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 }
 
@@ -37,6 +68,7 @@ pub(crate) fn host_api(context: &HostContext) -> ffi::mlperf_host_api {
         complete: Some(host_complete),
         first_token: Some(host_first_token),
         log: Some(host_log),
+        fail: Some(host_fail),
     }
 }
 
@@ -209,6 +241,29 @@ unsafe extern "C" fn host_first_token(
     };
 }
 
+/// A plugin's message: `length` bytes of UTF-8, not NUL-terminated (invalid UTF-8 replaced).
+///
+/// # Safety
+/// `message` is NULL or points to `length` readable bytes.
+unsafe fn message_text(message: *const c_char, length: usize) -> String {
+    if message.is_null() {
+        return String::new();
+    }
+    // SAFETY: the caller's contract.
+    String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(message as *const u8, length) })
+        .into_owned()
+}
+
+unsafe extern "C" fn host_fail(context: *mut c_void, message: *const c_char, length: usize) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: as in host_complete.
+        let context = unsafe { &*(context as *const HostContext) };
+        // SAFETY: the plugin passes `length` bytes, per the ABI.
+        let text = unsafe { message_text(message, length) };
+        context.fail(format!("plugin {} failed: {text}", context.plugin));
+    }));
+}
+
 unsafe extern "C" fn host_log(
     context: *mut c_void,
     level: i32,
@@ -218,15 +273,8 @@ unsafe extern "C" fn host_log(
     let _ = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: as in host_complete.
         let context = unsafe { &*(context as *const HostContext) };
-        let text = if message.is_null() {
-            String::new()
-        } else {
-            // SAFETY: the plugin guarantees `length` bytes of UTF-8 (checked, lossily).
-            String::from_utf8_lossy(unsafe {
-                std::slice::from_raw_parts(message as *const u8, length)
-            })
-            .into_owned()
-        };
+        // SAFETY: the plugin passes `length` bytes, per the ABI.
+        let text = unsafe { message_text(message, length) };
         let plugin = context.plugin.as_str();
         match level {
             ffi::LOG_ERROR => tracing::error!(plugin, "{text}"),

@@ -191,7 +191,14 @@ impl SystemUnderTest for PluginSut {
     }
 
     fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
-        self.context.completer.get_or_init(|| completer.clone());
+        if self.context.completer.get().is_none() {
+            self.context.completer.get_or_init(|| completer.clone());
+            // The plugin failed before its first query: it gets none.
+            if let Some(failure) = self.context.take_early_failure() {
+                completer.fail(failure);
+                return refuse(samples, completer);
+            }
+        }
         let issue = self.table().issue_query.expect("checked by require_sut");
         if let Some(timed) = &self.timed {
             return self.issue_timed(timed, samples, completer);

@@ -1,5 +1,5 @@
-//! The host as a plugin sees it: [`Completer`] for answers, [`Logger`] for log lines, both
-//! copied out of the `mlperf_host_api` handed to `create` and valid until `destroy`.
+//! The host as a plugin sees it: [`Completer`] for answers (and failures), [`Logger`] for log
+//! lines, both copied out of the `mlperf_host_api` handed to `create` and valid until `destroy`.
 
 use std::ffi::{c_char, c_void};
 use std::marker::PhantomData;
@@ -12,6 +12,13 @@ type CompleteFn =
     unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize);
 type LogFn =
     unsafe extern "C" fn(context: *mut c_void, level: i32, message: *const c_char, length: usize);
+type FailFn = unsafe extern "C" fn(context: *mut c_void, message: *const c_char, length: usize);
+
+/// `sizeof(mlperf_host_api)` of ABI 1.0 (and 1.1), before `fail`: the smallest host table a
+/// plugin of this major accepts.
+const HOST_SIZE_1_0: usize = std::mem::offset_of!(mlperf_host_api, fail);
+/// The host table's size up to and including `fail` (ABI 1.2).
+const HOST_SIZE_WITH_FAIL: usize = HOST_SIZE_1_0 + size_of::<Option<FailFn>>();
 
 /// The host's callbacks, handed to [`SutPlugin::create`](super::SutPlugin::create).
 #[derive(Clone, Copy, Debug)]
@@ -35,15 +42,20 @@ impl Host {
         // SAFETY: the caller's contract.
         let host = unsafe { host.as_ref() }
             .ok_or_else(|| PluginError::invalid_argument("host API is NULL"))?;
-        if host.struct_size < size_of::<mlperf_host_api>() {
+        // Later minors only append: a table of 1.0's size serves, without what came later.
+        if host.struct_size < HOST_SIZE_1_0 {
             return Err(PluginError::invalid_argument(format!(
-                "host API struct_size {} is smaller than ABI {}.{}'s {}",
+                "host API struct_size {} is smaller than ABI {}.0's {}",
                 host.struct_size,
                 ffi::ABI_MAJOR,
-                ffi::ABI_MINOR,
-                size_of::<mlperf_host_api>()
+                HOST_SIZE_1_0
             )));
         }
+        // Appended in 1.2: only read when the host's table has it.
+        let fail = match host.struct_size >= HOST_SIZE_WITH_FAIL {
+            true => host.fail,
+            false => None,
+        };
         let complete = match host.complete {
             Some(complete) => complete,
             None if !needs_complete => complete_nothing,
@@ -59,6 +71,8 @@ impl Host {
                 context: host.context,
                 complete,
                 first_token: host.first_token,
+                fail,
+                log: host.log,
             },
             logger: Logger {
                 context: host.context,
@@ -96,10 +110,14 @@ pub struct Completer {
     context: *mut c_void,
     complete: CompleteFn,
     first_token: Option<CompleteFn>,
+    /// None when the host predates ABI 1.2.
+    fail: Option<FailFn>,
+    /// Where [`Completer::fail`] goes without a `fail` callback.
+    log: Option<LogFn>,
 }
 
-// SAFETY: the header makes complete() and first_token() thread-safe and callable from any
-// thread; the context pointer is only ever passed back to them.
+// SAFETY: the header makes complete(), first_token(), fail() and log() thread-safe and callable
+// from any thread; the context pointer is only ever passed back to them.
 unsafe impl Send for Completer {}
 // SAFETY: as above.
 unsafe impl Sync for Completer {}
@@ -129,12 +147,44 @@ impl Completer {
         // SAFETY: as in complete().
         unsafe { first_token(self.context, responses.as_ptr().cast(), responses.len()) }
     }
+
+    /// Tells the host that samples this plugin accepted can no longer be completed (a batch
+    /// failed on a worker thread, a device or a remote server went away). The host stops
+    /// issuing, gives up on the outstanding samples after a short drain and ends the run
+    /// INVALID with `message`; it keeps the first failure reported. Callable from any thread,
+    /// inline in `issue_query` or later, without waiting for the next `issue_query` or
+    /// `flush_queries` (in Offline there is none). Samples still completed afterwards are
+    /// accepted as usual.
+    ///
+    /// A host older than ABI 1.2 has no such callback: the message then goes to the host's log
+    /// at [`Level::Error`], and the plugin should also return an error from its next
+    /// `issue_query`/`flush_queries` so that such a host ends the run.
+    pub fn fail(&self, message: &str) {
+        match (self.fail, self.log) {
+            // SAFETY: the header takes `length` UTF-8 bytes, not NUL-terminated, copied by
+            // the host before it returns.
+            (Some(fail), _) => unsafe {
+                fail(self.context, message.as_ptr().cast(), message.len())
+            },
+            // SAFETY: as for Logger::log.
+            (None, Some(log)) => unsafe {
+                log(
+                    self.context,
+                    Level::Error as i32,
+                    message.as_ptr().cast(),
+                    message.len(),
+                )
+            },
+            (None, None) => {}
+        }
+    }
 }
 
 impl std::fmt::Debug for Completer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Completer")
             .field("first_token", &self.first_token.is_some())
+            .field("fail", &self.fail.is_some())
             .finish_non_exhaustive()
     }
 }

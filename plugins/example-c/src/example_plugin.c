@@ -1,6 +1,6 @@
 /*
  * example_plugin.c — a complete mlperf-host SUT backend in plain C99, implementing only
- * mlperf_plugin.h (ABI 1.1), with a power meter beside it. Copy it as the starting point of
+ * mlperf_plugin.h (ABI 1.2), with a power meter beside it. Copy it as the starting point of
  * your own plugin.
  *
  * What it does: it "runs" every sample by answering with the sample's index as 4 little-endian
@@ -392,6 +392,19 @@ static void host_log(const example_instance *instance, int32_t level, const char
     instance->host.log(instance->host.context, level, line, (size_t)length);
 }
 
+/* YOUR DEVICE: when samples you accepted can no longer complete (the device was lost, a batch
+ * failed on a worker thread), tell the host at once through host.fail (since ABI 1.2; NULL in
+ * our copy when the host is older): it stops issuing, gives up on the outstanding samples after
+ * a short drain and ends the run INVALID with your message. Any thread may call it, also inline
+ * in issue_query. Without it (an older host), log the failure and return an error from the
+ * next issue_query and flush_queries instead. The simulated device never fails, so the example
+ * never calls it:
+ *
+ *     if (instance->host.fail != NULL) {
+ *         instance->host.fail(instance->host.context, message, strlen(message));
+ *     }
+ */
+
 /* ---- Worker threads ------------------------------------------------------------------------ */
 
 static void add_microseconds(struct timespec *t, uint64_t microseconds) {
@@ -691,7 +704,7 @@ static mlperf_error *example_flush_queries(void *opaque) {
 static const mlperf_plugin_api example_api = {
     sizeof(mlperf_plugin_api),
     NULL,                    /* next: no extensions */
-    MLPERF_PLUGIN_ABI_MAJOR, /* we implement the header's version, 1.1 */
+    MLPERF_PLUGIN_ABI_MAJOR, /* we implement the header's version, 1.2 */
     MLPERF_PLUGIN_ABI_MINOR,
     MLPERF_PLUGIN_KIND_SUT,
     0, /* reserved */
@@ -709,14 +722,14 @@ static const mlperf_plugin_api example_api = {
 };
 
 /* The entry point. The host offers its highest ABI version; we answer with the version we
- * implement (1.1) if the major matches, NULL otherwise. Build with -fvisibility=hidden so that
+ * implement (1.2) if the major matches, NULL otherwise. Build with -fvisibility=hidden so that
  * the entries are the only symbols the library exports. */
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t host_abi_major,
                                                                   uint32_t host_abi_minor);
 
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t host_abi_major,
                                                                   uint32_t host_abi_minor) {
-    (void)host_abi_minor; /* any 1.x host can use a 1.1 SUT: it reads what it knows */
+    (void)host_abi_minor; /* any 1.x host can use a 1.2 SUT: it reads what it knows */
     if (host_abi_major != MLPERF_PLUGIN_ABI_MAJOR) {
         return NULL;
     }
@@ -804,7 +817,7 @@ static mlperf_error *meter_read_power(void *instance, mlperf_power_reading *read
 static const mlperf_plugin_api example_meter_api = {
     sizeof(mlperf_plugin_api),
     NULL,
-    MLPERF_PLUGIN_ABI_MAJOR, /* 1.1: the first version with power meters */
+    MLPERF_PLUGIN_ABI_MAJOR, /* the header's version (1.1 was the first with power meters) */
     MLPERF_PLUGIN_ABI_MINOR,
     MLPERF_PLUGIN_KIND_POWER,
     0, /* reserved */

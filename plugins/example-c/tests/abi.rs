@@ -35,7 +35,7 @@ impl Plugin {
                 .expect("entry symbol");
             entry(ffi::ABI_MAJOR, ffi::ABI_MINOR)
         };
-        assert!(!api.is_null(), "the plugin refused ABI 1.1");
+        assert!(!api.is_null(), "the plugin refused ABI 1.2");
         Plugin {
             api,
             _library: library,
@@ -78,6 +78,7 @@ impl Plugin {
             complete: Some(on_complete),
             first_token: None,
             log: Some(on_log),
+            fail: None,
         });
         edit(&mut host);
         let mut instance = ptr::null_mut();
@@ -363,18 +364,18 @@ fn check_exactly_once(recorder: &Recorder, issued: &[mlperf_sample]) -> HashMap<
 // ---- Tests ------------------------------------------------------------------------------------
 
 #[test]
-fn entry_answers_abi_1_1_and_refuses_other_majors() {
+fn entry_answers_abi_1_2_and_refuses_other_majors() {
     let plugin = Plugin::load();
     assert!(plugin.entry(0, 0).is_null());
     assert!(plugin.entry(2, 0).is_null());
     assert!(plugin.entry(u32::MAX, 0).is_null());
-    // A host of a later 1.x minor gets the 1.1 table.
+    // A host of a later 1.x minor gets the 1.2 table.
     assert_eq!(plugin.entry(1, 7), plugin.api);
 
     let api = plugin.api();
     assert_eq!(api.struct_size, size_of::<ffi::mlperf_plugin_api>());
     assert!(api.next.is_null());
-    assert_eq!((api.abi_major, api.abi_minor), (1, 1));
+    assert_eq!((api.abi_major, api.abi_minor), (1, 2));
     assert_eq!(api.kind, ffi::KIND_SUT);
     // SAFETY: static NUL-terminated strings.
     let (name, version) = unsafe { (CStr::from_ptr(api.name), CStr::from_ptr(api.version)) };
@@ -406,7 +407,7 @@ fn the_second_entry_is_a_power_meter() {
         &*entry(ffi::ABI_MAJOR, ffi::ABI_MINOR)
     };
     assert_eq!(api.kind, ffi::KIND_POWER);
-    assert_eq!((api.abi_major, api.abi_minor), (1, 1));
+    assert_eq!((api.abi_major, api.abi_minor), (1, 2));
     assert_eq!(api.struct_size, size_of::<ffi::mlperf_plugin_api>());
     assert!(api.issue_query.is_none() && api.flush_queries.is_none());
 

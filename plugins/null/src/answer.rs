@@ -14,6 +14,9 @@ pub struct Item {
     pub id: u64,
     pub index: u64,
     pub copies: u8,
+    /// `fail_after` reached: the sample is lost and the plugin reports a failure when its
+    /// turn comes.
+    pub fails: bool,
     /// The sample's data, when it is answered with it.
     pub data: Option<SampleData>,
 }
@@ -58,6 +61,7 @@ pub fn answer(config: &Config, items: &mut [Item], issued: Instant, completer: &
         send(items, Some(tokens), |responses| {
             completer.complete(responses)
         });
+        report_failure(config, items, completer);
         return;
     }
     items.sort_by_key(|item| item.index);
@@ -74,7 +78,18 @@ pub fn answer(config: &Config, items: &mut [Item], issued: Instant, completer: &
         send(&rest[..ready], Some(tokens), |responses| {
             completer.complete(responses)
         });
+        report_failure(config, &rest[..ready], completer);
         rest = &rest[ready..];
+    }
+}
+
+/// `fail_after`: a batch holding lost samples is reported through the host's fail (which
+/// keeps the first failure only).
+fn report_failure(config: &Config, items: &[Item], completer: &Completer) {
+    if let (Some(after), true) = (config.fail_after, items.iter().any(|item| item.fails)) {
+        completer.fail(&format!(
+            "null plugin: fail_after = {after} reached, samples lost"
+        ));
     }
 }
 

@@ -27,8 +27,11 @@ pub struct Config {
     pub panic_after: Option<u64>,
     /// ... is completed twice, ...
     pub complete_twice_after: Option<u64>,
-    /// ... is never completed.
+    /// ... is never completed, ...
     pub never_complete_after: Option<u64>,
+    /// ... is never completed, nor is any later one, and the plugin reports the failure
+    /// through the host's fail callback (from the worker thread that had the sample).
+    pub fail_after: Option<u64>,
 }
 
 /// The bytes a sample is answered with.
@@ -81,7 +84,7 @@ mod tests {
     fn reads_every_key() {
         let config = Config::parse(
             "workers = 2\nlatency_us = 10\nlatency_per_index_us = 3\ntokens = true\nresponse = 'data'\n\
-             panic_after = 5\ncomplete_twice_after = 6\nnever_complete_after = 7\n",
+             panic_after = 5\ncomplete_twice_after = 6\nnever_complete_after = 7\nfail_after = 8\n",
         )
         .unwrap();
         assert_eq!(config.workers, 2);
@@ -91,6 +94,7 @@ mod tests {
         assert_eq!(config.panic_after, Some(5));
         assert_eq!(config.complete_twice_after, Some(6));
         assert_eq!(config.never_complete_after, Some(7));
+        assert_eq!(config.fail_after, Some(8));
     }
 
     #[test]

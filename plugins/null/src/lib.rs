@@ -54,7 +54,8 @@ impl SutPlugin for NullPlugin {
             && !config.has_latency()
             && config.panic_after.is_none()
             && config.complete_twice_after.is_none()
-            && config.never_complete_after.is_none();
+            && config.never_complete_after.is_none()
+            && config.fail_after.is_none();
         Ok(NullPlugin {
             plain,
             config,
@@ -119,9 +120,10 @@ impl NullPlugin {
         if config.panic_after == Some(ordinal) {
             panic!("null plugin: panic_after = {ordinal} reached");
         }
+        let failed = config.fail_after.is_some_and(|after| ordinal >= after);
         let copies = if config.complete_twice_after == Some(ordinal) {
             2
-        } else if config.never_complete_after == Some(ordinal) {
+        } else if config.never_complete_after == Some(ordinal) || failed {
             0
         } else {
             1
@@ -130,6 +132,7 @@ impl NullPlugin {
             id: sample.id(),
             index: sample.index(),
             copies,
+            fails: failed,
             data: (config.response == ResponseKind::Data).then(|| SampleData::of(sample)),
         }
     }

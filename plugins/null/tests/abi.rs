@@ -82,7 +82,7 @@ fn by_id(answers: &[Answer]) -> BTreeMap<u64, (Vec<u8>, i64)> {
 fn entry_negotiates_and_refuses_another_major() {
     let api = table();
     assert_eq!(api.struct_size, size_of::<mlperf_plugin_api>());
-    assert_eq!((api.abi_major, api.abi_minor), (1, 1));
+    assert_eq!((api.abi_major, api.abi_minor), (1, 2));
     assert_eq!(api.kind, ffi::KIND_SUT);
     assert!(api.power_info.is_none() && api.read_power.is_none());
     // SAFETY: static NUL-terminated strings.
@@ -255,6 +255,25 @@ fn faults_complete_twice_or_never() {
     instance.issue(&samples(0..4)).unwrap();
     let ids: Vec<u64> = host.completed().iter().map(|a| a.id).collect();
     assert_eq!(ids, [1000, 1001, 1001, 1003]);
+}
+
+#[test]
+fn fail_after_loses_the_rest_and_tells_the_host() {
+    let message = "null plugin: fail_after = 2 reached, samples lost";
+    // Inline: the failure is reported within issue_query, which still succeeds.
+    let host = RecordingHost::new();
+    let instance = create(&host, "fail_after = 2").unwrap();
+    instance.issue(&samples(0..4)).unwrap();
+    let ids: Vec<u64> = host.completed().iter().map(|a| a.id).collect();
+    assert_eq!(ids, [1000, 1001]);
+    assert_eq!(host.fails(), [message]);
+    // From a worker thread, after issue_query returned.
+    let host = RecordingHost::new();
+    let instance = create(&host, "workers = 1\nfail_after = 2").unwrap();
+    instance.issue(&samples(0..4)).unwrap();
+    assert_eq!(host.wait_for_fail(WAIT), [message]);
+    drop(instance);
+    assert_eq!(host.completed().len(), 2);
 }
 
 #[test]

@@ -63,7 +63,7 @@ impl SutPlugin for OnnxRuntimePlugin {
         } else {
             config.max_batch
         };
-        let failure = Arc::new(Failure::new(host.logger()));
+        let failure = Arc::new(Failure::new(host.completer()));
         let mode = if config.workers == 0 {
             Mode::Inline(Box::new(Inline::new(Engine::new(first, &io)?, max_batch)))
         } else {

@@ -389,29 +389,44 @@ fn a_batch_failing_inline_refuses_its_query_or_fails_later_calls() {
     issue(&instance, &[samples.sample(0)]);
     assert_eq!(host.completed().len(), 1, "later queries still run");
     // A later batch of an answered query fails: no error now (its first sample was
-    // completed), but every later call reports it.
+    // completed), but the host is told at once through its fail callback, and every later
+    // call reports it.
     let host = RecordingHost::new();
     let instance = create(&host, &config(&library, "flat", "")).unwrap();
     issue(&instance, &samples.all());
     assert_eq!(by_id(&host.completed()).keys().collect::<Vec<_>>(), [&1000]);
+    let fails = host.fails();
+    assert_eq!(fails.len(), 1, "{fails:?}");
+    assert!(fails[0].contains("indices 1"), "{fails:?}");
     let error = instance.issue(&[samples.sample(0)]).unwrap_err();
     assert_eq!(error.code, ffi::ERROR_DEVICE);
     assert_mentions(&error, &["an earlier batch failed", "indices 1"]);
     assert_mentions(&instance.flush().unwrap_err(), &["an earlier batch failed"]);
+    assert_eq!(host.completed().len(), 1);
+    assert_eq!(host.fails().len(), 1, "reported once");
+    // A host of ABI 1.1 has no fail callback: the failure goes to its log instead.
+    let host = RecordingHost::of_minor(1);
+    let instance = create(&host, &config(&library, "flat", "")).unwrap();
+    issue(&instance, &samples.all());
     assert!(host
         .logs()
         .iter()
         .any(|(level, line)| *level == ffi::LOG_ERROR && line.contains("indices 1")));
-    assert_eq!(host.completed().len(), 1);
+    assert_mentions(&instance.flush().unwrap_err(), &["an earlier batch failed"]);
 }
 
 #[test]
-fn a_batch_failing_in_a_worker_fails_later_calls() {
-    let library = ort_or_return!("a_batch_failing_in_a_worker_fails_later_calls");
+fn a_batch_failing_in_a_worker_is_reported_at_once_and_fails_later_calls() {
+    let library =
+        ort_or_return!("a_batch_failing_in_a_worker_is_reported_at_once_and_fails_later_calls");
     let samples = flat_samples();
     let host = RecordingHost::new();
     let instance = create(&host, &config(&library, "flat", "workers = 1")).unwrap();
     issue(&instance, &samples.all());
+    // The worker tells the host at once, without waiting for a later call.
+    let fails = host.wait_for_fail(WAIT);
+    assert_eq!(fails.len(), 1, "{fails:?}");
+    assert!(fails[0].contains("indices 1"), "{fails:?}");
     let deadline = Instant::now() + WAIT;
     let error = loop {
         match instance.flush() {

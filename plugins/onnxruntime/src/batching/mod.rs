@@ -7,26 +7,27 @@ pub mod workers;
 
 use std::sync::OnceLock;
 
-use mlperf_plugin_api::sdk::{Level, Logger, PluginError};
+use mlperf_plugin_api::sdk::{Completer, PluginError};
 
 /// The first batch that failed after its samples were accepted (their completions cannot
-/// come): logged at once, and returned by every later issue_query and flush_queries so the
-/// host ends the run with the reason instead of waiting for those samples.
+/// come): reported to the host at once through its fail callback (so an Offline run, whose one
+/// query is already issued, ends without waiting out the drain timeout; an older host without
+/// it gets an error log line), and returned by every later issue_query and flush_queries.
 pub struct Failure {
     first: OnceLock<String>,
-    logger: Logger,
+    completer: Completer,
 }
 
 impl Failure {
-    pub fn new(logger: Logger) -> Failure {
+    pub fn new(completer: Completer) -> Failure {
         Failure {
             first: OnceLock::new(),
-            logger,
+            completer,
         }
     }
 
     pub fn record(&self, message: String) {
-        self.logger.log(Level::Error, &message);
+        self.completer.fail(&message);
         let _ = self.first.set(message);
     }
 
