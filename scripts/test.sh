@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything CI checks: formatting, lints, and every test (including the differential test
-# against the official LoadGen wheel and the ONNX Runtime plugin on real models, whose
-# packages and data this script installs into .venv and data/).
+# against the official LoadGen wheel, the ONNX Runtime plugin on real models and the network
+# plugin against real MLServer and Triton servers, whose packages and data this script
+# installs into .venv, .venv-mlserver, .venv-triton and data/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-official-loadgen.sh
@@ -9,6 +10,8 @@ export MLPERF_OFFICIAL_PYTHON="$PWD/.venv/bin/python"
 ort_dylib="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"
 export "$ort_dylib"
 bash scripts/benchmarks/prepare.sh digits fmnist images minilm
+# The KServe v2 servers (MLServer, Triton) the network plugin's tests start.
+bash scripts/setup-servers.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 # The WASM guest SDK is its own workspace (its modules build only for wasm32; the test suite

@@ -518,11 +518,15 @@ pub(super) fn flush_and_drain(ctx: &SeriesContext<'_>, target: u64) -> u64 {
     }
     let never_completed = target.saturating_sub(shared.completed.load(Ordering::Acquire));
     if never_completed > 0 {
+        // The wait is cut short once the SUT has reported a failure.
+        let waited = match shared.failure() {
+            Some(_) => ctx.drain_timeout.min(FAILED_SUT_DRAIN),
+            None => ctx.drain_timeout,
+        };
         shared.diagnostics.push(Diagnostic::error(
             "error_runtime",
             format!(
-                "{never_completed} samples never completed: gave up after {:?} without a completion",
-                ctx.drain_timeout
+                "{never_completed} samples never completed: gave up after {waited:?} without a completion"
             ),
         ));
     }

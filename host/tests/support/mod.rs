@@ -1,6 +1,8 @@
 //! Shared pieces of the integration tests: a SUT and a QSL that record what the engine asks.
 #![allow(dead_code)]
 
+pub mod servers;
+
 use std::sync::Mutex;
 
 use mlperf_host::loadgen::{

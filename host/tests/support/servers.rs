@@ -1,0 +1,166 @@
+//! Real KServe v2 servers for the network plugin's tests, started on 127.0.0.1 with free
+//! ports by scripts/serve.sh (from the venvs scripts/setup-servers.sh makes), serving a
+//! benchmark's model.onnx through ONNX Runtime; killed (their whole process group) when
+//! dropped.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{repo, TempDir};
+
+/// How long a server may take to start: MLServer and Triton took 3-16 s on a quiet 2-core
+/// machine, more under load.
+const START_LIMIT: Duration = Duration::from_secs(120);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    MlServer,
+    Triton,
+}
+
+pub struct Server {
+    pub kind: Kind,
+    pub http_port: u16,
+    pub grpc_port: u16,
+    child: Child,
+    log: PathBuf,
+    _dir: TempDir,
+}
+
+impl Server {
+    /// Starts `kind` serving `data/<benchmark>/model.onnx` as model `benchmark`, and waits
+    /// until it says the model is ready.
+    pub fn start(kind: Kind, benchmark: &str) -> Server {
+        let model = repo().join("data").join(benchmark).join("model.onnx");
+        assert!(model.is_file(), "{} is missing", model.display());
+        let dir = TempDir::new();
+        let [http_port, grpc_port, metrics_port] = free_ports();
+        let log = dir.path().join("server.log");
+        let mut command = Command::new("bash");
+        command
+            .arg(repo().join("scripts/serve.sh"))
+            .arg(match kind {
+                Kind::MlServer => "mlserver",
+                Kind::Triton => "triton",
+            })
+            .arg(benchmark)
+            .args([http_port, grpc_port, metrics_port].map(|p| p.to_string()))
+            .env("SERVE_DIR", dir.path().join("mlserver"));
+        for venv in [".venv-mlserver", ".venv-triton"] {
+            assert!(
+                repo().join(venv).is_dir(),
+                "{venv} is missing: run `bash scripts/setup-servers.sh` (scripts/test.sh does)"
+            );
+        }
+        let output = std::fs::File::create(&log).unwrap();
+        let child = command
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(output.try_clone().unwrap())
+            .stderr(output)
+            // Its own process group, so that kill() reaches the servers' child processes.
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {kind:?}: {e}"));
+        let mut server = Server {
+            kind,
+            http_port,
+            grpc_port,
+            child,
+            log,
+            _dir: dir,
+        };
+        server.wait_ready(benchmark);
+        server
+    }
+
+    pub fn http(&self) -> String {
+        format!("127.0.0.1:{}", self.http_port)
+    }
+
+    pub fn grpc(&self) -> String {
+        format!("127.0.0.1:{}", self.grpc_port)
+    }
+
+    /// What the server has printed so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn wait_ready(&mut self, model: &str) {
+        let started = Instant::now();
+        let path = format!("/v2/models/{model}/ready");
+        while started.elapsed() < START_LIMIT {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "{:?} exited ({status}) before it was ready:\n{}",
+                    self.kind,
+                    self.log()
+                );
+            }
+            if http_status(self.http_port, &path) == Some(200) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        panic!(
+            "{:?} not ready within {START_LIMIT:?}:\n{}",
+            self.kind,
+            self.log()
+        );
+    }
+
+    /// Sends `signal` (KILL, STOP, CONT) to the server's process group.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args(["-s", signal, "--"])
+            .arg(format!("-{}", self.child.id()))
+            .stderr(Stdio::null())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{signal} {:?}", self.kind);
+    }
+
+    /// Kills the server and waits for it.
+    pub fn kill(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-s", "KILL", "--"])
+            .arg(format!("-{}", self.child.id()))
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Three ports free now (bound and released at once).
+fn free_ports() -> [u16; 3] {
+    let listeners: Vec<TcpListener> = (0..3)
+        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    std::array::from_fn(|i| listeners[i].local_addr().unwrap().port())
+}
+
+/// A port nothing listens on.
+pub fn closed_port() -> u16 {
+    free_ports()[0]
+}
+
+/// The status of `GET path` on 127.0.0.1:port, or None when there is no answer.
+pub fn http_status(port: u16, path: &str) -> Option<u16> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    answer.split_whitespace().nth(1)?.parse().ok()
+}

@@ -1,0 +1,251 @@
+//! The plugin's settings, parsed from the TOML text the host hands to `create`. Every error
+//! names the key and the value at fault.
+
+use std::fmt;
+use std::time::Duration;
+
+use mlperf_plugin_api::sdk::PluginError;
+use serde::Deserialize;
+
+/// Upper bounds that turn a typo into an error rather than a million sockets or threads.
+const MAX_CONCURRENCY: usize = 65_536;
+const MAX_BATCH: usize = 1 << 16;
+const MAX_THREADS: usize = 256;
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The servers, as `host:port` or `http://host:port` (required, at least one).
+    pub endpoints: Vec<String>,
+    pub protocol: Protocol,
+    /// The served model's name (required).
+    pub model: Option<String>,
+    /// The model version; empty for the server's choice.
+    pub model_version: String,
+    /// The model input the samples feed (default: the model's only input).
+    pub input: Option<String>,
+    /// The output whose per-sample row answers each sample (default: the model's first).
+    pub output: Option<String>,
+    /// The input's KServe datatype ("FP32", "UINT8", ...; default: the samples' own).
+    pub datatype: Option<String>,
+    /// One sample's shape as the model takes it, without the batch dimension (default: the
+    /// samples' own shape).
+    pub shape: Option<Vec<i64>>,
+    /// HTTP: send and ask for tensors as raw bytes after the JSON header (the binary tensor
+    /// extension; Triton accepts it, MLServer does not).
+    pub binary: bool,
+    pub balance: Balance,
+    /// Requests in flight per endpoint; more wait for a free slot.
+    pub concurrency: usize,
+    /// Samples per request: a query's samples are sent in requests of up to this many
+    /// (client-side batching, for Offline and MultiStream).
+    pub max_batch: usize,
+    /// A request not answered within this fails its samples and the run.
+    pub timeout_ms: u64,
+    pub connect_timeout_ms: u64,
+    /// Threads of the plugin's async runtime.
+    pub threads: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            endpoints: Vec::new(),
+            protocol: Protocol::Http,
+            model: None,
+            model_version: String::new(),
+            input: None,
+            output: None,
+            datatype: None,
+            shape: None,
+            binary: false,
+            balance: Balance::RoundRobin,
+            concurrency: 32,
+            max_batch: 1,
+            timeout_ms: 10_000,
+            connect_timeout_ms: 2_000,
+            threads: 2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// HTTP/REST with JSON bodies (`/v2/models/{name}/infer`).
+    #[default]
+    Http,
+    /// gRPC (`inference.GRPCInferenceService`) over HTTP/2.
+    Grpc,
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Protocol::Http => "http",
+            Protocol::Grpc => "grpc",
+        })
+    }
+}
+
+/// How each request picks its endpoint.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Balance {
+    /// Each in turn.
+    #[default]
+    RoundRobin,
+    /// The one with the fewest requests in flight (the first of them on a tie).
+    LeastOutstanding,
+}
+
+impl fmt::Display for Balance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Balance::RoundRobin => "round_robin",
+            Balance::LeastOutstanding => "least_outstanding",
+        })
+    }
+}
+
+pub fn invalid(message: impl fmt::Display) -> PluginError {
+    PluginError::invalid_config(format!("network plugin config: {message}"))
+}
+
+impl Config {
+    pub fn parse(text: &str) -> Result<Config, PluginError> {
+        let config: Config = toml::from_str(text).map_err(|e| invalid(toml_error(text, &e)))?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// The model name; `check` made sure there is one.
+    pub fn model_name(&self) -> &str {
+        self.model.as_deref().expect("checked by Config::check")
+    }
+
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_millis(self.connect_timeout_ms)
+    }
+
+    fn check(&self) -> Result<(), PluginError> {
+        if self.endpoints.is_empty() {
+            return Err(invalid(
+                "`endpoints` is missing: list the servers, e.g. endpoints = [\"127.0.0.1:8080\"]",
+            ));
+        }
+        if self.model.as_deref().is_none_or(str::is_empty) {
+            return Err(invalid(
+                "`model` is missing: set it to the served model's name, e.g. model = \"digits\"",
+            ));
+        }
+        let limited = [
+            ("concurrency", self.concurrency, 1, MAX_CONCURRENCY),
+            ("max_batch", self.max_batch, 1, MAX_BATCH),
+            ("threads", self.threads, 1, MAX_THREADS),
+        ];
+        for (key, value, least, most) in limited {
+            if value < least || value > most {
+                return Err(invalid(format!(
+                    "{key} = {value} is out of range ({least} to {most})"
+                )));
+            }
+        }
+        for (key, value) in [
+            ("timeout_ms", self.timeout_ms),
+            ("connect_timeout_ms", self.connect_timeout_ms),
+        ] {
+            if value == 0 {
+                return Err(invalid(format!("{key} = 0: give it at least 1 ms")));
+            }
+        }
+        if let Some(shape) = &self.shape {
+            if let Some(bad) = shape.iter().find(|&&d| d < 1) {
+                return Err(invalid(format!(
+                    "shape = {shape:?}: dimension {bad} is not a size (each is >= 1; the batch \
+                     dimension is not part of it)"
+                )));
+            }
+        }
+        if self.binary && self.protocol == Protocol::Grpc {
+            return Err(invalid(
+                "binary = true is for protocol \"http\" (gRPC always sends raw bytes)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// toml's message on one line, with the line it points at.
+fn toml_error(text: &str, error: &toml::de::Error) -> String {
+    let message = error.message().trim().replace('\n', "; ");
+    let Some(span) = error.span() else {
+        return message;
+    };
+    let number = text[..span.start.min(text.len())].matches('\n').count() + 1;
+    match text.lines().nth(number - 1).map(str::trim) {
+        Some(line) if !line.is_empty() => format!("line {number} (`{line}`): {message}"),
+        _ => format!("line {number}: {message}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        Config::parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_full_config_parses() {
+        let config = Config::parse(
+            r#"
+            endpoints = ["127.0.0.1:8080", "http://10.0.0.2:8080"]
+            protocol = "grpc"
+            model = "digits"
+            model_version = "1"
+            input = "input-0"
+            output = "label"
+            datatype = "FP32"
+            shape = [64]
+            balance = "least_outstanding"
+            concurrency = 8
+            max_batch = 64
+            timeout_ms = 500
+            threads = 4
+            "#,
+        )
+        .unwrap();
+        assert_eq!(config.protocol, Protocol::Grpc);
+        assert_eq!(config.balance, Balance::LeastOutstanding);
+        assert_eq!(config.endpoints.len(), 2);
+        assert_eq!(config.shape, Some(vec![64]));
+        assert_eq!(config.timeout(), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn missing_and_bad_values_name_their_key() {
+        assert!(error("model = \"m\"").contains("`endpoints` is missing"));
+        assert!(error("endpoints = [\"a:1\"]").contains("`model` is missing"));
+        let text = error("endpoints = [\"a:1\"]\nmodel = \"m\"\nconcurrency = 0");
+        assert!(text.contains("concurrency = 0 is out of range"), "{text}");
+        let text = error("endpoints = [\"a:1\"]\nmodel = \"m\"\nprotocol = \"udp\"");
+        assert!(text.contains("line 3 (`protocol = \"udp\"`)"), "{text}");
+        let text = error("endpoints = [\"a:1\"]\nmodel = \"m\"\nshape = [0, 3]");
+        assert!(text.contains("dimension 0 is not a size"), "{text}");
+        let text = error("endpoints = [\"a:1\"]\nmodel = \"m\"\ntimeout_ms = 0");
+        assert!(text.contains("timeout_ms = 0"), "{text}");
+        let text =
+            error("endpoints = [\"a:1\"]\nmodel = \"m\"\nprotocol = \"grpc\"\nbinary = true");
+        assert!(
+            text.contains("binary = true is for protocol \"http\""),
+            "{text}"
+        );
+        assert!(error("endpoints = [\"a:1\"]\nmodel = \"m\"\nendpoint = 1").contains("endpoint"));
+    }
+}

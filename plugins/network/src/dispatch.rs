@@ -1,0 +1,354 @@
+//! Sending requests and handing answers back. issue_query queues each request, as pointers
+//! to the host's sample memory (valid until each sample completes), on the node the balancer
+//! picks; `concurrency` sender tasks per node on the plugin's tokio runtime take them in
+//! turn, copy the samples into a request, send it and complete its samples from whichever
+//! runtime thread receives the answer. So a large Offline query costs a few words per
+//! request until it is sent. A request that fails or times out fails the run at once, naming
+//! its endpoint; its samples are never completed.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use mlperf_plugin_api::sdk::{Completer, Level, Logger, PluginError, Response, Sample};
+use tokio::runtime::Runtime;
+use tokio::sync::{mpsc, watch};
+
+use crate::config::Balance;
+use crate::protocol::{Client, Infer, Target};
+
+/// One server.
+pub struct Node {
+    pub name: String,
+    pub client: Client,
+    /// Requests handed to this node and not yet finished (queued or sent).
+    outstanding: AtomicUsize,
+    /// Requests answered, for the closing log line.
+    answered: AtomicU64,
+}
+
+impl Node {
+    pub fn new(name: String, client: Client) -> Node {
+        Node {
+            name,
+            client,
+            outstanding: AtomicUsize::new(0),
+            answered: AtomicU64::new(0),
+        }
+    }
+}
+
+/// One request's samples: ids and where their bytes are in the host's memory.
+pub struct Work {
+    samples: Vec<SampleRef>,
+    shape: Vec<i64>,
+}
+
+struct SampleRef {
+    id: u64,
+    data: *const u8,
+    length: usize,
+}
+
+// SAFETY: the pointers are into host sample memory, which the ABI keeps valid and unchanged
+// until each sample is completed; only this request's sender reads them, before completing.
+unsafe impl Send for SampleRef {}
+// SAFETY: as above; the bytes are only read.
+unsafe impl Sync for SampleRef {}
+
+impl Work {
+    pub fn new(samples: &[Sample<'_>], shape: Vec<i64>) -> Work {
+        let samples = samples
+            .iter()
+            .map(|s| SampleRef {
+                id: s.id(),
+                data: s.data().as_ptr(),
+                length: s.data().len(),
+            })
+            .collect();
+        Work { samples, shape }
+    }
+
+    /// The request: the samples' bytes, one after the other.
+    fn request(&self) -> Infer {
+        let total = self.samples.iter().map(|s| s.length).sum();
+        let mut data = BytesMut::with_capacity(total);
+        for sample in &self.samples {
+            // SAFETY: see SampleRef: the sample is not completed yet.
+            data.extend_from_slice(unsafe {
+                std::slice::from_raw_parts(sample.data, sample.length)
+            });
+        }
+        Infer {
+            shape: self.shape.clone(),
+            data: data.freeze(),
+        }
+    }
+}
+
+pub struct Dispatcher {
+    /// Taken in Drop to shut down.
+    runtime: Option<Runtime>,
+    queues: Vec<mpsc::UnboundedSender<Work>>,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    nodes: Vec<Node>,
+    target: Target,
+    timeout: Duration,
+    balance: Balance,
+    next: AtomicUsize,
+    completer: Completer,
+    logger: Logger,
+    failure: OnceLock<String>,
+    failed: AtomicBool,
+    /// Set at destroy: senders stop without sending or completing.
+    stop: watch::Sender<bool>,
+    /// Sender tasks not yet ended, and the signal that the last one has.
+    senders: Mutex<usize>,
+    senders_done: Condvar,
+}
+
+/// How a request ended.
+enum Ended {
+    Answered(Vec<u8>),
+    Failed(String),
+    /// The run already failed, or the plugin is being destroyed: not sent.
+    Dropped,
+}
+
+pub struct Settings {
+    pub target: Target,
+    pub timeout: Duration,
+    pub balance: Balance,
+    /// Sender tasks (requests in flight) per node.
+    pub concurrency: usize,
+}
+
+impl Dispatcher {
+    pub fn start(
+        runtime: Runtime,
+        nodes: Vec<Node>,
+        settings: Settings,
+        completer: Completer,
+        logger: Logger,
+    ) -> Dispatcher {
+        let shared = Arc::new(Shared {
+            nodes,
+            target: settings.target,
+            timeout: settings.timeout,
+            balance: settings.balance,
+            next: AtomicUsize::new(0),
+            completer,
+            logger,
+            failure: OnceLock::new(),
+            failed: AtomicBool::new(false),
+            stop: watch::Sender::new(false),
+            senders: Mutex::new(0),
+            senders_done: Condvar::new(),
+        });
+        let mut queues = Vec::with_capacity(shared.nodes.len());
+        for node in 0..shared.nodes.len() {
+            let (sender, receiver) = mpsc::unbounded_channel();
+            let receiver = Arc::new(tokio::sync::Mutex::new(receiver));
+            for _ in 0..settings.concurrency {
+                let sender = SenderAlive::new(Arc::clone(&shared));
+                runtime.spawn(send_loop(sender, node, Arc::clone(&receiver)));
+            }
+            queues.push(sender);
+        }
+        Dispatcher {
+            runtime: Some(runtime),
+            queues,
+            shared,
+        }
+    }
+
+    /// The first failure, as an error for issue_query and flush_queries to return.
+    pub fn check(&self) -> Result<(), PluginError> {
+        match self.shared.failure.get() {
+            None => Ok(()),
+            Some(message) => Err(PluginError::device(format!(
+                "an earlier request failed and its samples were not completed: {message}"
+            ))),
+        }
+    }
+
+    /// Queues one request on the node the balancer picks.
+    pub fn send(&self, work: Work) {
+        let shared = &self.shared;
+        let node = shared.pick();
+        shared.nodes[node]
+            .outstanding
+            .fetch_add(1, Ordering::Relaxed);
+        if self.queues[node].send(work).is_err() {
+            // The senders are gone only while destroying.
+            shared.nodes[node]
+                .outstanding
+                .fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Counts a sender task as alive from its spawning until its future is dropped, whether it
+/// ended or the runtime dropped it.
+struct SenderAlive(Arc<Shared>);
+
+impl SenderAlive {
+    fn new(shared: Arc<Shared>) -> SenderAlive {
+        *shared.senders.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        SenderAlive(shared)
+    }
+}
+
+impl Drop for SenderAlive {
+    fn drop(&mut self) {
+        let mut senders = self.0.senders.lock().unwrap_or_else(|p| p.into_inner());
+        *senders -= 1;
+        if *senders == 0 {
+            self.0.senders_done.notify_all();
+        }
+    }
+}
+
+/// One of a node's senders: takes its requests one at a time until the plugin is destroyed.
+async fn send_loop(
+    alive: SenderAlive,
+    node: usize,
+    queue: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Work>>>,
+) {
+    let shared = &alive.0;
+    let mut stop = shared.stop.subscribe();
+    loop {
+        let work = tokio::select! {
+            biased;
+            _ = stop.wait_for(|stopped| *stopped) => return,
+            work = async { queue.lock().await.recv().await } => match work {
+                Some(work) => work,
+                None => return,
+            },
+        };
+        let ended = tokio::select! {
+            biased;
+            _ = stop.wait_for(|stopped| *stopped) => Ended::Dropped,
+            ended = shared.request(node, &work) => ended,
+        };
+        match ended {
+            Ended::Answered(output) => {
+                shared.nodes[node].answered.fetch_add(1, Ordering::Relaxed);
+                shared.complete(node, &work, &output)
+            }
+            Ended::Failed(message) => shared.fail(node, work.samples.len(), &message),
+            Ended::Dropped => {}
+        }
+        shared.nodes[node]
+            .outstanding
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Shared {
+    fn pick(&self) -> usize {
+        let count = self.nodes.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed) % count;
+        match self.balance {
+            Balance::RoundRobin => start,
+            // Scanning from a rotating start spreads ties instead of piling on the first.
+            Balance::LeastOutstanding => (0..count)
+                .map(|step| (start + step) % count)
+                .min_by_key(|&i| self.nodes[i].outstanding.load(Ordering::Relaxed))
+                .unwrap_or(start),
+        }
+    }
+
+    async fn request(&self, node: usize, work: &Work) -> Ended {
+        if self.failed.load(Ordering::Acquire) {
+            return Ended::Dropped;
+        }
+        let client = &self.nodes[node].client;
+        match tokio::time::timeout(self.timeout, client.infer(&self.target, work.request())).await {
+            Ok(Ok(output)) => Ended::Answered(output),
+            Ok(Err(message)) => Ended::Failed(message),
+            Err(_) => Ended::Failed(format!(
+                "no answer within {} ms (timeout_ms)",
+                self.timeout.as_millis()
+            )),
+        }
+    }
+
+    fn complete(&self, node: usize, work: &Work, output: &[u8]) {
+        let count = work.samples.len();
+        if !output.len().is_multiple_of(count) {
+            let message = format!(
+                "the answer's output {:?} has {} bytes, which do not split into {count} samples",
+                self.target.output,
+                output.len(),
+            );
+            return self.fail(node, count, &message);
+        }
+        let row = output.len() / count;
+        if let [sample] = work.samples.as_slice() {
+            self.completer.complete(&[Response::new(sample.id, output)]);
+            return;
+        }
+        let responses: Vec<Response<'_>> = work
+            .samples
+            .iter()
+            .enumerate()
+            .map(|(i, sample)| Response::new(sample.id, &output[i * row..(i + 1) * row]))
+            .collect();
+        self.completer.complete(&responses);
+    }
+
+    fn fail(&self, node: usize, samples: usize, message: &str) {
+        let text = format!(
+            "endpoint {}: {message} ({samples} sample(s) of this request not completed)",
+            self.nodes[node].name
+        );
+        self.failed.store(true, Ordering::Release);
+        if self.failure.set(text.clone()).is_ok() {
+            self.completer.fail(&text);
+        }
+    }
+
+    /// Waits until every sender task has ended, or `limit` passes; false if some have not.
+    fn wait_senders_ended(&self, limit: Duration) -> bool {
+        let senders = self.senders.lock().unwrap_or_else(|p| p.into_inner());
+        let (_senders, result) = self
+            .senders_done
+            .wait_timeout_while(senders, limit, |alive| *alive > 0)
+            .unwrap_or_else(|p| p.into_inner());
+        !result.timed_out()
+    }
+}
+
+impl Drop for Dispatcher {
+    fn drop(&mut self) {
+        // Normally nothing is in flight here: the host waited for every completion. What is
+        // left (a drained run) is dropped unsent, and no callback may follow destroy, so the
+        // senders must be done before the runtime goes.
+        self.shared.stop.send_replace(true);
+        self.queues.clear();
+        if !self.shared.wait_senders_ended(Duration::from_secs(10)) {
+            self.shared.logger.log(
+                Level::Warn,
+                "network plugin: requests still running 10 s after destroy; shutting down anyway",
+            );
+        }
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        }
+        for node in &self.shared.nodes {
+            self.shared.logger.log(
+                Level::Info,
+                &format!(
+                    "network plugin: endpoint {}: {} request(s) answered",
+                    node.name,
+                    node.answered.load(Ordering::Relaxed)
+                ),
+            );
+        }
+    }
+}

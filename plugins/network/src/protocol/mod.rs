@@ -1,0 +1,209 @@
+//! One KServe v2 endpoint, spoken to over HTTP/REST or gRPC: health, readiness, metadata and
+//! inference, with what both transports share.
+
+pub mod grpc;
+pub mod http;
+
+use bytes::Bytes;
+
+use crate::config::Protocol;
+use crate::tensor::Datatype;
+
+/// A tensor as model metadata describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorMeta {
+    pub name: String,
+    pub datatype: String,
+    /// -1 for a dimension of any size.
+    pub shape: Vec<i64>,
+}
+
+/// A model's metadata (`GET /v2/models/{name}` or `ModelMetadata`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelMeta {
+    pub name: String,
+    pub platform: String,
+    pub inputs: Vec<TensorMeta>,
+    pub outputs: Vec<TensorMeta>,
+}
+
+/// The server's name and version (`GET /v2` or `ServerMetadata`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerMeta {
+    pub name: String,
+    pub version: String,
+}
+
+/// What every request of a run shares: the model and its input and output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub model: String,
+    pub version: String,
+    pub input: String,
+    pub input_datatype: Datatype,
+    pub output: String,
+    pub output_datatype: Datatype,
+}
+
+/// One inference request: `data` holds the input's elements (little-endian, row-major) for
+/// the given shape.
+#[derive(Debug, Clone)]
+pub struct Infer {
+    pub shape: Vec<i64>,
+    pub data: Bytes,
+}
+
+/// An endpoint's client. Cheap to clone: clones share the connection pool.
+#[derive(Clone)]
+pub enum Client {
+    Http(http::HttpClient),
+    Grpc(grpc::GrpcClient),
+}
+
+impl Client {
+    /// A client for `endpoint` (`host:port`, or a URL with scheme `http://`); connections
+    /// are made when first used.
+    pub fn new(
+        protocol: Protocol,
+        endpoint: &str,
+        connect_timeout: std::time::Duration,
+        binary: bool,
+    ) -> Result<Client, String> {
+        let uri = base_uri(endpoint)?;
+        Ok(match protocol {
+            Protocol::Http => Client::Http(http::HttpClient::new(uri, connect_timeout, binary)),
+            Protocol::Grpc => Client::Grpc(grpc::GrpcClient::new(uri, connect_timeout)?),
+        })
+    }
+
+    pub async fn server_live(&self) -> Result<bool, String> {
+        match self {
+            Client::Http(c) => c.server_live().await,
+            Client::Grpc(c) => c.server_live().await,
+        }
+    }
+
+    pub async fn server_ready(&self) -> Result<bool, String> {
+        match self {
+            Client::Http(c) => c.server_ready().await,
+            Client::Grpc(c) => c.server_ready().await,
+        }
+    }
+
+    pub async fn server_metadata(&self) -> Result<ServerMeta, String> {
+        match self {
+            Client::Http(c) => c.server_metadata().await,
+            Client::Grpc(c) => c.server_metadata().await,
+        }
+    }
+
+    pub async fn model_ready(&self, model: &str, version: &str) -> Result<bool, String> {
+        match self {
+            Client::Http(c) => c.model_ready(model, version).await,
+            Client::Grpc(c) => c.model_ready(model, version).await,
+        }
+    }
+
+    pub async fn model_metadata(&self, model: &str, version: &str) -> Result<ModelMeta, String> {
+        match self {
+            Client::Http(c) => c.model_metadata(model, version).await,
+            Client::Grpc(c) => c.model_metadata(model, version).await,
+        }
+    }
+
+    /// Runs one request; the answer is the output tensor's elements as little-endian bytes.
+    pub async fn infer(&self, target: &Target, request: Infer) -> Result<Vec<u8>, String> {
+        match self {
+            Client::Http(c) => c.infer(target, request).await,
+            Client::Grpc(c) => c.infer(target, request).await,
+        }
+    }
+}
+
+/// `host:port` or `http://host:port[/]` as `http://host:port`.
+fn base_uri(endpoint: &str) -> Result<::http::Uri, String> {
+    let text = endpoint.trim().trim_end_matches('/');
+    let with_scheme = if text.contains("://") {
+        text.to_string()
+    } else {
+        format!("http://{text}")
+    };
+    let uri: ::http::Uri = with_scheme
+        .parse()
+        .map_err(|e| format!("{endpoint:?} is not host:port or http://host:port ({e})"))?;
+    if uri.scheme_str() != Some("http") {
+        return Err(format!(
+            "{endpoint:?}: only http:// endpoints are supported (no TLS)"
+        ));
+    }
+    if uri.port_u16().is_none() {
+        return Err(format!("{endpoint:?} has no port (host:port)"));
+    }
+    if uri.path() != "/" && !uri.path().is_empty() {
+        return Err(format!("{endpoint:?} has a path; give host:port only"));
+    }
+    Ok(uri)
+}
+
+/// `text` followed by each cause of `error` it does not already say, so that a refused or
+/// reset connection says so ("…: tcp connect error: Connection refused").
+pub fn with_causes(mut text: String, error: &dyn std::error::Error) -> String {
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// An error response's body, short enough for one log line.
+pub fn excerpt(body: &[u8]) -> String {
+    const MOST: usize = 300;
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.len() <= MOST {
+        return text.to_string();
+    }
+    let mut end = MOST;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_are_host_port_or_http_urls() {
+        assert_eq!(
+            base_uri("127.0.0.1:8080").unwrap().to_string(),
+            "http://127.0.0.1:8080/"
+        );
+        assert_eq!(
+            base_uri("http://localhost:9000/")
+                .unwrap()
+                .authority()
+                .unwrap()
+                .as_str(),
+            "localhost:9000"
+        );
+        assert!(base_uri("https://a:1").unwrap_err().contains("no TLS"));
+        assert!(base_uri("localhost").unwrap_err().contains("no port"));
+        assert!(base_uri("a:1/v2").unwrap_err().contains("has a path"));
+        assert!(base_uri("a b:1").is_err());
+    }
+
+    #[test]
+    fn long_bodies_are_cut() {
+        assert_eq!(excerpt(b" short \n"), "short");
+        let long = "é".repeat(400);
+        let cut = excerpt(long.as_bytes());
+        assert!(cut.ends_with('…') && cut.len() < 310);
+    }
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Serves a benchmark's model (data/<benchmark>/model.onnx, ONNX Runtime on 1 thread) with a real
+# KServe v2 / Open Inference Protocol server on 127.0.0.1, over HTTP and gRPC, until stopped:
+#   mlserver  MLServer 1.7.1 with the runtime plugins/network/tests/servers/mlserver_onnx.py
+#   triton    NVIDIA Triton (nvidia-pytriton 0.7.0) with plugins/network/tests/servers/triton_onnx.py
+# The model is served under the benchmark's name; its metadata lists the ONNX model's inputs
+# and outputs. The servers are installed by scripts/setup-servers.sh (run here when missing).
+# MLServer's settings go into $SERVE_DIR (default runs/serve-mlserver-<benchmark>/).
+# usage: bash scripts/serve.sh {mlserver|triton} BENCHMARK [HTTP_PORT [GRPC_PORT [METRICS_PORT]]]
+#        (default ports 8000, 8001, 8002)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+[ $# -ge 2 ] || { sed -n '2,11p' "$0" | cut -c3-; exit 2; }
+server="$1" benchmark="$2"
+http_port="${3:-8000}" grpc_port="${4:-8001}" metrics_port="${5:-8002}"
+model="$root/data/$benchmark/model.onnx"
+servers="$root/plugins/network/tests/servers"
+[ -f "$model" ] || { echo "error: $model is missing: run bash scripts/benchmarks/prepare.sh $benchmark" >&2; exit 1; }
+
+case "$server" in
+    mlserver)
+        [ -x "$root/.venv-mlserver/bin/mlserver" ] || bash "$root/scripts/setup-servers.sh"
+        dir="${SERVE_DIR:-$root/runs/serve-mlserver-$benchmark}"
+        mkdir -p "$dir/$benchmark"
+        # settings.json, and model-settings.json with the ONNX model's inputs and outputs.
+        "$root/.venv-mlserver/bin/python" - "$dir" "$benchmark" "$model" "$http_port" "$grpc_port" "$metrics_port" <<'PY'
+import json, sys
+import onnxruntime as ort
+folder, name, model, http_port, grpc_port, metrics_port = sys.argv[1:]
+v2 = {"tensor(float)": "FP32", "tensor(double)": "FP64", "tensor(int64)": "INT64",
+      "tensor(int32)": "INT32", "tensor(uint8)": "UINT8", "tensor(int8)": "INT8", "tensor(bool)": "BOOL"}
+session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+def tensors(items):
+    return [{"name": t.name, "datatype": v2[t.type],
+             "shape": [d if isinstance(d, int) else -1 for d in t.shape]} for t in items]
+settings = {"host": "127.0.0.1", "http_port": int(http_port), "grpc_port": int(grpc_port),
+            "metrics_port": int(metrics_port), "parallel_workers": 0}
+model_settings = {"name": name, "implementation": "mlserver_onnx.OnnxModel",
+                  "parameters": {"uri": model},
+                  "inputs": tensors(session.get_inputs()), "outputs": tensors(session.get_outputs())}
+json.dump(settings, open(f"{folder}/settings.json", "w"))
+json.dump(model_settings, open(f"{folder}/{name}/model-settings.json", "w"))
+PY
+        echo "MLServer: model $benchmark on http 127.0.0.1:$http_port, grpc 127.0.0.1:$grpc_port" >&2
+        PYTHONPATH="$servers" exec "$root/.venv-mlserver/bin/mlserver" start "$dir"
+        ;;
+    triton)
+        [ -x "$root/.venv-triton/bin/python" ] || bash "$root/scripts/setup-servers.sh"
+        echo "Triton: model $benchmark on http 127.0.0.1:$http_port, grpc 127.0.0.1:$grpc_port" >&2
+        exec "$root/.venv-triton/bin/python" "$servers/triton_onnx.py" "$model" "$benchmark" \
+            "$http_port" "$grpc_port" "$metrics_port"
+        ;;
+    *)
+        echo "unknown server: $server (mlserver or triton)" >&2
+        exit 2
+        ;;
+esac
