@@ -1,0 +1,143 @@
+//! The built plugin, loaded as the host loads it and driven through the raw ABI: its table, and
+//! create() refusing what it cannot use before anything runs, each refusal naming the key or
+//! the endpoint. (Runs against real servers are in host/tests/network_runs.rs.)
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use libloading::Library;
+use ::mlperf_plugin_api::ffi::{self, mlperf_plugin_api, mlperf_plugin_entry_fn};
+use ::mlperf_plugin_api::sdk::PluginError;
+use ::mlperf_plugin_api::testing::{RawInstance, RecordingHost};
+
+/// The cdylib cargo built for this test, beside the test binary in target/<profile>/deps.
+fn plugin_path() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let name = format!(
+        "{}mlperf_plugin_network{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    );
+    let path = exe.parent().expect("target/<profile>/deps").join(name);
+    assert!(path.is_file(), "{} was not built", path.display());
+    path
+}
+
+fn table() -> &'static mlperf_plugin_api {
+    static LIBRARY: OnceLock<Library> = OnceLock::new();
+    let library = LIBRARY.get_or_init(|| {
+        // SAFETY: our own plugin; loading it runs no initialisers beyond Rust's std.
+        unsafe { Library::new(plugin_path()) }.expect("load the plugin")
+    });
+    // SAFETY: the entry symbol has the header's signature and returns NULL or a static table.
+    unsafe {
+        let entry = library
+            .get::<mlperf_plugin_entry_fn>(ffi::ENTRY_SYMBOL)
+            .expect("entry symbol");
+        entry(ffi::ABI_MAJOR, ffi::ABI_MINOR).as_ref()
+    }
+    .expect("a table for our major")
+}
+
+fn create_error(config: &str) -> PluginError {
+    let host = RecordingHost::new();
+    // SAFETY: the table of a loaded plugin; `host` outlives the instance.
+    let outcome = unsafe { RawInstance::create(table(), &host, config) }.map(|_| ());
+    match outcome {
+        Ok(()) => panic!("create succeeded with {config:?}"),
+        Err(error) => error,
+    }
+}
+
+fn assert_mentions(error: &PluginError, words: &[&str]) {
+    for word in words {
+        assert!(
+            error.message.contains(word),
+            "{word:?} is not in: {}",
+            error.message
+        );
+    }
+}
+
+/// A port nothing listens on (bound and released).
+fn closed_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[test]
+fn the_table_names_a_network_sut_and_its_capabilities() {
+    let api = table();
+    // SAFETY: static NUL-terminated strings.
+    let name = unsafe { std::ffi::CStr::from_ptr(api.name) };
+    assert!(name.to_str().unwrap().contains("Network SUT"));
+    let wanted = ffi::CAP_ASYNC_COMPLETION | ffi::CAP_CONCURRENT_ISSUE | ffi::CAP_NEEDS_SAMPLE_DATA;
+    assert_eq!(api.capabilities, wanted);
+}
+
+#[test]
+fn bad_settings_name_their_key() {
+    let error = create_error("");
+    assert_eq!(error.code, ffi::ERROR_INVALID_CONFIG);
+    assert_mentions(&error, &["`endpoints` is missing"]);
+    let error = create_error("endpoints = ['127.0.0.1:1']\nmodel = 'm'\nbalance = 'random'");
+    assert_eq!(error.code, ffi::ERROR_INVALID_CONFIG);
+    assert_mentions(&error, &["line 3", "random"]);
+    let error = create_error("endpoints = ['https://127.0.0.1:1']\nmodel = 'm'");
+    assert_eq!(error.code, ffi::ERROR_INVALID_CONFIG);
+    assert_mentions(&error, &["endpoints", "no TLS"]);
+}
+
+#[test]
+fn an_endpoint_nobody_listens_on_is_refused_naming_it() {
+    for protocol in ["http", "grpc"] {
+        let port = closed_port();
+        let error = create_error(&format!(
+            "endpoints = ['127.0.0.1:{port}']\nmodel = 'm'\nprotocol = '{protocol}'"
+        ));
+        assert_eq!(error.code, ffi::ERROR_DEVICE, "{protocol}");
+        assert_mentions(
+            &error,
+            &[&format!("endpoint 127.0.0.1:{port}"), "is the server live"],
+        );
+        assert!(
+            error.message.to_lowercase().contains("connection refused")
+                || error.message.contains("Unavailable"),
+            "{protocol}: {}",
+            error.message
+        );
+    }
+}
+
+#[test]
+fn an_endpoint_that_never_answers_times_out_at_create() {
+    // A real socket that accepts connections and never answers them.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for stream in listener.incoming().take(1) {
+            open.push(stream);
+            std::thread::sleep(Duration::from_secs(3));
+        }
+    });
+    let started = Instant::now();
+    let error = create_error(&format!(
+        "endpoints = ['127.0.0.1:{port}']\nmodel = 'm'\ntimeout_ms = 300"
+    ));
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_mentions(
+        &error,
+        &[
+            &format!("endpoint 127.0.0.1:{port}"),
+            "no answer within 300 ms",
+        ],
+    );
+    held.join().unwrap();
+}
