@@ -157,6 +157,27 @@ fn server_run() {
 }
 
 #[test]
+fn server_run_sleeping_to_each_issue_keeps_the_schedule() {
+    // --issue-spin 0: no busy-wait before each query (sleeping wakes tens of µs late, which
+    // the schedule absorbs).
+    let output = quick(
+        "Server",
+        &["--set", "min_query_count=2000", "--issue-spin", "0"],
+    );
+    assert_ok(&output);
+    let text = stdout(&output);
+    let qps: f64 = text
+        .lines()
+        .find_map(|line| line.strip_prefix("Completed samples per second"))
+        .and_then(|rest| rest.trim_start_matches([' ', ':']).trim().parse().ok())
+        .unwrap_or_else(|| panic!("no completed qps in:\n{text}"));
+    assert!(
+        (4500.0..5500.0).contains(&qps),
+        "{qps} qps at a 5000 qps target"
+    );
+}
+
+#[test]
 fn server_run_with_latency() {
     let output = quick(
         "Server",
@@ -453,6 +474,7 @@ fn bad_flags_are_usage_errors() {
         &["--latency", "5"],
         &["--latency", "5h"],
         &["--drain-timeout", "soon"],
+        &["--issue-spin", "soon"],
         &["--no-such-flag"],
     ] {
         let output = run(args);

@@ -144,6 +144,11 @@ pub struct RunArgs {
     /// duration with a unit).
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
     pub drain_timeout: Duration,
+    /// How long before each scheduled issue the issuing thread busy-waits instead of sleeping
+    /// (µs precision). 0 sleeps to the time, as the official LoadGen does, leaving the core to
+    /// a SUT that shares this machine (a local inference server).
+    #[arg(long, value_name = "DURATION", default_value = "200us", value_parser = super::parse_seconds)]
+    pub issue_spin: Duration,
 
     /// The backend: a plugin library path, or a plugin name found through
     /// MLPERF_HOST_PLUGIN_PATH, the standard plugin directories and beside this executable.
@@ -374,6 +379,7 @@ fn run_once(
         },
         enable_trace: args.trace,
         drain_timeout: args.drain_timeout,
+        issue_spin: args.issue_spin,
         audit_config,
         progress: progress.as_ref().map(ProgressWatcher::handle),
         // The model the config files were read for: a submission files the run under it.

@@ -219,6 +219,7 @@ pub fn start_test(
         completer: Completer::new(Arc::clone(&shared)),
         settings: effective.clone(),
         drain_timeout: log_settings.drain_timeout,
+        issue_spin: log_settings.issue_spin,
         record_schedule: log_settings.record_query_schedule,
         trace: log_settings.enable_trace && writer.is_some(),
         progress: log_settings
@@ -356,6 +357,7 @@ pub(super) struct Engine<'a> {
     completer: Completer,
     pub(super) settings: EffectiveSettings,
     drain_timeout: Duration,
+    issue_spin: Duration,
     record_schedule: bool,
     /// Write the trace file (asked for, and log files are on).
     trace: bool,
@@ -534,6 +536,7 @@ impl Engine<'_> {
             completer: &self.completer,
             settings,
             drain_timeout: self.drain_timeout,
+            issue_spin_ns: self.issue_spin.as_nanos().min(i64::MAX as u128) as i64,
             abort: self.aborted,
             trace: self.trace,
             progress: self.progress.as_ref(),

@@ -16,10 +16,6 @@ use super::settings::{TestMode, TestScenario};
 use super::sut::SystemUnderTest;
 use super::types::QuerySample;
 
-/// Sleeping is coarse (tens of µs of timer slack); the last stretch before a scheduled issue is
-/// spun instead.
-const SPIN_MARGIN_NS: i64 = 200_000;
-
 /// Sequence ids and the fixed-seed engine that gives every generated sample its accuracy-log
 /// value, shared by all series of a test (the official `SequenceGen`).
 pub(crate) struct SequenceState {
@@ -99,6 +95,8 @@ pub(crate) struct SeriesContext<'a> {
     pub(crate) completer: &'a Completer,
     pub(crate) settings: &'a EffectiveSettings,
     pub(crate) drain_timeout: Duration,
+    /// LogSettings::issue_spin.
+    pub(crate) issue_spin_ns: i64,
     pub(crate) abort: &'a std::sync::atomic::AtomicBool,
     /// Keep what the trace file needs: each query's issue time and each sample's index.
     pub(crate) trace: bool,
@@ -323,7 +321,7 @@ pub(crate) fn run_series(
         let now = match scenario {
             TestScenario::Server => {
                 let scheduled = start_ns + delta;
-                wait_until(shared, scheduled);
+                wait_until(shared, scheduled, ctx.issue_spin_ns);
                 query_scheduled_ns.push(scheduled);
                 shared.clock.now_ns()
             }
@@ -596,11 +594,12 @@ pub(super) fn report_stop_of_thread(
     }
 }
 
-/// Sleeps until shortly before `scheduled_ns`, then spins to it.
-pub(super) fn wait_until(shared: &Shared, scheduled_ns: i64) {
+/// Sleeps until `spin_ns` before `scheduled_ns`, then busy-waits to it: a sleep wakes tens of
+/// µs late.
+pub(super) fn wait_until(shared: &Shared, scheduled_ns: i64, spin_ns: i64) {
     let now = shared.clock.now_ns();
-    if scheduled_ns - now > SPIN_MARGIN_NS {
-        let wake = shared.clock.instant_at(scheduled_ns - SPIN_MARGIN_NS);
+    if scheduled_ns - now > spin_ns {
+        let wake = shared.clock.instant_at(scheduled_ns - spin_ns);
         let remaining = wake.saturating_duration_since(std::time::Instant::now());
         std::thread::sleep(remaining);
     }

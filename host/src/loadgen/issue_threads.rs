@@ -73,7 +73,7 @@ pub(crate) fn run_series_threaded(
                             stop = StopReason::SutFailed(message);
                             break;
                         }
-                        wait_until(shared, start_ns + deltas[index]);
+                        wait_until(shared, start_ns + deltas[index], ctx.issue_spin_ns);
                         let now = shared.clock.now_ns();
                         batch.clear();
                         let first = index;

@@ -244,6 +244,9 @@ impl Default for LogOutputSettings {
     }
 }
 
+/// The default of [`LogSettings::issue_spin`]: covers a sleep's late wake-up on most machines.
+pub const DEFAULT_ISSUE_SPIN: Duration = Duration::from_micros(200);
+
 /// `LogSettings` of the official API plus the engine's own safety limits. The trace file is
 /// off by default here (upstream: on), since it holds two lines per sample.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -253,6 +256,10 @@ pub struct LogSettings {
     /// Where the official LoadGen waits forever for samples that never complete, the engine gives
     /// up after this long without progress and reports the run INVALID.
     pub drain_timeout: Duration,
+    /// How long before each scheduled issue the issuing thread busy-waits instead of sleeping
+    /// (sleeping wakes tens of µs late). Zero sleeps to the time, as the official LoadGen
+    /// does, and leaves the core to a SUT that shares the machine.
+    pub issue_spin: Duration,
     /// Path of an audit.config to apply (model `*`); `None` applies none.
     pub audit_config: Option<PathBuf>,
     /// Keep every issued query's scheduled offset (ns from the series start) in the result.
@@ -271,6 +278,7 @@ impl Default for LogSettings {
             log_output: LogOutputSettings::default(),
             enable_trace: false,
             drain_timeout: Duration::from_secs(60),
+            issue_spin: DEFAULT_ISSUE_SPIN,
             audit_config: None,
             record_query_schedule: false,
             progress: None,

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use libloading::Library;
 use ::mlperf_plugin_api::ffi::{self, mlperf_plugin_api, mlperf_plugin_entry_fn};
 use ::mlperf_plugin_api::sdk::PluginError;
 use ::mlperf_plugin_api::testing::{RawInstance, RecordingHost};
+use libloading::Library;
 
 /// The cdylib cargo built for this test, beside the test binary in target/<profile>/deps.
 fn plugin_path() -> PathBuf {
