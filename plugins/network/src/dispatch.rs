@@ -6,7 +6,7 @@
 //! request until it is sent. A request that fails or times out fails the run at once, naming
 //! its endpoint; its samples are never completed.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -103,7 +103,6 @@ struct Shared {
     completer: Completer,
     logger: Logger,
     failure: OnceLock<String>,
-    failed: AtomicBool,
     /// Set at destroy: senders stop without sending or completing.
     stop: watch::Sender<bool>,
     /// Sender tasks not yet ended, and the signal that the last one has.
@@ -144,7 +143,6 @@ impl Dispatcher {
             completer,
             logger,
             failure: OnceLock::new(),
-            failed: AtomicBool::new(false),
             stop: watch::Sender::new(false),
             senders: Mutex::new(0),
             senders_done: Condvar::new(),
@@ -264,7 +262,7 @@ impl Shared {
     }
 
     async fn request(&self, node: usize, work: &Work) -> Ended {
-        if self.failed.load(Ordering::Acquire) {
+        if self.failure.get().is_some() {
             return Ended::Dropped;
         }
         let client = &self.nodes[node].client;
@@ -307,7 +305,6 @@ impl Shared {
             "endpoint {}: {message} ({samples} sample(s) of this request not completed)",
             self.nodes[node].name
         );
-        self.failed.store(true, Ordering::Release);
         if self.failure.set(text.clone()).is_ok() {
             self.completer.fail(&text);
         }
