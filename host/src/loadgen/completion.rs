@@ -590,9 +590,9 @@ impl Completer {
 
     /// As `query_samples_complete`, calling `on_logged` (untimed work such as a copy from the
     /// device) for each response that will be written to the accuracy log, before it is copied.
-    pub fn query_samples_complete_with(
+    pub fn query_samples_complete_with<R: AsSampleResponse>(
         &self,
-        responses: &[QuerySampleResponse<'_>],
+        responses: &[R],
         on_logged: impl FnMut(&QuerySampleResponse<'_>),
     ) {
         self.shared.complete(responses, on_logged);

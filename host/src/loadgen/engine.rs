@@ -182,6 +182,9 @@ pub fn start_test(
             .collect(),
     );
 
+    for diagnostic in &log_settings.earlier_diagnostics {
+        note(diagnostic.clone());
+    }
     let mut requested = settings.clone();
     for diagnostic in apply_audit_config(&mut requested, log_settings)? {
         note(diagnostic);

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::diagnostics::Diagnostic;
 use super::progress::ProgressHandle;
 
 /// The four MLPerf scenarios.
@@ -270,6 +271,10 @@ pub struct LogSettings {
     /// Where the SUT came from (plugin path, sha256, ABI version, attributes): written to the
     /// detail log after the SUT's name and to result.json.
     pub provenance: Vec<(String, String)>,
+    /// Problems found before the test (for example in config files read for it): written to
+    /// the detail log at its start and counted in its errors, as the official LoadGen does
+    /// with what was logged before `StartTest`.
+    pub earlier_diagnostics: Vec<Diagnostic>,
 }
 
 impl Default for LogSettings {
@@ -283,6 +288,7 @@ impl Default for LogSettings {
             record_query_schedule: false,
             progress: None,
             provenance: Vec::new(),
+            earlier_diagnostics: Vec::new(),
         }
     }
 }

@@ -1,0 +1,158 @@
+//! `LogOutputSettings` and `LogSettings` with the official defaults (`outdir` '.', the trace
+//! on). `LogSettings.log_output` returns the settings object itself, not a copy, so
+//! `log_settings.log_output.outdir = d` changes `log_settings`, as harnesses expect.
+
+use std::path::PathBuf;
+
+use mlperf_host::loadgen;
+use pyo3::prelude::*;
+
+use crate::convert::{Count, Flag};
+use crate::enums::LoggingMode;
+
+#[pyclass(module = "mlperf_host.loadgen", get_all)]
+#[derive(Debug, Clone)]
+pub struct LogOutputSettings {
+    outdir: String,
+    prefix: String,
+    suffix: String,
+    prefix_with_datetime: bool,
+    copy_detail_to_stdout: bool,
+    copy_summary_to_stdout: bool,
+}
+
+impl Default for LogOutputSettings {
+    fn default() -> Self {
+        let engine = loadgen::LogOutputSettings::default();
+        LogOutputSettings {
+            outdir: ".".to_string(),
+            prefix: engine.prefix,
+            suffix: engine.suffix,
+            prefix_with_datetime: engine.prefix_with_datetime,
+            copy_detail_to_stdout: engine.copy_detail_to_stdout,
+            copy_summary_to_stdout: engine.copy_summary_to_stdout,
+        }
+    }
+}
+
+#[pymethods]
+impl LogOutputSettings {
+    #[new]
+    fn new() -> Self {
+        LogOutputSettings::default()
+    }
+
+    /// A str or any path-like object; read back as a str.
+    #[setter]
+    fn set_outdir(&mut self, outdir: PathBuf) {
+        self.outdir = outdir.to_string_lossy().into_owned();
+    }
+
+    #[setter]
+    fn set_prefix(&mut self, prefix: String) {
+        self.prefix = prefix;
+    }
+
+    #[setter]
+    fn set_suffix(&mut self, suffix: String) {
+        self.suffix = suffix;
+    }
+
+    #[setter]
+    fn set_prefix_with_datetime(&mut self, value: Flag) {
+        self.prefix_with_datetime = value.0;
+    }
+
+    #[setter]
+    fn set_copy_detail_to_stdout(&mut self, value: Flag) {
+        self.copy_detail_to_stdout = value.0;
+    }
+
+    #[setter]
+    fn set_copy_summary_to_stdout(&mut self, value: Flag) {
+        self.copy_summary_to_stdout = value.0;
+    }
+}
+
+impl LogOutputSettings {
+    /// The engine's settings: files go to `outdir`.
+    pub fn to_engine(&self) -> loadgen::LogOutputSettings {
+        loadgen::LogOutputSettings {
+            outdir: Some(PathBuf::from(&self.outdir)),
+            prefix: self.prefix.clone(),
+            suffix: self.suffix.clone(),
+            prefix_with_datetime: self.prefix_with_datetime,
+            copy_detail_to_stdout: self.copy_detail_to_stdout,
+            copy_summary_to_stdout: self.copy_summary_to_stdout,
+        }
+    }
+}
+
+#[pyclass(module = "mlperf_host.loadgen")]
+#[derive(Debug)]
+pub struct LogSettings {
+    log_output: Py<LogOutputSettings>,
+    #[pyo3(get, set)]
+    log_mode: LoggingMode,
+    #[pyo3(get)]
+    log_mode_async_poll_interval_ms: u64,
+    #[pyo3(get)]
+    enable_trace: bool,
+}
+
+#[pymethods]
+impl LogSettings {
+    #[new]
+    pub fn new(py: Python<'_>) -> PyResult<Self> {
+        Ok(LogSettings {
+            log_output: Py::new(py, LogOutputSettings::default())?,
+            log_mode: LoggingMode::AsyncPoll,
+            log_mode_async_poll_interval_ms: 1000,
+            enable_trace: true,
+        })
+    }
+
+    /// The settings object itself: changing it changes these log settings.
+    #[getter]
+    fn log_output(&self, py: Python<'_>) -> Py<LogOutputSettings> {
+        self.log_output.clone_ref(py)
+    }
+
+    /// Copies `value`: later changes to it do not reach these log settings.
+    #[setter]
+    fn set_log_output(
+        &mut self,
+        py: Python<'_>,
+        value: PyRef<'_, LogOutputSettings>,
+    ) -> PyResult<()> {
+        self.log_output = Py::new(py, value.clone())?;
+        Ok(())
+    }
+
+    #[setter]
+    fn set_log_mode_async_poll_interval_ms(&mut self, value: Count) {
+        self.log_mode_async_poll_interval_ms = value.0;
+    }
+
+    #[setter]
+    fn set_enable_trace(&mut self, value: Flag) {
+        self.enable_trace = value.0;
+    }
+}
+
+impl LogSettings {
+    /// The engine's log settings (its own defaults for what the official API lacks).
+    pub fn to_engine(&self, py: Python<'_>) -> loadgen::LogSettings {
+        loadgen::LogSettings {
+            log_output: self.log_output.borrow(py).to_engine(),
+            enable_trace: self.enable_trace,
+            ..loadgen::LogSettings::default()
+        }
+    }
+
+    /// `(copy_detail_to_stdout, copy_summary_to_stdout)`.
+    pub fn copies_to_stdout(&self, py: Python<'_>) -> (bool, bool) {
+        let output = self.log_output.borrow(py);
+        (output.copy_detail_to_stdout, output.copy_summary_to_stdout)
+    }
+}
