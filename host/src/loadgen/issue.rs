@@ -20,6 +20,8 @@ use super::types::QuerySample;
 /// value, shared by all series of a test (the official `SequenceGen`).
 pub(crate) struct SequenceState {
     pub(crate) next_sample_id: u64,
+    /// Query ids run on across series, as sample ids do.
+    pub(crate) next_query_id: u64,
     accuracy_rng: Mt19937,
     /// How many samples' values the engine has produced.
     accuracy_position: u64,
@@ -29,6 +31,7 @@ impl SequenceState {
     pub(crate) fn new() -> Self {
         SequenceState {
             next_sample_id: 0,
+            next_query_id: 0,
             accuracy_rng: Mt19937::new(u64::from(Mt19937::DEFAULT_SEED)),
             accuracy_position: 0,
         }
@@ -70,6 +73,8 @@ pub enum StopReason {
 /// What one series did, in raw times (ns since the test clock origin).
 pub(crate) struct SeriesOutcome {
     pub(crate) sample_base: u64,
+    /// The id of the series' first query.
+    pub(crate) query_base: u64,
     pub(crate) samples_issued: u64,
     pub(crate) queries_issued: u64,
     pub(crate) samples_per_query: usize,
@@ -239,6 +244,7 @@ pub(crate) fn run_series(
     let scenario = settings.scenario;
     let accuracy = mode == TestMode::AccuracyOnly;
     let sample_base = sequence.next_sample_id;
+    let query_base = sequence.next_query_id;
     shared.series_start.store(sample_base, Ordering::Release);
     let completed_at_start = shared.completed.load(Ordering::Acquire);
     let spq = generator.samples_per_query();
@@ -309,7 +315,7 @@ pub(crate) fn run_series(
         }
         if wait_for_previous
             && queries_issued > 0
-            && !shared.wait_for_completed(completed_at_start + samples_issued, ctx.drain_timeout)
+            && !wait_for_completed(ctx, completed_at_start + samples_issued)
         {
             stop = match shared.failure() {
                 Some(message) => StopReason::SutFailed(message),
@@ -321,7 +327,7 @@ pub(crate) fn run_series(
         let now = match scenario {
             TestScenario::Server => {
                 let scheduled = start_ns + delta;
-                wait_until(shared, scheduled, ctx.issue_spin_ns);
+                wait_until(ctx, scheduled);
                 query_scheduled_ns.push(scheduled);
                 shared.clock.now_ns()
             }
@@ -420,10 +426,13 @@ pub(crate) fn run_series(
     // queries that were never issued. Finish the count the same way.
     let issued_from_generator = generator.generated_queries();
     let (remaining, duration_ns) = generator.count_remaining();
+    let generated_query_count = issued_from_generator + remaining;
     issuer.sequence.next_sample_id = generator.next_sample_id();
+    issuer.sequence.next_query_id = query_base + generated_query_count;
 
     SeriesOutcome {
         sample_base,
+        query_base,
         samples_issued,
         queries_issued,
         samples_per_query: spq,
@@ -434,7 +443,7 @@ pub(crate) fn run_series(
         final_query_issued_ns,
         stop,
         ran_out_of_generated_queries: ran_out,
-        generated_query_count: issued_from_generator + remaining,
+        generated_query_count,
         generated_query_duration_ns: duration_ns,
         never_completed,
     }
@@ -502,6 +511,8 @@ pub(super) fn failed_while_draining(
 /// Flushes the SUT and waits for the series' samples; returns how many never completed.
 pub(super) fn flush_and_drain(ctx: &SeriesContext<'_>, target: u64) -> u64 {
     let shared = ctx.shared;
+    // Issuing has ended.
+    ctx.sut.issuer_idle();
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| ctx.sut.flush_queries())) {
         shared.diagnostics.push(Diagnostic::error(
             "error_runtime",
@@ -511,7 +522,7 @@ pub(super) fn flush_and_drain(ctx: &SeriesContext<'_>, target: u64) -> u64 {
             ),
         ));
     }
-    if shared.wait_for_completed(target, ctx.drain_timeout) {
+    if wait_for_completed(ctx, target) {
         return 0;
     }
     let never_completed = target.saturating_sub(shared.completed.load(Ordering::Acquire));
@@ -594,10 +605,23 @@ pub(super) fn report_stop_of_thread(
     }
 }
 
-/// Sleeps until `spin_ns` before `scheduled_ns`, then busy-waits to it: a sleep wakes tens of
-/// µs late.
-pub(super) fn wait_until(shared: &Shared, scheduled_ns: i64, spin_ns: i64) {
+/// Waits for `target` completed samples (true), telling the SUT first if there is anything
+/// to wait for.
+fn wait_for_completed(ctx: &SeriesContext<'_>, target: u64) -> bool {
+    if ctx.shared.completed.load(Ordering::Acquire) < target {
+        ctx.sut.issuer_idle();
+    }
+    ctx.shared.wait_for_completed(target, ctx.drain_timeout)
+}
+
+/// Sleeps until `LogSettings::issue_spin` before `scheduled_ns`, then busy-waits to it: a
+/// sleep wakes tens of µs late. The SUT hears of the wait first, if there is one.
+pub(super) fn wait_until(ctx: &SeriesContext<'_>, scheduled_ns: i64) {
+    let (shared, spin_ns) = (ctx.shared, ctx.issue_spin_ns);
     let now = shared.clock.now_ns();
+    if now < scheduled_ns {
+        ctx.sut.issuer_idle();
+    }
     if scheduled_ns - now > spin_ns {
         let wake = shared.clock.instant_at(scheduled_ns - spin_ns);
         let remaining = wake.saturating_duration_since(std::time::Instant::now());

@@ -26,6 +26,7 @@ pub(crate) fn run_series_threaded(
     let settings = ctx.settings;
     let shared = ctx.shared;
     let sample_base = sequence.next_sample_id;
+    let query_base = sequence.next_query_id;
     shared.series_start.store(sample_base, Ordering::Release);
     let completed_at_start = shared.completed.load(Ordering::Acquire);
     let spq = generator.samples_per_query();
@@ -73,7 +74,7 @@ pub(crate) fn run_series_threaded(
                             stop = StopReason::SutFailed(message);
                             break;
                         }
-                        wait_until(shared, start_ns + deltas[index], ctx.issue_spin_ns);
+                        wait_until(ctx, start_ns + deltas[index]);
                         let now = shared.clock.now_ns();
                         batch.clear();
                         let first = index;
@@ -110,6 +111,7 @@ pub(crate) fn run_series_threaded(
                             break;
                         }
                     }
+                    ctx.sut.issuer_idle();
                     report_stop_of_thread(shared, &stop, mode, false, thread as u64);
                     stops.lock().unwrap_or_else(|p| p.into_inner()).push(stop);
                 });
@@ -140,9 +142,11 @@ pub(crate) fn run_series_threaded(
         .unwrap_or(StopReason::GeneratedQueriesIssued);
     let stop = failed_while_draining(shared, stop, mode);
     issuer.sequence.next_sample_id = generator.next_sample_id();
+    issuer.sequence.next_query_id = query_base + query_count as u64;
 
     SeriesOutcome {
         sample_base,
+        query_base,
         samples_issued,
         queries_issued,
         samples_per_query: spq,

@@ -16,6 +16,11 @@ pub trait SystemUnderTest: Send + Sync {
     fn prepare_query(&self, _samples: &[QuerySample]) {}
     /// Called once after the last `issue_query` of every series of queries.
     fn flush_queries(&self) {}
+    /// The thread that calls `issue_query` is about to wait (for the next query's time, for
+    /// completions, for the end of the series) or to stop. A SUT that keeps something across
+    /// back-to-back `issue_query` calls lets it go here, on that thread: a Python binding
+    /// keeps the interpreter lock while queries are due.
+    fn issuer_idle(&self) {}
 }
 
 /// The query sample library: the data set the engine samples from.

@@ -54,6 +54,7 @@ pub(crate) fn series_events(
             .copied()
             .unwrap_or(scheduled);
         let first = outcome.sample_base + query as u64 * spq;
+        let query_seq = outcome.query_base + query as u64;
         for seq in first..(first + spq).min(series_end) {
             let status = shared
                 .status
@@ -66,7 +67,7 @@ pub(crate) fn series_events(
             let done = (status & DONE != 0).then_some((status & TIME_MASK) as i64);
             let _ = writeln!(
                 out,
-                "{{\"name\":\"Sample\",\"cat\":\"default\",\"ph\":\"b\",\"pid\":{pid},\"id\":{seq},\"ts\":{},\"args\":{{\"sample_seq\":{seq},\"query_seq\":{query},\"sample_idx\":{index},\"issue_start_ns\":{},\"complete_ns\":{}}}}},",
+                "{{\"name\":\"Sample\",\"cat\":\"default\",\"ph\":\"b\",\"pid\":{pid},\"id\":{seq},\"ts\":{},\"args\":{{\"sample_seq\":{seq},\"query_seq\":{query_seq},\"sample_idx\":{index},\"issue_start_ns\":{},\"complete_ns\":{}}}}},",
                 micros(scheduled),
                 issued - scheduled,
                 done.map_or(-1, |d| d - scheduled)
