@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-official-loadgen.sh
 export MLPERF_OFFICIAL_PYTHON="$PWD/.venv/bin/python"
+# mlperf_host.loadgen (host/python), built by pip as a user builds it, and pytest.
+bash scripts/setup-python.sh
 ort_dylib="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"
 export "$ort_dylib"
 bash scripts/benchmarks/prepare.sh digits fmnist images minilm
@@ -25,5 +27,17 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 # Benchmarks are left to `cargo bench` and scripts/bench.sh.
 cargo test --release --lib --bins --tests --examples 2>&1 | tee "$log"
-# One closing line for the whole run: cargo prints a result line per test binary.
-awk '/^test result:/ { passed += $4; failed += $6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' "$log"
+# The Python module's tests, against the official wheel where they compare.
+pytest_status=0
+.venv/bin/python -m pytest -q -p no:cacheprovider host/python/tests 2>&1 | tee -a "$log" || pytest_status=$?
+if [ "$pytest_status" -eq 5 ]; then
+    echo "pytest collected no tests in host/python/tests" >&2
+    exit 1
+elif [ "$pytest_status" -ne 0 ]; then
+    exit "$pytest_status"
+fi
+# One closing line for the whole run: cargo prints a result line per test binary, pytest
+# one line for all of its tests.
+awk '/^test result:/ { passed += $4; failed += $6 }
+     / passed/ && / in [0-9.]+s/ { for (i = 2; i <= NF; i++) { if ($i ~ /^passed/) passed += $(i-1); if ($i ~ /^failed/) failed += $(i-1) } }
+     END { printf "tests: %d passed, %d failed\n", passed, failed }' "$log"

@@ -117,10 +117,10 @@ pub fn query_samples_complete(
     responses: &Bound<'_, PyAny>,
     response_cb: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    let Some(completer) = current() else {
-        return Ok(());
-    };
     with_responses(responses, |raw| {
+        let Some(completer) = current() else {
+            return Ok(());
+        };
         let Some(response_cb) = response_cb.filter(|cb| !cb.is_none()) else {
             completer.complete_in_place(raw);
             return Ok(());
@@ -158,10 +158,10 @@ pub fn first_token_complete(
     response_cb: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let _ = response_cb;
-    let Some(completer) = current() else {
-        return Ok(());
-    };
     with_responses(responses, |raw| {
+        let Some(completer) = current() else {
+            return Ok(());
+        };
         let responses: Vec<QuerySampleResponse<'_>> =
             raw.iter().map(AsSampleResponse::as_response).collect();
         completer.first_token_complete(&responses);

@@ -4,7 +4,7 @@
 
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::PyBool;
+use pyo3::types::{PyBool, PyBytes};
 use pyo3::{ffi, Borrowed};
 
 /// A bool as pybind11 converts one: `True`/`False`, `None` (false), or any object whose type
@@ -40,31 +40,74 @@ impl From<Flag> for bool {
     }
 }
 
-/// An unsigned 64-bit count as pybind11 converts one: an int or anything with `__index__`;
-/// a negative or too large value is a `TypeError` (PyO3 would raise `OverflowError`).
+/// An integer as pybind11 converts one: an int or anything with `__index__`; a value out of
+/// the type's range is a `TypeError` (PyO3 would raise `OverflowError`).
 #[derive(Debug, Clone, Copy)]
-pub struct Count(pub u64);
+pub struct Integer<T>(pub T);
 
-impl<'a, 'py> FromPyObject<'a, 'py> for Count {
+/// An unsigned 64-bit count (`uint64_t`, `size_t`, `uintptr_t` fields and arguments).
+pub type Count = Integer<u64>;
+
+macro_rules! integer_conversions {
+    ($($int:ty: $what:literal),*) => {$(
+        impl<'a, 'py> FromPyObject<'a, 'py> for Integer<$int> {
+            type Error = PyErr;
+
+            fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+                obj.extract::<$int>().map(Integer).map_err(|err| {
+                    if err.is_instance_of::<PyOverflowError>(obj.py()) {
+                        PyTypeError::new_err(format!(
+                            concat!("an integer that fits ", $what, " is required, got {}"),
+                            describe(&obj)
+                        ))
+                    } else {
+                        err
+                    }
+                })
+            }
+        }
+
+        impl From<Integer<$int>> for $int {
+            fn from(integer: Integer<$int>) -> $int {
+                integer.0
+            }
+        }
+    )*};
+}
+
+integer_conversions!(u64: "an unsigned 64-bit integer", i64: "a signed 64-bit integer",
+    i32: "a signed 32-bit integer", usize: "an unsigned size");
+
+/// A string as pybind11 converts one to `std::string`: a `str`, or `bytes` holding UTF-8.
+#[derive(Debug, Clone)]
+pub struct Text(pub String);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Text {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        obj.extract::<u64>().map(Count).map_err(|err| {
-            if err.is_instance_of::<PyOverflowError>(obj.py()) {
-                PyTypeError::new_err(format!(
-                    "an unsigned 64-bit integer is required, got {}",
-                    describe(&obj)
-                ))
-            } else {
-                err
-            }
-        })
+        if let Ok(text) = obj.extract::<String>() {
+            return Ok(Text(text));
+        }
+        if let Ok(bytes) = obj.cast::<PyBytes>() {
+            return String::from_utf8(bytes.as_bytes().to_vec())
+                .map(Text)
+                .map_err(|_| PyTypeError::new_err("bytes that are not UTF-8 cannot be a string"));
+        }
+        Err(type_error("str", &obj))
     }
 }
 
-impl From<Count> for u64 {
-    fn from(count: Count) -> u64 {
-        count.0
+/// A callback argument: anything callable, or `None` (a callback never called).
+pub fn callback(name: &str, obj: Py<PyAny>, py: Python<'_>) -> PyResult<Py<PyAny>> {
+    let bound = obj.bind(py);
+    if bound.is_callable() || bound.is_none() {
+        Ok(obj)
+    } else {
+        Err(PyTypeError::new_err(format!(
+            "{name} must be callable, got {}",
+            describe(&bound.as_borrowed())
+        )))
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use crate::convert::{callback, Count};
 use crate::sut::{IssueCallback, QslCallbacks, SutCallbacks, SutName};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,58 +91,69 @@ pub fn qsl(handle: u64) -> PyResult<Arc<QslCallbacks>> {
 
 /// `ConstructSUT(issue_cb(list[QuerySample]), flush_cb())`: a SUT named "PySUT".
 #[pyfunction(name = "ConstructSUT")]
-pub fn construct_sut(issue_cb: Py<PyAny>, flush_cb: Py<PyAny>) -> u64 {
+pub fn construct_sut(py: Python<'_>, issue_cb: Py<PyAny>, flush_cb: Py<PyAny>) -> PyResult<u64> {
     let callbacks = SutCallbacks {
-        issue: IssueCallback::Samples(issue_cb),
-        flush: flush_cb,
+        issue: IssueCallback::Samples(callback("issue_cb", issue_cb, py)?),
+        flush: callback("flush_cb", flush_cb, py)?,
         name: SutName::Fixed("PySUT"),
     };
-    add_sut(SutKind::Sut, callbacks)
+    Ok(add_sut(SutKind::Sut, callbacks))
 }
 
 /// `ConstructFastSUT(issue_cb(list[int] ids, list[int] indices), flush_cb())`: "PyFastSUT".
 #[pyfunction(name = "ConstructFastSUT")]
-pub fn construct_fast_sut(issue_cb: Py<PyAny>, flush_cb: Py<PyAny>) -> u64 {
+pub fn construct_fast_sut(
+    py: Python<'_>,
+    issue_cb: Py<PyAny>,
+    flush_cb: Py<PyAny>,
+) -> PyResult<u64> {
     let callbacks = SutCallbacks {
-        issue: IssueCallback::Fast(issue_cb),
-        flush: flush_cb,
+        issue: IssueCallback::Fast(callback("issue_cb", issue_cb, py)?),
+        flush: callback("flush_cb", flush_cb, py)?,
         name: SutName::Fixed("PyFastSUT"),
     };
-    add_sut(SutKind::FastSut, callbacks)
+    Ok(add_sut(SutKind::FastSut, callbacks))
 }
 
 /// `ConstructQDL(issue_cb(list[QuerySample]), flush_cb(), name_cb() -> str)`: a query
 /// dispatch library, passed to `StartTest` as its SUT.
 #[pyfunction(name = "ConstructQDL")]
-pub fn construct_qdl(issue_cb: Py<PyAny>, flush_cb: Py<PyAny>, name_cb: Py<PyAny>) -> u64 {
+pub fn construct_qdl(
+    py: Python<'_>,
+    issue_cb: Py<PyAny>,
+    flush_cb: Py<PyAny>,
+    name_cb: Py<PyAny>,
+) -> PyResult<u64> {
     let callbacks = SutCallbacks {
-        issue: IssueCallback::Samples(issue_cb),
-        flush: flush_cb,
-        name: SutName::Callback(name_cb),
+        issue: IssueCallback::Samples(callback("issue_cb", issue_cb, py)?),
+        flush: callback("flush_cb", flush_cb, py)?,
+        name: SutName::Callback(callback("name_cb", name_cb, py)?),
     };
-    add_sut(SutKind::Qdl, callbacks)
+    Ok(add_sut(SutKind::Qdl, callbacks))
 }
 
 /// `ConstructQSL(total_sample_count, performance_sample_count, load_cb(list[int]),
 /// unload_cb(list[int]))`: a QSL named "PyQSL".
 #[pyfunction(name = "ConstructQSL")]
 pub fn construct_qsl(
-    total_sample_count: usize,
-    performance_sample_count: usize,
+    py: Python<'_>,
+    total_sample_count: Count,
+    performance_sample_count: Count,
     load_cb: Py<PyAny>,
     unload_cb: Py<PyAny>,
-) -> u64 {
+) -> PyResult<u64> {
+    let count = |count: Count| usize::try_from(count.0).unwrap_or(usize::MAX);
     let callbacks = QslCallbacks {
-        total_sample_count,
-        performance_sample_count,
-        load: load_cb,
-        unload: unload_cb,
+        total_sample_count: count(total_sample_count),
+        performance_sample_count: count(performance_sample_count),
+        load: callback("load_cb", load_cb, py)?,
+        unload: callback("unload_cb", unload_cb, py)?,
     };
-    with_registry(|registry| {
+    Ok(with_registry(|registry| {
         let handle = registry.next_handle();
         registry.qsls.insert(handle, Arc::new(callbacks));
         handle
-    })
+    }))
 }
 
 #[pyfunction(name = "DestroySUT")]

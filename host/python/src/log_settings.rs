@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use mlperf_host::loadgen;
 use pyo3::prelude::*;
 
-use crate::convert::{Count, Flag};
+use crate::convert::{Count, Flag, Text};
 use crate::enums::LoggingMode;
 
 #[pyclass(module = "mlperf_host.loadgen", get_all)]
@@ -42,20 +42,29 @@ impl LogOutputSettings {
         LogOutputSettings::default()
     }
 
-    /// A str or any path-like object; read back as a str.
+    /// A str, UTF-8 bytes or any path-like object; read back as a str.
     #[setter]
-    fn set_outdir(&mut self, outdir: PathBuf) {
-        self.outdir = outdir.to_string_lossy().into_owned();
+    fn set_outdir(&mut self, outdir: &Bound<'_, PyAny>) -> PyResult<()> {
+        let path = match outdir.extract::<Text>() {
+            Ok(text) => text,
+            Err(_) => outdir
+                .py()
+                .import("os")?
+                .call_method1("fspath", (outdir,))?
+                .extract::<Text>()?,
+        };
+        self.outdir = path.0;
+        Ok(())
     }
 
     #[setter]
-    fn set_prefix(&mut self, prefix: String) {
-        self.prefix = prefix;
+    fn set_prefix(&mut self, prefix: Text) {
+        self.prefix = prefix.0;
     }
 
     #[setter]
-    fn set_suffix(&mut self, suffix: String) {
-        self.suffix = suffix;
+    fn set_suffix(&mut self, suffix: Text) {
+        self.suffix = suffix.0;
     }
 
     #[setter]
@@ -118,15 +127,14 @@ impl LogSettings {
         self.log_output.clone_ref(py)
     }
 
-    /// Copies `value`: later changes to it do not reach these log settings.
+    /// Copies `value` into these log settings' own object (which references taken before
+    /// keep showing): later changes to `value` do not reach them.
     #[setter]
-    fn set_log_output(
-        &mut self,
-        py: Python<'_>,
-        value: PyRef<'_, LogOutputSettings>,
-    ) -> PyResult<()> {
-        self.log_output = Py::new(py, value.clone())?;
-        Ok(())
+    fn set_log_output(&mut self, py: Python<'_>, value: PyRef<'_, LogOutputSettings>) {
+        let copy = value.clone();
+        // Released first: `ls.log_output = ls.log_output` borrows the same object.
+        drop(value);
+        *self.log_output.borrow_mut(py) = copy;
     }
 
     #[setter]

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use pyo3::{ffi, PyClass};
 
-use crate::convert::Count;
+use crate::convert::{Count, Integer};
 
 /// A new `value` object that the cyclic garbage collector does not track.
 pub fn untracked<T: PyClass + Into<PyClassInitializer<T>>>(
@@ -114,7 +114,7 @@ pub struct QuerySampleResponse {
     pub data: u64,
     #[pyo3(get)]
     pub size: u64,
-    #[pyo3(get, set)]
+    #[pyo3(get)]
     pub n_tokens: i64,
 }
 
@@ -140,6 +140,11 @@ impl QuerySampleResponse {
     #[setter]
     fn set_size(&mut self, size: Count) {
         self.size = size.0;
+    }
+
+    #[setter]
+    fn set_n_tokens(&mut self, n_tokens: Integer<i64>) {
+        self.n_tokens = n_tokens.0;
     }
 
     fn __getstate__(&self) -> (u64, u64, u64, i64) {
@@ -175,7 +180,7 @@ impl QuerySampleResponse {
                 data: args.get_item(1)?.extract::<Count>()?.0,
                 size: args.get_item(2)?.extract::<Count>()?.0,
                 n_tokens: match args.len() {
-                    4 => args.get_item(3)?.extract()?,
+                    4 => args.get_item(3)?.extract::<Integer<i64>>()?.0,
                     _ => 0,
                 },
             }),

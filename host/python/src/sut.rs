@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::complete;
-use crate::gil::with_python;
+use crate::gil::{self, with_python};
 use crate::samples;
 
 /// How a SUT takes its queries.
@@ -120,11 +120,15 @@ impl SystemUnderTest for PythonSut {
             complete::publish(completer.clone());
             completer.clone()
         });
-        with_python(|py| {
+        gil::with_python_held(|py| {
             if let Err(err) = self.issue(py, samples) {
                 self.failed(py, "issue_query", err, Some(completer));
             }
         });
+    }
+
+    fn issuer_idle(&self) {
+        gil::release_held();
     }
 
     fn flush_queries(&self) {

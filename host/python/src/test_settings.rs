@@ -12,7 +12,7 @@ use mlperf_host::loadgen::{self, Diagnostic};
 use pyo3::exceptions::{PyRuntimeWarning, PyUserWarning};
 use pyo3::prelude::*;
 
-use crate::convert::{Count, Flag};
+use crate::convert::{Count, Flag, Integer};
 use crate::enums::{TestMode, TestScenario};
 
 /// `FromConfig` return codes, as the official `-ENOENT` / `-EINVAL`.
@@ -151,7 +151,7 @@ settings_fields! {
     server_target_latency_ns, set_server_target_latency_ns => server_target_latency_ns: u64, Count;
     server_target_latency_percentile, set_server_target_latency_percentile => server_target_latency_percentile: f64, f64;
     server_coalesce_queries, set_server_coalesce_queries => server_coalesce_queries: bool, Flag;
-    server_find_peak_qps_decimals_of_precision, set_server_find_peak_qps_decimals_of_precision => server_find_peak_qps_decimals_of_precision: i32, i32;
+    server_find_peak_qps_decimals_of_precision, set_server_find_peak_qps_decimals_of_precision => server_find_peak_qps_decimals_of_precision: i32, Integer<i32>;
     server_find_peak_qps_boundary_step_size, set_server_find_peak_qps_boundary_step_size => server_find_peak_qps_boundary_step_size: f64, f64;
     server_max_async_queries, set_server_max_async_queries => server_max_async_queries: u64, Count;
     server_num_issue_query_threads, set_server_num_issue_query_threads => server_num_issue_query_threads: u64, Count;
