@@ -8,6 +8,9 @@ import ctypes
 import json
 import queue
 import re
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -732,3 +735,41 @@ def test_enable_trace_writes_a_trace_file(lg, null_sut, qsl, tmp_path):
     lg.StartTestWithLogSettings(null_sut.handle, qsl.handle, settings, log_settings, NO_AUDIT)
     trace = json.loads((tmp_path / "mlperf_log_trace.json").read_text())
     assert trace  # a non-empty JSON document
+
+
+CTRL_C_RUN = """
+import sys
+import mlperf_host.loadgen as lg
+
+def issue(samples):
+    lg.QuerySamplesComplete([lg.QuerySampleResponse(s.id, 0, 0) for s in samples])
+    print("issued", flush=True)
+
+settings = lg.TestSettings()
+settings.scenario = lg.TestScenario.Server
+settings.server_target_qps = 100
+settings.min_duration_ms = 60000
+sut = lg.ConstructSUT(issue, lambda: None)
+qsl = lg.ConstructQSL(16, 16, lambda _: None, lambda _: None)
+log = lg.LogSettings()
+log.log_output.outdir = sys.argv[1]
+try:
+    lg.StartTestWithLogSettings(sut, qsl, settings, log, sys.argv[1] + "/no-audit.config")
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_aborts_the_test_and_raises_keyboard_interrupt(tmp_path):
+    child = subprocess.Popen([sys.executable, "-c", CTRL_C_RUN, str(tmp_path)],
+                             stdout=subprocess.PIPE, text=True)
+    # Interrupt only once queries flow, so the test is really running.
+    assert child.stdout.readline().strip() == "issued"
+    began = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    output, _ = child.communicate(timeout=30)
+    assert time.monotonic() - began < 10
+    assert child.returncode == 0
+    assert "interrupted" in output.splitlines()
+    summary, detail, _ = read_logs(tmp_path)
+    assert summary_value(summary, "Result is") == "INVALID"
