@@ -39,5 +39,5 @@ fi
 # One closing line for the whole run: cargo prints a result line per test binary, pytest
 # one line for all of its tests.
 awk '/^test result:/ { passed += $4; failed += $6 }
-     / passed/ && / in [0-9.]+s/ { for (i = 2; i <= NF; i++) { if ($i ~ /^passed/) passed += $(i-1); if ($i ~ /^failed/) failed += $(i-1) } }
+     /^[0-9]+ (passed|failed).* in [0-9.]+s/ { for (i = 2; i <= NF; i++) { if ($i ~ /^passed/) passed += $(i-1); if ($i ~ /^failed/) failed += $(i-1) } }
      END { printf "tests: %d passed, %d failed\n", passed, failed }' "$log"

@@ -101,13 +101,14 @@ fn run(
     log_settings: &LogSettings,
     audit_config: PathBuf,
 ) -> PyResult<()> {
+    let running = RunningTest::begin()?;
     let python_sut = PythonSut::new(py, handles::sut(sut)?)?;
     let mut python_qsl = PythonQsl::new(handles::qsl(qsl)?);
     let settings = test_settings.inner.clone();
     let mut log = log_settings.to_engine(py);
     log.audit_config = Some(audit_config);
+    // Taken only by a test that runs: a refused call leaves them for the next one.
     log.earlier_diagnostics = take_earlier_diagnostics();
-    let running = RunningTest::begin()?;
 
     let (sut_ref, qsl_ref, settings_ref, log_ref) = (&python_sut, &mut python_qsl, &settings, &log);
     let (outcome, interrupted) = py.detach(|| {

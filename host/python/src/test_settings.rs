@@ -1,6 +1,7 @@
 //! `TestSettings`: every field of the official Python binding, with its name there
 //! (`ttft_latency`, `tpot_latency`), its default and its conversions, and `FromConfig`.
 
+use std::ffi::CString;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -11,6 +12,7 @@ use mlperf_host::loadgen::config::{
 use mlperf_host::loadgen::{self, Diagnostic};
 use pyo3::exceptions::{PyRuntimeWarning, PyUserWarning};
 use pyo3::prelude::*;
+use pyo3::PyTypeInfo;
 
 use crate::convert::{Count, Flag, Integer};
 use crate::enums::{TestMode, TestScenario};
@@ -195,12 +197,7 @@ impl TestSettings {
         conf_type: ConfType,
     ) -> PyResult<()> {
         for warning in file.apply(&mut self.inner, model, scenario, conf_type) {
-            PyErr::warn(
-                py,
-                &py.get_type::<PyUserWarning>(),
-                &std::ffi::CString::new(warning.to_string()).unwrap_or_default(),
-                1,
-            )?;
+            warn::<PyUserWarning>(py, &warning.to_string())?;
         }
         Ok(())
     }
@@ -208,7 +205,12 @@ impl TestSettings {
 
 /// A config error: queued for the next test's detail log and shown now as a Python warning.
 fn report_error(py: Python<'_>, message: String) -> PyResult<()> {
-    let text = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
-    queue(Diagnostic::error("error_invalid_config", message));
-    PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &text, 1)
+    queue(Diagnostic::error("error_invalid_config", message.clone()));
+    warn::<PyRuntimeWarning>(py, &message)
+}
+
+/// Issues a Python warning of category `W` (an error if the warning filters say so).
+fn warn<W: PyTypeInfo>(py: Python<'_>, message: &str) -> PyResult<()> {
+    let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    PyErr::warn(py, &py.get_type::<W>(), &text, 1)
 }
