@@ -152,13 +152,12 @@ impl QuerySampleResponse {
     }
 
     fn __setstate__(&mut self, state: &Bound<'_, PyTuple>) -> PyResult<()> {
-        let restored = Self::from_args(state)?;
         if state.len() < 3 {
             return Err(PyRuntimeError::new_err(
                 "Invalid state for QuerySampleResponse",
             ));
         }
-        *self = restored;
+        *self = Self::from_args(state)?;
         Ok(())
     }
 

@@ -8,7 +8,6 @@ byte-identical; the detail logs must carry the same keys in the same order (the 
 description aside) with the same settings and validity; the summaries the same lines.
 """
 
-import array
 import json
 import os
 import subprocess
@@ -16,6 +15,8 @@ import sys
 import textwrap
 
 import pytest
+
+from conftest import read_detail
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 CLI = os.path.join(REPO, "target", "release", "mlperf-host")
@@ -72,15 +73,6 @@ PYTHON_RUN = textwrap.dedent(
 )
 
 
-def detail_entries(path):
-    entries = []
-    with open(path) as log:
-        for line in log:
-            if line.startswith(":::MLLOG "):
-                entries.append(json.loads(line[len(":::MLLOG "):]))
-    return entries
-
-
 def summary_labels(path):
     with open(path) as summary:
         return [line.split(":")[0].strip() for line in summary if ":" in line]
@@ -116,9 +108,9 @@ def test_logs_match_the_cli(tmp_path, case):
     if mode != "PerformanceOnly":
         assert json.loads(cli_accuracy), "the accuracy log should not be empty"
 
-    cli_detail = [e for e in detail_entries(cli_dir / "mlperf_log_detail.txt")
+    cli_detail = [e for e in read_detail(cli_dir / "mlperf_log_detail.txt")
                   if e["key"] not in SUT_KEYS and not e["key"].startswith("sut_")]
-    python_detail = [e for e in detail_entries(python_dir / "mlperf_log_detail.txt")
+    python_detail = [e for e in read_detail(python_dir / "mlperf_log_detail.txt")
                      if e["key"] not in SUT_KEYS]
     assert [e["key"] for e in python_detail] == [e["key"] for e in cli_detail]
     for ours, theirs in zip(python_detail, cli_detail):
@@ -128,7 +120,7 @@ def test_logs_match_the_cli(tmp_path, case):
 
     summary = "mlperf_log_summary.txt"
     assert summary_labels(python_dir / summary) == summary_labels(cli_dir / summary)
-    names = [e["value"] for e in detail_entries(python_dir / "mlperf_log_detail.txt")
+    names = [e["value"] for e in read_detail(python_dir / "mlperf_log_detail.txt")
              if e["key"] == "sut_name"]
     assert names == ["PySUT"]
     result = json.loads((python_dir / "result.json").read_text())
