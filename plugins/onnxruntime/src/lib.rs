@@ -65,7 +65,11 @@ impl SutPlugin for OnnxRuntimePlugin {
         };
         let failure = Arc::new(Failure::new(host.completer()));
         let mode = if config.workers == 0 {
-            Mode::Inline(Box::new(Inline::new(Engine::new(first, &io)?, max_batch)))
+            Mode::Inline(Box::new(Inline::new(
+                Engine::new(first, &io)?,
+                max_batch,
+                host.logger(),
+            )))
         } else {
             let mut engines = vec![Engine::new(first, &io)?];
             for _ in 1..config.workers {
@@ -77,6 +81,7 @@ impl SutPlugin for OnnxRuntimePlugin {
                 Duration::from_micros(config.max_wait_us),
                 host.completer(),
                 Arc::clone(&failure),
+                host.logger(),
             )?)
         };
         let attributes = attributes::attributes(&attributes::Facts {

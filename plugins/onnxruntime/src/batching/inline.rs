@@ -3,10 +3,11 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use mlperf_plugin_api::sdk::{Completer, PluginError, Sample};
+use mlperf_plugin_api::sdk::{Completer, Logger, PluginError, Sample};
 
+use super::arena_order::arena_order;
 use super::item::{check, check_all, ranges, Item};
-use super::Failure;
+use super::{report, Failure};
 use crate::session::engine::Engine;
 use crate::session::model::InputSpec;
 
@@ -14,13 +15,15 @@ pub struct Inline {
     /// One session; concurrent issuers take turns.
     engine: Mutex<Engine>,
     max_batch: usize,
+    logger: Logger,
 }
 
 impl Inline {
-    pub fn new(engine: Engine, max_batch: usize) -> Inline {
+    pub fn new(engine: Engine, max_batch: usize, logger: Logger) -> Inline {
         Inline {
             engine: Mutex::new(engine),
             max_batch,
+            logger,
         }
     }
 
@@ -49,9 +52,22 @@ impl Inline {
         let mut batch = Vec::with_capacity(self.max_batch.min(samples.len()));
         let mut completed_any = false;
         for (range, shape) in ranges(&runs, samples.len()) {
-            for chunk in samples[range].chunks(self.max_batch) {
+            let run = &samples[range];
+            // A run longer than a batch goes in arena order, its batches read in place.
+            let mut rounds = match run.len() > self.max_batch {
+                true => arena_order(run),
+                false => None,
+            };
+            let mut chunks = run.chunks(self.max_batch);
+            loop {
                 batch.clear();
-                batch.extend(chunk.iter().map(Item::of));
+                match &mut rounds {
+                    Some(rounds) => rounds.take(self.max_batch, &mut batch),
+                    None => batch.extend(chunks.next().into_iter().flatten().map(Item::of)),
+                }
+                if batch.is_empty() {
+                    break;
+                }
                 if let Err(message) = engine.infer(&batch, shape, completer) {
                     if !completed_any {
                         // Nothing of this query was completed: refuse all of it.
@@ -67,5 +83,11 @@ impl Inline {
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for Inline {
+    fn drop(&mut self) {
+        report(&self.logger, self.engine().stats());
     }
 }

@@ -48,6 +48,16 @@ impl Item {
         }
     }
 
+    /// The same sample under another id (another occurrence of it in the query).
+    pub fn with_id(self, id: u64) -> Item {
+        Item { id, ..self }
+    }
+
+    /// Where the sample's bytes start.
+    pub fn data(&self) -> *const u8 {
+        self.data
+    }
+
     /// The sample's bytes (`shape` is its run's). Call only before the sample's completion,
     /// after which the host may reuse them: the plugin reads them in `Engine::infer`, before
     /// completing.

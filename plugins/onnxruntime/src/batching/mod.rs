@@ -1,13 +1,16 @@
 //! Turning issued samples into batches: inline on the host's thread, or through a queue that
 //! worker threads drain.
 
+pub mod arena_order;
 pub mod inline;
 pub mod item;
 pub mod workers;
 
 use std::sync::OnceLock;
 
-use mlperf_plugin_api::sdk::{Completer, PluginError};
+use mlperf_plugin_api::sdk::{Completer, Level, Logger, PluginError};
+
+use crate::session::engine::BatchStats;
 
 /// The first batch that failed after its samples were accepted (their completions cannot
 /// come): reported to the host at once through its fail callback (so an Offline run, whose one
@@ -39,4 +42,22 @@ impl Failure {
             ))),
         }
     }
+}
+
+/// Says at destroy how the batches of several samples were fed to the model: how many were
+/// read in place (neighbouring samples, see `arena_order`) and how many were gathered.
+pub fn report(logger: &Logger, stats: BatchStats) {
+    if stats.batches == 0 {
+        return;
+    }
+    logger.log(
+        Level::Info,
+        &format!(
+            "onnxruntime plugin: {} batch(es) of several samples ran, {} read in place from the \
+             host's sample memory, {} gathered (copied) first",
+            stats.batches,
+            stats.read_in_place,
+            stats.batches - stats.read_in_place
+        ),
+    );
 }

@@ -112,6 +112,22 @@ pub struct Engine {
     allocator: Allocator,
     /// Where a batch of several samples is gathered (u64s: aligned for every element type).
     buffer: Vec<u64>,
+    stats: BatchStats,
+}
+
+/// How the batches of several samples were fed to the model.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct BatchStats {
+    pub batches: u64,
+    /// Read where the host keeps the samples, which lay one after another.
+    pub read_in_place: u64,
+}
+
+impl BatchStats {
+    pub fn add(&mut self, other: BatchStats) {
+        self.batches += other.batches;
+        self.read_in_place += other.read_in_place;
+    }
 }
 
 impl Engine {
@@ -130,7 +146,12 @@ impl Engine {
             memory: MemoryInfo::default(),
             allocator: Allocator::default(),
             buffer: Vec::new(),
+            stats: BatchStats::default(),
         })
+    }
+
+    pub fn stats(&self) -> BatchStats {
+        self.stats
     }
 
     /// Runs `batch` (checked samples of `shape`) and completes every sample in one call with
@@ -164,13 +185,17 @@ impl Engine {
             )
         };
 
-        let bytes = gather(
+        let (bytes, in_place) = gather(
             batch,
             shape,
             rows,
             &mut self.buffer,
             self.input.element_size,
         );
+        if n > 1 {
+            self.stats.batches += 1;
+            self.stats.read_in_place += u64::from(in_place);
+        }
         let block = bytes.len() / rows;
         let tensors = self
             .input
@@ -219,19 +244,22 @@ impl Engine {
 
 /// The batch's input bytes as `rows` blocks, block k holding row k of every sample in turn
 /// (samples [K, d...] become K tensors [n, d...]; one row: the samples one after another). A
-/// single sample is already so laid out and is used in place when aligned (the host aligns
-/// samples to 64 bytes); otherwise the rows are copied into `buffer`.
+/// single sample, or one-row samples lying back to back, are already so laid out and are used
+/// in place when aligned (the host aligns samples to 64 bytes): then the flag is true.
+/// Otherwise the rows are copied into `buffer`.
 fn gather<'a>(
     batch: &[Item],
     shape: &SampleShape,
     rows: usize,
     buffer: &'a mut Vec<u64>,
     align: usize,
-) -> &'a [u8] {
-    if let [item] = batch {
-        let bytes = item.bytes(shape);
-        if (bytes.as_ptr() as usize).is_multiple_of(align) {
-            return bytes;
+) -> (&'a [u8], bool) {
+    // One sample, or samples of one row each, back to back: already laid out so.
+    if batch.len() == 1 || rows == 1 {
+        if let Some(bytes) = in_place(batch, shape) {
+            if (bytes.as_ptr() as usize).is_multiple_of(align) {
+                return (bytes, true);
+            }
         }
     }
     let total = shape.bytes * batch.len();
@@ -254,7 +282,20 @@ fn gather<'a>(
             out[at..at + row].copy_from_slice(bytes);
         }
     }
-    out
+    (out, false)
+}
+
+/// The batch's bytes where its samples lie one after another in memory, as they do in the
+/// host's arena when a batch is a run of neighbouring samples (see `arena_order`).
+fn in_place<'a>(batch: &[Item], shape: &SampleShape) -> Option<&'a [u8]> {
+    let first = batch.first()?.data();
+    let adjacent = batch
+        .iter()
+        .enumerate()
+        .all(|(i, item)| item.data() == first.wrapping_add(i * shape.bytes));
+    // SAFETY: each sample's `shape.bytes` bytes are readable until it is completed (see
+    // `Item::bytes`), and they follow each other without a gap, so the whole span is.
+    adjacent.then(|| unsafe { std::slice::from_raw_parts(first, shape.bytes * batch.len()) })
 }
 
 /// How many samples ahead of the copy `gather` prefetches, and how much of each: enough lines

@@ -191,6 +191,28 @@ impl Samples {
         Samples::place(encoded, vec![8], dtype, offset)
     }
 
+    /// `count` samples of `features(i)` as `dtype`, shape [8], one right after another from
+    /// a 64-byte boundary (as the host's arena holds samples whose size is a multiple of 64).
+    pub fn packed(count: u64, dtype: i32) -> Samples {
+        let encoded: Vec<Vec<u8>> = (0..count).map(|i| encode(&features(i), dtype)).collect();
+        let mut made = Samples::place(encoded, vec![8], dtype, 0);
+        let length = made.lengths[0];
+        let stride = made.stride;
+        // SAFETY: the byte view of our own u64 buffer.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                made.words.as_mut_ptr().cast::<u8>(),
+                made.words.len() * 8,
+            )
+        };
+        for i in 1..count as usize {
+            let (from, to) = (made.skew + i * stride, made.skew + i * length);
+            bytes.copy_within(from..from + length, to);
+        }
+        made.stride = length;
+        made
+    }
+
     pub fn from_bytes(samples: Vec<Vec<u8>>, shape: Vec<i64>, dtype: i32) -> Samples {
         Samples::place(samples, shape, dtype, 0)
     }
