@@ -12,7 +12,7 @@ mod runtime;
 mod session;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mlperf_plugin_api::ffi::{
     CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_NATIVE_BATCHING, CAP_NEEDS_SAMPLE_DATA,
@@ -64,16 +64,40 @@ impl SutPlugin for OnnxRuntimePlugin {
             config.max_batch
         };
         let failure = Arc::new(Failure::new(host.completer()));
+        let engine = |session| -> Result<Engine, PluginError> {
+            let mut engine = Engine::new(session, &io)?;
+            let started = Instant::now();
+            let (level, message) = match engine.warm_up(max_batch) {
+                Ok(true) => (
+                    Level::Debug,
+                    format!(
+                        "onnxruntime plugin: warmed up a session with a batch of {max_batch} \
+                         zero sample(s) in {:.1} ms",
+                        started.elapsed().as_secs_f64() * 1e3
+                    ),
+                ),
+                Ok(false) => (
+                    Level::Debug,
+                    "onnxruntime plugin: no warm-up (the model's sample shape is dynamic)".into(),
+                ),
+                Err(e) => (
+                    Level::Warn,
+                    format!("onnxruntime plugin: the warm-up batch failed: {e}"),
+                ),
+            };
+            host.logger().log(level, &message);
+            Ok(engine)
+        };
         let mode = if config.workers == 0 {
             Mode::Inline(Box::new(Inline::new(
-                Engine::new(first, &io)?,
+                engine(first)?,
                 max_batch,
                 host.logger(),
             )))
         } else {
-            let mut engines = vec![Engine::new(first, &io)?];
+            let mut engines = vec![engine(first)?];
             for _ in 1..config.workers {
-                engines.push(Engine::new(open_session(&runtime, &config)?, &io)?);
+                engines.push(engine(open_session(&runtime, &config)?)?);
             }
             Mode::Workers(Workers::start(
                 engines,

@@ -404,6 +404,32 @@ fn a_large_query_runs_in_arena_order_reading_neighbours_in_place() {
 }
 
 #[test]
+fn each_session_warms_up_at_create_without_answering_anything() {
+    let library = ort_or_return!("each_session_warms_up_at_create_without_answering_anything");
+    // (model, config, sessions warmed up, sessions without: a dynamic sample shape)
+    for (model, extra, warmed, skipped) in [
+        ("f32", "max_batch = 4", 1, 0),
+        ("f32", "workers = 2\nmax_batch = 4", 2, 0),
+        ("dyn", "max_batch = 4", 0, 1),
+    ] {
+        let host = RecordingHost::new();
+        let instance = create(&host, &config(&library, model, extra)).unwrap();
+        drop(instance);
+        let logs = host.logs();
+        let count = |text: &str| logs.iter().filter(|(_, l)| l.contains(text)).count();
+        assert_eq!(
+            count("warmed up a session with a batch of 4 zero sample(s)"),
+            warmed,
+            "{model} {extra}: {logs:?}"
+        );
+        assert_eq!(count("no warm-up"), skipped, "{model} {extra}: {logs:?}");
+        // Neither answered nor counted among the batches the test ran.
+        assert!(host.completed().is_empty(), "{model} {extra}");
+        assert_eq!(count("batch(es) of several samples ran"), 0, "{logs:?}");
+    }
+}
+
+#[test]
 fn samples_apart_in_memory_are_gathered() {
     let library = ort_or_return!("samples_apart_in_memory_are_gathered");
     let host = RecordingHost::new();

@@ -20,6 +20,22 @@ pub struct SampleShape {
 }
 
 impl SampleShape {
+    /// The shape `dims` of elements of `element_size` bytes; None if a dimension is dynamic
+    /// (negative) or there are more than MAX_RANK.
+    pub fn fixed(dims: &[i64], element_size: usize) -> Option<SampleShape> {
+        if dims.len() > MAX_RANK || dims.iter().any(|&d| d < 0) {
+            return None;
+        }
+        let count = usize::try_from(dims.iter().product::<i64>()).ok()?;
+        let mut shape = SampleShape {
+            dims: [0; MAX_RANK],
+            rank: dims.len() as u8,
+            bytes: count.checked_mul(element_size)?,
+        };
+        shape.dims[..dims.len()].copy_from_slice(dims);
+        Some(shape)
+    }
+
     pub fn dims(&self) -> &[i64] {
         &self.dims[..usize::from(self.rank)]
     }
@@ -45,6 +61,15 @@ impl Item {
             id: sample.id(),
             index: sample.index(),
             data: sample.data().as_ptr(),
+        }
+    }
+
+    /// Bytes of the plugin's own (a warm-up run's), id 0.
+    pub fn at(data: *const u8) -> Item {
+        Item {
+            id: 0,
+            index: 0,
+            data,
         }
     }
 
@@ -149,13 +174,8 @@ pub fn check(sample: &Sample<'_>, input: &InputSpec) -> Result<SampleShape, Stri
             input.ty
         ));
     }
-    let mut shape = SampleShape {
-        dims: [0; MAX_RANK],
-        rank: dims.len() as u8,
-        bytes: data.len(),
-    };
-    shape.dims[..dims.len()].copy_from_slice(dims);
-    Ok(shape)
+    SampleShape::fixed(dims, input.element_size)
+        .ok_or_else(|| format!("sample {index} has shape {given:?}, too large"))
 }
 
 /// Each run's samples (as a range of the query) with their shape.

@@ -162,6 +162,39 @@ impl Engine {
         shape: &SampleShape,
         completer: &Completer,
     ) -> Result<(), String> {
+        self.run(batch, shape, |responses| completer.complete(responses))
+    }
+
+    /// Runs one batch of `count` samples of zeros and drops the answers, so that ONNX
+    /// Runtime's first-run costs (memory planning, buffer growth) fall at create rather than
+    /// in the test. A model with dynamic sample dimensions has no one shape to warm up with:
+    /// then Ok(false).
+    pub fn warm_up(&mut self, count: usize) -> Result<bool, String> {
+        let mut dims = self.input.sample_dims.clone();
+        if self.input.is_stacked() {
+            dims.insert(0, self.input.feeds.len() as i64);
+        }
+        let Some(shape) = SampleShape::fixed(&dims, self.input.element_size) else {
+            return Ok(false);
+        };
+        let zeros = vec![0u64; (shape.bytes * count).div_ceil(8)];
+        let start = zeros.as_ptr().cast::<u8>();
+        let batch: Vec<Item> = (0..count)
+            // SAFETY: inside `zeros`, which outlives the run.
+            .map(|i| Item::at(unsafe { start.add(i * shape.bytes) }))
+            .collect();
+        let run = self.run(&batch, &shape, |_| {});
+        self.stats = BatchStats::default();
+        run.map(|()| true)
+    }
+
+    /// Runs `batch` and hands every sample's response to `answer` at once.
+    fn run(
+        &mut self,
+        batch: &[Item],
+        shape: &SampleShape,
+        answer: impl FnOnce(&[Response<'_>]),
+    ) -> Result<(), String> {
         let n = batch.len();
         if n == 0 {
             return Ok(());
@@ -231,13 +264,17 @@ impl Engine {
                 &format!("output '{}' has shape {out_shape:?}", self.output),
             ));
         }
+        if let [item] = batch {
+            answer(&[Response::new(item.id, out_bytes)]);
+            return Ok(());
+        }
         let row = out_bytes.len() / n;
         let responses: Vec<Response<'_>> = batch
             .iter()
             .enumerate()
             .map(|(i, item)| Response::new(item.id, &out_bytes[i * row..(i + 1) * row]))
             .collect();
-        completer.complete(&responses);
+        answer(&responses);
         Ok(())
     }
 }
