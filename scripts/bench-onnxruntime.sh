@@ -6,7 +6,9 @@
 #   resnet50 Offline samples/s (inline, batches of 8, 2 intra-op threads) and SingleStream
 #            p50/p90 (2 intra-op threads).
 # Direct Offline is every sample over the total time of all its passes, in order (no gather)
-# and, for fmnist, also --shuffled (each batch gathered from samples in a random order).
+# and, for fmnist, also --shuffled (each batch gathered from samples in a random order);
+# direct SingleStream goes through the samples in order and, for fmnist, also --shuffled (in a
+# random order, as LoadGen issues them: a sample is then less often in cache).
 # Prints each measurement, then the medians and the median of the rounds' host/direct ratios.
 # usage: bash scripts/bench-onnxruntime.sh [ROUNDS] (default 5)
 set -euo pipefail
@@ -38,6 +40,7 @@ for round in $(seq "$rounds"); do
     echo "fmnist-offline-direct-shuffled $(direct_offline "${fm[@]}" --batch 256 --workers 2 --passes 800 --shuffled)"
     echo "fmnist-single-direct $(direct_single "${fm[@]}" --passes 30)"
     echo "fmnist-single-host $(host_single --benchmark fmnist --set min_duration_ms=3000)"
+    echo "fmnist-single-direct-shuffled $(direct_single "${fm[@]}" --passes 30 --shuffled)"
     echo "resnet50-offline-direct $(direct_offline "${r50[@]}" --batch 8 --workers 1 --passes 8)"
     echo "resnet50-offline-host $(host_offline --benchmark resnet50 --set min_duration_ms=8000 --set min_query_count=1)"
     echo "resnet50-single-direct $(direct_single "${r50[@]}" --passes 3)"
@@ -66,4 +69,6 @@ for bench in ("fmnist", "resnet50"):
     line(f"{bench} SingleStream p90", f"{bench}-single", 1, "µs")
 shuffled = statistics.median(v[0] for v in values["fmnist-offline-direct-shuffled"])
 print(f"fmnist Offline, direct gathering random batches: {shuffled:,.2f} samples/s")
+p50, p90 = (statistics.median(v[k] for v in values["fmnist-single-direct-shuffled"]) for k in (0, 1))
+print(f"fmnist SingleStream, direct in a random order: p50 {p50:,.2f} µs, p90 {p90:,.2f} µs")
 PY

@@ -12,7 +12,8 @@
 //! samples split between them), --passes times; prints samples/s per pass. Batches are
 //! slices of the file's array, in order; with --shuffled each batch is gathered (copied) from
 //! samples in a random order, as an MLPerf Offline query hands them to any harness.
-//! single-stream: one sample at a time, in order, --passes times over the data set; prints
+//! single-stream: one sample at a time, in order (--shuffled: in a random order, as LoadGen
+//! issues them, so a sample is less often in cache), --passes times over the data set; prints
 //! p50/p90 latency and queries/s.
 
 use std::fmt::Debug;
@@ -311,9 +312,13 @@ fn bench<T: PrimitiveTensorElementType + Debug + Clone + Send + Sync + 'static>(
             runner.run(sample_shape, &data[i * row..(i + 1) * row], 1)?; // warm-up
         }
         let mut latencies = Vec::with_capacity(n * args.passes);
+        let order: Vec<usize> = match args.shuffled {
+            true => shuffled_order(n),
+            false => (0..n).collect(),
+        };
         let started = Instant::now();
         for _ in 0..args.passes {
-            for i in 0..n {
+            for &i in &order {
                 let t = Instant::now();
                 runner.run(sample_shape, &data[i * row..(i + 1) * row], 1)?;
                 latencies.push(t.elapsed());
