@@ -1,7 +1,8 @@
 //! workers = N: N threads, each with its own session, take batches from one shared queue. A
 //! worker takes up to max_batch samples of one shape; when fewer are queued it waits for more
 //! until the oldest has waited max_wait_us (Server: dynamic batching under a latency budget),
-//! unless the host flushed. A big Offline query is drained in max_batch chunks by all workers.
+//! unless the host flushed. A big Offline query is drained by all workers in batches of
+//! neighbouring samples (see `arena_order`).
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
