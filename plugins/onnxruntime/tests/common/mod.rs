@@ -195,22 +195,8 @@ impl Samples {
     /// a 64-byte boundary (as the host's arena holds samples whose size is a multiple of 64).
     pub fn packed(count: u64, dtype: i32) -> Samples {
         let encoded: Vec<Vec<u8>> = (0..count).map(|i| encode(&features(i), dtype)).collect();
-        let mut made = Samples::place(encoded, vec![8], dtype, 0);
-        let length = made.lengths[0];
-        let stride = made.stride;
-        // SAFETY: the byte view of our own u64 buffer.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(
-                made.words.as_mut_ptr().cast::<u8>(),
-                made.words.len() * 8,
-            )
-        };
-        for i in 1..count as usize {
-            let (from, to) = (made.skew + i * stride, made.skew + i * length);
-            bytes.copy_within(from..from + length, to);
-        }
-        made.stride = length;
-        made
+        let stride = encoded.first().map_or(0, Vec::len);
+        Samples::place_at(encoded, vec![8], dtype, 0, stride)
     }
 
     pub fn from_bytes(samples: Vec<Vec<u8>>, shape: Vec<i64>, dtype: i32) -> Samples {
@@ -226,9 +212,20 @@ impl Samples {
     }
 
     fn place(samples: Vec<Vec<u8>>, shape: Vec<i64>, dtype: i32, offset: usize) -> Samples {
-        assert!(offset < 64);
         // 64 spare bytes per sample, for the offset.
         let stride = samples.iter().map(Vec::len).max().unwrap_or(0).div_ceil(64) * 64 + 64;
+        Samples::place_at(samples, shape, dtype, offset, stride)
+    }
+
+    /// Sample i at `offset + i * stride` past a 64-byte boundary.
+    fn place_at(
+        samples: Vec<Vec<u8>>,
+        shape: Vec<i64>,
+        dtype: i32,
+        offset: usize,
+        stride: usize,
+    ) -> Samples {
+        assert!(offset < 64);
         let mut words = vec![0u64; (stride * samples.len()).div_ceil(8) + 8];
         let skew = (64 - (words.as_ptr() as usize % 64)) % 64 + offset;
         // SAFETY: the byte view of our own u64 buffer.
