@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-official-loadgen.sh
+# The official LoadGen's C++ sources (PyPI sdist, cached outside the clone), which
+# mlperf-official-loadgen compiles for `--engine official`.
+export "$(bash scripts/setup-official-engine.sh | tail -n 1)"
 export MLPERF_OFFICIAL_PYTHON="$PWD/.venv/bin/python"
 # mlperf_host.loadgen (host/python), built by pip as a user builds it, and pytest.
 bash scripts/setup-python.sh

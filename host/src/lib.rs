@@ -10,6 +10,7 @@ pub mod bench;
 pub mod benchmark;
 pub mod compliance;
 pub mod loadgen;
+pub mod official;
 pub mod plugin;
 pub mod samples;
 pub mod submission;

@@ -81,6 +81,27 @@ struct BenchArgs {
     /// (`--completion worker` configures it with `workers = 1`).
     #[arg(long, value_name = "PATH")]
     plugin: Option<std::path::PathBuf>,
+    /// The LoadGen that runs the cases: native, official (the official 6.0.17 C++ library,
+    /// same SUT code), or both (each case through each engine, alternating).
+    #[arg(long, value_enum, default_value = "native")]
+    engine: BenchEngine,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BenchEngine {
+    Native,
+    Official,
+    Both,
+}
+
+impl BenchEngine {
+    fn engines(self) -> &'static [&'static str] {
+        match self {
+            BenchEngine::Native => &["native"],
+            BenchEngine::Official => &["official"],
+            BenchEngine::Both => &["native", "official"],
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -98,14 +119,22 @@ fn main() -> ExitCode {
 }
 
 fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
-    let reports = if args.case == Case::All {
+    let reports = if args.case == Case::All || args.engine == BenchEngine::Both {
+        let cases: Vec<(&str, &str)> = match args.case {
+            Case::All => vec![
+                ("single-stream", "inline"),
+                ("offline", "inline"),
+                ("server", "worker"),
+            ],
+            Case::SingleStream => vec![("single-stream", completion_name(args.completion))],
+            Case::Offline => vec![("offline", completion_name(args.completion))],
+            Case::Server => vec![("server", completion_name(args.completion))],
+        };
         let mut reports = Vec::new();
-        for (case, completion) in [
-            ("single-stream", "inline"),
-            ("offline", "inline"),
-            ("server", "worker"),
-        ] {
-            reports.push(run_child(args, case, completion)?);
+        for (case, completion) in cases {
+            for engine in args.engine.engines() {
+                reports.push(run_child(args, case, completion, engine)?);
+            }
         }
         reports
     } else {
@@ -130,7 +159,11 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
                 if args.case == Case::Offline {
                     sut.reserve_samples(args.samples as usize);
                 }
-                vec![bench::run_case_with(
+                let run = match args.engine {
+                    BenchEngine::Official => bench::official::run_case_with,
+                    _ => bench::run_case_with,
+                };
+                vec![run(
                     name,
                     &settings,
                     args.completion,
@@ -138,12 +171,13 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
                     &sut,
                 )?]
             }
-            None => vec![bench::run_case(
-                name,
-                &settings,
-                args.completion,
-                args.qsl_samples,
-            )?],
+            None => {
+                let run = match args.engine {
+                    BenchEngine::Official => bench::official::run_case,
+                    _ => bench::run_case,
+                };
+                vec![run(name, &settings, args.completion, args.qsl_samples)?]
+            }
         }
     };
     for report in &reports {
@@ -157,7 +191,12 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
 }
 
 /// Runs one case in a fresh process so its peak memory is its own.
-fn run_child(args: &BenchArgs, case: &str, completion: &str) -> anyhow::Result<BenchReport> {
+fn run_child(
+    args: &BenchArgs,
+    case: &str,
+    completion: &str,
+    engine: &str,
+) -> anyhow::Result<BenchReport> {
     let exe = std::env::current_exe().context("locating the mlperf-host executable")?;
     let output = std::process::Command::new(exe)
         .args([
@@ -167,6 +206,8 @@ fn run_child(args: &BenchArgs, case: &str, completion: &str) -> anyhow::Result<B
             case,
             "--completion",
             completion,
+            "--engine",
+            engine,
         ])
         .args(
             args.plugin
@@ -193,10 +234,18 @@ fn run_child(args: &BenchArgs, case: &str, completion: &str) -> anyhow::Result<B
     Ok(serde_json::from_str(line)?)
 }
 
+fn completion_name(completion: Completion) -> &'static str {
+    match completion {
+        Completion::Inline => "inline",
+        Completion::Worker => "worker",
+    }
+}
+
 fn print_report(r: &BenchReport) {
     println!(
-        "{:<14} {:<7} {:>10} queries {:>11} samples  {:>12.0}/s  start-up {:>8.2} ms  end {:>8.2} ms  peak RSS {:>7.1} MiB ({:.1} B/sample)  p99 {}  {}",
+        "{:<14} {:<8} {:<7} {:>10} queries {:>11} samples  {:>12.0}/s  start-up {:>8.2} ms  end {:>8.2} ms  peak RSS {:>7.1} MiB ({:.1} B/sample)  p99 {}  {}",
         r.case,
+        r.engine,
         format!("{:?}", r.completion).to_lowercase(),
         r.queries,
         r.samples,

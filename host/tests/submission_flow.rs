@@ -44,18 +44,21 @@ struct Submission {
     submit_output: Output,
 }
 
+/// Every run made with the official LoadGen (`--engine official`), as a submission must be.
 fn submission() -> &'static Submission {
     static SUBMISSION: OnceLock<Submission> = OnceLock::new();
-    SUBMISSION.get_or_init(make_submission)
+    SUBMISSION.get_or_init(|| make_submission("official"))
 }
 
 /// `mlperf-host audit --test TEST` of the fmnist runs in `runs`, into `runs/TEST`; a failed
 /// verification (exit 3) is returned, anything else but success fails the test.
-fn audit(runs: &Path, test: &str) -> Output {
+fn audit(runs: &Path, test: &str, engine: &str) -> Output {
     let out = runs.join(test);
     let (accuracy_run, performance_run) = (runs.join("accuracy"), runs.join("performance"));
     let mut args = vec![
         "audit",
+        "--engine",
+        engine,
         "--test",
         test,
         "--benchmark",
@@ -77,13 +80,21 @@ fn audit(runs: &Path, test: &str) -> Output {
     output
 }
 
-fn make_submission() -> Submission {
+fn make_submission(engine: &str) -> Submission {
     support::require_data("fmnist");
     let dir = TempDir::new();
     let runs = dir.path().join("runs");
     let run = |name: &str, extra: &[&str]| {
         let out = runs.join(name);
-        let mut args = vec!["run", "--benchmark", "fmnist", "--scenario", "SingleStream"];
+        let mut args = vec![
+            "run",
+            "--engine",
+            engine,
+            "--benchmark",
+            "fmnist",
+            "--scenario",
+            "SingleStream",
+        ];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--out", s(&out), "--quiet"]);
         assert_ok(&mlperf_host(&args));
@@ -99,7 +110,7 @@ fn make_submission() -> Submission {
         run("performance", &performance);
         let failed: Vec<Output> = ["TEST01", "TEST04"]
             .into_iter()
-            .map(|test| audit(&runs, test))
+            .map(|test| audit(&runs, test, engine))
             .filter(|output| output.status.code() == Some(3))
             .collect();
         if failed.is_empty() {
@@ -140,6 +151,8 @@ fn make_submission() -> Submission {
     let tree = dir.path().join("tree");
     let submit_output = mlperf_host(&[
         "submit",
+        "--benchmark",
+        "fmnist",
         "--system",
         s(&system_json),
         "--out",
@@ -279,6 +292,33 @@ fn the_tree_holds_the_runs_as_the_rules_lay_them_out() {
     assert!(
         user_conf.contains("fmnist.SingleStream.min_duration = 1000\n"),
         "{user_conf}"
+    );
+}
+
+/// The same submission made with the native engine: closed results need the official
+/// LoadGen, so each of its logs is refused, and accepted only as a test under --allow-native.
+#[test]
+fn a_submission_the_native_engine_made_needs_allow_native() {
+    let native = make_submission("native");
+    let (code, findings) = check(&native.tree, true);
+    assert_eq!(code, 3);
+    let expected: BTreeSet<(String, String)> = [
+        "accuracy/mlperf_log_detail.txt",
+        "performance/run_1/mlperf_log_detail.txt",
+        "TEST01/performance/run_1/mlperf_log_detail.txt",
+        "TEST04/performance/run_1/mlperf_log_detail.txt",
+    ]
+    .iter()
+    .map(|file| ("official-loadgen".to_string(), format!("{SCENARIO}/{file}")))
+    .collect();
+    assert_eq!(errors(&findings), expected, "{findings:#?}");
+    let output = mlperf_host(&["check", "--allow-short", "--allow-native", s(&native.tree)]);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let stdout = support::text(&output.stdout);
+    assert!(
+        stdout.contains("[official-loadgen]")
+            && stdout.contains("loadgen_version \"6.0.17 compatible\", git hash \"mlperf-host"),
+        "{stdout}"
     );
 }
 
@@ -496,6 +536,8 @@ fn a_power_dev_session_and_its_ranging_run_are_filed_byte_for_byte() {
     let output = mlperf_host(&[
         "submit",
         "--allow-short",
+        "--benchmark",
+        "fmnist",
         "--system",
         s(&submission.system_json),
         "--out",

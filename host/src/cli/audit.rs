@@ -15,7 +15,8 @@ use mlperf_host::compliance::{
     verify_test04_performance, verify_test06, AccuracyFallback, ComplianceTest, DetailLog, Dtype,
     LogFields, Verification, DEFAULT_EOS_TOKEN_ID, VERIFY_ACCURACY_FILE, VERIFY_PERFORMANCE_FILE,
 };
-use mlperf_host::loadgen::{SeriesReport, StopReason, TestScenario};
+use mlperf_host::loadgen::TestScenario;
+use mlperf_host::submission::detail_log::PROVENANCE_FILE;
 
 use super::run::{RunArgs, EXIT_INVALID};
 
@@ -196,19 +197,21 @@ fn run_compliance(args: &Args, plan: &Plan) -> anyhow::Result<TestScenario> {
     run_args.out = run_dir.clone();
     run_args.audit_conf = Some(plan.audit_config.clone());
     let outcome = super::run::run(&run_args)?;
-    if let Some(message) = sut_failure(&outcome.result.series) {
+    if let Some(message) = outcome.result.failure() {
         bail!(
             "the system under test failed: {message} (logs in {}; nothing verified)",
             run_dir.display()
         );
     }
     // The checker allows only LoadGen's files in run_1/.
-    let result_json = run_dir.join("result.json");
-    if result_json.is_file() {
-        std::fs::rename(&result_json, out.join("result.json"))
-            .with_context(|| format!("cannot move {}", result_json.display()))?;
+    for name in ["result.json", PROVENANCE_FILE] {
+        let file = run_dir.join(name);
+        if file.is_file() {
+            std::fs::rename(&file, out.join(name))
+                .with_context(|| format!("cannot move {}", file.display()))?;
+        }
     }
-    Ok(outcome.result.effective.scenario)
+    Ok(outcome.scenario)
 }
 
 /// Writes the verification files of the test and prints their verdicts, as the official
@@ -512,13 +515,6 @@ fn print_fallback(result: &AccuracyFallback, accuracy_dir: &Path) {
 }
 
 /// The message of a backend that failed or panicked during the compliance run.
-fn sut_failure(series: &[SeriesReport]) -> Option<String> {
-    series.iter().find_map(|series| match &series.stop {
-        StopReason::SutFailed(message) | StopReason::SutPanicked(message) => Some(message.clone()),
-        _ => None,
-    })
-}
-
 fn python_bool(value: bool) -> &'static str {
     if value {
         "True"

@@ -19,6 +19,10 @@ pub struct Args {
     /// duration and query count, and a simulated power analyzer — as warnings.
     #[arg(long)]
     pub allow_short: bool,
+    /// A test flag: accept closed and network results whose logs were not made by the
+    /// official LoadGen (`run --engine native`) as warnings.
+    #[arg(long)]
+    pub allow_native: bool,
     /// Print the findings as JSON.
     #[arg(long)]
     pub json: bool,
@@ -36,6 +40,7 @@ pub fn main(args: &Args) -> ExitCode {
         &args.dir,
         CheckOptions {
             allow_short: args.allow_short,
+            allow_native: args.allow_native,
         },
     );
     report(&args.dir, &findings, args.json)

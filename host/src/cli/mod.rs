@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod benchmark;
 pub mod check;
+pub mod engine;
 pub mod library;
 pub mod plugins;
 pub mod power;

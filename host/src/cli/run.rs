@@ -17,6 +17,7 @@ use mlperf_host::loadgen::{
     start_test, LogOutputSettings, LogSettings, TestMode, TestResult, TestScenario, TestSettings,
 };
 
+use super::engine::{self, EngineArg, OfficialVerdict};
 use super::library::Library;
 use super::power::report_command::read_logged_run;
 use super::power::{self, report::PowerResult, Meters};
@@ -25,6 +26,7 @@ use super::set::{self, Override};
 use super::summary;
 use mlperf_host::benchmark::Benchmark;
 use mlperf_host::loadgen::{EffectiveSettings, StopReason};
+use mlperf_host::official::{self, engine::TestSettings as OfficialSettings};
 use mlperf_host::plugin::PluginSut;
 use mlperf_power::Phase;
 
@@ -92,6 +94,10 @@ pub struct RunArgs {
     /// The scenario (case-insensitive).
     #[arg(long, value_enum, ignore_case = true, default_value = "SingleStream")]
     pub scenario: ScenarioArg,
+    /// The LoadGen that runs the test: native (mlperf-host's own) or official (the official
+    /// LoadGen 6.0.17 C++ library, compiled unaltered: the logs a submission needs).
+    #[arg(long, value_enum, ignore_case = true, default_value = "native")]
+    pub engine: EngineArg,
     /// The test mode (case-insensitive; also submission, accuracy, performance, findpeak).
     /// [default: the config's `mode`, else PerformanceOnly]
     #[arg(long, value_enum, ignore_case = true)]
@@ -198,19 +204,16 @@ pub fn main(args: &RunArgs) -> ExitCode {
         Ok(RunOutcome {
             result,
             power_valid,
+            ..
         }) => {
             // A backend that failed or panicked: the logs are written, but this is an error.
-            if let Some(message) = failure(&result) {
+            if let Some(message) = result.failure() {
                 eprintln!("error: the system under test failed: {message} (the run is INVALID; logs in {})", args.out.display());
                 return ExitCode::FAILURE;
             }
-            let valid = summary::is_valid(&result);
+            let valid = result.is_valid();
             if !valid && args.require_valid {
-                let reasons = result
-                    .performance
-                    .as_ref()
-                    .map(|p| p.validity.reasons.join("; "))
-                    .filter(|r| !r.is_empty());
+                let reasons = result.invalid_reasons();
                 eprintln!(
                     "error: the result is INVALID{} (--require-valid)",
                     reasons.map(|r| format!(": {r}")).unwrap_or_default()
@@ -229,8 +232,56 @@ pub fn main(args: &RunArgs) -> ExitCode {
 
 /// What a run produced: the test's result and, with `--power`, its power result.
 pub struct RunOutcome {
-    pub result: TestResult,
+    pub result: TestOutcome,
+    pub scenario: TestScenario,
     pub power_valid: Option<bool>,
+}
+
+/// The test's result, as the engine that ran it gives it.
+pub enum TestOutcome {
+    Native(Box<TestResult>),
+    /// Read back from the official LoadGen's detail log.
+    Official(OfficialVerdict),
+}
+
+impl TestOutcome {
+    /// The message of a backend that failed or panicked (under the official engine such a
+    /// run never returns: the watchdog ends it).
+    pub fn failure(&self) -> Option<String> {
+        match self {
+            TestOutcome::Native(result) => failure(result),
+            TestOutcome::Official(_) => None,
+        }
+    }
+
+    pub fn is_valid(&self) -> bool {
+        match self {
+            TestOutcome::Native(result) => summary::is_valid(result),
+            TestOutcome::Official(verdict) => verdict.is_valid(),
+        }
+    }
+
+    /// Why the result is INVALID, when the engine says.
+    pub fn invalid_reasons(&self) -> Option<String> {
+        match self {
+            TestOutcome::Native(result) => result
+                .performance
+                .as_ref()
+                .map(|p| p.validity.reasons.join("; "))
+                .filter(|r| !r.is_empty()),
+            TestOutcome::Official(_) => Some("see mlperf_log_summary.txt".into()),
+        }
+    }
+
+    /// Samples that never completed (native: the drain gave up on them).
+    fn incomplete(&self) -> bool {
+        match self {
+            TestOutcome::Native(result) => {
+                result.series.iter().any(|s| s.never_completed > 0) || failure(result).is_some()
+            }
+            TestOutcome::Official(_) => false,
+        }
+    }
 }
 
 /// Everything up to and including printing the summary (and the power block).
@@ -249,6 +300,28 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
         power::check_mode(settings.mode)?;
     }
     let audit_config = check_audit_config(args.audit_conf.as_deref())?;
+    let official_settings = match args.engine {
+        EngineArg::Native => None,
+        EngineArg::Official => {
+            if args.preprocess_timed {
+                bail!("--preprocess-timed is not yet available with --engine official (untimed preprocessing is)");
+            }
+            let benchmark_keys: Vec<String> = benchmark
+                .map(|b| {
+                    b.setting_overrides(settings.scenario)
+                        .into_iter()
+                        .map(|(k, _)| k)
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(engine::official_settings(
+                args,
+                model_name(args, benchmark),
+                &benchmark_keys,
+                &settings,
+            )?)
+        }
+    };
     // A meter that cannot be reached is refused here, before anything runs.
     let mut meters = Meters::open(&args.power)?;
     let mut library = Library::open(args, benchmark)?;
@@ -269,6 +342,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
         power::clear_old_outputs(&args.out)?;
         power::clear_old_outputs(&args.out.join("ranging"))?;
     }
+    if official_settings.is_some() {
+        engine::clear_old_logs(&args.out)?;
+        if meters.as_ref().is_some_and(|m| m.needs_ranging()) {
+            engine::clear_old_logs(&args.out.join("ranging"))?;
+        }
+    }
     // MLCommons' procedure: a ranging run at automatic analyzer ranges, then the testing run.
     let mut ranging = None;
     if let Some(meters) = meters.as_mut().filter(|m| m.needs_ranging()) {
@@ -286,13 +365,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
             model_name(args, benchmark),
             &sut,
             &mut library,
-            &settings,
+            EngineSettings {
+                native: &settings,
+                official: official_settings.as_ref(),
+            },
             audit_config.clone(),
             &out,
         );
         let recording = meters.stop(mark);
         let result = result?;
-        if result.series.iter().any(|s| s.never_completed > 0) || failure(&result).is_some() {
+        if result.incomplete() {
             bail!(
                 "the ranging run did not complete (logs in {}); the testing run was not started",
                 out.display()
@@ -322,7 +404,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
         model,
         &sut,
         &mut library,
-        &settings,
+        EngineSettings {
+            native: &settings,
+            official: official_settings.as_ref(),
+        },
         audit_config,
         &args.out,
     );
@@ -334,14 +419,26 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
     drop(sut);
     let result = result?;
 
-    if let Some(files) = &result.log_files {
-        tracing::info!(summary = %files.summary.display(), "logs written");
-    }
-    if !args.quiet {
-        print!("{}", render_summary(&result));
+    match &result {
+        TestOutcome::Native(result) => {
+            if let Some(files) = &result.log_files {
+                tracing::info!(summary = %files.summary.display(), "logs written");
+            }
+            if !args.quiet {
+                print!("{}", render_summary(result));
+            }
+        }
+        TestOutcome::Official(_) => {
+            let path = args.out.join("mlperf_log_summary.txt");
+            if !args.quiet {
+                let summary = std::fs::read_to_string(&path)
+                    .with_context(|| format!("the official LoadGen wrote no {}", path.display()))?;
+                print!("{summary}");
+            }
+        }
     }
     let accuracy_run = matches!(
-        result.requested.mode,
+        settings.mode,
         TestMode::AccuracyOnly | TestMode::SubmissionRun
     );
     if let (Some(benchmark), true) = (benchmark, accuracy_run) {
@@ -356,8 +453,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
     });
     Ok(RunOutcome {
         result,
+        scenario: settings.scenario,
         power_valid,
     })
+}
+
+/// The test's settings as each engine takes them (the official ones with `--engine official`).
+#[derive(Clone, Copy)]
+struct EngineSettings<'a> {
+    native: &'a TestSettings,
+    official: Option<&'a OfficialSettings>,
 }
 
 /// One LoadGen test into `out`.
@@ -366,10 +471,14 @@ fn run_once(
     model: &str,
     sut: &PluginSut,
     library: &mut Library,
-    settings: &TestSettings,
+    settings: EngineSettings<'_>,
     audit_config: Option<PathBuf>,
     out: &Path,
-) -> anyhow::Result<TestResult> {
+) -> anyhow::Result<TestOutcome> {
+    let EngineSettings {
+        native: settings,
+        official: official_settings,
+    } = settings;
     // The bar: on a terminal, not --quiet; the watcher also runs for the debug log.
     let progress = ProgressWatcher::start(!args.quiet && std::io::stderr().is_terminal());
     let log = LogSettings {
@@ -411,11 +520,48 @@ fn run_once(
             "cannot reserve the Offline query's hand-over buffer ahead; it is made at issue"
         );
     }
-    let result = start_test(sut, qsl, settings, &log);
+    if official_settings.is_some() {
+        engine::write_provenance(out, &log.provenance)?;
+    }
+    let result = match official_settings {
+        None => start_test(sut, qsl, settings, &log)
+            .map(|result| TestOutcome::Native(Box::new(result)))
+            .context("the test could not run"),
+        Some(official_settings) => run_official(
+            args,
+            sut,
+            qsl,
+            official_settings,
+            log.audit_config.as_deref(),
+            out,
+        ),
+    };
     if let Some(progress) = progress {
         progress.finish();
     }
-    result.context("the test could not run")
+    result
+}
+
+/// One test on the official LoadGen into `out`; the verdict is read back from its logs.
+fn run_official(
+    args: &RunArgs,
+    sut: &PluginSut,
+    qsl: &mut dyn mlperf_host::loadgen::QuerySampleLibrary,
+    settings: &OfficialSettings,
+    audit_config: Option<&Path>,
+    out: &Path,
+) -> anyhow::Result<TestOutcome> {
+    let mut log = official::engine::LogOutput::in_dir(out);
+    log.enable_trace = args.trace;
+    engine::set_abort_dir(out);
+    let watch = official::Watch {
+        drain_timeout: args.drain_timeout,
+        on_abort: engine::on_abort,
+    };
+    official::run_test(sut, qsl, settings, &log, audit_config, &watch)
+        .context("the official LoadGen could not run the test")?;
+    let verdict = OfficialVerdict::read(out)?;
+    Ok(TestOutcome::Official(verdict))
 }
 
 /// Accounts the meters over the run's window; writes the traces, power_summary.json and

@@ -42,6 +42,9 @@ pub struct Args {
     /// Check the tree with `check --allow-short` (a test submission).
     #[arg(long)]
     pub allow_short: bool,
+    /// Check the tree with `check --allow-native` (runs the native engine made).
+    #[arg(long)]
+    pub allow_native: bool,
     /// The run directories.
     #[arg(value_name = "RUN_DIR", required = true)]
     pub runs: Vec<PathBuf>,
@@ -69,6 +72,7 @@ pub fn main(args: &Args) -> ExitCode {
         &args.out,
         CheckOptions {
             allow_short: args.allow_short,
+            allow_native: args.allow_native,
         },
     );
     super::check::report(&args.out, &findings, false)

@@ -565,65 +565,123 @@ impl Shared {
     }
 }
 
+/// Where a [`Completer`] sends completions when another engine runs the test (the official
+/// LoadGen): the same SUT code then serves either engine.
+pub trait CompletionSink: Send + Sync {
+    fn complete(&self, responses: &[QuerySampleResponse<'_>]);
+    fn first_token(&self, responses: &[QuerySampleResponse<'_>]);
+    /// The SUT failed: see [`Completer::fail`].
+    fn fail(&self, message: String);
+}
+
 /// The handle a system under test completes samples with. Cheap to clone, `Send + Sync`, and
 /// callable from any thread: inline inside `issue_query` or later.
 #[derive(Clone)]
 pub struct Completer {
-    shared: Arc<Shared>,
+    target: Target,
 }
+
+#[derive(Clone)]
+enum Target {
+    Engine(Arc<Shared>),
+    Sink(Arc<dyn CompletionSink>),
+}
+
+/// Responses handed to a sink are converted on the stack in batches of this many.
+const SINK_BATCH: usize = 256;
 
 impl Completer {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        Completer { shared }
+        Completer {
+            target: Target::Engine(shared),
+        }
+    }
+
+    /// A completer that hands everything to `sink` (a test run by another engine).
+    pub fn forwarding_to(sink: Arc<dyn CompletionSink>) -> Self {
+        Completer {
+            target: Target::Sink(sink),
+        }
     }
 
     /// Reports finished samples. One timestamp is taken for the whole batch.
     pub fn query_samples_complete(&self, responses: &[QuerySampleResponse<'_>]) {
-        self.shared.complete(responses, |_| {});
+        self.complete_with(responses, |_| {});
     }
 
     /// As `query_samples_complete`, reading each response in place from the SUT's own type
     /// (for example a plugin's response array).
     pub fn complete_in_place<R: AsSampleResponse>(&self, responses: &[R]) {
-        self.shared.complete(responses, |_| {});
+        self.complete_with(responses, |_| {});
     }
 
     /// As `query_samples_complete`, calling `on_logged` (untimed work such as a copy from the
     /// device) for each response that will be written to the accuracy log, before it is copied.
+    /// Forwarded to a sink, every response counts as logged (the other engine decides).
     pub fn query_samples_complete_with<R: AsSampleResponse>(
         &self,
         responses: &[R],
         on_logged: impl FnMut(&QuerySampleResponse<'_>),
     ) {
-        self.shared.complete(responses, on_logged);
+        self.complete_with(responses, on_logged);
+    }
+
+    fn complete_with<R: AsSampleResponse>(
+        &self,
+        responses: &[R],
+        mut on_logged: impl FnMut(&QuerySampleResponse<'_>),
+    ) {
+        match &self.target {
+            Target::Engine(shared) => shared.complete(responses, on_logged),
+            Target::Sink(sink) => {
+                let mut batch = [QuerySampleResponse::new(ResponseId(0), &[]); SINK_BATCH];
+                for chunk in responses.chunks(SINK_BATCH) {
+                    for (slot, response) in batch.iter_mut().zip(chunk) {
+                        *slot = response.as_response();
+                        on_logged(slot);
+                    }
+                    sink.complete(&batch[..chunk.len()]);
+                }
+            }
+        }
     }
 
     /// Reports the first token of samples of a token run (time to first token).
     pub fn first_token_complete(&self, responses: &[QuerySampleResponse<'_>]) {
-        self.shared.first_token(responses);
+        match &self.target {
+            Target::Engine(shared) => shared.first_token(responses),
+            Target::Sink(sink) => sink.first_token(responses),
+        }
     }
 
     /// Whether sample `id` has completed and the engine no longer reads its response (an id
     /// the test never issued counts as released: nothing will complete it). For a SUT that
     /// recycles the memory its responses point into. Conservative: a sample bound for the
-    /// accuracy log counts as released only once no response is being copied there.
+    /// accuracy log counts as released only once no response is being copied there; a sink
+    /// keeps no such record, so under another engine nothing counts as released.
     pub fn is_released(&self, id: ResponseId) -> bool {
+        let Target::Engine(shared) = &self.target else {
+            return false;
+        };
         let seq = id.0.wrapping_sub(1);
-        if id.0 == 0 || seq >= self.shared.issued_end.load(Ordering::Acquire) {
+        if id.0 == 0 || seq >= shared.issued_end.load(Ordering::Acquire) {
             return true;
         }
-        let Some(slot) = self.shared.status.get(seq) else {
+        let Some(slot) = shared.status.get(seq) else {
             return true;
         };
         let status = slot.load(Ordering::Acquire);
         status & DONE != 0
-            && (status & LOG == 0 || self.shared.logging_in_flight.load(Ordering::SeqCst) == 0)
+            && (status & LOG == 0 || shared.logging_in_flight.load(Ordering::SeqCst) == 0)
     }
 
     /// The SUT failed: the engine stops issuing, drains what is outstanding and ends the run
     /// INVALID with this message. Callable from any thread; the first failure is kept.
     pub fn fail(&self, message: impl Into<String>) {
-        self.shared.fail(message.into());
+        match &self.target {
+            Target::Engine(shared) => shared.fail(message.into()),
+            Target::Sink(sink) => sink.fail(message.into()),
+        }
     }
 }
 

@@ -25,7 +25,7 @@ pub mod settings;
 pub mod sut;
 pub mod types;
 
-pub use completion::{AccuracyRecord, Completer, CompletionAnomalies};
+pub use completion::{AccuracyRecord, Completer, CompletionAnomalies, CompletionSink};
 pub use diagnostics::{Diagnostic, Severity};
 pub use effective::EffectiveSettings;
 pub use engine::{abort_test, start_test, SeriesReport, TestError, TestResult};

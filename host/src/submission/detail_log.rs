@@ -20,6 +20,11 @@ pub enum DetailLogError {
     },
 }
 
+/// Written beside the official LoadGen's logs by `run --engine official`: what the native engine
+/// logs about the run's provenance (`sut_model`, `sut_plugin_*`, …) and the official library
+/// cannot, as one JSON object of the same keys.
+pub const PROVENANCE_FILE: &str = "mlperf_host_provenance.json";
+
 /// The parsed log: each key's first value, and the text of every entry marked as an error.
 #[derive(Debug, Clone, Default)]
 pub struct DetailLog {
@@ -88,6 +93,31 @@ impl DetailLog {
             log.values.entry(key.to_string()).or_insert(value);
         }
         Ok(log)
+    }
+
+    /// Adds the entries of a [`PROVENANCE_FILE`] the log itself lacks; none when there is no
+    /// such file. The log's own entries win.
+    pub fn add_provenance_from(&mut self, path: &Path) -> Result<(), DetailLogError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(DetailLogError::Read {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                })
+            }
+        };
+        let entries: serde_json::Map<String, Value> =
+            serde_json::from_str(&text).map_err(|e| DetailLogError::Line {
+                path: path.to_path_buf(),
+                line: e.line(),
+                message: format!("not a JSON object: {e}"),
+            })?;
+        for (key, value) in entries {
+            self.values.entry(key).or_insert(value);
+        }
+        Ok(())
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {

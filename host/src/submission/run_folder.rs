@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::detail_log::DetailLog;
+use super::detail_log::{DetailLog, PROVENANCE_FILE};
 use super::tree::{ACCURACY_LOG, LOG_FILES};
 
 /// What a run directory is.
@@ -53,7 +53,11 @@ impl RunFolder {
                 "no {missing}: not a LoadGen run directory (nor a compliance test folder from `mlperf-host audit`)"
             )));
         }
-        let log = DetailLog::read(&logs_dir.join("mlperf_log_detail.txt"))?;
+        let mut log = DetailLog::read(&logs_dir.join("mlperf_log_detail.txt"))?;
+        // An official-engine run's provenance lies beside its logs (audit moves it up).
+        for folder in [&logs_dir, &dir.to_path_buf()] {
+            log.add_provenance_from(&folder.join(PROVENANCE_FILE))?;
+        }
         let scenario = log
             .str("effective_scenario")
             .ok_or_else(|| unusable("the detail log has no effective_scenario".into()))?

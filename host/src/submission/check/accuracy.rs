@@ -39,6 +39,7 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
     let Some(log) = context.detail_log(&path) else {
         return;
     };
+    context.official_loadgen(&path, &log, &target.submitter.division);
     for error in log
         .errors
         .iter()

@@ -21,6 +21,9 @@ pub struct CheckOptions {
     /// runs below the minimum duration and query count, and a simulated power analyzer —
     /// as warnings.
     pub allow_short: bool,
+    /// A test flag: accept closed and network results whose logs another LoadGen than the
+    /// official one made (mlperf-host's native engine) as warnings.
+    pub allow_native: bool,
 }
 
 /// What one check looks at: the tree's root (findings name files relative to it) and the
@@ -57,6 +60,33 @@ impl Context<'_> {
         self.findings.warning(file, rule, message);
     }
 
+    /// `[official-loadgen]`: closed and network results must come from the official LoadGen
+    /// (the inference rules' "standard load generator"); its logs name a release and the git
+    /// revision it was built from (`6.0.17 @ d6147c7eb7`).
+    fn official_loadgen(&mut self, path: &Path, log: &DetailLog, division: &str) {
+        if division == "open" {
+            return;
+        }
+        let logged = log.str("loadgen_version").unwrap_or("");
+        if is_official_loadgen_version(logged) {
+            return;
+        }
+        let (version, hash) = logged.split_once(" @ ").unwrap_or((logged, "none"));
+        let message = format!(
+            "the logs were not made by the official LoadGen (loadgen_version {version:?}, git hash {hash:?}); {division} results need it: run with `--engine official`"
+        );
+        let file = self.file(path);
+        if self.options.allow_native {
+            self.findings.warning(
+                file,
+                "official-loadgen",
+                format!("{message} (accepted: --allow-native)"),
+            );
+        } else {
+            self.findings.error(file, "official-loadgen", message);
+        }
+    }
+
     /// The detail log at `path`, or an error finding saying why not.
     fn detail_log(&mut self, path: &Path) -> Option<DetailLog> {
         if !path.is_file() {
@@ -71,6 +101,21 @@ impl Context<'_> {
             }
         }
     }
+}
+
+/// `MAJOR.MINOR.PATCH @ HASH`, the hash a git revision's hex prefix: what the official
+/// LoadGen logs (mlperf-host's native engine logs `6.0.17 compatible @ mlperf-host`).
+pub fn is_official_loadgen_version(logged: &str) -> bool {
+    let Some((version, hash)) = logged.split_once(" @ ") else {
+        return false;
+    };
+    let parts: Vec<&str> = version.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        && (7..=40).contains(&hash.len())
+        && hash.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Checks every submission under `root`.

@@ -49,6 +49,7 @@ pub fn check_run(
     }
     let path = run.join(LOG_FILES[1]);
     let log = context.detail_log(&path)?;
+    context.official_loadgen(&path, &log, division);
     let logged_scenario = log.str("effective_scenario").unwrap_or("");
     if logged_scenario != scenario {
         context.error(

@@ -2,7 +2,10 @@
 //!
 //! Each case runs one `start_test` and reports throughput, start-up (call to first issue),
 //! end of run (last completion to return) and peak memory. Run each case in its own process
-//! (`mlperf-host bench --case …`) so peak RSS belongs to that case alone.
+//! (`mlperf-host bench --case …`) so peak RSS belongs to that case alone. [`official`] runs
+//! the same cases, with the same SUT, through the official LoadGen.
+
+pub mod official;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -31,6 +34,9 @@ pub enum Completion {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BenchReport {
     pub case: String,
+    /// The LoadGen that ran it: `native` or `official`.
+    #[serde(default = "native_engine")]
+    pub engine: String,
     pub completion: Completion,
     pub valid: bool,
     pub queries: u64,
@@ -45,10 +51,24 @@ pub struct BenchReport {
     pub p99_latency_ns: Option<i64>,
 }
 
+fn native_engine() -> String {
+    "native".into()
+}
+
 /// A QSL with nothing to load.
 pub struct NullQsl {
     pub total: usize,
     pub performance: usize,
+}
+
+impl NullQsl {
+    /// `samples` samples, all of them fitting in memory.
+    pub fn holding(samples: usize) -> NullQsl {
+        NullQsl {
+            total: samples,
+            performance: samples,
+        }
+    }
 }
 
 impl QuerySampleLibrary for NullQsl {
@@ -177,9 +197,18 @@ impl SystemUnderTest for NullSut {
 }
 
 /// Times the first issue of any SUT (the start-up figure), then steps aside.
-struct FirstIssue<'a> {
-    inner: &'a dyn SystemUnderTest,
-    first: OnceLock<Instant>,
+pub(crate) struct FirstIssue<'a> {
+    pub(crate) inner: &'a dyn SystemUnderTest,
+    pub(crate) first: OnceLock<Instant>,
+}
+
+impl<'a> FirstIssue<'a> {
+    pub(crate) fn new(inner: &'a dyn SystemUnderTest) -> Self {
+        FirstIssue {
+            inner,
+            first: OnceLock::new(),
+        }
+    }
 }
 
 impl SystemUnderTest for FirstIssue<'_> {
@@ -206,14 +235,8 @@ pub fn run_case_with(
     qsl_samples: usize,
     sut: &dyn SystemUnderTest,
 ) -> anyhow::Result<BenchReport> {
-    let sut = FirstIssue {
-        inner: sut,
-        first: OnceLock::new(),
-    };
-    let mut qsl = NullQsl {
-        total: qsl_samples,
-        performance: qsl_samples,
-    };
+    let sut = FirstIssue::new(sut);
+    let mut qsl = NullQsl::holding(qsl_samples);
     let log = LogSettings {
         drain_timeout: Duration::from_secs(30),
         ..LogSettings::default()
@@ -288,6 +311,7 @@ fn report(
     let peak = peak_rss_bytes();
     BenchReport {
         case: case.to_string(),
+        engine: native_engine(),
         completion,
         valid: performance.is_some_and(|p| p.validity.valid),
         queries,

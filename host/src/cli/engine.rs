@@ -1,0 +1,164 @@
+//! `--engine native|official`: which LoadGen runs the test. The official one is the C++
+//! library compiled from the official sources (the only logs a submission may carry); this
+//! module configures it like the native one and reads its verdict back from its logs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{bail, Context};
+use clap::ValueEnum;
+use mlperf_host::loadgen::TestSettings;
+use mlperf_host::official::engine as official;
+use mlperf_host::official::settings::{field_text, official_mode, official_scenario};
+use mlperf_host::official::AbortReport;
+use mlperf_host::submission::detail_log::{DetailLog, PROVENANCE_FILE};
+
+use super::run::RunArgs;
+
+/// The LoadGen that runs the test.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// mlperf-host's own LoadGen, bit-exact with the official 6.0.17.
+    #[default]
+    Native,
+    /// The official LoadGen 6.0.17 C++ library, compiled unaltered (for submission runs).
+    Official,
+}
+
+/// The official TestSettings for this run: the official `FromConfig` on the embedded
+/// mlperf.conf and `--user-conf`, then what the command line and the benchmark set, with the
+/// values `native` holds for them (already read and checked by the native loader).
+pub fn official_settings(
+    args: &RunArgs,
+    model: &str,
+    benchmark_keys: &[String],
+    native: &TestSettings,
+) -> anyhow::Result<official::TestSettings> {
+    if args.mlperf_conf.is_some() {
+        bail!("--mlperf-conf: the official LoadGen applies the mlperf.conf compiled into it; another rules file needs --engine native");
+    }
+    let mut settings = official::TestSettings::new()?;
+    let scenario = official_scenario(native.scenario);
+    settings.set_scenario(scenario);
+    match &args.user_conf {
+        Some(path) => settings.apply_user_conf(path, model, scenario)?,
+        None => settings.apply_mlperf_conf(model, scenario)?,
+    }
+    if args.mode.is_some() || benchmark_keys.iter().any(|k| k == "mode") {
+        settings.set_mode(official_mode(native.mode));
+    }
+    let object = match serde_json::to_value(native)? {
+        serde_json::Value::Object(object) => object,
+        _ => bail!("TestSettings did not serialize as an object"),
+    };
+    let mut keys: Vec<&str> = benchmark_keys.iter().map(String::as_str).collect();
+    keys.extend(args.set.iter().map(|o| o.key.as_str()));
+    if args.tokens {
+        keys.push("use_token_latencies");
+    }
+    for key in keys.into_iter().filter(|k| *k != "mode") {
+        let value = object.get(key).unwrap_or(&serde_json::Value::Null);
+        let text = field_text(key, value)?;
+        settings
+            .set(key, &text)
+            .with_context(|| format!("setting {key}={text} for the official LoadGen"))?;
+    }
+    Ok(settings)
+}
+
+/// What an official run ended with, read from its detail log.
+#[derive(Debug)]
+pub struct OfficialVerdict {
+    /// `result_validity`, absent in accuracy runs.
+    pub validity: Option<String>,
+    /// The reasons its summary gives for an INVALID result.
+    pub errors: u64,
+    pub mode: String,
+}
+
+impl OfficialVerdict {
+    pub fn read(out: &Path) -> anyhow::Result<OfficialVerdict> {
+        let path = out.join("mlperf_log_detail.txt");
+        let log = DetailLog::read(&path)?;
+        let text = |key: &str| log.str(key).map(str::to_string);
+        Ok(OfficialVerdict {
+            validity: text("result_validity"),
+            errors: log.num_errors(),
+            mode: text("effective_test_mode").unwrap_or_default(),
+        })
+    }
+
+    /// VALID, or an accuracy run that logged no error (as for the native engine).
+    pub fn is_valid(&self) -> bool {
+        match &self.validity {
+            Some(validity) => validity == "VALID",
+            None => self.mode == "AccuracyOnly" && self.errors == 0,
+        }
+    }
+}
+
+/// Files that must not survive from an earlier run in the same directory: a stale summary
+/// beside a new detail log would read as this run's.
+pub const OFFICIAL_LOGS: [&str; 7] = [
+    "mlperf_log_summary.txt",
+    "mlperf_log_detail.txt",
+    "mlperf_log_accuracy.json",
+    "mlperf_log_trace.json",
+    "result.json",
+    ABORTED_FILE,
+    PROVENANCE_FILE,
+];
+
+/// What the native engine logs of the run's provenance (as `sut_<key>`), which the official
+/// library cannot log, beside its logs.
+pub fn write_provenance(out: &Path, provenance: &[(String, String)]) -> anyhow::Result<()> {
+    let object: serde_json::Map<String, serde_json::Value> = provenance
+        .iter()
+        .map(|(key, value)| (format!("sut_{key}"), value.clone().into()))
+        .collect();
+    let path = out.join(PROVENANCE_FILE);
+    let mut text = serde_json::to_string_pretty(&object)?;
+    text.push('\n');
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Written in the log directory when the watchdog ended the official engine.
+pub const ABORTED_FILE: &str = "mlperf_host_aborted.txt";
+
+pub fn clear_old_logs(out: &Path) -> anyhow::Result<()> {
+    for name in OFFICIAL_LOGS {
+        let path = out.join(name);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot remove {}", path.display())),
+        }
+    }
+    Ok(())
+}
+
+/// The log directory of the test the watchdog may end.
+static ABORT_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Names the log directory of the test about to run, for [`on_abort`].
+pub fn set_abort_dir(out: &Path) {
+    *ABORT_DIR.lock().unwrap_or_else(|p| p.into_inner()) = Some(out.to_path_buf());
+}
+
+/// The watchdog's last words: the verdict in the log directory and on stderr.
+pub fn on_abort(report: &AbortReport) {
+    let message = format!(
+        "the official LoadGen was aborted: {} ({} samples issued, {} completed); the run is INVALID",
+        report.reason, report.issued, report.completed
+    );
+    let dir = ABORT_DIR.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if let Some(dir) = dir {
+        let _ = std::fs::write(dir.join(ABORTED_FILE), format!("{message}\n"));
+        eprintln!(
+            "error: {message} (logs as far as written in {})",
+            dir.display()
+        );
+    } else {
+        eprintln!("error: {message}");
+    }
+}

@@ -1,0 +1,67 @@
+//! The official LoadGen as a second engine (`--engine official`): the same system under test
+//! and sample library the native engine drives, adapted to the official library's interfaces.
+//!
+//! Completions reach the official `QuerySamplesComplete` through a [`Completer`] that forwards
+//! to it, so SUT code (a plugin) is the same under both engines. What the official engine
+//! lacks, a failure report and a drain timeout, a [`watchdog`] adds: when the official
+//! library would wait forever, the process ends with an INVALID verdict.
+
+mod adapters;
+pub mod settings;
+mod sink;
+pub mod watchdog;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use mlperf_official_loadgen as engine;
+use mlperf_official_loadgen::{LogOutput, TestSettings as OfficialSettings};
+
+use crate::loadgen::{Completer, QuerySampleLibrary, SystemUnderTest};
+use adapters::{OfficialQsl, OfficialSut};
+use sink::OfficialSink;
+use watchdog::Watchdog;
+
+/// How a test under the official engine is watched.
+#[derive(Clone, Debug)]
+pub struct Watch {
+    /// End the run when samples are outstanding and none completes for this long.
+    pub drain_timeout: Duration,
+    /// Called (on the watchdog's thread) before the process ends on an abort, with the
+    /// reason: the caller's last words (a verdict file, a message).
+    pub on_abort: fn(&AbortReport),
+}
+
+/// Why the official engine was aborted, and how far it got.
+#[derive(Clone, Debug)]
+pub struct AbortReport {
+    pub reason: String,
+    pub issued: u64,
+    pub completed: u64,
+}
+
+/// Runs one test on the official LoadGen with `sut` and `qsl`; its logs go to `log`.
+pub fn run_test(
+    sut: &dyn SystemUnderTest,
+    qsl: &mut dyn QuerySampleLibrary,
+    settings: &OfficialSettings,
+    log: &LogOutput,
+    audit_config: Option<&Path>,
+    watch: &Watch,
+) -> Result<(), mlperf_official_loadgen::Error> {
+    let sink = Arc::new(OfficialSink::default());
+    let completer = Completer::forwarding_to(sink.clone());
+    let watchdog = Watchdog::start(sink.clone(), watch.clone());
+    let official_sut = OfficialSut::new(sut, completer, &sink);
+    let mut official_qsl = OfficialQsl::new(qsl, &sink);
+    let result = mlperf_official_loadgen::start_test(
+        &official_sut,
+        &mut official_qsl,
+        settings,
+        log,
+        audit_config,
+    );
+    watchdog.stop();
+    result
+}

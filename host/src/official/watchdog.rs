@@ -1,0 +1,110 @@
+//! What the official engine lacks: it waits forever for samples that never complete and has no
+//! way to hear that the SUT failed. The watchdog ends such a run: it lets the official library
+//! flush its logs (`AbortTest`, given two seconds), has the caller record the verdict, and ends
+//! the process.
+
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::sink::OfficialSink;
+use super::{AbortReport, Watch};
+
+/// How often the counters are looked at.
+const POLL: Duration = Duration::from_millis(20);
+/// How long the official library gets to flush its logs after `AbortTest`.
+const FLUSH_GRACE: Duration = Duration::from_secs(2);
+/// The exit status of a run the watchdog ended.
+pub const EXIT_ABORTED: i32 = 1;
+
+pub(crate) struct Watchdog {
+    stopped: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Watchdog {
+    pub(crate) fn start(sink: Arc<OfficialSink>, watch: Watch) -> Watchdog {
+        let stopped = Arc::new((Mutex::new(false), Condvar::new()));
+        let flag = Arc::clone(&stopped);
+        let thread = std::thread::Builder::new()
+            .name("official-watchdog".into())
+            .spawn(move || watch_run(&sink, &watch, &flag))
+            .expect("cannot start the official engine's watchdog thread");
+        Watchdog {
+            stopped,
+            thread: Some(thread),
+        }
+    }
+
+    /// The test returned: nothing more to watch.
+    pub(crate) fn stop(mut self) {
+        let (lock, wake) = &*self.stopped;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        wake.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn watch_run(sink: &OfficialSink, watch: &Watch, stopped: &(Mutex<bool>, Condvar)) {
+    let (lock, wake) = stopped;
+    let mut last_completed = 0;
+    let mut progress_at = Instant::now();
+    loop {
+        {
+            let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+            let (guard, _) = wake
+                .wait_timeout_while(guard, POLL, |stopped| !*stopped)
+                .unwrap_or_else(|p| p.into_inner());
+            if *guard {
+                return;
+            }
+        }
+        let issued = sink.issued.load(Ordering::Acquire);
+        let completed = sink.completed.load(Ordering::Acquire);
+        let reason = if let Some(failure) = sink.failure() {
+            Some(failure)
+        } else {
+            // Time without anything outstanding is not a stall.
+            if completed != last_completed || completed >= issued {
+                last_completed = completed;
+                progress_at = Instant::now();
+            }
+            (progress_at.elapsed() >= watch.drain_timeout).then(|| {
+                format!(
+                    "no sample completed for {:.1} s with {} outstanding (--drain-timeout)",
+                    watch.drain_timeout.as_secs_f64(),
+                    issued - completed
+                )
+            })
+        };
+        if let Some(reason) = reason {
+            abort(
+                AbortReport {
+                    reason,
+                    issued,
+                    completed,
+                },
+                watch,
+            );
+        }
+    }
+}
+
+/// Flushes what the official library logged, records the verdict and ends the process.
+fn abort(report: AbortReport, watch: &Watch) -> ! {
+    tracing::error!(reason = %report.reason, "aborting the official LoadGen");
+    let (done, flushed) = mpsc::channel();
+    // AbortTest may itself wait on the stuck test: it gets a bounded time.
+    let _ = std::thread::Builder::new()
+        .name("official-abort".into())
+        .spawn(move || {
+            mlperf_official_loadgen::abort_test();
+            let _ = done.send(());
+        });
+    let _ = flushed.recv_timeout(FLUSH_GRACE);
+    (watch.on_abort)(&report);
+    mlperf_official_loadgen::exit_immediately(EXIT_ABORTED)
+}

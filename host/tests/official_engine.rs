@@ -1,0 +1,288 @@
+//! `--engine official`: the same plugin and sample library under the official LoadGen 6.0.17
+//! (compiled from its sources by mlperf-official-loadgen), compared with the native engine.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use mlperf_host::submission::detail_log::DetailLog;
+use support::{assert_ok, describe, TempDir};
+
+const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
+
+const SCENARIOS: [&str; 4] = ["SingleStream", "MultiStream", "Server", "Offline"];
+
+/// Short runs that still end VALID under both engines, with every sample in the accuracy log.
+const QUICK: [&str; 8] = [
+    "--set",
+    "min_duration_ms=0",
+    "--set",
+    "min_query_count=1000",
+    "--set",
+    "server_target_qps=2000",
+    "--set",
+    "accuracy_log_probability=1",
+];
+
+fn run(engine: &str, out: &Path, args: &[&str]) -> Output {
+    Command::new(EXE)
+        .args(["run", "--engine", engine, "--out"])
+        .arg(out)
+        .args(args)
+        .env_remove("MLPERF_HOST_LOG")
+        .output()
+        .expect("run mlperf-host")
+}
+
+fn require_official() {
+    assert!(
+        mlperf_host::official::engine::is_available(),
+        "this build has no official LoadGen: {}",
+        mlperf_host::official::engine::SETUP_COMMAND
+    );
+}
+
+/// The sample indices of the accuracy log, in its order, and their responses.
+fn accuracy_samples(dir: &Path) -> Vec<(u64, String)> {
+    let path = dir.join("mlperf_log_accuracy.json");
+    let text = std::fs::read_to_string(&path).expect("accuracy log");
+    let records: Vec<serde_json::Value> =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    records
+        .iter()
+        .map(|r| {
+            (
+                r["qsl_idx"].as_u64().expect("qsl_idx"),
+                r["data"].as_str().expect("data").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn detail(dir: &Path) -> DetailLog {
+    DetailLog::read(&dir.join("mlperf_log_detail.txt")).expect("detail log")
+}
+
+/// The settings both engines log: every `requested_*` and `effective_*` entry.
+fn logged_settings(log: &DetailLog) -> Vec<(String, String)> {
+    let mut entries: Vec<(String, String)> = ["requested_", "effective_"]
+        .iter()
+        .flat_map(|prefix| log.with_prefix(prefix))
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect();
+    entries.sort();
+    entries
+}
+
+#[test]
+fn both_engines_issue_the_same_samples_in_every_scenario() {
+    require_official();
+    let dir = TempDir::new();
+    for scenario in SCENARIOS {
+        let mut args = vec!["--scenario", scenario];
+        args.extend_from_slice(&QUICK);
+        let native = dir.path().join(format!("native-{scenario}"));
+        let official = dir.path().join(format!("official-{scenario}"));
+        assert_ok(&run("native", &native, &args));
+        let output = run("official", &official, &args);
+        assert_ok(&output);
+        let stdout = support::text(&output.stdout);
+        assert!(
+            stdout.contains("Result is : VALID"),
+            "{scenario} under the official engine:\n{}",
+            describe(&output)
+        );
+        let (ours, theirs) = (accuracy_samples(&native), accuracy_samples(&official));
+        assert!(
+            ours.len() >= 1000,
+            "{scenario}: {} samples logged",
+            ours.len()
+        );
+        assert_eq!(ours, theirs, "{scenario}: issued samples differ");
+        let (ours, theirs) = (detail(&native), detail(&official));
+        assert_eq!(
+            logged_settings(&ours),
+            logged_settings(&theirs),
+            "{scenario}: settings differ"
+        );
+        assert_eq!(theirs.str("result_validity"), Some("VALID"), "{scenario}");
+        assert_eq!(ours.str("result_validity"), Some("VALID"), "{scenario}");
+    }
+}
+
+#[test]
+fn official_logs_carry_the_official_provenance() {
+    require_official();
+    let dir = TempDir::new();
+    let out = dir.path().join("run");
+    let mut args = vec!["--scenario", "Offline"];
+    args.extend_from_slice(&QUICK);
+    assert_ok(&run("official", &out, &args));
+    let log = detail(&out);
+    assert_eq!(log.str("loadgen_version"), Some("6.0.17 @ d6147c7eb7"));
+    assert_eq!(
+        log.str("loadgen_git_log_message"),
+        Some("d6147c7eb760c75ac2f7f2dd379719afb090d87c Increment version to 6.0.17")
+    );
+    // As the wheel logs them: source files by their names within the sources.
+    let text = std::fs::read_to_string(out.join("mlperf_log_detail.txt")).unwrap();
+    assert!(
+        text.contains(r#""file": "loadgen.cc""#),
+        "{}",
+        &text[..2000]
+    );
+    let native = dir.path().join("native");
+    assert_ok(&run("native", &native, &args));
+    assert!(detail(&native)
+        .str("loadgen_version")
+        .is_some_and(|v| v.contains("mlperf-host")));
+}
+
+#[test]
+fn user_conf_and_mode_reach_the_official_settings() {
+    require_official();
+    let dir = TempDir::new();
+    let user_conf = dir.write(
+        "user.conf",
+        "*.Server.target_qps = 1234.5\n*.Server.min_duration = 0\n*.Server.min_query_count = 64\n",
+    );
+    let user_conf = user_conf.to_str().unwrap();
+    let args = [
+        "--scenario",
+        "Server",
+        "--mode",
+        "AccuracyOnly",
+        "--user-conf",
+        user_conf,
+        "--total-samples",
+        "100",
+        "--set",
+        "server_target_latency_ns=5000000",
+    ];
+    let (native, official) = (dir.path().join("n"), dir.path().join("o"));
+    assert_ok(&run("native", &native, &args));
+    assert_ok(&run("official", &official, &args));
+    let log = detail(&official);
+    assert_eq!(log.f64("requested_server_target_qps"), Some(1234.5));
+    assert_eq!(
+        log.u64("requested_server_target_latency_ns"),
+        Some(5_000_000)
+    );
+    assert_eq!(log.str("effective_test_mode"), Some("AccuracyOnly"));
+    assert_eq!(logged_settings(&detail(&native)), logged_settings(&log));
+    // An accuracy run answers every sample once.
+    let mut indices: Vec<u64> = accuracy_samples(&official).iter().map(|s| s.0).collect();
+    indices.sort_unstable();
+    assert_eq!(indices, (0..100).collect::<Vec<_>>());
+}
+
+/// An official run the watchdog is to end: it must fail (status 1) within `limit`; returns
+/// its stderr.
+fn run_aborted(out: &Path, args: &[&str], limit: Duration) -> String {
+    let started = Instant::now();
+    let output = run("official", out, args);
+    let took = started.elapsed();
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    assert!(took < limit, "took {took:?}");
+    assert!(out.join("mlperf_host_aborted.txt").is_file());
+    support::text(&output.stderr)
+}
+
+#[test]
+fn a_plugin_that_never_completes_is_aborted_after_the_drain_timeout() {
+    require_official();
+    let dir = TempDir::new();
+    let out = dir.path().join("run");
+    let args = [
+        "--scenario",
+        "SingleStream",
+        "--plugin-set",
+        "never_complete_after=10",
+        "--drain-timeout",
+        "2",
+        "--set",
+        "min_duration_ms=0",
+    ];
+    let stderr = run_aborted(&out, &args, Duration::from_secs(10));
+    assert!(
+        stderr.contains(
+            "the official LoadGen was aborted: no sample completed for 2.0 s with 1 outstanding"
+        ),
+        "{stderr}"
+    );
+    let verdict = std::fs::read_to_string(out.join("mlperf_host_aborted.txt")).unwrap();
+    assert!(verdict.contains("the run is INVALID"), "{verdict}");
+    // What the official library logged before the abort was flushed.
+    let log = detail(&out);
+    assert_eq!(log.str("loadgen_version"), Some("6.0.17 @ d6147c7eb7"));
+}
+
+#[test]
+fn a_plugin_failure_ends_the_official_run_at_once() {
+    require_official();
+    let dir = TempDir::new();
+    let out = dir.path().join("run");
+    let args = [
+        "--scenario",
+        "Server",
+        "--plugin-set",
+        "fail_after=50",
+        "--set",
+        "server_target_qps=1000",
+    ];
+    // Server's min_duration is 600 s: only the failure can have ended it this soon.
+    let stderr = run_aborted(&out, &args, Duration::from_secs(10));
+    assert!(
+        stderr.contains("the official LoadGen was aborted: plugin null failed: null plugin: fail_after = 50 reached"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_reused_directory_keeps_nothing_of_the_previous_run() {
+    require_official();
+    let dir = TempDir::new();
+    let out = dir.path().join("run");
+    let mut args = vec!["--scenario", "Offline"];
+    args.extend_from_slice(&QUICK);
+    assert_ok(&run("official", &out, &args));
+    assert!(out.join("mlperf_log_summary.txt").is_file());
+    let output = run(
+        "official",
+        &out,
+        &[
+            "--scenario",
+            "SingleStream",
+            "--plugin-set",
+            "never_complete_after=0",
+            "--drain-timeout",
+            "1",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    // The official library opens its files at the start: the summary is there, empty.
+    let summary = std::fs::read_to_string(out.join("mlperf_log_summary.txt")).unwrap_or_default();
+    assert!(!summary.contains("Result is"), "{summary}");
+    assert!(out.join("mlperf_host_aborted.txt").is_file());
+}
+
+#[test]
+fn rules_files_the_official_engine_cannot_apply_are_refused() {
+    require_official();
+    let dir = TempDir::new();
+    let conf = dir.write("mlperf.conf", "*.*.min_query_count = 1\n");
+    let output = run(
+        "official",
+        &dir.path().join("run"),
+        &["--mlperf-conf", conf.to_str().unwrap()],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    assert!(support::text(&output.stderr)
+        .contains("--mlperf-conf: the official LoadGen applies the mlperf.conf compiled into it"));
+    let output = run("official", &dir.path().join("run"), &["--preprocess-timed"]);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    assert!(support::text(&output.stderr)
+        .contains("--preprocess-timed is not yet available with --engine official"));
+}
