@@ -3,7 +3,7 @@
 
 mod support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -31,9 +31,21 @@ fn run(engine: &str, out: &Path, args: &[&str]) -> Output {
         .args(["run", "--engine", engine, "--out"])
         .arg(out)
         .args(args)
+        .current_dir(support::repo())
+        .env("ORT_DYLIB_PATH", support::ort_library())
         .env_remove("MLPERF_HOST_LOG")
         .output()
         .expect("run mlperf-host")
+}
+
+/// Runs `args` under both engines into `dir/native-NAME` and `dir/official-NAME`; both must
+/// succeed. Returns the two run directories.
+fn run_both(dir: &Path, name: &str, args: &[&str]) -> (PathBuf, PathBuf) {
+    let native = dir.join(format!("native-{name}"));
+    let official = dir.join(format!("official-{name}"));
+    assert_ok(&run("native", &native, args));
+    assert_ok(&run("official", &official, args));
+    (native, official)
 }
 
 fn require_official() {
@@ -83,17 +95,7 @@ fn both_engines_issue_the_same_samples_in_every_scenario() {
     for scenario in SCENARIOS {
         let mut args = vec!["--scenario", scenario];
         args.extend_from_slice(&QUICK);
-        let native = dir.path().join(format!("native-{scenario}"));
-        let official = dir.path().join(format!("official-{scenario}"));
-        assert_ok(&run("native", &native, &args));
-        let output = run("official", &official, &args);
-        assert_ok(&output);
-        let stdout = support::text(&output.stdout);
-        assert!(
-            stdout.contains("Result is : VALID"),
-            "{scenario} under the official engine:\n{}",
-            describe(&output)
-        );
+        let (native, official) = run_both(dir.path(), scenario, &args);
         let (ours, theirs) = (accuracy_samples(&native), accuracy_samples(&official));
         assert!(
             ours.len() >= 1000,
@@ -285,4 +287,85 @@ fn rules_files_the_official_engine_cannot_apply_are_refused() {
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     assert!(support::text(&output.stderr)
         .contains("--preprocess-timed is not yet available with --engine official"));
+}
+
+#[test]
+fn token_runs_log_token_latencies_under_both_engines() {
+    require_official();
+    let dir = TempDir::new();
+    for scenario in ["SingleStream", "Server", "Offline"] {
+        let mut args = vec!["--scenario", scenario, "--tokens"];
+        args.extend_from_slice(&QUICK);
+        let (native, official) = run_both(dir.path(), &format!("tokens-{scenario}"), &args);
+        assert_eq!(accuracy_samples(&native), accuracy_samples(&official));
+        let (ours, theirs) = (detail(&native), detail(&official));
+        assert_eq!(
+            logged_settings(&ours),
+            logged_settings(&theirs),
+            "{scenario}"
+        );
+        assert_eq!(theirs.bool("requested_use_token_latencies"), Some(true));
+        assert_eq!(theirs.str("result_validity"), Some("VALID"), "{scenario}");
+        if scenario != "Offline" {
+            // Time to first token, reported through FirstTokenComplete.
+            assert!(
+                theirs.f64("result_first_token_mean_latency_ns").is_some(),
+                "{scenario}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_c_example_plugin_runs_the_same_under_both_engines() {
+    require_official();
+    let plugin = support::plugin_library("libmlperf_example_c.so");
+    let plugin = plugin.to_str().unwrap();
+    let dir = TempDir::new();
+    for scenario in ["SingleStream", "Offline"] {
+        let mut args = vec!["--scenario", scenario, "--plugin", plugin];
+        args.extend_from_slice(&QUICK);
+        let (native, official) = run_both(dir.path(), scenario, &args);
+        let (ours, theirs) = (accuracy_samples(&native), accuracy_samples(&official));
+        assert!(!ours.is_empty());
+        assert_eq!(ours, theirs, "{scenario}");
+        assert_eq!(detail(&official).str("result_validity"), Some("VALID"));
+        assert_eq!(
+            detail(&official).str("sut_name"),
+            detail(&native).str("sut_name")
+        );
+    }
+}
+
+#[test]
+fn onnx_runtime_answers_the_same_under_both_engines() {
+    require_official();
+    support::require_data("fmnist");
+    let dir = TempDir::new();
+    let args = [
+        "--benchmark",
+        "fmnist",
+        "--scenario",
+        "Offline",
+        "--mode",
+        "AccuracyOnly",
+    ];
+    let (native, official) = run_both(dir.path(), "fmnist", &args);
+    // The plugin may answer an Offline query in another order: compare per sample.
+    let sorted = |dir: &Path| {
+        let mut samples = accuracy_samples(dir);
+        samples.sort();
+        samples
+    };
+    let (ours, theirs) = (sorted(&native), sorted(&official));
+    assert_eq!(ours.len(), 10_000);
+    assert_eq!(ours, theirs);
+    // Scored from the official logs as from ours.
+    let score = |dir: &Path| std::fs::read_to_string(dir.join("accuracy.txt")).unwrap();
+    assert_eq!(score(&native), score(&official));
+    assert!(
+        score(&official).starts_with("accuracy="),
+        "{}",
+        score(&official)
+    );
 }
