@@ -1,6 +1,7 @@
 //! Compiles the official LoadGen 6.0.17 from its PyPI source distribution, unaltered, with the
 //! wheel's flags (`-std=c++14 -O3`, `MAJOR_VERSION`/`MINOR_VERSION` from VERSION.txt), together
-//! with our bridge `glue/glue.cc`, and sets `cfg(official_loadgen)`.
+//! with our bridge `glue/glue.cc` and a C++ null SUT (`glue/null_sut.cc`, the baseline of
+//! engine benchmarks), and sets `cfg(official_loadgen)`.
 //!
 //! The sources are found through `MLPERF_LOADGEN_SRC`, else in the cache that
 //! `scripts/setup-official-engine.sh` fills. Without them the crate still builds; the engine
@@ -28,6 +29,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=MLPERF_LOADGEN_SRC");
     println!("cargo:rerun-if-env-changed=MLPERF_HOST_CACHE");
     println!("cargo:rerun-if-changed=glue/glue.cc");
+    println!("cargo:rerun-if-changed=glue/null_sut.cc");
     let Some(sources) = find_sources() else {
         println!(
             "cargo:warning=official LoadGen sources not found: --engine official is unavailable \
@@ -65,6 +67,7 @@ fn main() {
         build.file(path);
     }
     build.file("glue/glue.cc");
+    build.file("glue/null_sut.cc");
     build.compile("mlperf_loadgen_official");
     println!("cargo:rustc-cfg=official_loadgen");
     println!("cargo:rustc-env=MLPERF_LOADGEN_SRC={}", sources.display());

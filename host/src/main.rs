@@ -81,8 +81,9 @@ struct BenchArgs {
     /// (`--completion worker` configures it with `workers = 1`).
     #[arg(long, value_name = "PATH")]
     plugin: Option<std::path::PathBuf>,
-    /// The LoadGen that runs the cases: native, official (the official 6.0.17 C++ library,
-    /// same SUT code), or both (each case through each engine, alternating).
+    /// The LoadGen that runs the cases: native; official (the official 6.0.17 C++ library,
+    /// same SUT code); official-cpp (the official library with a null SUT written in C++,
+    /// the baseline); both (native and official); all (the three, each case in turn).
     #[arg(long, value_enum, default_value = "native")]
     engine: BenchEngine,
 }
@@ -91,7 +92,9 @@ struct BenchArgs {
 enum BenchEngine {
     Native,
     Official,
+    OfficialCpp,
     Both,
+    All,
 }
 
 impl BenchEngine {
@@ -99,7 +102,9 @@ impl BenchEngine {
         match self {
             BenchEngine::Native => &["native"],
             BenchEngine::Official => &["official"],
+            BenchEngine::OfficialCpp => &["official-cpp"],
             BenchEngine::Both => &["native", "official"],
+            BenchEngine::All => &["native", "official", "official-cpp"],
         }
     }
 }
@@ -119,7 +124,8 @@ fn main() -> ExitCode {
 }
 
 fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
-    let reports = if args.case == Case::All || args.engine == BenchEngine::Both {
+    let several_engines = matches!(args.engine, BenchEngine::Both | BenchEngine::All);
+    let reports = if args.case == Case::All || several_engines {
         let cases: Vec<(&str, &str)> = match args.case {
             Case::All => vec![
                 ("single-stream", "inline"),
@@ -146,6 +152,10 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
         };
         match &args.plugin {
             Some(path) => {
+                anyhow::ensure!(
+                    args.engine != BenchEngine::OfficialCpp,
+                    "--plugin: the official-cpp engine runs its own C++ null SUT"
+                );
                 let plugin = mlperf_host::plugin::Plugin::open(path)?;
                 let workers = if args.completion == Completion::Worker {
                     1
@@ -174,6 +184,7 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
             None => {
                 let run = match args.engine {
                     BenchEngine::Official => bench::official::run_case,
+                    BenchEngine::OfficialCpp => bench::official::run_case_cpp,
                     _ => bench::run_case,
                 };
                 vec![run(name, &settings, args.completion, args.qsl_samples)?]

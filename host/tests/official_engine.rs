@@ -369,3 +369,36 @@ fn onnx_runtime_answers_the_same_under_both_engines() {
         score(&official)
     );
 }
+
+#[test]
+fn bench_runs_each_case_through_every_engine_with_the_same_sut() {
+    require_official();
+    let output = Command::new(EXE)
+        .args([
+            "bench",
+            "--json",
+            "--engine",
+            "all",
+            "--case",
+            "single-stream",
+            "--queries",
+            "20000",
+        ])
+        .output()
+        .expect("run mlperf-host bench");
+    assert_ok(&output);
+    let reports: Vec<serde_json::Value> = support::text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let engines: Vec<&str> = reports
+        .iter()
+        .map(|r| r["engine"].as_str().unwrap())
+        .collect();
+    assert_eq!(engines, ["native", "official", "official-cpp"]);
+    for report in &reports {
+        assert_eq!(report["valid"], true, "{report}");
+        assert_eq!(report["queries"], 20000, "{report}");
+        assert!(report["throughput_per_s"].as_f64().unwrap() > 0.0);
+    }
+}

@@ -203,6 +203,18 @@ void CopyMessage(const char* message, char* buffer, size_t length) {
 
 }  // namespace
 
+mlperf::LogSettings MlhLogSettings(const mlh_log_settings* log) {
+  mlperf::LogSettings settings;
+  settings.log_output.outdir = log->outdir;
+  settings.log_output.prefix = log->prefix;
+  settings.log_output.suffix = log->suffix;
+  settings.log_output.prefix_with_datetime = log->prefix_with_datetime != 0;
+  settings.log_output.copy_detail_to_stdout = log->copy_detail_to_stdout != 0;
+  settings.log_output.copy_summary_to_stdout = log->copy_summary_to_stdout != 0;
+  settings.enable_trace = log->enable_trace != 0;
+  return settings;
+}
+
 extern "C" {
 
 void* mlh_settings_new(void) {
@@ -331,19 +343,9 @@ int mlh_start_test(const mlh_sut* sut, const mlh_qsl* qsl,
   try {
     CallbackSut callback_sut(*sut);
     CallbackQsl callback_qsl(*qsl);
-    mlperf::LogSettings log_settings;
-    log_settings.log_output.outdir = log->outdir;
-    log_settings.log_output.prefix = log->prefix;
-    log_settings.log_output.suffix = log->suffix;
-    log_settings.log_output.prefix_with_datetime = log->prefix_with_datetime != 0;
-    log_settings.log_output.copy_detail_to_stdout =
-        log->copy_detail_to_stdout != 0;
-    log_settings.log_output.copy_summary_to_stdout =
-        log->copy_summary_to_stdout != 0;
-    log_settings.enable_trace = log->enable_trace != 0;
     mlperf::StartTest(&callback_sut, &callback_qsl,
                       *static_cast<const mlperf::TestSettings*>(settings),
-                      log_settings, audit_config);
+                      MlhLogSettings(log), audit_config);
     return kOk;
   } catch (const std::exception& e) {
     CopyMessage(e.what(), error, error_length);

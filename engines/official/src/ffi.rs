@@ -79,6 +79,15 @@ extern "C" {
     pub(crate) fn mlh_first_token_complete(responses: *mut QuerySampleResponse, count: usize);
     pub(crate) fn mlh_loadgen_version(buffer: *mut c_char, length: usize);
     pub(crate) fn mlh_abort_test();
+    pub(crate) fn mlh_run_cpp_null_sut(
+        settings: *const c_void,
+        log: *const LogSettings,
+        qsl_samples: usize,
+        worker: c_int,
+        first_issue_ns: *mut u64,
+        error: *mut c_char,
+        error_length: usize,
+    ) -> c_int;
 }
 
 /// Stand-ins with the bridge's signatures when the official sources were not compiled. Never
@@ -143,6 +152,17 @@ mod absent {
     pub(crate) unsafe fn mlh_first_token_complete(_: *mut QuerySampleResponse, _: usize) {}
     pub(crate) unsafe fn mlh_loadgen_version(_: *mut c_char, _: usize) {}
     pub(crate) unsafe fn mlh_abort_test() {}
+    pub(crate) unsafe fn mlh_run_cpp_null_sut(
+        _: *const c_void,
+        _: *const LogSettings,
+        _: usize,
+        _: c_int,
+        _: *mut u64,
+        _: *mut c_char,
+        _: usize,
+    ) -> c_int {
+        3
+    }
 }
 #[cfg(not(official_loadgen))]
 pub(crate) use absent::*;

@@ -15,7 +15,7 @@ mod test;
 
 pub use settings::{Mode, Scenario, TestSettings};
 pub use test::{abort_test, exit_immediately, first_token_complete, query_samples_complete};
-pub use test::{start_test, LogOutput};
+pub use test::{run_cpp_null_sut, start_test, LogOutput};
 pub use test::{QuerySampleLibrary, SystemUnderTest};
 
 /// The official LoadGen release this crate compiles.

@@ -1,9 +1,10 @@
 //! One official test: a system under test and a sample library as callbacks, `StartTest`, and
 //! the completion calls a SUT makes from any thread.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::{c_char, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::TestSettings;
 use crate::{c_string, ffi, require_built, text, Error, QuerySample, QuerySampleResponse};
@@ -85,18 +86,8 @@ pub fn start_test(
         load_samples: load_samples_callback,
         unload_samples: unload_samples_callback,
     };
-    let outdir = c_string(&log.outdir.display().to_string())?;
-    let prefix = c_string(&log.prefix)?;
-    let suffix = c_string(&log.suffix)?;
-    let log_table = ffi::LogSettings {
-        outdir: outdir.as_ptr(),
-        prefix: prefix.as_ptr(),
-        suffix: suffix.as_ptr(),
-        prefix_with_datetime: log.prefix_with_datetime.into(),
-        copy_detail_to_stdout: log.copy_detail_to_stdout.into(),
-        copy_summary_to_stdout: log.copy_summary_to_stdout.into(),
-        enable_trace: log.enable_trace.into(),
-    };
+    let log_strings = LogStrings::new(log)?;
+    let log_table = log_strings.table(log);
     let audit = c_string(
         &audit_config
             .map(|p| p.display().to_string())
@@ -120,6 +111,68 @@ pub fn start_test(
         return Err(Error::StartTest(text(&error)));
     }
     Ok(())
+}
+
+/// The strings of a [`LogOutput`] as C strings, alive while the bridge reads them.
+struct LogStrings {
+    outdir: CString,
+    prefix: CString,
+    suffix: CString,
+}
+
+impl LogStrings {
+    fn new(log: &LogOutput) -> Result<LogStrings, Error> {
+        Ok(LogStrings {
+            outdir: c_string(&log.outdir.display().to_string())?,
+            prefix: c_string(&log.prefix)?,
+            suffix: c_string(&log.suffix)?,
+        })
+    }
+
+    fn table(&self, log: &LogOutput) -> ffi::LogSettings {
+        ffi::LogSettings {
+            outdir: self.outdir.as_ptr(),
+            prefix: self.prefix.as_ptr(),
+            suffix: self.suffix.as_ptr(),
+            prefix_with_datetime: log.prefix_with_datetime.into(),
+            copy_detail_to_stdout: log.copy_detail_to_stdout.into(),
+            copy_summary_to_stdout: log.copy_summary_to_stdout.into(),
+            enable_trace: log.enable_trace.into(),
+        }
+    }
+}
+
+/// Runs one test with the C++ null SUT compiled beside the library (glue/null_sut.cc: samples
+/// completed inline, or by one worker thread fed through a mutex and condition variable), the
+/// baseline of engine benchmarks. Returns the time from the call to the first issue.
+pub fn run_cpp_null_sut(
+    settings: &TestSettings,
+    log: &LogOutput,
+    qsl_samples: usize,
+    worker: bool,
+) -> Result<Duration, Error> {
+    require_built()?;
+    let log_strings = LogStrings::new(log)?;
+    let log_table = log_strings.table(log);
+    let mut first_issue_ns = 0u64;
+    let mut error = [0 as c_char; 512];
+    // SAFETY: the settings object and log table outlive the call, which blocks until the
+    // test is over.
+    let code = unsafe {
+        ffi::mlh_run_cpp_null_sut(
+            settings.as_ptr(),
+            &log_table,
+            qsl_samples,
+            worker.into(),
+            &mut first_issue_ns,
+            error.as_mut_ptr(),
+            error.len(),
+        )
+    };
+    if code != ffi::OK {
+        return Err(Error::StartTest(text(&error)));
+    }
+    Ok(Duration::from_nanos(first_issue_ns))
 }
 
 /// Reports finished samples to the running official test.

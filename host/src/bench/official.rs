@@ -12,7 +12,7 @@ use anyhow::Context;
 
 use super::{peak_rss_bytes, BenchReport, Completion, FirstIssue, NullQsl};
 use crate::loadgen::{SystemUnderTest, TestScenario, TestSettings};
-use crate::official::engine::LogOutput;
+use crate::official::engine::{run_cpp_null_sut, LogOutput, TestSettings as OfficialSettings};
 use crate::official::settings::settings_from_native;
 use crate::official::{run_test, AbortReport, Watch};
 use crate::submission::detail_log::DetailLog;
@@ -26,36 +26,18 @@ pub fn run_case_with(
     qsl_samples: usize,
     sut: &dyn SystemUnderTest,
 ) -> anyhow::Result<BenchReport> {
-    let official_settings = settings_from_native(settings)?;
-    let sut = FirstIssue::new(sut);
-    let mut qsl = NullQsl::holding(qsl_samples);
-    let logs = LogDir::new()?;
-    let watch = Watch {
-        drain_timeout: Duration::from_secs(30),
-        on_abort: report_abort,
-    };
-    let rss_before = peak_rss_bytes();
-    let started = Instant::now();
-    run_test(
-        &sut,
-        &mut qsl,
-        &official_settings,
-        &LogOutput::in_dir(&logs.0),
-        None,
-        &watch,
-    )?;
-    let total = started.elapsed();
-    let first_issue = sut.first.get().copied().unwrap_or(started);
-    let log = DetailLog::read(&logs.0.join("mlperf_log_detail.txt"))?;
-    report(
-        case,
-        completion,
-        settings.scenario,
-        &log,
-        first_issue.duration_since(started),
-        total,
-        rss_before,
-    )
+    measure(case, "official", settings, completion, |official, log| {
+        let sut = FirstIssue::new(sut);
+        let mut qsl = NullQsl::holding(qsl_samples);
+        let watch = Watch {
+            drain_timeout: Duration::from_secs(30),
+            on_abort: report_abort,
+        };
+        let started = Instant::now();
+        run_test(&sut, &mut qsl, official, log, None, &watch)?;
+        let first_issue = sut.first.get().copied().unwrap_or(started);
+        Ok(first_issue.duration_since(started))
+    })
 }
 
 /// Runs `settings` against the in-process null SUT on the official LoadGen.
@@ -69,6 +51,55 @@ pub fn run_case(
     let report = run_case_with(case, settings, completion, qsl_samples, &*sut);
     sut.shut_down();
     report
+}
+
+/// Runs `settings` on the official LoadGen with a null SUT written in C++ against its own
+/// interfaces (no Rust, no plugin ABI): the baseline of the engine comparison.
+pub fn run_case_cpp(
+    case: &str,
+    settings: &TestSettings,
+    completion: Completion,
+    qsl_samples: usize,
+) -> anyhow::Result<BenchReport> {
+    measure(
+        case,
+        "official-cpp",
+        settings,
+        completion,
+        |official, log| {
+            let worker = completion == Completion::Worker;
+            Ok(run_cpp_null_sut(official, log, qsl_samples, worker)?)
+        },
+    )
+}
+
+/// Runs one case through `run` (which returns the time to the first issue) with its logs in
+/// a temporary directory, and reads the figures from the detail log.
+fn measure(
+    case: &str,
+    engine: &str,
+    settings: &TestSettings,
+    completion: Completion,
+    run: impl FnOnce(&OfficialSettings, &LogOutput) -> anyhow::Result<Duration>,
+) -> anyhow::Result<BenchReport> {
+    let official = settings_from_native(settings)?;
+    let logs = LogDir::new()?;
+    let rss_before = peak_rss_bytes();
+    let started = Instant::now();
+    let startup = run(&official, &LogOutput::in_dir(&logs.0))?;
+    let total = started.elapsed();
+    let log = DetailLog::read(&logs.0.join("mlperf_log_detail.txt"))?;
+    let mut report = report(
+        case,
+        completion,
+        settings.scenario,
+        &log,
+        startup,
+        total,
+        rss_before,
+    )?;
+    report.engine = engine.to_string();
+    Ok(report)
 }
 
 fn report_abort(report: &AbortReport) {

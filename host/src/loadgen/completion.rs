@@ -587,8 +587,37 @@ enum Target {
     Sink(Arc<dyn CompletionSink>),
 }
 
-/// Responses handed to a sink are converted on the stack in batches of this many.
+/// Responses handed to a sink are converted on the stack in batches of this many; up to
+/// `SINK_SMALL` in an array of that size (no large array to initialise per completion).
 const SINK_BATCH: usize = 256;
+const SINK_SMALL: usize = 8;
+
+/// Converts `responses` (at most `batch.len()`) into `batch` and hands them to `sink`.
+fn forward_chunk<'a, R: AsSampleResponse>(
+    sink: &dyn CompletionSink,
+    responses: &'a [R],
+    batch: &mut [QuerySampleResponse<'a>],
+    on_logged: &mut impl FnMut(&QuerySampleResponse<'_>),
+) {
+    for (slot, response) in batch.iter_mut().zip(responses) {
+        *slot = response.as_response();
+        on_logged(slot);
+    }
+    sink.complete(&batch[..responses.len()]);
+}
+
+/// The many-response path, out of line so the small one does not carry its stack frame.
+#[inline(never)]
+fn forward_in_batches<R: AsSampleResponse>(
+    sink: &dyn CompletionSink,
+    responses: &[R],
+    on_logged: &mut impl FnMut(&QuerySampleResponse<'_>),
+) {
+    let mut batch = [QuerySampleResponse::new(ResponseId(0), &[]); SINK_BATCH];
+    for chunk in responses.chunks(SINK_BATCH) {
+        forward_chunk(sink, chunk, &mut batch, on_logged);
+    }
+}
 
 impl Completer {
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
@@ -633,16 +662,12 @@ impl Completer {
     ) {
         match &self.target {
             Target::Engine(shared) => shared.complete(responses, on_logged),
-            Target::Sink(sink) => {
-                let mut batch = [QuerySampleResponse::new(ResponseId(0), &[]); SINK_BATCH];
-                for chunk in responses.chunks(SINK_BATCH) {
-                    for (slot, response) in batch.iter_mut().zip(chunk) {
-                        *slot = response.as_response();
-                        on_logged(slot);
-                    }
-                    sink.complete(&batch[..chunk.len()]);
-                }
+            Target::Sink(sink) if responses.len() <= SINK_SMALL => {
+                // One query of SingleStream, Server or MultiStream: a small array to fill.
+                let mut batch = [QuerySampleResponse::new(ResponseId(0), &[]); SINK_SMALL];
+                forward_chunk(&**sink, responses, &mut batch, &mut on_logged);
             }
+            Target::Sink(sink) => forward_in_batches(&**sink, responses, &mut on_logged),
         }
     }
 
