@@ -158,3 +158,19 @@ fn a_short_run_on_a_terminal_prints_nothing_extra() {
     assert!(!text.contains(BAR_TEXT), "{text:?}");
     assert!(!text.contains("\x1b[2K"), "{text:?}");
 }
+
+#[test]
+fn the_official_engine_shows_the_bar_too() {
+    assert!(
+        mlperf_host::official::engine::is_available(),
+        "{}",
+        mlperf_host::official::engine::SETUP_COMMAND
+    );
+    let dir = TempDir::new();
+    let text = run_in_pty(&long_run(dir.path(), &["--engine", "official"]));
+    assert_ran(&text);
+    assert!(text.contains(BAR_TEXT), "no bar: {text:?}");
+    for part in ["performance [", "issued ", "/10 queries", "samples/s"] {
+        assert!(text.contains(part), "{part:?} missing: {text:?}");
+    }
+}

@@ -32,6 +32,7 @@ pub fn run_case_with(
         let watch = Watch {
             drain_timeout: Duration::from_secs(30),
             on_abort: report_abort,
+            progress: None,
         };
         let started = Instant::now();
         run_test(&sut, &mut qsl, official, log, None, &watch)?;

@@ -534,6 +534,7 @@ fn run_once(
             official_settings,
             log.audit_config.as_deref(),
             out,
+            log.progress.clone(),
         ),
     };
     if let Some(progress) = progress {
@@ -550,6 +551,7 @@ fn run_official(
     settings: &OfficialSettings,
     audit_config: Option<&Path>,
     out: &Path,
+    progress: Option<mlperf_host::loadgen::ProgressHandle>,
 ) -> anyhow::Result<TestOutcome> {
     let mut log = official::engine::LogOutput::in_dir(out);
     log.enable_trace = args.trace;
@@ -557,6 +559,7 @@ fn run_official(
     let watch = official::Watch {
         drain_timeout: args.drain_timeout,
         on_abort: engine::on_abort,
+        progress,
     };
     official::run_test(sut, qsl, settings, &log, audit_config, &watch)
         .context("the official LoadGen could not run the test")?;

@@ -31,7 +31,7 @@ pub use effective::EffectiveSettings;
 pub use engine::{abort_test, start_test, SeriesReport, TestError, TestResult};
 pub use find_peak::FindPeakReport;
 pub use issue::StopReason;
-pub use progress::{ProgressHandle, ProgressSnapshot};
+pub use progress::{ExternalProgress, ProgressHandle, ProgressSnapshot};
 pub use results::{LatencyStats, PerformanceSummary, Validity};
 pub use settings::{LogOutputSettings, LogSettings, TestMode, TestScenario, TestSettings};
 pub use sut::{QslError, QuerySampleLibrary, SystemUnderTest};

@@ -46,6 +46,18 @@ pub struct ProgressSnapshot {
     pub p99_latency: Option<Duration>,
 }
 
+/// What [`ProgressHandle::report_external`] takes.
+#[derive(Debug, Clone, Default)]
+pub struct ExternalProgress {
+    pub series: Option<TestMode>,
+    pub elapsed: Duration,
+    pub min_duration: Duration,
+    pub min_queries: u64,
+    pub queries_issued: u64,
+    pub samples_issued: u64,
+    pub samples_completed: u64,
+}
+
 #[derive(Default)]
 struct ProgressState {
     running: AtomicBool,
@@ -119,6 +131,30 @@ impl ProgressHandle {
             },
             p99_latency: p99,
         }
+    }
+
+    /// The counters of a test another engine runs (the official LoadGen), as its adapter
+    /// counts them: no latency window, `elapsed` since the test started.
+    pub fn report_external(&self, report: &ExternalProgress) {
+        let s = &self.state;
+        s.accuracy.store(
+            report.series == Some(TestMode::AccuracyOnly),
+            Ordering::Relaxed,
+        );
+        s.start_ns.store(0, Ordering::Relaxed);
+        s.now_ns
+            .store(report.elapsed.as_nanos() as i64, Ordering::Relaxed);
+        s.min_duration_ms
+            .store(report.min_duration.as_millis() as u64, Ordering::Relaxed);
+        s.min_queries.store(report.min_queries, Ordering::Relaxed);
+        s.queries_issued
+            .store(report.queries_issued, Ordering::Relaxed);
+        s.samples_issued
+            .store(report.samples_issued, Ordering::Relaxed);
+        s.completed_at_start.store(0, Ordering::Relaxed);
+        s.completed
+            .store(report.samples_completed, Ordering::Relaxed);
+        s.running.store(report.series.is_some(), Ordering::Release);
     }
 
     /// Reads the completions since the last look and returns the window's p99.

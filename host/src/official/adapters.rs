@@ -53,6 +53,7 @@ impl official::SystemUnderTest for OfficialSut<'_> {
         let samples: &[QuerySample] = unsafe {
             std::slice::from_raw_parts(samples.as_ptr() as *const QuerySample, samples.len())
         };
+        self.sink.queries.fetch_add(1, Ordering::Relaxed);
         self.sink
             .issued
             .fetch_add(samples.len() as u64, Ordering::Release);

@@ -18,7 +18,7 @@ use std::time::Duration;
 pub use mlperf_official_loadgen as engine;
 use mlperf_official_loadgen::{LogOutput, TestSettings as OfficialSettings};
 
-use crate::loadgen::{Completer, QuerySampleLibrary, SystemUnderTest};
+use crate::loadgen::{Completer, ProgressHandle, QuerySampleLibrary, SystemUnderTest};
 use adapters::{OfficialQsl, OfficialSut};
 use sink::OfficialSink;
 use watchdog::Watchdog;
@@ -31,6 +31,8 @@ pub struct Watch {
     /// Called (on the watchdog's thread) before the process ends on an abort, with the
     /// reason: the caller's last words (a verdict file, a message).
     pub on_abort: fn(&AbortReport),
+    /// Fed with the test's counters as it runs (for a progress bar).
+    pub progress: Option<ProgressHandle>,
 }
 
 /// Why the official engine was aborted, and how far it got.
@@ -52,7 +54,7 @@ pub fn run_test(
 ) -> Result<(), mlperf_official_loadgen::Error> {
     let sink = Arc::new(OfficialSink::default());
     let completer = Completer::forwarding_to(sink.clone());
-    let watchdog = Watchdog::start(sink.clone(), watch.clone());
+    let watchdog = Watchdog::start(sink.clone(), watch.clone(), progress_limits(settings));
     let official_sut = OfficialSut::new(sut, completer, &sink);
     let mut official_qsl = OfficialQsl::new(qsl, &sink);
     let result = mlperf_official_loadgen::start_test(
@@ -64,4 +66,20 @@ pub fn run_test(
     );
     watchdog.stop();
     result
+}
+
+/// The minimum duration and query count of `settings`, for the progress bar.
+fn progress_limits(settings: &OfficialSettings) -> watchdog::Limits {
+    let read = |key: &str| {
+        settings
+            .get(key)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    watchdog::Limits {
+        mode: settings.mode(),
+        min_duration: Duration::from_millis(read("min_duration_ms")),
+        min_queries: read("min_query_count"),
+    }
 }

@@ -15,7 +15,8 @@ const SMALL: usize = 8;
 /// What the SUT reported: completions (forwarded) and its first failure (kept).
 #[derive(Default)]
 pub(crate) struct OfficialSink {
-    /// Samples handed to the SUT.
+    /// Queries and samples handed to the SUT.
+    pub(crate) queries: AtomicU64,
     pub(crate) issued: AtomicU64,
     /// Samples the SUT completed.
     pub(crate) completed: AtomicU64,

@@ -8,8 +8,11 @@ use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use mlperf_official_loadgen::Mode;
+
 use super::sink::OfficialSink;
 use super::{AbortReport, Watch};
+use crate::loadgen::{ExternalProgress, TestMode};
 
 /// How often the counters are looked at.
 const POLL: Duration = Duration::from_millis(20);
@@ -23,13 +26,20 @@ pub(crate) struct Watchdog {
     thread: Option<JoinHandle<()>>,
 }
 
+/// What the progress bar measures the test against.
+pub(crate) struct Limits {
+    pub(crate) mode: Mode,
+    pub(crate) min_duration: Duration,
+    pub(crate) min_queries: u64,
+}
+
 impl Watchdog {
-    pub(crate) fn start(sink: Arc<OfficialSink>, watch: Watch) -> Watchdog {
+    pub(crate) fn start(sink: Arc<OfficialSink>, watch: Watch, limits: Limits) -> Watchdog {
         let stopped = Arc::new((Mutex::new(false), Condvar::new()));
         let flag = Arc::clone(&stopped);
         let thread = std::thread::Builder::new()
             .name("official-watchdog".into())
-            .spawn(move || watch_run(&sink, &watch, &flag))
+            .spawn(move || watch_run(&sink, &watch, &limits, &flag))
             .expect("cannot start the official engine's watchdog thread");
         Watchdog {
             stopped,
@@ -48,10 +58,16 @@ impl Watchdog {
     }
 }
 
-fn watch_run(sink: &OfficialSink, watch: &Watch, stopped: &(Mutex<bool>, Condvar)) {
+fn watch_run(
+    sink: &OfficialSink,
+    watch: &Watch,
+    limits: &Limits,
+    stopped: &(Mutex<bool>, Condvar),
+) {
     let (lock, wake) = stopped;
     let mut last_completed = 0;
-    let mut progress_at = Instant::now();
+    let started = Instant::now();
+    let mut progress_at = started;
     loop {
         {
             let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -59,9 +75,11 @@ fn watch_run(sink: &OfficialSink, watch: &Watch, stopped: &(Mutex<bool>, Condvar
                 .wait_timeout_while(guard, POLL, |stopped| !*stopped)
                 .unwrap_or_else(|p| p.into_inner());
             if *guard {
+                report_progress(sink, watch, limits, started, false);
                 return;
             }
         }
+        report_progress(sink, watch, limits, started, true);
         let issued = sink.issued.load(Ordering::Acquire);
         let completed = sink.completed.load(Ordering::Acquire);
         let reason = if let Some(failure) = sink.failure() {
@@ -91,6 +109,33 @@ fn watch_run(sink: &OfficialSink, watch: &Watch, stopped: &(Mutex<bool>, Condvar
             );
         }
     }
+}
+
+/// Hands the counters to the progress bar, if there is one.
+fn report_progress(
+    sink: &OfficialSink,
+    watch: &Watch,
+    limits: &Limits,
+    started: Instant,
+    running: bool,
+) {
+    let Some(progress) = &watch.progress else {
+        return;
+    };
+    // The official library does not say which series runs: a SubmissionRun shows as one.
+    let series = match limits.mode {
+        Mode::AccuracyOnly => TestMode::AccuracyOnly,
+        _ => TestMode::PerformanceOnly,
+    };
+    progress.report_external(&ExternalProgress {
+        series: running.then_some(series),
+        elapsed: started.elapsed(),
+        min_duration: limits.min_duration,
+        min_queries: limits.min_queries,
+        queries_issued: sink.queries.load(Ordering::Relaxed),
+        samples_issued: sink.issued.load(Ordering::Relaxed),
+        samples_completed: sink.completed.load(Ordering::Relaxed),
+    });
 }
 
 /// Flushes what the official library logged, records the verdict and ends the process.
