@@ -108,3 +108,18 @@ fn text(buffer: &[std::ffi::c_char]) -> String {
         .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_without_the_sources_says_how_to_get_them() {
+        let message = Error::NotBuilt.to_string();
+        assert!(message.contains("without the official LoadGen 6.0.17 sources"));
+        assert!(message.contains("bash scripts/setup-official-engine.sh"));
+        assert!(message.ends_with("cargo build --release"));
+        // Entry points refuse exactly when the library is absent.
+        assert_eq!(TestSettings::new().is_err(), !is_available());
+    }
+}
