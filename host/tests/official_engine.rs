@@ -143,7 +143,7 @@ fn official_logs_carry_the_official_provenance() {
 }
 
 #[test]
-fn user_conf_and_mode_reach_the_official_settings() {
+fn user_conf_and_set_mode_reach_the_official_settings() {
     require_official();
     let dir = TempDir::new();
     let user_conf = dir.write(
@@ -154,8 +154,9 @@ fn user_conf_and_mode_reach_the_official_settings() {
     let args = [
         "--scenario",
         "Server",
-        "--mode",
-        "AccuracyOnly",
+        // --mode is covered by the submission test; the same through --set here.
+        "--set",
+        "mode=AccuracyOnly",
         "--user-conf",
         user_conf,
         "--total-samples",

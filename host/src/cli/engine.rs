@@ -44,7 +44,10 @@ pub fn official_settings(
         Some(path) => settings.apply_user_conf(path, model, scenario)?,
         None => settings.apply_mlperf_conf(model, scenario)?,
     }
-    if args.mode.is_some() || benchmark_keys.iter().any(|k| k == "mode") {
+    let mode_set = args.mode.is_some()
+        || benchmark_keys.iter().any(|k| k == "mode")
+        || args.set.iter().any(|o| o.key == "mode");
+    if mode_set {
         settings.set_mode(official_mode(native.mode));
     }
     let object = match serde_json::to_value(native)? {
