@@ -77,6 +77,51 @@ fn detail(dir: &Path) -> DetailLog {
     DetailLog::read(&dir.join("mlperf_log_detail.txt")).expect("detail log")
 }
 
+fn result_json(dir: &Path) -> serde_json::Value {
+    let path = dir.join("result.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Validates official result.json files against schema/official-result.schema.json with the
+/// Python `jsonschema` package (the official wheel's virtual environment has it).
+fn assert_official_schema(files: &[PathBuf]) {
+    let python = std::env::var_os("MLPERF_OFFICIAL_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| support::repo().join(".venv/bin/python"));
+    let script = r#"
+import json, sys
+from jsonschema import Draft202012Validator
+schema = json.load(open(sys.argv[1]))
+Draft202012Validator.check_schema(schema)
+validator = Draft202012Validator(schema)
+failed = False
+for path in sys.argv[2:]:
+    for error in validator.iter_errors(json.load(open(path))):
+        failed = True
+        print(path, "/".join(map(str, error.absolute_path)), error.message[:300])
+sys.exit(1 if failed else 0)
+"#;
+    let output = Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(support::repo().join("schema/official-result.schema.json"))
+        .args(files)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
+    assert_ok(&output);
+}
+
+/// Samples the native engine issued over all of its series, from its result.json.
+fn native_samples_issued(result: &serde_json::Value) -> u64 {
+    result["series"]
+        .as_array()
+        .expect("series")
+        .iter()
+        .map(|s| s["samples_issued"].as_u64().expect("samples_issued"))
+        .sum()
+}
+
 /// The settings both engines log: every `requested_*` and `effective_*` entry.
 fn logged_settings(log: &DetailLog) -> Vec<(String, String)> {
     let mut entries: Vec<(String, String)> = ["requested_", "effective_"]
@@ -92,6 +137,7 @@ fn logged_settings(log: &DetailLog) -> Vec<(String, String)> {
 fn both_engines_issue_the_same_samples_in_every_scenario() {
     require_official();
     let dir = TempDir::new();
+    let mut results = Vec::new();
     for scenario in SCENARIOS {
         let mut args = vec!["--scenario", scenario];
         args.extend_from_slice(&QUICK);
@@ -111,7 +157,35 @@ fn both_engines_issue_the_same_samples_in_every_scenario() {
         );
         assert_eq!(theirs.str("result_validity"), Some("VALID"), "{scenario}");
         assert_eq!(ours.str("result_validity"), Some("VALID"), "{scenario}");
+
+        // result.json: the same figures under the same names, read from the official log.
+        let (ours, theirs) = (result_json(&native), result_json(&official));
+        assert_eq!(theirs["engine"], "official");
+        assert_eq!(theirs["loadgen_version"], "6.0.17 @ d6147c7eb7");
+        assert_eq!(theirs["effective"]["scenario"], scenario);
+        assert_eq!(theirs["aborted"], serde_json::Value::Null);
+        let validity = &theirs["performance"]["validity"];
+        assert_eq!(validity["valid"], true, "{scenario}: {validity}");
+        assert_eq!(validity["all_samples_completed"], true, "{scenario}");
+        assert_eq!(
+            theirs["samples"]["issued"].as_u64(),
+            Some(native_samples_issued(&ours)),
+            "{scenario}"
+        );
+        assert_eq!(theirs["samples"]["completed"], theirs["samples"]["issued"]);
+        let latency = &theirs["performance"]["sample_latency"];
+        assert_eq!(
+            latency["target_percentile"],
+            ours["performance"]["sample_latency"]["target_percentile"],
+            "{scenario}"
+        );
+        assert!(
+            latency["target_ns"].as_i64().is_some(),
+            "{scenario}: {latency}"
+        );
+        results.push(official.join("result.json"));
     }
+    assert_official_schema(&results);
 }
 
 #[test]
@@ -220,6 +294,18 @@ fn a_plugin_that_never_completes_is_aborted_after_the_drain_timeout() {
     // What the official library logged before the abort was flushed.
     let log = detail(&out);
     assert_eq!(log.str("loadgen_version"), Some("6.0.17 @ d6147c7eb7"));
+    // result.json says why, and how far the run got.
+    let result = result_json(&out);
+    let aborted = result["aborted"].as_str().unwrap_or_default();
+    assert!(
+        aborted.starts_with("no sample completed for 2.0 s"),
+        "{aborted}"
+    );
+    assert_eq!(result["performance"], serde_json::Value::Null);
+    assert_eq!(result["samples"]["issued"], 11);
+    assert_eq!(result["samples"]["completed"], 10);
+    assert_eq!(result["loadgen_version"], "6.0.17 @ d6147c7eb7");
+    assert_official_schema(&[out.join("result.json")]);
 }
 
 #[test]
@@ -241,6 +327,30 @@ fn a_plugin_failure_ends_the_official_run_at_once() {
         stderr.contains("the official LoadGen was aborted: plugin null failed: null plugin: fail_after = 50 reached"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_sample_answered_twice_never_reaches_the_official_library() {
+    require_official();
+    let dir = TempDir::new();
+    let out = dir.path().join("run");
+    let args = [
+        "--scenario",
+        "Offline",
+        "--plugin-set",
+        "complete_twice_after=5",
+        "--set",
+        "min_duration_ms=0",
+    ];
+    // The official library would read the second answer's id as a freed pointer.
+    let stderr = run_aborted(&out, &args, Duration::from_secs(10));
+    assert!(
+        stderr.contains("the system under test answered 1 sample id(s) it was not issued or had already completed"),
+        "{stderr}"
+    );
+    assert!(result_json(&out)["aborted"]
+        .as_str()
+        .is_some_and(|a| a.contains("it was not issued or had already completed")));
 }
 
 #[test]
@@ -269,6 +379,8 @@ fn a_reused_directory_keeps_nothing_of_the_previous_run() {
     let summary = std::fs::read_to_string(out.join("mlperf_log_summary.txt")).unwrap_or_default();
     assert!(!summary.contains("Result is"), "{summary}");
     assert!(out.join("mlperf_host_aborted.txt").is_file());
+    // The result.json there is the aborted run's.
+    assert!(result_json(&out)["aborted"].is_string());
 }
 
 #[test]

@@ -106,7 +106,7 @@ fn measure(
 fn report_abort(report: &AbortReport) {
     eprintln!(
         "error: the official LoadGen was aborted: {} ({} issued, {} completed)",
-        report.reason, report.issued, report.completed
+        report.reason, report.counts.issued, report.counts.completed
     );
 }
 

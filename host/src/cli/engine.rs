@@ -9,9 +9,10 @@ use anyhow::{bail, Context};
 use clap::ValueEnum;
 use mlperf_host::loadgen::TestSettings;
 use mlperf_host::official::engine as official;
+use mlperf_host::official::result::OfficialResult;
 use mlperf_host::official::settings::{field_text, official_mode, official_scenario};
 use mlperf_host::official::AbortReport;
-use mlperf_host::submission::detail_log::{DetailLog, PROVENANCE_FILE};
+use mlperf_host::submission::detail_log::PROVENANCE_FILE;
 
 use super::run::RunArgs;
 
@@ -69,35 +70,56 @@ pub fn official_settings(
     Ok(settings)
 }
 
-/// What an official run ended with, read from its detail log.
-#[derive(Debug)]
-pub struct OfficialVerdict {
-    /// `result_validity`, absent in accuracy runs.
-    pub validity: Option<String>,
-    /// The reasons its summary gives for an INVALID result.
-    pub errors: u64,
-    pub mode: String,
-}
-
-impl OfficialVerdict {
-    pub fn read(out: &Path) -> anyhow::Result<OfficialVerdict> {
-        let path = out.join("mlperf_log_detail.txt");
-        let log = DetailLog::read(&path)?;
-        let text = |key: &str| log.str(key).map(str::to_string);
-        Ok(OfficialVerdict {
-            validity: text("result_validity"),
-            errors: log.num_errors(),
-            mode: text("effective_test_mode").unwrap_or_default(),
-        })
+/// Whether an official run is VALID, from its result: a performance run that logged VALID with
+/// every sample completed, or an accuracy run that logged no error (as for the native engine).
+pub fn official_is_valid(result: &OfficialResult) -> bool {
+    if result.aborted.is_some() {
+        return false;
     }
-
-    /// VALID, or an accuracy run that logged no error (as for the native engine).
-    pub fn is_valid(&self) -> bool {
-        match &self.validity {
-            Some(validity) => validity == "VALID",
-            None => self.mode == "AccuracyOnly" && self.errors == 0,
+    match &result.performance {
+        Some(performance) => {
+            performance.validity.valid && performance.validity.all_samples_completed
+        }
+        None => {
+            let errors = result
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == "Error")
+                .count();
+            result.effective.get("test_mode").and_then(|m| m.as_str()) == Some("AccuracyOnly")
+                && errors == 0
+                && result.samples.completed == result.samples.issued
         }
     }
+}
+
+/// The requirements an INVALID official performance run missed, as its log states them.
+pub fn official_invalid_reasons(result: &OfficialResult) -> Option<String> {
+    if let Some(reason) = &result.aborted {
+        return Some(format!("the official LoadGen was aborted: {reason}"));
+    }
+    let performance = result.performance.as_ref()?;
+    let validity = &performance.validity;
+    let mut reasons = Vec::new();
+    if let Some(logged) = performance.logged.get("result_invalid_reason") {
+        reasons.extend(logged.as_str().filter(|r| !r.is_empty()));
+    }
+    if validity.perf_constraints_met == Some(false) {
+        reasons.push("performance constraints not met");
+    }
+    if !validity.min_duration_met {
+        reasons.push("min_duration not met");
+    }
+    if !validity.min_queries_met {
+        reasons.push("min_query_count not met");
+    }
+    if !validity.early_stopping_met {
+        reasons.push("early stopping not met");
+    }
+    if !validity.all_samples_completed {
+        reasons.push("not every issued sample was completed");
+    }
+    (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 
 /// Files that must not survive from an earlier run in the same directory: a stale summary
@@ -140,23 +162,52 @@ pub fn clear_old_logs(out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The log directory of the test the watchdog may end.
-static ABORT_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
-
-/// Names the log directory of the test about to run, for [`on_abort`].
-pub fn set_abort_dir(out: &Path) {
-    *ABORT_DIR.lock().unwrap_or_else(|p| p.into_inner()) = Some(out.to_path_buf());
+/// The log directory and provenance of the test the watchdog may end.
+#[derive(Clone)]
+struct AbortTarget {
+    dir: PathBuf,
+    provenance: Vec<(String, String)>,
 }
 
-/// The watchdog's last words: the verdict in the log directory and on stderr.
+static ABORT_TARGET: Mutex<Option<AbortTarget>> = Mutex::new(None);
+
+/// Names the log directory and provenance of the test about to run, for [`on_abort`].
+pub fn set_abort_target(out: &Path, provenance: &[(String, String)]) {
+    *ABORT_TARGET.lock().unwrap_or_else(|p| p.into_inner()) = Some(AbortTarget {
+        dir: out.to_path_buf(),
+        provenance: provenance.to_vec(),
+    });
+}
+
+/// The watchdog's last words: the verdict in the log directory (mlperf_host_aborted.txt and
+/// result.json) and on stderr.
 pub fn on_abort(report: &AbortReport) {
     let message = format!(
         "the official LoadGen was aborted: {} ({} samples issued, {} completed); the run is INVALID",
-        report.reason, report.issued, report.completed
+        report.reason, report.counts.issued, report.counts.completed
     );
-    let dir = ABORT_DIR.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    if let Some(dir) = dir {
+    let target = ABORT_TARGET
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    if let Some(AbortTarget { dir, provenance }) = target {
         let _ = std::fs::write(dir.join(ABORTED_FILE), format!("{message}\n"));
+        match OfficialResult::read(
+            &dir,
+            report.counts,
+            Some(report.reason.clone()),
+            &provenance,
+        ) {
+            Ok(result) => {
+                if let Err(e) = result.write() {
+                    eprintln!(
+                        "error: cannot write {}: {e}",
+                        result.log_files.result.display()
+                    );
+                }
+            }
+            Err(e) => eprintln!("error: no result.json: {e}"),
+        }
         eprintln!(
             "error: {message} (logs as far as written in {})",
             dir.display()

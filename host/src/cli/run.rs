@@ -17,7 +17,7 @@ use mlperf_host::loadgen::{
     start_test, LogOutputSettings, LogSettings, TestMode, TestResult, TestScenario, TestSettings,
 };
 
-use super::engine::{self, EngineArg, OfficialVerdict};
+use super::engine::{self, EngineArg};
 use super::library::Library;
 use super::power::report_command::read_logged_run;
 use super::power::{self, report::PowerResult, Meters};
@@ -26,6 +26,7 @@ use super::set::{self, Override};
 use super::summary;
 use mlperf_host::benchmark::Benchmark;
 use mlperf_host::loadgen::{EffectiveSettings, StopReason};
+use mlperf_host::official::result::OfficialResult;
 use mlperf_host::official::{self, engine::TestSettings as OfficialSettings};
 use mlperf_host::plugin::PluginSut;
 use mlperf_power::Phase;
@@ -241,7 +242,7 @@ pub struct RunOutcome {
 pub enum TestOutcome {
     Native(Box<TestResult>),
     /// Read back from the official LoadGen's detail log.
-    Official(OfficialVerdict),
+    Official(Box<OfficialResult>),
 }
 
 impl TestOutcome {
@@ -257,7 +258,7 @@ impl TestOutcome {
     pub fn is_valid(&self) -> bool {
         match self {
             TestOutcome::Native(result) => summary::is_valid(result),
-            TestOutcome::Official(verdict) => verdict.is_valid(),
+            TestOutcome::Official(result) => engine::official_is_valid(result),
         }
     }
 
@@ -269,7 +270,7 @@ impl TestOutcome {
                 .as_ref()
                 .map(|p| p.validity.reasons.join("; "))
                 .filter(|r| !r.is_empty()),
-            TestOutcome::Official(_) => Some("see mlperf_log_summary.txt".into()),
+            TestOutcome::Official(result) => engine::official_invalid_reasons(result),
         }
     }
 
@@ -279,7 +280,9 @@ impl TestOutcome {
             TestOutcome::Native(result) => {
                 result.series.iter().any(|s| s.never_completed > 0) || failure(result).is_some()
             }
-            TestOutcome::Official(_) => false,
+            TestOutcome::Official(result) => {
+                result.samples.completed < result.samples.issued || result.aborted.is_some()
+            }
         }
     }
 }
@@ -527,15 +530,7 @@ fn run_once(
         None => start_test(sut, qsl, settings, &log)
             .map(|result| TestOutcome::Native(Box::new(result)))
             .context("the test could not run"),
-        Some(official_settings) => run_official(
-            args,
-            sut,
-            qsl,
-            official_settings,
-            log.audit_config.as_deref(),
-            out,
-            log.progress.clone(),
-        ),
+        Some(official_settings) => run_official(args, sut, qsl, official_settings, &log, out),
     };
     if let Some(progress) = progress {
         progress.finish();
@@ -549,22 +544,26 @@ fn run_official(
     sut: &PluginSut,
     qsl: &mut dyn mlperf_host::loadgen::QuerySampleLibrary,
     settings: &OfficialSettings,
-    audit_config: Option<&Path>,
+    log_settings: &LogSettings,
     out: &Path,
-    progress: Option<mlperf_host::loadgen::ProgressHandle>,
 ) -> anyhow::Result<TestOutcome> {
     let mut log = official::engine::LogOutput::in_dir(out);
     log.enable_trace = args.trace;
-    engine::set_abort_dir(out);
+    let provenance = &log_settings.provenance;
+    engine::set_abort_target(out, provenance);
     let watch = official::Watch {
         drain_timeout: args.drain_timeout,
         on_abort: engine::on_abort,
-        progress,
+        progress: log_settings.progress.clone(),
     };
-    official::run_test(sut, qsl, settings, &log, audit_config, &watch)
+    let audit_config = log_settings.audit_config.as_deref();
+    let counts = official::run_test(sut, qsl, settings, &log, audit_config, &watch)
         .context("the official LoadGen could not run the test")?;
-    let verdict = OfficialVerdict::read(out)?;
-    Ok(TestOutcome::Official(verdict))
+    let result = OfficialResult::read(out, counts, None, provenance)?;
+    result
+        .write()
+        .with_context(|| format!("cannot write {}", result.log_files.result.display()))?;
+    Ok(TestOutcome::Official(Box::new(result)))
 }
 
 /// Accounts the meters over the run's window; writes the traces, power_summary.json and

@@ -53,6 +53,8 @@ impl official::SystemUnderTest for OfficialSut<'_> {
         let samples: &[QuerySample] = unsafe {
             std::slice::from_raw_parts(samples.as_ptr() as *const QuerySample, samples.len())
         };
+        // Before the SUT sees them: an answer may come back before issue_query returns.
+        self.sink.outstanding.issue(samples);
         self.sink.queries.fetch_add(1, Ordering::Relaxed);
         self.sink
             .issued

@@ -7,6 +7,8 @@
 //! library would wait forever, the process ends with an INVALID verdict.
 
 mod adapters;
+mod outstanding;
+pub mod result;
 pub mod settings;
 mod sink;
 pub mod watchdog;
@@ -20,6 +22,7 @@ use mlperf_official_loadgen::{LogOutput, TestSettings as OfficialSettings};
 
 use crate::loadgen::{Completer, ProgressHandle, QuerySampleLibrary, SystemUnderTest};
 use adapters::{OfficialQsl, OfficialSut};
+pub use result::SampleCounts;
 use sink::OfficialSink;
 use watchdog::Watchdog;
 
@@ -39,11 +42,11 @@ pub struct Watch {
 #[derive(Clone, Debug)]
 pub struct AbortReport {
     pub reason: String,
-    pub issued: u64,
-    pub completed: u64,
+    pub counts: SampleCounts,
 }
 
-/// Runs one test on the official LoadGen with `sut` and `qsl`; its logs go to `log`.
+/// Runs one test on the official LoadGen with `sut` and `qsl`; its logs go to `log`. Returns
+/// what went through the adapter.
 pub fn run_test(
     sut: &dyn SystemUnderTest,
     qsl: &mut dyn QuerySampleLibrary,
@@ -51,7 +54,7 @@ pub fn run_test(
     log: &LogOutput,
     audit_config: Option<&Path>,
     watch: &Watch,
-) -> Result<(), mlperf_official_loadgen::Error> {
+) -> Result<SampleCounts, mlperf_official_loadgen::Error> {
     let sink = Arc::new(OfficialSink::default());
     let completer = Completer::forwarding_to(sink.clone());
     let watchdog = Watchdog::start(sink.clone(), watch.clone(), progress_limits(settings));
@@ -65,7 +68,7 @@ pub fn run_test(
         audit_config,
     );
     watchdog.stop();
-    result
+    result.map(|()| sink.counts())
 }
 
 /// The minimum duration and query count of `settings`, for the progress bar.

@@ -5,6 +5,8 @@ use std::sync::Mutex;
 
 use mlperf_official_loadgen::QuerySampleResponse as OfficialResponse;
 
+use super::outstanding::{OutstandingIds, Refused};
+use super::SampleCounts;
 use crate::loadgen::{CompletionSink, QuerySampleResponse};
 
 /// Converted on the stack in batches of this many; a query of up to `SMALL` samples in an
@@ -20,10 +22,20 @@ pub(crate) struct OfficialSink {
     pub(crate) issued: AtomicU64,
     /// Samples the SUT completed.
     pub(crate) completed: AtomicU64,
+    /// Ids issued and not yet completed.
+    pub(crate) outstanding: OutstandingIds,
     failure: Mutex<Option<String>>,
 }
 
 impl OfficialSink {
+    pub(crate) fn counts(&self) -> SampleCounts {
+        SampleCounts {
+            queries: self.queries.load(Ordering::Relaxed),
+            issued: self.issued.load(Ordering::Acquire),
+            completed: self.completed.load(Ordering::Acquire),
+        }
+    }
+
     pub(crate) fn failure(&self) -> Option<String> {
         self.failure
             .lock()
@@ -31,16 +43,52 @@ impl OfficialSink {
             .clone()
     }
 
-    /// Hands `responses` to the official library through `call`, converted on the stack.
-    fn forward(responses: &[QuerySampleResponse<'_>], call: unsafe fn(&mut [OfficialResponse])) {
+    /// Hands the responses whose ids are outstanding to the official library through `call`,
+    /// converted on the stack; a refused one fails the run. Returns how many were handed on.
+    fn forward(
+        &self,
+        responses: &[QuerySampleResponse<'_>],
+        completes: bool,
+        call: unsafe fn(&mut [OfficialResponse]),
+    ) -> u64 {
+        let mut forwarded = 0;
+        let mut refused = Refused::default();
+        let mut send = |chunk: &[QuerySampleResponse<'_>], batch: &mut [OfficialResponse]| {
+            let mut filled = 0;
+            let chunk_refused = self.outstanding.admit(chunk, completes, |response| {
+                batch[filled] = OfficialResponse {
+                    id: response.id.0,
+                    data: response.data.as_ptr() as usize,
+                    size: response.data.len(),
+                    n_tokens: response.n_tokens,
+                };
+                filled += 1;
+            });
+            if filled > 0 {
+                // SAFETY: each id was handed to the SUT by the official test and is still
+                // outstanding (checked above); the data lives across the call.
+                unsafe { call(&mut batch[..filled]) };
+            }
+            forwarded += filled as u64;
+            refused.count += chunk_refused.count;
+            refused.first = refused.first.or(chunk_refused.first);
+        };
         if responses.len() <= SMALL {
-            let mut batch = [BLANK; SMALL];
-            return forward_chunk(responses, &mut batch, call);
+            send(responses, &mut [BLANK; SMALL]);
+        } else {
+            let mut batch = [BLANK; BATCH];
+            for chunk in responses.chunks(BATCH) {
+                send(chunk, &mut batch);
+            }
         }
-        let mut batch = [BLANK; BATCH];
-        for chunk in responses.chunks(BATCH) {
-            forward_chunk(chunk, &mut batch, call);
+        if let Some(first) = refused.first {
+            self.fail(format!(
+                "the system under test answered {} sample id(s) it was not issued or had already \
+                 completed (the first: {first:#x}); they were not passed to the official LoadGen",
+                refused.count
+            ));
         }
+        forwarded
     }
 }
 
@@ -51,33 +99,22 @@ const BLANK: OfficialResponse = OfficialResponse {
     n_tokens: 0,
 };
 
-fn forward_chunk(
-    responses: &[QuerySampleResponse<'_>],
-    batch: &mut [OfficialResponse],
-    call: unsafe fn(&mut [OfficialResponse]),
-) {
-    for (slot, response) in batch.iter_mut().zip(responses) {
-        *slot = OfficialResponse {
-            id: response.id.0,
-            data: response.data.as_ptr() as usize,
-            size: response.data.len(),
-            n_tokens: response.n_tokens,
-        };
-    }
-    // SAFETY: the ids are the official test's own, handed to the SUT by it (the SUT answers
-    // the samples it was issued); the data lives across the call.
-    unsafe { call(&mut batch[..responses.len()]) };
-}
-
 impl CompletionSink for OfficialSink {
     fn complete(&self, responses: &[QuerySampleResponse<'_>]) {
-        Self::forward(responses, mlperf_official_loadgen::query_samples_complete);
-        self.completed
-            .fetch_add(responses.len() as u64, Ordering::Release);
+        let forwarded = self.forward(
+            responses,
+            true,
+            mlperf_official_loadgen::query_samples_complete,
+        );
+        self.completed.fetch_add(forwarded, Ordering::Release);
     }
 
     fn first_token(&self, responses: &[QuerySampleResponse<'_>]) {
-        Self::forward(responses, mlperf_official_loadgen::first_token_complete);
+        self.forward(
+            responses,
+            false,
+            mlperf_official_loadgen::first_token_complete,
+        );
     }
 
     fn fail(&self, message: String) {

@@ -102,8 +102,7 @@ fn watch_run(
             abort(
                 AbortReport {
                     reason,
-                    issued,
-                    completed,
+                    counts: sink.counts(),
                 },
                 watch,
             );

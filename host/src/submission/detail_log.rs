@@ -31,6 +31,17 @@ pub struct DetailLog {
     path: PathBuf,
     values: HashMap<String, Value>,
     pub errors: Vec<String>,
+    /// Every entry marked as an error or a warning, and every `generic_message`, in order.
+    pub messages: Vec<LoggedMessage>,
+}
+
+/// An entry of the log that is a message rather than a figure.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LoggedMessage {
+    /// `Error`, `Warning` or `Info`, as the native engine's diagnostics say.
+    pub severity: &'static str,
+    pub key: String,
+    pub message: String,
 }
 
 impl DetailLog {
@@ -84,10 +95,28 @@ impl DetailLog {
                 .pointer("/metadata/is_error")
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
+            let is_warning = entry
+                .pointer("/metadata/is_warning")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let text = || match &value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
             if is_error {
-                log.errors.push(match &value {
-                    Value::String(text) => text.clone(),
-                    other => other.to_string(),
+                log.errors.push(text());
+            }
+            let severity = match (is_error, is_warning, key) {
+                (true, _, _) => Some("Error"),
+                (false, true, _) => Some("Warning"),
+                (false, false, "generic_message") => Some("Info"),
+                _ => None,
+            };
+            if let Some(severity) = severity {
+                log.messages.push(LoggedMessage {
+                    severity,
+                    key: key.to_string(),
+                    message: text(),
                 });
             }
             log.values.entry(key.to_string()).or_insert(value);
@@ -189,6 +218,9 @@ not a log line
         let log = DetailLog::parse(text).unwrap();
         assert_eq!(log.u64("a"), Some(1));
         assert_eq!(log.errors, vec!["Multiple conf files are used."]);
+        assert_eq!(log.messages.len(), 1);
+        assert_eq!(log.messages[0].severity, "Error");
+        assert_eq!(log.messages[0].key, "error_invalid_config");
         assert_eq!(log.u64("seed"), Some(16159082839903944936));
     }
 
