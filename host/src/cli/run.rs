@@ -306,9 +306,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
     let official_settings = match args.engine {
         EngineArg::Native => None,
         EngineArg::Official => {
-            if args.preprocess_timed {
-                bail!("--preprocess-timed is not yet available with --engine official (untimed preprocessing is)");
-            }
             let benchmark_keys: Vec<String> = benchmark
                 .map(|b| {
                     b.setting_overrides(settings.scenario)

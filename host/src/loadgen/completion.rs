@@ -572,6 +572,10 @@ pub trait CompletionSink: Send + Sync {
     fn first_token(&self, responses: &[QuerySampleResponse<'_>]);
     /// The SUT failed: see [`Completer::fail`].
     fn fail(&self, message: String);
+    /// See [`Completer::is_released`]; a sink that keeps no record releases nothing.
+    fn is_released(&self, _id: ResponseId) -> bool {
+        false
+    }
 }
 
 /// The handle a system under test completes samples with. Cheap to clone, `Send + Sync`, and
@@ -682,11 +686,12 @@ impl Completer {
     /// Whether sample `id` has completed and the engine no longer reads its response (an id
     /// the test never issued counts as released: nothing will complete it). For a SUT that
     /// recycles the memory its responses point into. Conservative: a sample bound for the
-    /// accuracy log counts as released only once no response is being copied there; a sink
-    /// keeps no such record, so under another engine nothing counts as released.
+    /// accuracy log counts as released only once no response is being copied there. Under
+    /// another engine, the sink forwarding to it says.
     pub fn is_released(&self, id: ResponseId) -> bool {
-        let Target::Engine(shared) = &self.target else {
-            return false;
+        let shared = match &self.target {
+            Target::Engine(shared) => shared,
+            Target::Sink(sink) => return sink.is_released(id),
         };
         let seq = id.0.wrapping_sub(1);
         if id.0 == 0 || seq >= shared.issued_end.load(Ordering::Acquire) {

@@ -15,22 +15,124 @@ pub(crate) struct Refused {
     pub(crate) first: Option<u64>,
 }
 
+/// A query of at least this many samples whose ids are evenly spaced (the official library
+/// keeps a query's samples in one array) is kept as a run: a bitmap, not one hash entry per id.
+const RUN_MIN: usize = 16;
+
 #[derive(Default)]
 pub(crate) struct OutstandingIds {
-    ids: Mutex<HashSet<u64, BuildHasherDefault<IdHasher>>>,
+    ids: Mutex<Ids>,
+}
+
+#[derive(Default)]
+struct Ids {
+    /// Ids of small or irregular queries.
+    singles: HashSet<u64, BuildHasherDefault<IdHasher>>,
+    /// Evenly spaced queries, sorted by their first id.
+    runs: Vec<Run>,
+}
+
+/// The ids `first + i * stride` for `i < count`, and which of them are completed.
+struct Run {
+    first: u64,
+    stride: u64,
+    count: u64,
+    remaining: u64,
+    completed: Vec<u64>,
+}
+
+impl Run {
+    /// `samples` as a run, when their ids are evenly spaced upward.
+    fn of(samples: &[QuerySample]) -> Option<Run> {
+        let first = samples.first()?.id.0;
+        let stride = samples.get(1)?.id.0.checked_sub(first)?;
+        let count = samples.len() as u64;
+        let evenly = samples.iter().zip(0..).all(|(sample, i)| {
+            stride
+                .checked_mul(i)
+                .and_then(|offset| offset.checked_add(first))
+                == Some(sample.id.0)
+        });
+        (stride > 0 && evenly).then(|| Run {
+            first,
+            stride,
+            count,
+            remaining: count,
+            completed: vec![0; samples.len().div_ceil(64)],
+        })
+    }
+
+    /// The position of `id` in the run, if it is one of its ids.
+    fn position(&self, id: u64) -> Option<usize> {
+        let offset = id.checked_sub(self.first)?;
+        (offset % self.stride == 0 && offset / self.stride < self.count)
+            .then(|| (offset / self.stride) as usize)
+    }
+
+    fn is_completed(&self, position: usize) -> bool {
+        self.completed[position / 64] & (1 << (position % 64)) != 0
+    }
+}
+
+impl Ids {
+    /// The run `id` would belong to.
+    fn run_of(&self, id: u64) -> Option<usize> {
+        self.runs
+            .partition_point(|run| run.first <= id)
+            .checked_sub(1)
+    }
+
+    fn contains(&self, id: u64) -> bool {
+        if let Some(run) = self.run_of(id).map(|r| &self.runs[r]) {
+            if let Some(position) = run.position(id) {
+                return !run.is_completed(position);
+            }
+        }
+        self.singles.contains(&id)
+    }
+
+    /// Marks `id` completed; false when it was not outstanding.
+    fn complete(&mut self, id: u64) -> bool {
+        if let Some(index) = self.run_of(id) {
+            let run = &mut self.runs[index];
+            if let Some(position) = run.position(id) {
+                if run.is_completed(position) {
+                    return false;
+                }
+                run.completed[position / 64] |= 1 << (position % 64);
+                run.remaining -= 1;
+                if run.remaining == 0 {
+                    self.runs.remove(index);
+                }
+                return true;
+            }
+        }
+        self.singles.remove(&id)
+    }
 }
 
 impl OutstandingIds {
     /// Records the samples of a query about to be issued (one lock per query).
     pub(crate) fn issue(&self, samples: &[QuerySample]) {
+        let run = (samples.len() >= RUN_MIN)
+            .then(|| Run::of(samples))
+            .flatten();
         let mut ids = self.lock();
-        ids.reserve(samples.len());
-        for sample in samples {
-            ids.insert(sample.id.0);
+        match run {
+            Some(run) => {
+                let at = ids.runs.partition_point(|r| r.first < run.first);
+                ids.runs.insert(at, run);
+            }
+            None => {
+                ids.singles.reserve(samples.len());
+                for sample in samples {
+                    ids.singles.insert(sample.id.0);
+                }
+            }
         }
     }
 
-    /// Hands `accept` each response whose id is outstanding, in order (removing the id when
+    /// Hands `accept` each response whose id is outstanding, in order (completing it when
     /// `completes`: a first token leaves its sample outstanding); returns the refused ones.
     pub(crate) fn admit(
         &self,
@@ -39,13 +141,13 @@ impl OutstandingIds {
         mut accept: impl FnMut(&QuerySampleResponse<'_>),
     ) -> Refused {
         let mut refused = Refused::default();
-        let mut outstanding = self.lock();
+        let mut ids = self.lock();
         for response in responses {
             let id = response.id.0;
             let known = if completes {
-                outstanding.remove(&id)
+                ids.complete(id)
             } else {
-                outstanding.contains(&id)
+                ids.contains(id)
             };
             if known {
                 accept(response);
@@ -57,7 +159,12 @@ impl OutstandingIds {
         refused
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<u64, BuildHasherDefault<IdHasher>>> {
+    /// Whether `id` is outstanding (issued, not yet completed).
+    pub(crate) fn contains(&self, id: u64) -> bool {
+        self.lock().contains(id)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Ids> {
         self.ids.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -140,5 +247,36 @@ mod tests {
         let (accepted, refused) = admitted(&outstanding, &[0x1000, 0x1040], true);
         assert_eq!(accepted, [0x1040]);
         assert_eq!(refused.count, 1);
+    }
+
+    #[test]
+    fn an_evenly_spaced_query_completes_each_of_its_ids_once() {
+        let outstanding = OutstandingIds::default();
+        let run: Vec<u64> = (0..100).map(|i| 0x10_000 + 32 * i).collect();
+        outstanding.issue(&samples(&run));
+        outstanding.issue(&samples(&[0x500, 0x900]));
+        assert!(outstanding.lock().runs.len() == 1);
+        // Between two ids of the run, past its end, and the small query's ids.
+        let (accepted, refused) = admitted(
+            &outstanding,
+            &[0x10_000 + 16, 0x10_000 + 32 * 100, 0x10_000 + 32 * 7, 0x900],
+            true,
+        );
+        assert_eq!(accepted, [0x10_000 + 32 * 7, 0x900]);
+        assert_eq!(refused.count, 2);
+        assert!(!outstanding.contains(0x10_000 + 32 * 7));
+        assert!(outstanding.contains(0x10_000 + 32 * 8));
+        let (_, refused) = admitted(&outstanding, &[0x10_000 + 32 * 7], true);
+        assert_eq!(refused.count, 1);
+        let rest: Vec<u64> = run
+            .iter()
+            .copied()
+            .filter(|&id| id != 0x10_000 + 32 * 7)
+            .collect();
+        let (accepted, refused) = admitted(&outstanding, &rest, true);
+        assert_eq!((accepted.len(), refused.count), (99, 0));
+        // Every id completed: the run is gone.
+        assert!(outstanding.lock().runs.is_empty());
+        assert!(outstanding.contains(0x500));
     }
 }

@@ -7,7 +7,7 @@ use mlperf_official_loadgen::QuerySampleResponse as OfficialResponse;
 
 use super::outstanding::{OutstandingIds, Refused};
 use super::SampleCounts;
-use crate::loadgen::{CompletionSink, QuerySampleResponse};
+use crate::loadgen::{CompletionSink, QuerySampleResponse, ResponseId};
 
 /// Converted on the stack in batches of this many; a query of up to `SMALL` samples in an
 /// array of that size.
@@ -24,6 +24,8 @@ pub(crate) struct OfficialSink {
     pub(crate) completed: AtomicU64,
     /// Ids issued and not yet completed.
     pub(crate) outstanding: OutstandingIds,
+    /// Calls into the official library under way, which may still read response data.
+    forwarding: AtomicU64,
     failure: Mutex<Option<String>>,
 }
 
@@ -51,6 +53,8 @@ impl OfficialSink {
         completes: bool,
         call: unsafe fn(&mut [OfficialResponse]),
     ) -> u64 {
+        // Counted from before any id leaves `outstanding` until the library has returned.
+        self.forwarding.fetch_add(1, Ordering::SeqCst);
         let mut forwarded = 0;
         let mut refused = Refused::default();
         let mut send = |chunk: &[QuerySampleResponse<'_>], batch: &mut [OfficialResponse]| {
@@ -81,6 +85,7 @@ impl OfficialSink {
                 send(chunk, &mut batch);
             }
         }
+        self.forwarding.fetch_sub(1, Ordering::SeqCst);
         if let Some(first) = refused.first {
             self.fail(format!(
                 "the system under test answered {} sample id(s) it was not issued or had already \
@@ -115,6 +120,12 @@ impl CompletionSink for OfficialSink {
             false,
             mlperf_official_loadgen::first_token_complete,
         );
+    }
+
+    /// Completed, and no call that could still read its response is under way (the official
+    /// library copies what it logs before `QuerySamplesComplete` returns).
+    fn is_released(&self, id: ResponseId) -> bool {
+        !self.outstanding.contains(id.0) && self.forwarding.load(Ordering::SeqCst) == 0
     }
 
     fn fail(&self, message: String) {
