@@ -1,4 +1,4 @@
-//! Writes host/src/loadgen/early_stopping_table.bin: the early-stopping answer sequences for
+//! Writes loadgen/src/early_stopping_table.bin: the early-stopping answer sequences for
 //! the percentiles MLPerf uses, long enough for SingleStream runs of ~16 M queries.
 //!
 //!     cargo run --release -p mlperf-host --example early_stopping_table
@@ -26,7 +26,7 @@ fn main() -> std::io::Result<()> {
     }
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/src/loadgen/early_stopping_table.bin"
+        "/../loadgen/src/early_stopping_table.bin"
     );
     std::fs::write(path, &table)?;
     println!("wrote {path} ({} bytes)", table.len());

@@ -6,10 +6,11 @@
 //! plugin ABI; [`samples`] reads data sets into the memory those backends read;
 //! [`benchmark`] defines real benchmarks and scores their accuracy.
 
+pub use mlperf_loadgen as loadgen;
+
 pub mod bench;
 pub mod benchmark;
 pub mod compliance;
-pub mod loadgen;
 pub mod official;
 pub mod plugin;
 pub mod samples;

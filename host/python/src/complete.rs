@@ -7,7 +7,7 @@
 use std::cell::Cell;
 use std::sync::RwLock;
 
-use mlperf_host::loadgen::{AsSampleResponse, Completer, QuerySampleResponse, ResponseId};
+use mlperf_loadgen::{AsSampleResponse, Completer, QuerySampleResponse, ResponseId};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};

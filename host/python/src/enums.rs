@@ -2,7 +2,7 @@
 //! `repr` `<TestScenario.Server: 2>`, `.name`, `.value`, `int()`, `TestScenario(2)`,
 //! `__members__`, hashing by value, pickling, and no equality with plain ints.
 
-use mlperf_host::loadgen;
+use mlperf_loadgen as loadgen;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple, PyType};

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use mlperf_host::loadgen;
+use mlperf_loadgen as loadgen;
 use pyo3::prelude::*;
 
 use crate::convert::{Count, Flag, Text};

@@ -25,7 +25,7 @@ pub fn untracked<T: PyClass + Into<PyClassInitializer<T>>>(
 /// The `list[QuerySample]` an issue callback receives.
 pub fn sample_list<'py>(
     py: Python<'py>,
-    samples: &[mlperf_host::loadgen::QuerySample],
+    samples: &[mlperf_loadgen::QuerySample],
 ) -> PyResult<Bound<'py, PyList>> {
     // SAFETY: a new list of `samples.len()` empty slots, each filled once below; a list
     // dropped half-filled releases only the slots that hold an object.

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use mlperf_host::loadgen::logging::summary::render_summary;
-use mlperf_host::loadgen::{self, TestResult};
+use mlperf_loadgen::logging::summary::render_summary;
+use mlperf_loadgen::{self as loadgen, TestResult};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 

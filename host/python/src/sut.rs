@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use mlperf_host::loadgen::{
+use mlperf_loadgen::{
     Completer, QslError, QuerySample, QuerySampleIndex, QuerySampleLibrary, SystemUnderTest,
 };
 use pyo3::prelude::*;

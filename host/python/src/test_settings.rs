@@ -6,10 +6,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use mlperf_host::loadgen::config::{
-    ConfType, ConfigError, ConfigFile, MULTIPLE_CONF_FILES_MESSAGE,
-};
-use mlperf_host::loadgen::{self, Diagnostic};
+use mlperf_loadgen::config::{ConfType, ConfigError, ConfigFile, MULTIPLE_CONF_FILES_MESSAGE};
+use mlperf_loadgen::{self as loadgen, Diagnostic};
 use pyo3::exceptions::{PyRuntimeWarning, PyUserWarning};
 use pyo3::prelude::*;
 use pyo3::PyTypeInfo;

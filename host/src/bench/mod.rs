@@ -16,9 +16,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::loadgen::{
-    start_test, Completer, LogSettings, QslError, QuerySample, QuerySampleIndex,
-    QuerySampleLibrary, QuerySampleResponse, ResponseId, SystemUnderTest, TestResult, TestScenario,
-    TestSettings,
+    start_test, Completer, LogSettings, QuerySample, QuerySampleResponse, ResponseId,
+    SystemUnderTest, TestResult, TestScenario, TestSettings,
 };
 
 /// How the null SUT answers.
@@ -55,39 +54,7 @@ fn native_engine() -> String {
     "native".into()
 }
 
-/// A QSL with nothing to load.
-pub struct NullQsl {
-    pub total: usize,
-    pub performance: usize,
-}
-
-impl NullQsl {
-    /// `samples` samples, all of them fitting in memory.
-    pub fn holding(samples: usize) -> NullQsl {
-        NullQsl {
-            total: samples,
-            performance: samples,
-        }
-    }
-}
-
-impl QuerySampleLibrary for NullQsl {
-    fn name(&self) -> &str {
-        "NullQSL"
-    }
-    fn total_sample_count(&self) -> usize {
-        self.total
-    }
-    fn performance_sample_count(&self) -> usize {
-        self.performance
-    }
-    fn load_samples_to_ram(&mut self, _: &[QuerySampleIndex]) -> Result<(), QslError> {
-        Ok(())
-    }
-    fn unload_samples_from_ram(&mut self, _: &[QuerySampleIndex]) -> Result<(), QslError> {
-        Ok(())
-    }
-}
+pub use crate::loadgen::testing::NullQsl;
 
 /// Responses are completed in batches of this many to bound the SUT's own memory.
 const BATCH: usize = 4096;

@@ -23,6 +23,7 @@ pub mod results;
 pub mod rng;
 pub mod settings;
 pub mod sut;
+pub mod testing;
 pub mod types;
 
 pub use completion::{AccuracyRecord, Completer, CompletionAnomalies, CompletionSink};

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use super::accuracy::AccuracyFileWriter;
 use super::detail::DetailEntry;
-use crate::loadgen::completion::AccuracyRecord;
-use crate::loadgen::settings::LogOutputSettings;
+use crate::completion::AccuracyRecord;
+use crate::settings::LogOutputSettings;
 
 /// What the engine sends to the writer.
 pub(crate) enum LogMessage {

@@ -6,10 +6,10 @@
 //! through a default `std::ostream` (doubles as `%g` with 6 significant digits, bools as 0/1)
 //! unless the official code formats them with `DoubleToString` (`%.2f`, `%.1f` for labels).
 
-use crate::loadgen::diagnostics::Severity;
-use crate::loadgen::results::{LatencyStats, PerformanceSummary, REPORTED_PERCENTILES};
-use crate::loadgen::settings::{TestMode, TestScenario};
-use crate::loadgen::TestResult;
+use crate::diagnostics::Severity;
+use crate::results::{LatencyStats, PerformanceSummary, REPORTED_PERCENTILES};
+use crate::settings::{TestMode, TestScenario};
+use crate::TestResult;
 
 use super::number::{format_fixed, format_g6};
 
@@ -508,8 +508,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::loadgen::config::{ConfigFile, ConfigLoader};
-    use crate::loadgen::{
+    use crate::config::{ConfigFile, ConfigLoader};
+    use crate::{
         start_test, Completer, Diagnostic, FindPeakReport, LogSettings, QuerySample,
         QuerySampleResponse, SystemUnderTest, TestSettings,
     };
@@ -556,7 +556,7 @@ mod tests {
         }
     }
 
-    use crate::bench::NullQsl as Qsl;
+    use crate::testing::NullQsl as Qsl;
 
     fn run(
         settings: &TestSettings,
@@ -1055,28 +1055,30 @@ mod tests {
     // The official 6.0.17 wheel's summaries (shared/reference/golden/example_logs), verbatim;
     // two lines carry trailing spaces ("Per-query latency:  ", "...set to true. ").
     const GOLDEN_RESNET50_SINGLE_STREAM: &str = include_str!(
-        "../../../tests/data/example_logs/resnet50_SingleStream/mlperf_log_summary.txt"
+        "../../../host/tests/data/example_logs/resnet50_SingleStream/mlperf_log_summary.txt"
     );
 
     const GOLDEN_RESNET50_MULTI_STREAM: &str = include_str!(
-        "../../../tests/data/example_logs/resnet50_MultiStream/mlperf_log_summary.txt"
+        "../../../host/tests/data/example_logs/resnet50_MultiStream/mlperf_log_summary.txt"
     );
 
-    const GOLDEN_RESNET50_SERVER: &str =
-        include_str!("../../../tests/data/example_logs/resnet50_Server/mlperf_log_summary.txt");
+    const GOLDEN_RESNET50_SERVER: &str = include_str!(
+        "../../../host/tests/data/example_logs/resnet50_Server/mlperf_log_summary.txt"
+    );
 
-    const GOLDEN_RESNET50_OFFLINE: &str =
-        include_str!("../../../tests/data/example_logs/resnet50_Offline/mlperf_log_summary.txt");
+    const GOLDEN_RESNET50_OFFLINE: &str = include_str!(
+        "../../../host/tests/data/example_logs/resnet50_Offline/mlperf_log_summary.txt"
+    );
 
     const GOLDEN_LLAMA2_SINGLE_STREAM_TOKENS: &str = include_str!(
-        "../../../tests/data/example_logs/llama2-70b_SingleStream_tokens/mlperf_log_summary.txt"
+        "../../../host/tests/data/example_logs/llama2-70b_SingleStream_tokens/mlperf_log_summary.txt"
     );
 
     const GOLDEN_LLAMA2_SERVER_TOKENS: &str = include_str!(
-        "../../../tests/data/example_logs/llama2-70b_Server_tokens/mlperf_log_summary.txt"
+        "../../../host/tests/data/example_logs/llama2-70b_Server_tokens/mlperf_log_summary.txt"
     );
 
     const GOLDEN_LLAMA2_OFFLINE_TOKENS: &str = include_str!(
-        "../../../tests/data/example_logs/llama2-70b_Offline_tokens/mlperf_log_summary.txt"
+        "../../../host/tests/data/example_logs/llama2-70b_Offline_tokens/mlperf_log_summary.txt"
     );
 }

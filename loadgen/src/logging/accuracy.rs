@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use crate::loadgen::completion::AccuracyRecord;
+use crate::completion::AccuracyRecord;
 
 pub struct AccuracyFileWriter<W: Write> {
     out: W,

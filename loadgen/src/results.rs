@@ -460,7 +460,7 @@ fn token_summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loadgen::settings::TestSettings;
+    use crate::settings::TestSettings;
 
     fn effective(requested: TestSettings) -> EffectiveSettings {
         EffectiveSettings::new(&requested, 1024, 5000).0

@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
-use crate::loadgen::completion::{Shared, DONE, TIME_MASK};
-use crate::loadgen::issue::SeriesOutcome;
+use crate::completion::{Shared, DONE, TIME_MASK};
+use crate::issue::SeriesOutcome;
 
 /// Events are sent to the writer in pieces of about this many bytes.
 const CHUNK: usize = 1 << 20;

@@ -43,7 +43,7 @@ use std::sync::OnceLock;
 use super::settings::{TestMode, TestScenario, TestSettings};
 
 /// The v6.1 rules file, compiled in like the official LoadGen's embedded copy.
-pub const EMBEDDED_MLPERF_CONF: &str = include_str!("../../../configs/mlperf.conf");
+pub const EMBEDDED_MLPERF_CONF: &str = include_str!("../../configs/mlperf.conf");
 
 /// The origin used in diagnostics about [`EMBEDDED_MLPERF_CONF`].
 pub const EMBEDDED_MLPERF_CONF_ORIGIN: &str = "embedded:mlperf.conf";

@@ -4,9 +4,9 @@
 use std::time::SystemTime;
 
 use super::detail::DetailValue;
-use crate::loadgen::effective::EffectiveSettings;
-use crate::loadgen::results::{LatencyStats, PerformanceSummary};
-use crate::loadgen::settings::{TestScenario, TestSettings};
+use crate::effective::EffectiveSettings;
+use crate::results::{LatencyStats, PerformanceSummary};
+use crate::settings::{TestScenario, TestSettings};
 
 pub(crate) type Keys = Vec<(String, DetailValue)>;
 
@@ -369,7 +369,7 @@ fn empty_stats() -> LatencyStats {
         mean_ns: 0,
         target_percentile: 0.0,
         target_ns: 0,
-        percentiles: crate::loadgen::results::REPORTED_PERCENTILES
+        percentiles: crate::results::REPORTED_PERCENTILES
             .iter()
             .map(|&p| (p, 0))
             .collect(),
