@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate host/tests/data/early_stopping_vectors.json from the Python reference.
+"""Generate loadgen/tests/data/early_stopping_vectors.json from the Python reference.
 
 The reference (`reference_early_stopping.py`, a port of LoadGen's early_stopping.cc that
 reproduces the official wheel's numbers) is imported from a directory given on the command
@@ -16,7 +16,7 @@ Server vectors: one fresh finder per evaluation, called once with t = overlatenc
 Usage:
     python3 tests/tools/gen_early_stopping_vectors.py \
         [--reference-dir ../shared/reference/golden] \
-        [--out host/tests/data/early_stopping_vectors.json]
+        [--out loadgen/tests/data/early_stopping_vectors.json]
 """
 
 import argparse

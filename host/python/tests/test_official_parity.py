@@ -21,7 +21,7 @@ Harnesses written for ``mlperf_loadgen`` run twice, each in subprocesses: once a
 
 Every setting keeps the issued query count independent of timing (min_duration_ms 0, so the
 count is min_query_count or the Offline query size; Server durations only over the generated
-schedule), as in ``host/tests/differential_official.rs``.
+schedule), as in ``host/tests/all/differential_official.rs``.
 
 Skipped when ``mlperf_loadgen`` (the official wheel) cannot be imported; failed then if ``CI``
 is set.

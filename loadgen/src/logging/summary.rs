@@ -1054,31 +1054,27 @@ mod tests {
 
     // The official 6.0.17 wheel's summaries (shared/reference/golden/example_logs), verbatim;
     // two lines carry trailing spaces ("Per-query latency:  ", "...set to true. ").
-    const GOLDEN_RESNET50_SINGLE_STREAM: &str = include_str!(
-        "../../../host/tests/data/example_logs/resnet50_SingleStream/mlperf_log_summary.txt"
-    );
+    const GOLDEN_RESNET50_SINGLE_STREAM: &str =
+        include_str!("../../tests/data/example_logs/resnet50_SingleStream/mlperf_log_summary.txt");
 
-    const GOLDEN_RESNET50_MULTI_STREAM: &str = include_str!(
-        "../../../host/tests/data/example_logs/resnet50_MultiStream/mlperf_log_summary.txt"
-    );
+    const GOLDEN_RESNET50_MULTI_STREAM: &str =
+        include_str!("../../tests/data/example_logs/resnet50_MultiStream/mlperf_log_summary.txt");
 
-    const GOLDEN_RESNET50_SERVER: &str = include_str!(
-        "../../../host/tests/data/example_logs/resnet50_Server/mlperf_log_summary.txt"
-    );
+    const GOLDEN_RESNET50_SERVER: &str =
+        include_str!("../../tests/data/example_logs/resnet50_Server/mlperf_log_summary.txt");
 
-    const GOLDEN_RESNET50_OFFLINE: &str = include_str!(
-        "../../../host/tests/data/example_logs/resnet50_Offline/mlperf_log_summary.txt"
-    );
+    const GOLDEN_RESNET50_OFFLINE: &str =
+        include_str!("../../tests/data/example_logs/resnet50_Offline/mlperf_log_summary.txt");
 
     const GOLDEN_LLAMA2_SINGLE_STREAM_TOKENS: &str = include_str!(
-        "../../../host/tests/data/example_logs/llama2-70b_SingleStream_tokens/mlperf_log_summary.txt"
+        "../../tests/data/example_logs/llama2-70b_SingleStream_tokens/mlperf_log_summary.txt"
     );
 
     const GOLDEN_LLAMA2_SERVER_TOKENS: &str = include_str!(
-        "../../../host/tests/data/example_logs/llama2-70b_Server_tokens/mlperf_log_summary.txt"
+        "../../tests/data/example_logs/llama2-70b_Server_tokens/mlperf_log_summary.txt"
     );
 
     const GOLDEN_LLAMA2_OFFLINE_TOKENS: &str = include_str!(
-        "../../../host/tests/data/example_logs/llama2-70b_Offline_tokens/mlperf_log_summary.txt"
+        "../../tests/data/example_logs/llama2-70b_Offline_tokens/mlperf_log_summary.txt"
     );
 }

@@ -1,6 +1,6 @@
 //! The built plugin, loaded as the host loads it and driven through the raw ABI: its table, and
 //! create() refusing what it cannot use before anything runs, each refusal naming the key or
-//! the endpoint. (Runs against real servers are in host/tests/network_runs.rs.)
+//! the endpoint. (Runs against real servers are in host/tests/all/network_runs.rs.)
 
 use std::net::TcpListener;
 use std::path::PathBuf;

@@ -3,12 +3,12 @@
 //! accuracy file's framing, and the files read the way the submission checker and the
 //! compliance scripts read them.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 
-use mlperf_host::loadgen::config::{ConfigFile, ConfigLoader};
-use mlperf_host::loadgen::{
+use mlperf_loadgen::config::{ConfigFile, ConfigLoader};
+use mlperf_loadgen::{
     start_test, Completer, LogSettings, QuerySample, QuerySampleResponse, SystemUnderTest,
     TestMode, TestResult, TestScenario, TestSettings,
 };
@@ -238,7 +238,7 @@ fn detail_logs_have_the_official_keys_order_and_types() {
         let summary = std::fs::read_to_string(&files.summary).unwrap();
         assert_eq!(
             summary,
-            mlperf_host::loadgen::logging::summary::render_summary(&result)
+            mlperf_loadgen::logging::summary::render_summary(&result)
         );
         let result_json: Value =
             serde_json::from_str(&std::fs::read_to_string(&files.result).unwrap()).unwrap();

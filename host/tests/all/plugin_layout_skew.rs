@@ -8,7 +8,7 @@
 //! against each copy with `cargo build --release --offline` into `<target>/skew-plugin`, so
 //! later runs reuse the compiled dependencies (abi_stable and the rest).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

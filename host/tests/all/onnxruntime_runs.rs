@@ -7,7 +7,7 @@
 //! Needs what `bash scripts/test.sh` sets up: the .venv with onnxruntime 1.31.1 and
 //! `data/{digits,fmnist,minilm}` (scripts/benchmarks/prepare.sh).
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -17,7 +17,7 @@
 //! `DIFF_ONLY` (comma-separated case names to run; the draw is unchanged), `DIFF_CASES_FILE` (run the
 //! cases of a JSON file instead of drawing them), `DIFF_KEEP` (keep the work directory).
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -4,7 +4,7 @@
 //! timed (per issued sample); a failing module refuses to start the run when untimed and ends
 //! it INVALID with the module's message when timed; the logs name the module and its sha256.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

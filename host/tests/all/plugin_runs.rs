@@ -2,7 +2,7 @@
 //! plugin (a panic, a double completion, a sample never completed, a failure reported through
 //! the host's fail callback) ends the run INVALID with the reason and complete logs.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

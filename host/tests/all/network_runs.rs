@@ -8,7 +8,7 @@
 //! Needs what `bash scripts/test.sh` sets up: .venv (onnxruntime), .venv-mlserver and
 //! .venv-triton (scripts/setup-servers.sh), data/digits.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,13 +1,13 @@
 //! Behaviour of the engine around the system under test: asynchronous completions, faults,
 //! never hanging, accuracy logging, token latencies, and the validity rules.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
-use mlperf_host::loadgen::{
+use mlperf_loadgen::{
     start_test, Completer, LogSettings, QuerySample, QuerySampleResponse, Severity, StopReason,
     SystemUnderTest, TestMode, TestScenario, TestSettings,
 };
@@ -198,10 +198,10 @@ fn duplicate_and_unknown_completions_are_counted_and_make_the_run_invalid() {
             "Stray"
         }
         fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
-            let stray = mlperf_host::loadgen::ResponseId(u64::MAX);
+            let stray = mlperf_loadgen::ResponseId(u64::MAX);
             completer.query_samples_complete(&[QuerySampleResponse::new(stray, &[])]);
             completer.query_samples_complete(&[QuerySampleResponse::new(
-                mlperf_host::loadgen::ResponseId(0),
+                mlperf_loadgen::ResponseId(0),
                 &[],
             )]);
             for s in samples {
@@ -707,7 +707,7 @@ fn bad_token_counts_are_errors_in_accuracy_runs_too() {
 #[test]
 fn a_sample_library_that_fails_to_load_is_a_clear_error() {
     struct Broken;
-    impl mlperf_host::loadgen::QuerySampleLibrary for Broken {
+    impl mlperf_loadgen::QuerySampleLibrary for Broken {
         fn name(&self) -> &str {
             "Broken"
         }
@@ -719,14 +719,14 @@ fn a_sample_library_that_fails_to_load_is_a_clear_error() {
         }
         fn load_samples_to_ram(
             &mut self,
-            _: &[mlperf_host::loadgen::QuerySampleIndex],
-        ) -> Result<(), mlperf_host::loadgen::QslError> {
+            _: &[mlperf_loadgen::QuerySampleIndex],
+        ) -> Result<(), mlperf_loadgen::QslError> {
             Err("dataset file /data/missing.npy not found".into())
         }
         fn unload_samples_from_ram(
             &mut self,
-            _: &[mlperf_host::loadgen::QuerySampleIndex],
-        ) -> Result<(), mlperf_host::loadgen::QslError> {
+            _: &[mlperf_loadgen::QuerySampleIndex],
+        ) -> Result<(), mlperf_loadgen::QslError> {
             Ok(())
         }
     }
@@ -750,7 +750,7 @@ fn a_sample_library_that_fails_to_load_is_a_clear_error() {
 fn a_progress_handle_watches_the_run_live() {
     let sut = WorkerSut::start(Duration::from_millis(1), None, false);
     let mut qsl = RecordingQsl::new(100, 100);
-    let handle = mlperf_host::loadgen::ProgressHandle::new();
+    let handle = mlperf_loadgen::ProgressHandle::new();
     let log = LogSettings {
         progress: Some(handle.clone()),
         ..short_drain()

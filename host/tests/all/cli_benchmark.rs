@@ -2,7 +2,7 @@
 //! with a benchmark definition whose backend is the null plugin answering with each sample's
 //! own data: the data set holds the "predictions", so the accuracy is known in advance.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

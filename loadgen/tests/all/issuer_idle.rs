@@ -2,14 +2,14 @@
 //! one `issue_query` to the next, and its completions may need it back. The engine must say
 //! so before every wait and when an issuing thread stops, or the test deadlocks.
 
-mod support;
+use crate::support;
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
-use mlperf_host::loadgen::{
+use mlperf_loadgen::{
     start_test, Completer, LogSettings, QuerySample, QuerySampleResponse, StopReason,
     SystemUnderTest, TestMode, TestScenario, TestSettings,
 };

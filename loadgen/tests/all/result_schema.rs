@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use mlperf_host::loadgen::{
+use mlperf_loadgen::{
     abort_test, start_test, Completer, LogSettings, QslError, QuerySample, QuerySampleIndex,
     QuerySampleLibrary, QuerySampleResponse, SystemUnderTest, TestMode, TestScenario, TestSettings,
 };
@@ -592,6 +592,10 @@ const MUTATIONS: [Mutation; 18] = [
 
 #[test]
 fn every_result_json_matches_the_schema() {
+    // Some cases call `abort_test`, which would end the other tests of this binary too.
+    if crate::support::ran_in_own_process("result_schema::every_result_json_matches_the_schema") {
+        return;
+    }
     let Some(python) = python_or_skip("every_result_json_matches_the_schema") else {
         return;
     };

@@ -1,7 +1,7 @@
 //! The progress bar of `mlperf-host run`: drawn on a terminal (a pseudo-terminal here, opened by
 //! Python's `pty` module), absent with `--quiet` or when stderr is not a terminal.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

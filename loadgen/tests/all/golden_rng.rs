@@ -1,8 +1,8 @@
 //! The RNG primitives against every vector of golden/rng_primitives.json (official wheel).
 
-mod support;
+use crate::support;
 
-use mlperf_host::loadgen::rng::{
+use mlperf_loadgen::rng::{
     exponential_gap_ns, generate_canonical, period_ns, shuffle, uniform_int, Mt19937,
 };
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! `mlperf-host run`, driven through the built binary.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -1,8 +1,8 @@
 //! Every scenario golden of the official wheel: loaded sets, issued queries, Server schedules.
 
-mod support;
+use crate::support;
 
-use mlperf_host::loadgen::{start_test, LogSettings, TestMode, TestScenario};
+use mlperf_loadgen::{start_test, LogSettings, TestMode, TestScenario};
 use serde_json::Value;
 use support::{golden, settings_from_json, RecordingQsl, RecordingSut};
 

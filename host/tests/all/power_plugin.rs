@@ -4,7 +4,7 @@
 //! plain C meter, a SUT that is no meter, a power plugin of ABI 1.0 (refused) and a SUT plugin
 //! of ABI 1.0 (still loads).
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! (`tests/tools/gen_early_stopping_vectors.py` over
 //! `shared/reference/golden/reference_early_stopping.py`, which matches the official wheel).
 
-use mlperf_host::loadgen::early_stopping::{
+use mlperf_loadgen::early_stopping::{
     percentile_estimate, server_check, PercentileEstimate, ServerEarlyStopping,
 };
 use serde_json::Value;

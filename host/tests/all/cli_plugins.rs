@@ -1,6 +1,6 @@
 //! `mlperf-host plugins list|inspect` and `run --plugin NAME` through a plugin directory.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! at load time, and every issued sample reaches the plugin pointing at its own bytes, with its
 //! dtype and shape, until it completes. The null plugin answers with the data it was handed.
 
-mod support;
+use crate::support;
 
 use mlperf_host::loadgen::{start_test, LogSettings, TestMode, TestScenario, TestSettings};
 use mlperf_host::plugin::{Plugin, PluginSut};

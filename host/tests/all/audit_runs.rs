@@ -7,7 +7,7 @@
 //! The digits test needs what `bash scripts/test.sh` sets up: the .venv with onnxruntime
 //! 1.31.1 and data/digits (scripts/benchmarks/prepare.sh digits).
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! entry symbol, a refused or different major version, a table too small, a missing function.
 //! The plugins are tiny C libraries compiled here against the real header.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

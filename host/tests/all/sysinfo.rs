@@ -1,6 +1,6 @@
 //! `mlperf-host sysinfo`, driven through the built binary on this machine.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `--engine official`: the same plugin and sample library under the official LoadGen 6.0.17
 //! (compiled from its sources by mlperf-official-loadgen), compared with the native engine.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

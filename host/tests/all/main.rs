@@ -1,0 +1,23 @@
+//! The host's integration tests, one binary: the CLI, plugins, data sets, preprocessing, power,
+//! audit and submission flows, the network and ONNX Runtime backends, the official engine, and
+//! the differential test against the official wheel.
+
+mod audit_runs;
+mod cli_benchmark;
+mod cli_plugins;
+mod cli_progress;
+mod cli_run;
+mod dataset_runs;
+mod differential_official;
+mod network_runs;
+mod official_engine;
+mod onnxruntime_runs;
+mod plugin_layout_skew;
+mod plugin_refusals;
+mod plugin_runs;
+mod power_plugin;
+mod power_runs;
+mod preprocess_runs;
+mod submission_flow;
+mod support;
+mod sysinfo;
