@@ -1,5 +1,5 @@
 //! Compiles `tests/layout.c` (the header's sizes and offsets as the C compiler sees them) into
-//! a static library for `tests/layout.rs`. Only link-search is emitted: the library itself is
+//! a static library for `tests/all/layout.rs`. Only link-search is emitted: the library itself is
 //! linked by that test alone, never into plugin-api or the plugins built on it.
 
 fn main() {

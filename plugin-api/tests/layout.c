@@ -1,5 +1,5 @@
 /* sizeof, _Alignof and offsetof of every struct and field of mlperf_plugin.h, as this C
- * compiler lays them out. tests/layout.rs compares them with the Rust mirror. */
+ * compiler lays them out. tests/all/layout.rs compares them with the Rust mirror. */
 #include <stddef.h>
 
 #include "mlperf_plugin.h"
