@@ -216,6 +216,7 @@ pub const TABLE_SIZE_1_0: usize = std::mem::offset_of!(mlperf_plugin_api, power_
 // SAFETY: the table is immutable static data and its pointers name static strings and
 // functions; sharing it across threads is what the ABI intends.
 unsafe impl Sync for mlperf_plugin_api {}
+// SAFETY: as for Sync: nothing in the table is owned by, or tied to, the thread that made it.
 unsafe impl Send for mlperf_plugin_api {}
 
 pub type mlperf_plugin_entry_fn =

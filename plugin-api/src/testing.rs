@@ -171,6 +171,7 @@ unsafe fn record(into: &Mutex<Vec<Answer>>, responses: *const mlperf_response, c
 unsafe extern "C" fn complete(context: *mut c_void, responses: *const mlperf_response, n: usize) {
     // SAFETY: the context is the RecordingHost's `Recorded`; the plugin passes `n` responses.
     let recorded = unsafe { &*context.cast::<Recorded>() };
+    // SAFETY: `responses` points to `n` responses, valid for this call.
     unsafe { record(&recorded.completed, responses, n) };
     recorded.changed.notify_all();
 }
@@ -182,12 +183,14 @@ unsafe extern "C" fn first_token(
 ) {
     // SAFETY: as in complete().
     let recorded = unsafe { &*context.cast::<Recorded>() };
+    // SAFETY: `responses` points to `n` responses, valid for this call.
     unsafe { record(&recorded.first_tokens, responses, n) };
 }
 
 unsafe extern "C" fn log(context: *mut c_void, level: i32, message: *const c_char, length: usize) {
     // SAFETY: as in complete(); the message is `length` bytes.
     let recorded = unsafe { &*context.cast::<Recorded>() };
+    // SAFETY: the plugin hands `length` bytes at `message`, valid for this call.
     let bytes = unsafe { slice::from_raw_parts(message.cast::<u8>(), length) };
     lock(&recorded.logs).push((level, String::from_utf8_lossy(bytes).into_owned()));
 }

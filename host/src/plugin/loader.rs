@@ -35,6 +35,7 @@ pub struct Plugin {
 
 // SAFETY: the table is immutable static data inside the library, which `library` keeps loaded.
 unsafe impl Send for Plugin {}
+// SAFETY: as for Send: nothing reachable through a Plugin is ever written.
 unsafe impl Sync for Plugin {}
 
 /// `sizeof(mlperf_plugin_api)` in ABI 1.0 (64-bit).
@@ -77,8 +78,8 @@ impl Plugin {
                 message: e.to_string(),
             })?;
         let power_entry = match power_meter {
-            // SAFETY: the symbol's type is fixed by the ABI.
             true => {
+                // SAFETY: the symbol's type is fixed by the ABI.
                 unsafe { library.get::<ffi::mlperf_plugin_entry_fn>(ffi::POWER_ENTRY_SYMBOL) }.ok()
             }
             false => None,

@@ -37,6 +37,7 @@ pub struct PluginSut {
 // call from the host's threads (concurrent issue only with MLPERF_CAP_CONCURRENT_ISSUE, which
 // the engine does not use without it); the completer is set once.
 unsafe impl Send for PluginSut {}
+// SAFETY: as for Send.
 unsafe impl Sync for PluginSut {}
 
 impl PluginSut {

@@ -231,8 +231,9 @@ unsafe extern "C" fn on_log(
     message: *const c_char,
     length: usize,
 ) {
-    // SAFETY: as in on_complete; length bytes at message.
+    // SAFETY: as in on_complete.
     let recorder = unsafe { &*(context as *const Recorder) };
+    // SAFETY: the plugin hands `length` bytes at `message`, valid for this call.
     let bytes = unsafe { std::slice::from_raw_parts(message.cast::<u8>(), length) };
     lock(&recorder.logs).push((level, String::from_utf8_lossy(bytes).into_owned()));
 }
@@ -399,6 +400,7 @@ fn the_second_entry_is_a_power_meter() {
     // SAFETY: the library is our own example plugin; the symbol has the ABI's entry type and
     // returns NULL or a static table, alive while `library` is loaded.
     let library = unsafe { Library::new(PLUGIN_PATH) }.expect("load the example plugin");
+    // SAFETY: as above.
     let api = unsafe {
         let entry = library
             .get::<mlperf_plugin_entry_fn>(ffi::POWER_ENTRY_SYMBOL)
@@ -487,9 +489,8 @@ fn workers_complete_after_the_latency_from_their_own_threads() {
         issued.extend(batch);
     }
     // SAFETY: a live instance.
-    assert!(
-        take_error(unsafe { (plugin.api().flush_queries.unwrap())(instance.instance) }).is_none()
-    );
+    let flushed = unsafe { (plugin.api().flush_queries.unwrap())(instance.instance) };
+    assert!(take_error(flushed).is_none());
     instance.recorder.wait_for(issued.len());
     let completions = check_exactly_once(&instance.recorder, &issued);
 
