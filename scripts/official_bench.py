@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The official side of `mlperf-host bench`: the same null-SUT cases through the official LoadGen.
 
-Runs SingleStream, Offline and Server with the TestSettings of host/src/bench.rs against the
+Runs SingleStream, Offline and Server with the TestSettings of host/src/engine_bench/mod.rs against the
 official `mlperf_loadgen` wheel and a null SUT written in Python, and prints one JSON object per
 case with the field names of `mlperf-host bench --json`, plus `"sut": "python"` and the official
 LoadGen's own `result_*` figures under `"official"`.

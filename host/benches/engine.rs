@@ -2,7 +2,7 @@
 //! process of its own and side by side with the official LoadGen, run with
 //! `BENCH_OFFICIAL=1 bash scripts/bench.sh`.
 
-use mlperf_host::bench::{self, Completion};
+use mlperf_host::engine_bench::{self, Completion};
 
 fn main() -> anyhow::Result<()> {
     // BENCH_QUICK=1 shrinks every case a hundredfold for a smoke run.
@@ -14,22 +14,22 @@ fn main() -> anyhow::Result<()> {
     let cases = [
         (
             "single-stream",
-            bench::single_stream_settings(2_000_000 / scale),
+            engine_bench::single_stream_settings(2_000_000 / scale),
             Completion::Inline,
         ),
         (
             "offline",
-            bench::offline_settings(10_000_000 / scale),
+            engine_bench::offline_settings(10_000_000 / scale),
             Completion::Inline,
         ),
         (
             "server",
-            bench::server_settings(200_000.0, 5_000 / scale),
+            engine_bench::server_settings(200_000.0, 5_000 / scale),
             Completion::Worker,
         ),
     ];
     for (name, settings, completion) in cases {
-        let report = bench::run_case(name, &settings, completion, 1024)?;
+        let report = engine_bench::run_case(name, &settings, completion, 1024)?;
         println!("{}", serde_json::to_string(&report)?);
     }
     Ok(())

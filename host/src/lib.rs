@@ -8,9 +8,9 @@
 
 pub use mlperf_loadgen as loadgen;
 
-pub mod bench;
 pub mod benchmark;
 pub mod compliance;
+pub mod engine_bench;
 pub mod official;
 pub mod plugin;
 pub mod samples;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
-use mlperf_host::bench::{self, BenchReport, Completion};
+use mlperf_host::engine_bench::{self, BenchReport, Completion};
 
 #[derive(Parser)]
 #[command(
@@ -145,9 +145,15 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
         reports
     } else {
         let (name, settings) = match args.case {
-            Case::SingleStream => ("single-stream", bench::single_stream_settings(args.queries)),
-            Case::Offline => ("offline", bench::offline_settings(args.samples)),
-            Case::Server => ("server", bench::server_settings(args.qps, args.duration_ms)),
+            Case::SingleStream => (
+                "single-stream",
+                engine_bench::single_stream_settings(args.queries),
+            ),
+            Case::Offline => ("offline", engine_bench::offline_settings(args.samples)),
+            Case::Server => (
+                "server",
+                engine_bench::server_settings(args.qps, args.duration_ms),
+            ),
             Case::All => unreachable!(),
         };
         match &args.plugin {
@@ -170,8 +176,8 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
                     sut.reserve_samples(args.samples as usize);
                 }
                 let run = match args.engine {
-                    BenchEngine::Official => bench::official::run_case_with,
-                    _ => bench::run_case_with,
+                    BenchEngine::Official => engine_bench::official::run_case_with,
+                    _ => engine_bench::run_case_with,
                 };
                 vec![run(
                     name,
@@ -183,9 +189,9 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
             }
             None => {
                 let run = match args.engine {
-                    BenchEngine::Official => bench::official::run_case,
-                    BenchEngine::OfficialCpp => bench::official::run_case_cpp,
-                    _ => bench::run_case,
+                    BenchEngine::Official => engine_bench::official::run_case,
+                    BenchEngine::OfficialCpp => engine_bench::official::run_case_cpp,
+                    _ => engine_bench::run_case,
                 };
                 vec![run(name, &settings, args.completion, args.qsl_samples)?]
             }

@@ -18,10 +18,10 @@ use mlperf_host::loadgen::{
 };
 
 use super::engine::{self, EngineArg};
-use super::library::Library;
 use super::power::report_command::read_logged_run;
 use super::power::{self, report::PowerResult, Meters};
 use super::progress::ProgressWatcher;
+use super::sample_library::Library;
 use super::set::{self, Override};
 use super::summary;
 use mlperf_host::benchmark::Benchmark;

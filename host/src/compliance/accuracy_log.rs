@@ -9,9 +9,9 @@ use serde::Deserialize;
 
 use super::ComplianceError;
 
-/// One logged response.
+/// One entry of mlperf_log_accuracy.json, as read back (the engine writes `AccuracyRecord`s).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct AccuracyRecord {
+pub struct AccuracyLogEntry {
     pub qsl_idx: u64,
     /// The response bytes in hex, as logged (compared as text where the scripts do).
     pub data: String,
@@ -26,7 +26,7 @@ pub struct AccuracyRecord {
 pub use crate::benchmark::accuracy::decode_hex;
 
 /// Reads every record of an accuracy log.
-pub fn read_accuracy_log(path: &Path) -> Result<Vec<AccuracyRecord>, ComplianceError> {
+pub fn read_accuracy_log(path: &Path) -> Result<Vec<AccuracyLogEntry>, ComplianceError> {
     let text = std::fs::read_to_string(path).map_err(|e| ComplianceError::file(path, e))?;
     serde_json::from_str(&text)
         .map_err(|e| ComplianceError::invalid(path, format!("not an MLPerf accuracy log: {e}")))

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::accuracy_log::{read_accuracy_log, AccuracyRecord, Dtype, Element};
+use super::accuracy_log::{read_accuracy_log, AccuracyLogEntry, Dtype, Element};
 use super::{ComplianceError, Verification};
 
 /// Compares the compliance run's accuracy log with the accuracy run's; the text is
@@ -95,8 +95,8 @@ struct DecodeFailure {
 
 /// The official algorithm, step for step.
 fn count(
-    reference: &[AccuracyRecord],
-    compliance: &[AccuracyRecord],
+    reference: &[AccuracyLogEntry],
+    compliance: &[AccuracyLogEntry],
     dtype: Dtype,
 ) -> Result<Counts, DecodeFailure> {
     let mut counts = Counts {
@@ -160,8 +160,8 @@ fn differs(test: &[Element], expected: &[Element]) -> bool {
 mod tests {
     use super::*;
 
-    fn record(qsl_idx: u64, data: &str) -> AccuracyRecord {
-        AccuracyRecord {
+    fn record(qsl_idx: u64, data: &str) -> AccuracyLogEntry {
+        AccuracyLogEntry {
             qsl_idx,
             data: data.into(),
             token_data: None,

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::accuracy_log::{read_accuracy_log, AccuracyRecord, Dtype};
+use super::accuracy_log::{read_accuracy_log, AccuracyLogEntry, Dtype};
 use super::{ComplianceError, Verification};
 use crate::loadgen::TestScenario;
 
@@ -24,7 +24,7 @@ pub fn verify_test06(
 
 fn check(
     path: &Path,
-    records: &[AccuracyRecord],
+    records: &[AccuracyLogEntry],
     scenario: TestScenario,
     dtype: Dtype,
     eos_token_id: i64,
@@ -83,7 +83,7 @@ fn python_bool(value: bool) -> &'static str {
 
 /// Fails when an output ends with two or more EOS tokens. As in the script, the walk back from
 /// the end stops before the first token, so a two-token output of two EOS tokens passes.
-fn eos_check(records: &[AccuracyRecord], dtype: Dtype, eos: i64) -> Result<bool, String> {
+fn eos_check(records: &[AccuracyLogEntry], dtype: Dtype, eos: i64) -> Result<bool, String> {
     for (record, sample) in records.iter().enumerate() {
         let tokens = dtype
             .decode_hex(&sample.data)
@@ -103,7 +103,7 @@ fn eos_check(records: &[AccuracyRecord], dtype: Dtype, eos: i64) -> Result<bool,
 
 /// The first-token response must equal the output's start, element by element over the
 /// shorter of the two.
-fn first_token_check(records: &[AccuracyRecord], dtype: Dtype) -> Result<bool, String> {
+fn first_token_check(records: &[AccuracyLogEntry], dtype: Dtype) -> Result<bool, String> {
     for (record, sample) in records.iter().enumerate() {
         let why = |why: String| format!("record {record}: {why}");
         let first = sample
@@ -122,7 +122,7 @@ fn first_token_check(records: &[AccuracyRecord], dtype: Dtype) -> Result<bool, S
 /// Each output's length in tokens must equal its logged token count.
 fn sample_length_check(
     path: &Path,
-    records: &[AccuracyRecord],
+    records: &[AccuracyLogEntry],
     dtype: Dtype,
 ) -> Result<bool, ComplianceError> {
     for (record, sample) in records.iter().enumerate() {
@@ -152,7 +152,7 @@ mod tests {
     use super::*;
 
     /// A record whose output is `tokens` (int32), first token `first` and count `count`.
-    fn record(tokens: &[i32], first: Option<&[i32]>, count: Option<i64>) -> AccuracyRecord {
+    fn record(tokens: &[i32], first: Option<&[i32]>, count: Option<i64>) -> AccuracyLogEntry {
         let hex = |tokens: &[i32]| -> String {
             tokens
                 .iter()
@@ -160,7 +160,7 @@ mod tests {
                 .map(|b| format!("{b:02X}"))
                 .collect()
         };
-        AccuracyRecord {
+        AccuracyLogEntry {
             qsl_idx: 0,
             data: hex(tokens),
             token_data: first.map(hex),
@@ -168,7 +168,7 @@ mod tests {
         }
     }
 
-    fn verify(records: &[AccuracyRecord], scenario: TestScenario) -> Verification {
+    fn verify(records: &[AccuracyLogEntry], scenario: TestScenario) -> Verification {
         check(Path::new("acc.json"), records, scenario, Dtype::Int32, 2).unwrap()
     }
 

@@ -1,7 +1,7 @@
 //! The host's sample library: data sets read into a sample arena that backends read in place.
 
 mod arena;
-mod library;
+mod dataset_library;
 mod npy;
 mod preprocess;
 mod source;
@@ -9,7 +9,7 @@ mod source;
 pub use arena::{
     AlignedBuffer, LoadedSamples, SampleArena, SampleLayout, SampleView, SAMPLE_ALIGN,
 };
-pub use library::DatasetLibrary;
+pub use dataset_library::DatasetLibrary;
 pub use npy::{write_npy, NpySource};
 pub use preprocess::Preprocessing;
 pub(crate) use preprocess::{check_same, dims};

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use mlperf_host::bench::NullQsl;
 use mlperf_host::benchmark::{Benchmark, PreprocessLimits};
+use mlperf_host::loadgen::testing::NullQsl;
 use mlperf_host::loadgen::QuerySampleLibrary;
 use mlperf_host::plugin::PluginSut;
 use mlperf_host::samples::{DatasetLibrary, NpySource, Preprocessing, SampleSource};
