@@ -16,13 +16,9 @@ use mlperf_host::compliance::{
     LogFields, Verification, DEFAULT_EOS_TOKEN_ID, VERIFY_ACCURACY_FILE, VERIFY_PERFORMANCE_FILE,
 };
 use mlperf_host::loadgen::TestScenario;
-use mlperf_host::submission::detail_log::PROVENANCE_FILE;
+use mlperf_host::logs::{ACCURACY_LOG, DETAIL_LOG, PROVENANCE_FILE, RESULT_JSON, SUMMARY_LOG};
 
 use super::run::{RunArgs, EXIT_INVALID};
-
-const ACCURACY_LOG: &str = "mlperf_log_accuracy.json";
-const DETAIL_LOG: &str = "mlperf_log_detail.txt";
-const SUMMARY_LOG: &str = "mlperf_log_summary.txt";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum TestArg {
@@ -204,7 +200,7 @@ fn run_compliance(args: &Args, plan: &Plan) -> anyhow::Result<TestScenario> {
         );
     }
     // The checker allows only LoadGen's files in run_1/.
-    for name in ["result.json", PROVENANCE_FILE] {
+    for name in [RESULT_JSON, PROVENANCE_FILE] {
         let file = run_dir.join(name);
         if file.is_file() {
             std::fs::rename(&file, out.join(name))
@@ -419,7 +415,7 @@ fn clear_old_outputs(out: &Path) -> anyhow::Result<()> {
     let stale = [
         out.join(VERIFY_ACCURACY_FILE),
         out.join(VERIFY_PERFORMANCE_FILE),
-        out.join("result.json"),
+        out.join(RESULT_JSON),
         accuracy.join(ACCURACY_LOG),
         accuracy.join(mlperf_host::compliance::ACCURACY_FILE),
         accuracy.join(mlperf_host::compliance::BASELINE_ACCURACY_FILE),

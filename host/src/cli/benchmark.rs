@@ -48,7 +48,7 @@ pub fn check_mode(benchmark: &Benchmark, mode: TestMode) -> anyhow::Result<()> {
 
 /// Scores the run's accuracy log into `accuracy.txt` and prints it.
 pub fn score(benchmark: &Benchmark, out: &Path, quiet: bool) -> anyhow::Result<Score> {
-    let log = out.join("mlperf_log_accuracy.json");
+    let log = out.join(mlperf_host::logs::ACCURACY_LOG);
     let (score, file) = evaluate_into(benchmark, &log)?;
     tracing::info!(file = %file.display(), "accuracy written");
     if !quiet {

@@ -8,11 +8,13 @@ use std::sync::Mutex;
 use anyhow::{bail, Context};
 use clap::ValueEnum;
 use mlperf_host::loadgen::TestSettings;
+use mlperf_host::logs::{
+    ABORTED_FILE, ACCURACY_LOG, DETAIL_LOG, PROVENANCE_FILE, RESULT_JSON, SUMMARY_LOG, TRACE_LOG,
+};
 use mlperf_host::official::engine as official;
 use mlperf_host::official::result::OfficialResult;
 use mlperf_host::official::settings::{field_text, official_mode, official_scenario};
 use mlperf_host::official::AbortReport;
-use mlperf_host::submission::detail_log::PROVENANCE_FILE;
 
 use super::run::RunArgs;
 
@@ -125,11 +127,11 @@ pub fn official_invalid_reasons(result: &OfficialResult) -> Option<String> {
 /// Files that must not survive from an earlier run in the same directory: a stale summary
 /// beside a new detail log would read as this run's.
 pub const OFFICIAL_LOGS: [&str; 7] = [
-    "mlperf_log_summary.txt",
-    "mlperf_log_detail.txt",
-    "mlperf_log_accuracy.json",
-    "mlperf_log_trace.json",
-    "result.json",
+    SUMMARY_LOG,
+    DETAIL_LOG,
+    ACCURACY_LOG,
+    TRACE_LOG,
+    RESULT_JSON,
     ABORTED_FILE,
     PROVENANCE_FILE,
 ];
@@ -146,9 +148,6 @@ pub fn write_provenance(out: &Path, provenance: &[(String, String)]) -> anyhow::
     text.push('\n');
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
 }
-
-/// Written in the log directory when the watchdog ended the official engine.
-pub const ABORTED_FILE: &str = "mlperf_host_aborted.txt";
 
 pub fn clear_old_logs(out: &Path) -> anyhow::Result<()> {
     for name in OFFICIAL_LOGS {

@@ -429,7 +429,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<RunOutcome> {
             }
         }
         TestOutcome::Official(_) => {
-            let path = args.out.join("mlperf_log_summary.txt");
+            let path = args.out.join(mlperf_host::logs::SUMMARY_LOG);
             if !args.quiet {
                 let summary = std::fs::read_to_string(&path)
                     .with_context(|| format!("the official LoadGen wrote no {}", path.display()))?;

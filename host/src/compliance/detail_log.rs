@@ -1,7 +1,7 @@
 //! What the verification scripts take from a detail log (read as the official checker's
 //! parser reads it, `submission::detail_log`), failing as they do on a missing key.
 
-pub use crate::submission::detail_log::DetailLog;
+pub use crate::logs::DetailLog;
 
 use super::ComplianceError;
 

@@ -20,7 +20,7 @@ pub enum ComplianceError {
     },
     /// A detail log that cannot be read as one.
     #[error(transparent)]
-    Log(#[from] crate::submission::detail_log::DetailLogError),
+    Log(#[from] crate::logs::DetailLogError),
     /// A detail log without an entry the verification needs.
     #[error("{}: no {key} entry{hint}", path.display())]
     MissingKey {

@@ -12,10 +12,10 @@ use anyhow::Context;
 
 use super::{peak_rss_bytes, BenchReport, Completion, FirstIssue, NullQsl};
 use crate::loadgen::{SystemUnderTest, TestScenario, TestSettings};
+use crate::logs::DetailLog;
 use crate::official::engine::{run_cpp_null_sut, LogOutput, TestSettings as OfficialSettings};
 use crate::official::settings::settings_from_native;
 use crate::official::{run_test, AbortReport, Watch};
-use crate::submission::detail_log::DetailLog;
 
 /// Runs `settings` against `sut` on the official LoadGen and measures it like
 /// [`super::run_case_with`].
@@ -89,7 +89,7 @@ fn measure(
     let started = Instant::now();
     let startup = run(&official, &LogOutput::in_dir(&logs.0))?;
     let total = started.elapsed();
-    let log = DetailLog::read(&logs.0.join("mlperf_log_detail.txt"))?;
+    let log = DetailLog::read(&logs.0.join(crate::logs::DETAIL_LOG))?;
     let mut report = report(
         case,
         completion,

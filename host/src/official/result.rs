@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::submission::detail_log::{DetailLog, DetailLogError, LoggedMessage};
+use crate::logs::{self, DetailLog, DetailLogError, LoggedMessage};
 
 /// The official engine's result.json.
 #[derive(Debug, Clone, Serialize)]
@@ -59,11 +59,11 @@ pub struct OfficialLogFiles {
 impl OfficialLogFiles {
     pub fn in_dir(dir: &Path) -> Self {
         OfficialLogFiles {
-            summary: dir.join("mlperf_log_summary.txt"),
-            detail: dir.join("mlperf_log_detail.txt"),
-            accuracy: dir.join("mlperf_log_accuracy.json"),
-            trace: dir.join("mlperf_log_trace.json"),
-            result: dir.join("result.json"),
+            summary: dir.join(logs::SUMMARY_LOG),
+            detail: dir.join(logs::DETAIL_LOG),
+            accuracy: dir.join(logs::ACCURACY_LOG),
+            trace: dir.join(logs::TRACE_LOG),
+            result: dir.join(logs::RESULT_JSON),
         }
     }
 }

@@ -5,7 +5,6 @@
 pub mod accuracy_log;
 pub mod assemble;
 pub mod check;
-pub mod detail_log;
 pub mod finding;
 pub mod rules;
 pub mod run_folder;

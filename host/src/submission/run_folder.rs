@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::detail_log::{DetailLog, PROVENANCE_FILE};
 use super::tree::{ACCURACY_LOG, LOG_FILES};
+use crate::logs::{DetailLog, DETAIL_LOG, PROVENANCE_FILE};
 
 /// What a run directory is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub enum RunFolderError {
     #[error("{}: {message}", dir.display())]
     Unusable { dir: PathBuf, message: String },
     #[error(transparent)]
-    Log(#[from] super::detail_log::DetailLogError),
+    Log(#[from] crate::logs::DetailLogError),
 }
 
 impl RunFolder {
@@ -53,7 +53,7 @@ impl RunFolder {
                 "no {missing}: not a LoadGen run directory (nor a compliance test folder from `mlperf-host audit`)"
             )));
         }
-        let mut log = DetailLog::read(&logs_dir.join("mlperf_log_detail.txt"))?;
+        let mut log = DetailLog::read(&logs_dir.join(DETAIL_LOG))?;
         // An official-engine run's provenance lies beside its logs (audit moves it up).
         for folder in [&logs_dir, &dir.to_path_buf()] {
             log.add_provenance_from(&folder.join(PROVENANCE_FILE))?;

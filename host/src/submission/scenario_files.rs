@@ -3,9 +3,9 @@
 
 use serde_json::{json, Value};
 
-use super::detail_log::DetailLog;
 use super::system::FILL_IN;
 use super::tree::ScenarioDir;
+use crate::logs::DetailLog;
 
 /// (requested_* log key, user.conf key, factor from the logged unit to the config's).
 const USER_CONF_KEYS: [(&str, &str, f64); 17] = [

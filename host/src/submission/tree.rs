@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 pub const DIVISIONS: [&str; 3] = ["closed", "open", "network"];
 pub const SCENARIOS: [&str; 4] = ["SingleStream", "MultiStream", "Server", "Offline"];
 /// The LoadGen logs every run folder holds.
-pub const LOG_FILES: [&str; 2] = ["mlperf_log_summary.txt", "mlperf_log_detail.txt"];
-pub const ACCURACY_LOG: &str = "mlperf_log_accuracy.json";
-pub const ACCURACY_TXT: &str = "accuracy.txt";
+pub const LOG_FILES: [&str; 2] = [SUMMARY_LOG, DETAIL_LOG];
+pub use crate::logs::{ACCURACY_LOG, ACCURACY_TXT};
+use crate::logs::{DETAIL_LOG, SUMMARY_LOG};
 /// What the MLCommons power client and server leave in `performance/power/`.
 pub const POWER_DEV_FILES: [&str; 5] = [
     "client.json",

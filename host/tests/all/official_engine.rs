@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use mlperf_host::submission::detail_log::DetailLog;
+use mlperf_host::logs::DetailLog;
 use support::{assert_ok, describe, TempDir};
 
 const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");

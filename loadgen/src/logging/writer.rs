@@ -61,6 +61,12 @@ impl LogFiles {
             result: outdir.join(format!("result{}.json", settings.suffix)),
         }
     }
+
+    /// The files of a test logged with the default output settings (`mlperf_log_detail.txt`
+    /// and so on): what every other program reads back.
+    pub fn standard(outdir: &Path) -> Self {
+        LogFiles::new(outdir, &LogOutputSettings::default(), "")
+    }
 }
 
 /// How often buffered detail lines reach the file at the latest.

@@ -250,7 +250,7 @@ pub fn write_summary(dir: &Path, result: &PowerResult) -> anyhow::Result<()> {
     text.push('\n');
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
 
-    let result_path = dir.join("result.json");
+    let result_path = dir.join(mlperf_host::logs::RESULT_JSON);
     let Ok(existing) = std::fs::read(&result_path) else {
         return Ok(());
     };

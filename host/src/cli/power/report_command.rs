@@ -3,12 +3,12 @@
 //! output directory (ours: logs and spl.txt, a `ranging/` beside them) or a session of
 //! MLCommons' power client (`run_1/` and `ranging/`).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
+use mlperf_host::logs::{DetailLog, LogFiles};
 use mlperf_power::{
     spl, PerformanceFigures, PowerScenario, Provenance, RunWindow, Scope, SourceInfo, Trace,
 };
@@ -131,16 +131,18 @@ pub struct LoggedRun {
 /// The window (power_begin, power_end), the scenario and the result figures, as the detail
 /// log in `dir` gives them.
 pub fn read_logged_run(dir: &Path) -> anyhow::Result<LoggedRun> {
-    let detail_path = dir.join("mlperf_log_detail.txt");
-    let detail = read_detail(&detail_path)?;
+    let detail_path = LogFiles::standard(dir).detail;
+    let detail = DetailLog::read(&detail_path)?;
+    // The last of repeated keys: a submission run's performance series comes after its
+    // accuracy series.
     let string = |key: &str| -> anyhow::Result<String> {
-        match detail.get(key) {
+        match detail.last(key) {
             Some(serde_json::Value::String(text)) => Ok(text.clone()),
             Some(other) => Ok(other.to_string()),
             None => Err(anyhow!("{}: no {key} entry", detail_path.display())),
         }
     };
-    let number = |key: &str| detail.get(key).and_then(serde_json::Value::as_f64);
+    let number = |key: &str| detail.last(key).and_then(serde_json::Value::as_f64);
     let window = RunWindow::parse(&string("power_begin")?, &string("power_end")?)
         .map_err(|e| anyhow!("{}: {e}", detail_path.display()))?;
     let scenario = match string("effective_scenario")?.as_str() {
@@ -182,25 +184,6 @@ pub fn read_logged_run(dir: &Path) -> anyhow::Result<LoggedRun> {
         scenario,
         figures,
     })
-}
-
-/// The detail log's entries by key (the last of repeated keys: a SubmissionRun's performance
-/// series comes after its accuracy series).
-fn read_detail(path: &Path) -> anyhow::Result<HashMap<String, serde_json::Value>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut entries = HashMap::new();
-    for (number, line) in text.lines().enumerate() {
-        let Some(json) = line.strip_prefix(":::MLLOG ") else {
-            continue;
-        };
-        let entry: serde_json::Value = serde_json::from_str(json)
-            .with_context(|| format!("{}:{}: not an MLLOG entry", path.display(), number + 1))?;
-        if let (Some(key), Some(value)) = (entry["key"].as_str(), entry.get("value")) {
-            entries.insert(key.to_owned(), value.clone());
-        }
-    }
-    Ok(entries)
 }
 
 /// What made the trace: where `mlperf-host run --power` wrote it, its power_summary.json

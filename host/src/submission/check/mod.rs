@@ -9,10 +9,10 @@ mod scenario;
 
 use std::path::Path;
 
-use super::detail_log::DetailLog;
 use super::finding::Findings;
 use super::rules::Rules;
 use super::tree::{relative, subdirectories, SubmitterDir, DIVISIONS, SCENARIOS};
+use crate::logs::DetailLog;
 
 /// How strict to be.
 #[derive(Debug, Clone, Copy, Default)]

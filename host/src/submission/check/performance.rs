@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Context;
-use crate::submission::detail_log::DetailLog;
+use crate::logs::DetailLog;
 use crate::submission::rules::{
     Rules, MIN_DURATION_MS, QSL_RNG_SEED, SAMPLE_INDEX_RNG_SEED, SCHEDULE_RNG_SEED,
 };

@@ -6,7 +6,7 @@ use std::path::Path;
 use mlperf_power::RunWindow;
 
 use super::Context;
-use crate::submission::detail_log::DetailLog;
+use crate::logs::DetailLog;
 use crate::submission::tree::{ScenarioDir, LOG_FILES, POWER_DEV_FILES};
 
 /// The testing run's average power may be at most this far below the ranging run's.

@@ -1,6 +1,10 @@
-//! A LoadGen detail log as the submission checker reads it: every `:::MLLOG` line is JSON, the
-//! first line must carry the marker, and a key's first occurrence is its value.
+//! A LoadGen detail log: every `:::MLLOG` line is JSON and the first line must carry the
+//! marker. A key logged more than once (a submission run logs its accuracy series, then its
+//! performance series) has a first and a last value: [`DetailLog::get`] and the typed readers
+//! give the first, as the official submission checker reads it; [`DetailLog::last`] the last,
+//! which is what the run ended with.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -20,16 +24,14 @@ pub enum DetailLogError {
     },
 }
 
-/// Written beside the official LoadGen's logs by `run --engine official`: what the native engine
-/// logs about the run's provenance (`sut_model`, `sut_plugin_*`, …) and the official library
-/// cannot, as one JSON object of the same keys.
-pub const PROVENANCE_FILE: &str = "mlperf_host_provenance.json";
-
-/// The parsed log: each key's first value, and the text of every entry marked as an error.
+/// The parsed log: each key's first and last value, and the text of every entry marked as an
+/// error.
 #[derive(Debug, Clone, Default)]
 pub struct DetailLog {
     path: PathBuf,
     values: HashMap<String, Value>,
+    /// The last value of each key logged more than once.
+    last_values: HashMap<String, Value>,
     pub errors: Vec<String>,
     /// Every entry marked as an error or a warning, and every `generic_message`, in order.
     pub messages: Vec<LoggedMessage>,
@@ -119,7 +121,14 @@ impl DetailLog {
                     message: text(),
                 });
             }
-            log.values.entry(key.to_string()).or_insert(value);
+            match log.values.entry(key.to_string()) {
+                Entry::Vacant(first) => {
+                    first.insert(value);
+                }
+                Entry::Occupied(_) => {
+                    log.last_values.insert(key.to_string(), value);
+                }
+            }
         }
         Ok(log)
     }
@@ -149,8 +158,14 @@ impl DetailLog {
         Ok(())
     }
 
+    /// The key's first value, as the official checker reads it.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.values.get(key)
+    }
+
+    /// The key's last value: what the run ended with.
+    pub fn last(&self, key: &str) -> Option<&Value> {
+        self.last_values.get(key).or_else(|| self.values.get(key))
     }
 
     pub fn str(&self, key: &str) -> Option<&str> {
@@ -217,6 +232,8 @@ not a log line
 "#;
         let log = DetailLog::parse(text).unwrap();
         assert_eq!(log.u64("a"), Some(1));
+        assert_eq!(log.last("a"), Some(&Value::from(2)));
+        assert_eq!(log.last("seed"), log.get("seed"));
         assert_eq!(log.errors, vec!["Multiple conf files are used."]);
         assert_eq!(log.messages.len(), 1);
         assert_eq!(log.messages[0].severity, "Error");
