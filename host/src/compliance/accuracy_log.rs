@@ -1,36 +1,12 @@
 //! `mlperf_log_accuracy.json` as the compliance scripts read it: every record in file order
-//! (duplicates kept), its hex data decoded as numpy's `frombuffer` would with a dtype.
+//! (duplicates kept, read by [`crate::logs::accuracy`]), its hex data decoded as numpy's
+//! `frombuffer` would with a dtype.
 
 use std::fmt;
-use std::path::Path;
 use std::str::FromStr;
 
-use serde::Deserialize;
-
-use super::ComplianceError;
-
-/// One entry of mlperf_log_accuracy.json, as read back (the engine writes `AccuracyRecord`s).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct AccuracyLogEntry {
-    pub qsl_idx: u64,
-    /// The response bytes in hex, as logged (compared as text where the scripts do).
-    pub data: String,
-    /// The first-token response of a non-Offline token run.
-    #[serde(default)]
-    pub token_data: Option<String>,
-    /// The response's token count, in token runs.
-    #[serde(default)]
-    pub token_count: Option<i64>,
-}
-
-pub use crate::benchmark::accuracy::decode_hex;
-
-/// Reads every record of an accuracy log.
-pub fn read_accuracy_log(path: &Path) -> Result<Vec<AccuracyLogEntry>, ComplianceError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ComplianceError::file(path, e))?;
-    serde_json::from_str(&text)
-        .map_err(|e| ComplianceError::invalid(path, format!("not an MLPerf accuracy log: {e}")))
-}
+use crate::logs::accuracy::decode_hex;
+pub use crate::logs::accuracy::{read_accuracy_log, AccuracyLogEntry};
 
 /// The element type a response is decoded as (the scripts' `--dtype`; little-endian).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,14 +123,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hex_decodes_in_either_case_or_says_why_not() {
-        assert_eq!(decode_hex("00FFa0"), Ok(vec![0, 255, 160]));
-        assert!(decode_hex("0G").unwrap_err().contains("not hex"));
-        assert!(decode_hex("abc").unwrap_err().contains("odd"));
-        assert_eq!(decode_hex(""), Ok(vec![]));
-    }
-
-    #[test]
     fn dtypes_decode_little_endian_like_numpy() {
         let bytes = [0xFF, 0xFF, 0xFF, 0xFF, 0x02, 0x00, 0x00, 0x00];
         assert_eq!(
@@ -187,26 +155,5 @@ mod tests {
         assert_eq!(Element::Float(-0.0), Element::Float(0.0));
         assert!(Element::Float(2.0).equals_integer(2));
         assert!(!Element::Int(3).equals_integer(2));
-    }
-
-    #[test]
-    fn records_keep_their_order_duplicates_and_token_fields() {
-        let dir = std::env::temp_dir().join(format!("compliance-log-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("log.json");
-        std::fs::write(
-            &path,
-            "[\n{ \"seq_id\" : 1, \"qsl_idx\" : 7, \"data\" : \"01\" },\n\
-             { \"seq_id\" : 0, \"qsl_idx\" : 7, \"data\" : \"02\", \"token_data\" : \"02\", \"token_count\" : 3 }\n]\n",
-        )
-        .unwrap();
-        let records = read_accuracy_log(&path).unwrap();
-        assert_eq!(records.len(), 2);
-        assert_eq!(records[0].data, "01");
-        assert_eq!(records[1].token_count, Some(3));
-        std::fs::write(&path, "[{\"qsl_idx\": \"seven\"}]").unwrap();
-        let error = read_accuracy_log(&path).unwrap_err().to_string();
-        assert!(error.contains("log.json") && error.contains("not an MLPerf accuracy log"));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

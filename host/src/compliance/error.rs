@@ -18,6 +18,9 @@ pub enum ComplianceError {
         qsl_idx: u64,
         message: String,
     },
+    /// An accuracy log that cannot be read as one.
+    #[error(transparent)]
+    AccuracyLog(#[from] crate::logs::accuracy::AccuracyLogError),
     /// A detail log that cannot be read as one.
     #[error(transparent)]
     Log(#[from] crate::logs::DetailLogError),

@@ -21,7 +21,7 @@ pub use accuracy_fallback::{
     score_accuracy_fallback, write_baseline_log, AccuracyFallback, ACCURACY_FILE,
     BASELINE_ACCURACY_FILE, COMPLIANCE_ACCURACY_FILE,
 };
-pub use accuracy_log::{decode_hex, read_accuracy_log, AccuracyLogEntry, Dtype, Element};
+pub use accuracy_log::{read_accuracy_log, AccuracyLogEntry, Dtype, Element};
 pub use audit_config::{audit_configs_dir, find_audit_config, resolve_audit_config, AUDIT_CONFIG};
 pub use detail_log::{DetailLog, LogFields};
 pub use error::ComplianceError;

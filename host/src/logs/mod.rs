@@ -2,6 +2,7 @@
 //! explicit first/last semantics. The engine writes the LoadGen logs ([`LogFiles`]); the host
 //! adds its own files beside them.
 
+pub mod accuracy;
 mod detail;
 
 pub use detail::{DetailLog, DetailLogError, LoggedMessage};

@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::accuracy_log;
 use super::run_folder::{RunFolder, RunFolderError, RunKind};
 use super::scenario_files;
 use super::tree::{
     relative, ScenarioDir, SubmitterDir, ACCURACY_LOG, ACCURACY_TXT, DIVISIONS, LOG_FILES,
 };
+use crate::logs::accuracy as accuracy_log;
 
 /// What to assemble, and where.
 #[derive(Debug, Clone)]

@@ -2,7 +2,6 @@
 //! assembled from run directories (`assemble`), and a pre-check of that tree with the official
 //! checker's rules (`check`), each finding naming the file and the rule.
 
-pub mod accuracy_log;
 pub mod assemble;
 pub mod check;
 pub mod finding;

@@ -8,12 +8,12 @@ mod top1;
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 pub use cosine::Cosine;
 pub use top1::Top1;
 
 use super::definition::{Accuracy, Benchmark};
+use crate::logs::accuracy::decode_hex;
+use crate::logs::accuracy::{read_accuracy_log, AccuracyLogError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AccuracyError {
@@ -25,9 +25,11 @@ pub enum AccuracyError {
     Record {
         path: PathBuf,
         record: usize,
-        qsl_idx: usize,
+        qsl_idx: u64,
         message: String,
     },
+    #[error(transparent)]
+    Log(#[from] AccuracyLogError),
 }
 
 /// A run's score under its benchmark's metric.
@@ -47,13 +49,6 @@ impl Score {
     }
 }
 
-/// One response of the accuracy log.
-#[derive(Deserialize)]
-struct Record {
-    qsl_idx: usize,
-    data: String,
-}
-
 /// The accuracy log's records, each sample's first one decoded (later ones are counted as
 /// duplicates): calls `each(qsl_idx, bytes)` and returns the number of duplicates.
 fn for_each_response(
@@ -62,9 +57,7 @@ fn for_each_response(
     what: &str,
     mut each: impl FnMut(usize, &[u8]) -> Result<(), String>,
 ) -> Result<usize, AccuracyError> {
-    let text = std::fs::read_to_string(log).map_err(|e| file_error(log, e.to_string()))?;
-    let records: Vec<Record> = serde_json::from_str(&text)
-        .map_err(|e| file_error(log, format!("not an MLPerf accuracy log: {e}")))?;
+    let records = read_accuracy_log(log)?;
     let mut seen = vec![false; samples];
     let mut duplicates = 0;
     for (number, record) in records.iter().enumerate() {
@@ -74,7 +67,8 @@ fn for_each_response(
             qsl_idx: record.qsl_idx,
             message,
         };
-        let Some(seen) = seen.get_mut(record.qsl_idx) else {
+        let index = usize::try_from(record.qsl_idx).unwrap_or(usize::MAX);
+        let Some(seen) = seen.get_mut(index) else {
             return Err(record_error(format!("beyond the {samples} {what}")));
         };
         if std::mem::replace(seen, true) {
@@ -82,7 +76,7 @@ fn for_each_response(
             continue;
         }
         let bytes = decode_hex(&record.data).map_err(record_error)?;
-        each(record.qsl_idx, &bytes).map_err(record_error)?;
+        each(index, &bytes).map_err(record_error)?;
     }
     Ok(duplicates)
 }
@@ -113,7 +107,7 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
 /// Scores the log and writes `accuracy.txt` beside it; returns the score.
 pub fn evaluate_into(benchmark: &Benchmark, log: &Path) -> Result<(Score, PathBuf), AccuracyError> {
     let score = evaluate(benchmark, log)?;
-    let out = log.with_file_name("accuracy.txt");
+    let out = log.with_file_name(crate::logs::ACCURACY_TXT);
     std::fs::write(&out, score.report()).map_err(|e| file_error(&out, e.to_string()))?;
     Ok((score, out))
 }
@@ -123,22 +117,6 @@ fn file_error(path: &Path, message: String) -> AccuracyError {
         path: path.to_path_buf(),
         message,
     }
-}
-
-/// Hex text (either case) to bytes.
-pub fn decode_hex(text: &str) -> Result<Vec<u8>, String> {
-    if !text.len().is_multiple_of(2) {
-        return Err(format!("odd number of hex digits ({})", text.len()));
-    }
-    text.as_bytes()
-        .chunks_exact(2)
-        .map(|pair| {
-            std::str::from_utf8(pair)
-                .ok()
-                .and_then(|digits| u8::from_str_radix(digits, 16).ok())
-                .ok_or_else(|| format!("not hex: {:?}", String::from_utf8_lossy(pair)))
-        })
-        .collect()
 }
 
 fn read_reference_json(path: &Path) -> Result<(serde_json::Value, String), AccuracyError> {
@@ -152,16 +130,4 @@ fn read_reference_json(path: &Path) -> Result<(serde_json::Value, String), Accur
         .unwrap_or_default();
     let source = format!("ONNX Runtime{version} from Python on the same model");
     Ok((json, source))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hex_decodes_or_says_why_not() {
-        assert_eq!(decode_hex("00FFa0"), Ok(vec![0, 255, 160]));
-        assert!(decode_hex("0G").is_err());
-        assert!(decode_hex("abc").is_err());
-    }
 }

@@ -1,0 +1,140 @@
+//! `mlperf_log_accuracy.json` read back, decoded and truncated: the one reader of the accuracy
+//! log for scoring, compliance verification and the submission tree.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AccuracyLogError {
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{}: not an MLPerf accuracy log: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+}
+
+/// One entry of mlperf_log_accuracy.json, as read back (the engine writes `AccuracyRecord`s).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct AccuracyLogEntry {
+    pub qsl_idx: u64,
+    /// The response bytes in hex, as logged (compared as text where the scripts do).
+    pub data: String,
+    /// The first-token response of a non-Offline token run.
+    #[serde(default)]
+    pub token_data: Option<String>,
+    /// The response's token count, in token runs.
+    #[serde(default)]
+    pub token_count: Option<i64>,
+}
+
+/// Reads every entry of an accuracy log, in file order (duplicates kept).
+pub fn read_accuracy_log(path: &Path) -> Result<Vec<AccuracyLogEntry>, AccuracyLogError> {
+    let text = std::fs::read_to_string(path).map_err(|source| AccuracyLogError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| AccuracyLogError::Invalid {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// Hex text (either case) to bytes.
+pub fn decode_hex(text: &str) -> Result<Vec<u8>, String> {
+    if !text.len().is_multiple_of(2) {
+        return Err(format!("odd number of hex digits ({})", text.len()));
+    }
+    text.as_bytes()
+        .chunks_exact(2)
+        .map(|pair| {
+            std::str::from_utf8(pair)
+                .ok()
+                .and_then(|digits| u8::from_str_radix(digits, 16).ok())
+                .ok_or_else(|| format!("not hex: {:?}", String::from_utf8_lossy(pair)))
+        })
+        .collect()
+}
+
+/// Shrinking an accuracy log for the tree as MLPerf's truncate tool does: its sha256 goes into
+/// accuracy.txt as `hash=…`, and the log keeps its first and last 4096 bytes.
+/// Bytes kept from each end.
+const VIEWABLE_BYTES: usize = 4096;
+
+/// Copies the accuracy log `from` to `to_log` truncated, and `accuracy_txt` to `to_txt` with
+/// the full log's hash appended.
+pub fn file_truncated(
+    from: &Path,
+    accuracy_txt: &Path,
+    to_log: &Path,
+    to_txt: &Path,
+) -> io::Result<()> {
+    let log = std::fs::read(from)?;
+    let hash = hex(&Sha256::digest(&log));
+    let mut txt = std::fs::read(accuracy_txt)?;
+    txt.extend_from_slice(format!("\nhash={hash}\n").as_bytes());
+    std::fs::write(to_txt, txt)?;
+    std::fs::write(to_log, truncated(&log))
+}
+
+/// The first and last 4096 bytes around `\n\n...\n\n`; a log under 4096 bytes stays whole.
+pub fn truncated(log: &[u8]) -> Vec<u8> {
+    if log.len() < VIEWABLE_BYTES {
+        return log.to_vec();
+    }
+    let mut out = Vec::with_capacity(2 * VIEWABLE_BYTES + 7);
+    out.extend_from_slice(&log[..VIEWABLE_BYTES]);
+    out.extend_from_slice(b"\n\n...\n\n");
+    out.extend_from_slice(&log[log.len() - VIEWABLE_BYTES..]);
+    out
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_decodes_or_says_why_not() {
+        assert_eq!(decode_hex("00FFa0"), Ok(vec![0, 255, 160]));
+        assert!(decode_hex("0G").unwrap_err().contains("not hex"));
+        assert!(decode_hex("abc").unwrap_err().contains("odd"));
+        assert_eq!(decode_hex(""), Ok(vec![]));
+    }
+
+    #[test]
+    fn keeps_both_ends_of_a_long_log() {
+        let log: Vec<u8> = (0..10_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let cut = truncated(&log);
+        assert_eq!(cut.len(), 4096 * 2 + 7);
+        assert_eq!(&cut[..4096], &log[..4096]);
+        assert_eq!(&cut[4096..4103], b"\n\n...\n\n");
+        assert_eq!(&cut[4103..], &log[10_000 - 4096..]);
+        assert_eq!(truncated(b"[]"), b"[]");
+    }
+
+    #[test]
+    fn records_keep_their_order_duplicates_and_token_fields() {
+        let dir = std::env::temp_dir().join(format!("accuracy-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("log.json");
+        std::fs::write(
+            &path,
+            "[\n{ \"seq_id\" : 1, \"qsl_idx\" : 7, \"data\" : \"01\" },\n\
+             { \"seq_id\" : 0, \"qsl_idx\" : 7, \"data\" : \"02\", \"token_data\" : \"02\", \"token_count\" : 3 }\n]\n",
+        )
+        .unwrap();
+        let records = read_accuracy_log(&path).unwrap();
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[0].data, "01");
+        assert_eq!(records[1].token_count, Some(3));
+        std::fs::write(&path, "[{\"qsl_idx\": \"seven\"}]").unwrap();
+        let error = read_accuracy_log(&path).unwrap_err().to_string();
+        assert!(error.contains("log.json") && error.contains("not an MLPerf accuracy log"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
