@@ -22,7 +22,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one LoadGen test with a backend plugin (by default the null plugin).
-    Run(Box<cli::run::RunArgs>),
+    Run(Box<cli::run_args::RunArgs>),
     /// Score an accuracy log for a benchmark (writes accuracy.txt beside it).
     Accuracy(cli::benchmark::AccuracyArgs),
     /// Measure the LoadGen engine's overhead against an in-process null SUT.

@@ -12,8 +12,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-use super::diagnostics::{Diagnostic, DiagnosticSink};
+use super::diagnostics::Diagnostic;
+use super::logging::DiagnosticSink;
 use super::logging::LogSender;
+pub use super::types::AccuracyRecord;
+pub(crate) use super::types::Clock;
 use super::types::{AsSampleResponse, QuerySampleResponse, ResponseId};
 
 const CHUNK_BITS: u32 = 16;
@@ -120,18 +123,6 @@ impl Drop for SlotArena {
     }
 }
 
-/// A response copied for the accuracy log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AccuracyRecord {
-    pub seq_id: u64,
-    pub qsl_idx: usize,
-    pub data: Vec<u8>,
-    /// The first-token response bytes (token runs outside Offline).
-    pub token_data: Option<Vec<u8>>,
-    /// The response's `n_tokens` (token runs).
-    pub token_count: Option<i64>,
-}
-
 /// Counts of completions the engine refused.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CompletionAnomalies {
@@ -141,29 +132,6 @@ pub struct CompletionAnomalies {
     pub unknown: u64,
     /// Completions of a sample of an earlier series (after its drain gave up on it).
     pub late: u64,
-}
-
-/// Monotonic nanoseconds since the test started.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Clock {
-    origin: Instant,
-}
-
-impl Clock {
-    pub(crate) fn new() -> Self {
-        Clock {
-            origin: Instant::now(),
-        }
-    }
-
-    #[inline]
-    pub(crate) fn now_ns(&self) -> i64 {
-        self.origin.elapsed().as_nanos() as i64
-    }
-
-    pub(crate) fn instant_at(&self, ns: i64) -> Instant {
-        self.origin + Duration::from_nanos(ns.max(0) as u64)
-    }
 }
 
 /// State shared by the issuing thread and every completer clone.

@@ -11,7 +11,6 @@ pub mod early_stopping;
 pub mod early_stopping_table;
 pub mod effective;
 mod engine;
-mod find_peak;
 pub(crate) mod issue;
 mod issue_threads;
 pub mod loadable_sets;
@@ -29,8 +28,10 @@ pub mod types;
 pub use completion::{AccuracyRecord, Completer, CompletionAnomalies, CompletionSink};
 pub use diagnostics::{Diagnostic, Severity};
 pub use effective::EffectiveSettings;
-pub use engine::{abort_test, start_test, SeriesReport, TestError, TestResult};
-pub use find_peak::FindPeakReport;
+pub use engine::FindPeakReport;
+pub use engine::{
+    abort_test, start_test, start_test_with, SeriesReport, TestContext, TestError, TestResult,
+};
 pub use issue::StopReason;
 pub use progress::{ExternalProgress, ProgressHandle, ProgressSnapshot};
 pub use results::{LatencyStats, PerformanceSummary, Validity};

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::completion::{Shared, SlotArena, DONE, TIME_MASK};
 use super::settings::TestMode;
 
-/// A handle the caller keeps to watch a test; pass a clone in `LogSettings::progress`.
+/// A handle the caller keeps to watch a test; pass a clone in `TestContext::progress`.
 #[derive(Clone, Default)]
 pub struct ProgressHandle {
     state: Arc<ProgressState>,

@@ -7,9 +7,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::diagnostics::Diagnostic;
-use super::progress::ProgressHandle;
-
 /// The four MLPerf scenarios.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub enum TestScenario {
@@ -261,20 +258,8 @@ pub struct LogSettings {
     /// (sleeping wakes tens of µs late). Zero sleeps to the time, as the official LoadGen
     /// does, and leaves the core to a SUT that shares the machine.
     pub issue_spin: Duration,
-    /// Path of an audit.config to apply (model `*`); `None` applies none.
-    pub audit_config: Option<PathBuf>,
     /// Keep every issued query's scheduled offset (ns from the series start) in the result.
     pub record_query_schedule: bool,
-    /// Watch the test while it runs (a progress bar).
-    #[serde(skip)]
-    pub progress: Option<ProgressHandle>,
-    /// Where the SUT came from (plugin path, sha256, ABI version, attributes): written to the
-    /// detail log after the SUT's name and to result.json.
-    pub provenance: Vec<(String, String)>,
-    /// Problems found before the test (for example in config files read for it): written to
-    /// the detail log at its start and counted in its errors, as the official LoadGen does
-    /// with what was logged before `StartTest`.
-    pub earlier_diagnostics: Vec<Diagnostic>,
 }
 
 impl Default for LogSettings {
@@ -284,11 +269,7 @@ impl Default for LogSettings {
             enable_trace: false,
             drain_timeout: Duration::from_secs(60),
             issue_spin: DEFAULT_ISSUE_SPIN,
-            audit_config: None,
             record_query_schedule: false,
-            progress: None,
-            provenance: Vec::new(),
-            earlier_diagnostics: Vec::new(),
         }
     }
 }

@@ -1,5 +1,7 @@
 //! The values that cross between the engine and a system under test (spec §2.1).
 
+use std::time::{Duration, Instant};
+
 use serde::Serialize;
 
 /// Opaque handle of one issued sample. Never 0; unique within a test.
@@ -50,5 +52,40 @@ impl<'a> QuerySampleResponse<'a> {
 
     pub fn with_tokens(id: ResponseId, data: &'a [u8], n_tokens: i64) -> Self {
         QuerySampleResponse { id, data, n_tokens }
+    }
+}
+
+/// A response copied for the accuracy log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccuracyRecord {
+    pub seq_id: u64,
+    pub qsl_idx: usize,
+    pub data: Vec<u8>,
+    /// The first-token response bytes (token runs outside Offline).
+    pub token_data: Option<Vec<u8>>,
+    /// The response's `n_tokens` (token runs).
+    pub token_count: Option<i64>,
+}
+
+/// Monotonic nanoseconds since the test started.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    origin: Instant,
+}
+
+impl Clock {
+    pub(crate) fn new() -> Self {
+        Clock {
+            origin: Instant::now(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn now_ns(&self) -> i64 {
+        self.origin.elapsed().as_nanos() as i64
+    }
+
+    pub(crate) fn instant_at(&self, ns: i64) -> Instant {
+        self.origin + Duration::from_nanos(ns.max(0) as u64)
     }
 }

@@ -105,19 +105,29 @@ fn run(
     let python_sut = PythonSut::new(py, handles::sut(sut)?)?;
     let mut python_qsl = PythonQsl::new(handles::qsl(qsl)?);
     let settings = test_settings.inner.clone();
-    let mut log = log_settings.to_engine(py);
-    log.audit_config = Some(audit_config);
-    // Taken only by a test that runs: a refused call leaves them for the next one.
-    log.earlier_diagnostics = take_earlier_diagnostics();
+    let log = log_settings.to_engine(py);
+    let context = loadgen::TestContext {
+        audit_config: Some(audit_config),
+        // Taken only by a test that runs: a refused call leaves them for the next one.
+        earlier_diagnostics: take_earlier_diagnostics(),
+        ..loadgen::TestContext::default()
+    };
 
     let (sut_ref, qsl_ref, settings_ref, log_ref) = (&python_sut, &mut python_qsl, &settings, &log);
+    let context_ref = &context;
     let (outcome, interrupted) = py.detach(|| {
         std::thread::scope(|scope| {
             let (done, finished) = mpsc::channel();
             let test = std::thread::Builder::new()
                 .name("mlperf-start-test".to_string())
                 .spawn_scoped(scope, move || {
-                    let outcome = loadgen::start_test(sut_ref, qsl_ref, settings_ref, log_ref);
+                    let outcome = loadgen::start_test_with(
+                        sut_ref,
+                        qsl_ref,
+                        settings_ref,
+                        log_ref,
+                        context_ref,
+                    );
                     complete::withdraw();
                     let _ = done.send(());
                     outcome

@@ -18,7 +18,8 @@ use mlperf_host::compliance::{
 use mlperf_host::loadgen::TestScenario;
 use mlperf_host::logs::{ACCURACY_LOG, DETAIL_LOG, PROVENANCE_FILE, RESULT_JSON, SUMMARY_LOG};
 
-use super::run::{RunArgs, EXIT_INVALID};
+use super::run_args::RunArgs;
+use super::EXIT_INVALID;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum TestArg {

@@ -67,7 +67,7 @@ pub fn report(dir: &Path, findings: &Findings, json: bool) -> ExitCode {
         );
     }
     if findings.has_errors() {
-        ExitCode::from(super::run::EXIT_INVALID)
+        ExitCode::from(super::EXIT_INVALID)
     } else {
         ExitCode::SUCCESS
     }

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{bail, Context};
-use clap::ValueEnum;
 use mlperf_host::loadgen::TestSettings;
 use mlperf_host::logs::{
     ABORTED_FILE, ACCURACY_LOG, DETAIL_LOG, PROVENANCE_FILE, RESULT_JSON, SUMMARY_LOG, TRACE_LOG,
@@ -16,17 +15,7 @@ use mlperf_host::official::result::OfficialResult;
 use mlperf_host::official::settings::{field_text, official_mode, official_scenario};
 use mlperf_host::official::AbortReport;
 
-use super::run::RunArgs;
-
-/// The LoadGen that runs the test.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum EngineArg {
-    /// mlperf-host's own LoadGen, bit-exact with the official 6.0.17.
-    #[default]
-    Native,
-    /// The official LoadGen 6.0.17 C++ library, compiled unaltered (for submission runs).
-    Official,
-}
+use super::run_args::RunArgs;
 
 /// The official TestSettings for this run: the official `FromConfig` on the embedded
 /// mlperf.conf and `--user-conf`, then what the command line and the benchmark set, with the

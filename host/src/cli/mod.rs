@@ -9,6 +9,7 @@ pub mod plugins;
 pub mod power;
 pub mod progress;
 pub mod run;
+pub mod run_args;
 pub mod sample_library;
 pub mod set;
 pub mod submit;
@@ -22,6 +23,10 @@ use tracing_subscriber::EnvFilter;
 
 /// The environment variable holding a tracing filter (`info`, `mlperf_host=debug`, …). When set
 /// it replaces the level `-v`/`--quiet` choose.
+/// Exit status of a completed run that is INVALID under `--require-valid`, and of a failed
+/// verification or check.
+pub const EXIT_INVALID: u8 = 3;
+
 pub const LOG_ENV: &str = "MLPERF_HOST_LOG";
 
 /// Sends tracing to stderr: warnings by default, `-v` info, `-vv` debug, `-vvv` trace,

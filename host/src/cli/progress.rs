@@ -63,7 +63,7 @@ impl ProgressWatcher {
         })
     }
 
-    /// The handle to pass in `LogSettings::progress`.
+    /// The handle to pass in `TestContext::progress`.
     pub fn handle(&self) -> ProgressHandle {
         self.handle.clone()
     }

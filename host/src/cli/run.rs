@@ -7,196 +7,30 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
-use clap::ValueEnum;
 use mlperf_host::loadgen::config::{ConfigFile, ConfigLoader};
 use mlperf_host::loadgen::logging::summary::render_summary;
 use mlperf_host::loadgen::{
-    start_test, LogOutputSettings, LogSettings, TestMode, TestResult, TestScenario, TestSettings,
+    start_test_with, LogOutputSettings, LogSettings, TestContext, TestMode, TestResult,
+    TestScenario, TestSettings,
 };
 
-use super::engine::{self, EngineArg};
+use super::engine;
 use super::power::report_command::read_logged_run;
 use super::power::{self, report::PowerResult, Meters};
 use super::progress::ProgressWatcher;
+use super::run_args::{EngineArg, RunArgs};
 use super::sample_library::Library;
 use super::set::{self, Override};
 use super::summary;
+use super::EXIT_INVALID;
 use mlperf_host::benchmark::Benchmark;
 use mlperf_host::loadgen::{EffectiveSettings, StopReason};
 use mlperf_host::official::result::OfficialResult;
 use mlperf_host::official::{self, engine::TestSettings as OfficialSettings};
 use mlperf_host::plugin::PluginSut;
 use mlperf_power::Phase;
-
-/// Exit status of a completed run that is INVALID under `--require-valid`.
-pub const EXIT_INVALID: u8 = 3;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ScenarioArg {
-    #[value(name = "SingleStream")]
-    SingleStream,
-    #[value(name = "MultiStream")]
-    MultiStream,
-    #[value(name = "Server")]
-    Server,
-    #[value(name = "Offline")]
-    Offline,
-}
-
-impl From<ScenarioArg> for TestScenario {
-    fn from(arg: ScenarioArg) -> TestScenario {
-        match arg {
-            ScenarioArg::SingleStream => TestScenario::SingleStream,
-            ScenarioArg::MultiStream => TestScenario::MultiStream,
-            ScenarioArg::Server => TestScenario::Server,
-            ScenarioArg::Offline => TestScenario::Offline,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ModeArg {
-    #[value(name = "SubmissionRun", alias = "submission")]
-    SubmissionRun,
-    #[value(name = "AccuracyOnly", alias = "accuracy")]
-    AccuracyOnly,
-    #[value(name = "PerformanceOnly", alias = "performance")]
-    PerformanceOnly,
-    #[value(name = "FindPeakPerformance", alias = "findpeak", alias = "find-peak")]
-    FindPeakPerformance,
-}
-
-impl From<ModeArg> for TestMode {
-    fn from(arg: ModeArg) -> TestMode {
-        match arg {
-            ModeArg::SubmissionRun => TestMode::SubmissionRun,
-            ModeArg::AccuracyOnly => TestMode::AccuracyOnly,
-            ModeArg::PerformanceOnly => TestMode::PerformanceOnly,
-            ModeArg::FindPeakPerformance => TestMode::FindPeakPerformance,
-        }
-    }
-}
-
-/// `mlperf-host run`.
-#[derive(clap::Args, Clone, Debug)]
-#[command(after_help = "\
-Settings are applied in this order: TestSettings defaults, mlperf.conf (embedded v6.1 rules \
-unless --mlperf-conf), user.conf, --scenario/--mode/--tokens, --set, audit.config.
-
-Exit status: 0 when the test completes (VALID or INVALID, as the official LoadGen), 1 on an \
-error, 2 on a usage error, 3 when --require-valid and the result is INVALID.
-
-Environment: MLPERF_HOST_LOG=<filter> (e.g. debug, mlperf_host=trace) replaces the level \
--v/--quiet choose.")]
-pub struct RunArgs {
-    /// The scenario (case-insensitive).
-    #[arg(long, value_enum, ignore_case = true, default_value = "SingleStream")]
-    pub scenario: ScenarioArg,
-    /// The LoadGen that runs the test: native (mlperf-host's own) or official (the official
-    /// LoadGen 6.0.17 C++ library, compiled unaltered: the logs a submission needs).
-    #[arg(long, value_enum, ignore_case = true, default_value = "native")]
-    pub engine: EngineArg,
-    /// The test mode (case-insensitive; also submission, accuracy, performance, findpeak).
-    /// [default: the config's `mode`, else PerformanceOnly]
-    #[arg(long, value_enum, ignore_case = true)]
-    pub mode: Option<ModeArg>,
-    /// A benchmark (a name in configs/benchmarks/, or a .toml path): its data set, backend
-    /// plugin and configuration, settings, and accuracy metric (an accuracy run writes
-    /// accuracy.txt). The other flags override it.
-    #[arg(long, value_name = "NAME|FILE")]
-    pub benchmark: Option<String>,
-    /// The model name the config files are looked up with (`model.scenario.key`).
-    /// [default: the benchmark's name, else resnet50]
-    #[arg(long)]
-    pub model: Option<String>,
-    /// The rules file to apply instead of the embedded v6.1 mlperf.conf.
-    #[arg(long, value_name = "PATH")]
-    pub mlperf_conf: Option<PathBuf>,
-    /// The submitter's user.conf.
-    #[arg(long, value_name = "PATH")]
-    pub user_conf: Option<PathBuf>,
-    /// A compliance audit.config (applied with model `*`). Default: none (the official LoadGen
-    /// reads ./audit.config when it exists: pass `--audit-conf audit.config` for that).
-    #[arg(long, value_name = "PATH")]
-    pub audit_conf: Option<PathBuf>,
-    /// Override a TestSettings field after the config files, in the field's own units (e.g.
-    /// min_duration_ms=0, server_target_qps=100, print_timestamps=1). Repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = set::parse_override)]
-    pub set: Vec<Override>,
-    /// The directory for the logs (created if missing): mlperf_log_summary.txt,
-    /// mlperf_log_detail.txt, mlperf_log_accuracy.json, result.json.
-    #[arg(long, value_name = "DIR", default_value = "mlperf-logs")]
-    pub out: PathBuf,
-    /// Also write mlperf_log_trace.json (two events per sample).
-    #[arg(long)]
-    pub trace: bool,
-    /// Print no summary; log errors only.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// More log output on stderr (-v info, -vv debug, -vvv trace).
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-    /// Exit with status 3 when the result (or, with --power, the power result) is INVALID.
-    #[arg(long)]
-    pub require_valid: bool,
-    /// Measure power over the run with this meter: sim:WATTS or sim:FILE (simulated),
-    /// ptd://HOST:PORT (SPEC PTDaemon: a ranging run, then the testing run), nvml[:INDEX],
-    /// rapl, hwmon[:CHIP], plugin:PATH|NAME. Repeatable: a wall meter beside component meters.
-    #[arg(long, value_name = "SOURCE")]
-    pub power: Vec<String>,
-    /// Give up on samples that never complete after this long without progress (seconds, or a
-    /// duration with a unit).
-    #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
-    pub drain_timeout: Duration,
-    /// How long before each scheduled issue the issuing thread busy-waits instead of sleeping
-    /// (µs precision). 0 sleeps to the time, as the official LoadGen does, leaving the core to
-    /// a SUT that shares this machine (a local inference server).
-    #[arg(long, value_name = "DURATION", default_value = "200us", value_parser = super::parse_seconds)]
-    pub issue_spin: Duration,
-
-    /// The backend: a plugin library path, or a plugin name found through
-    /// MLPERF_HOST_PLUGIN_PATH, the standard plugin directories and beside this executable.
-    /// [default: null, configured by --latency and --tokens]
-    #[arg(long, value_name = "PATH|NAME", help_heading = "Plugin")]
-    pub plugin: Option<String>,
-    /// The plugin's configuration (TOML).
-    #[arg(long, value_name = "FILE.toml", help_heading = "Plugin")]
-    pub plugin_config: Option<PathBuf>,
-    /// Set one plugin configuration key (dotted keys reach into tables). Repeatable.
-    #[arg(long = "plugin-set", value_name = "KEY=VALUE", value_parser = super::plugins::parse_plugin_set, help_heading = "Plugin")]
-    pub plugin_set: Vec<(String, String)>,
-
-    /// The data set: a .npy file whose first axis counts samples. Loaded samples reach the
-    /// backend in place. Without it, samples carry only their index.
-    #[arg(long, value_name = "FILE.npy", help_heading = "Samples")]
-    pub dataset: Option<PathBuf>,
-    /// A WebAssembly module (guest ABI: wasm-preprocess/README.md) that preprocesses each
-    /// sample of --dataset, sandboxed: untimed at load unless --preprocess-timed. `none` turns
-    /// off a benchmark's module.
-    #[arg(long, value_name = "FILE.wasm|none", help_heading = "Samples")]
-    pub preprocess: Option<PathBuf>,
-    /// Run the preprocessing on each issued sample, inside the timed path.
-    #[arg(long, help_heading = "Samples")]
-    pub preprocess_timed: bool,
-    /// Samples in a library without --dataset [default: 1024].
-    #[arg(long, value_name = "N", help_heading = "Samples")]
-    pub total_samples: Option<usize>,
-    /// Samples that fit in memory [default: all].
-    #[arg(long, value_name = "N", help_heading = "Samples")]
-    pub performance_samples: Option<usize>,
-
-    /// The default null plugin: time from issue to completion of each query (e.g. 250us,
-    /// 1ms), from a worker thread; 0 completes inside issue_query.
-    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = super::parse_duration, help_heading = "Null plugin")]
-    pub latency: Duration,
-    /// A token run (sets use_token_latencies); the default null plugin reports the first
-    /// token, then 2 + index % 7 tokens.
-    #[arg(long, help_heading = "Null plugin")]
-    pub tokens: bool,
-}
 
 /// Runs the command; prints any error as one line.
 pub fn main(args: &RunArgs) -> ExitCode {
@@ -489,6 +323,9 @@ fn run_once(
         enable_trace: args.trace,
         drain_timeout: args.drain_timeout,
         issue_spin: args.issue_spin,
+        ..LogSettings::default()
+    };
+    let context = TestContext {
         audit_config,
         progress: progress.as_ref().map(ProgressWatcher::handle),
         // The model the config files were read for: a submission files the run under it.
@@ -498,7 +335,7 @@ fn run_once(
             library.provenance(),
         ]
         .concat(),
-        ..LogSettings::default()
+        ..TestContext::default()
     };
     let qsl = library.as_qsl();
     // The hand-over buffer of a large Offline query is made before the clock starts.
@@ -521,13 +358,13 @@ fn run_once(
         );
     }
     if official_settings.is_some() {
-        engine::write_provenance(out, &log.provenance)?;
+        engine::write_provenance(out, &context.provenance)?;
     }
     let result = match official_settings {
-        None => start_test(sut, qsl, settings, &log)
+        None => start_test_with(sut, qsl, settings, &log, &context)
             .map(|result| TestOutcome::Native(Box::new(result)))
             .context("the test could not run"),
-        Some(official_settings) => run_official(args, sut, qsl, official_settings, &log, out),
+        Some(official_settings) => run_official(args, sut, qsl, official_settings, &context, out),
     };
     if let Some(progress) = progress {
         progress.finish();
@@ -541,19 +378,19 @@ fn run_official(
     sut: &PluginSut,
     qsl: &mut dyn mlperf_host::loadgen::QuerySampleLibrary,
     settings: &OfficialSettings,
-    log_settings: &LogSettings,
+    context: &TestContext,
     out: &Path,
 ) -> anyhow::Result<TestOutcome> {
     let mut log = official::engine::LogOutput::in_dir(out);
     log.enable_trace = args.trace;
-    let provenance = &log_settings.provenance;
+    let provenance = &context.provenance;
     engine::set_abort_target(out, provenance);
     let watch = official::Watch {
         drain_timeout: args.drain_timeout,
         on_abort: engine::on_abort,
-        progress: log_settings.progress.clone(),
+        progress: context.progress.clone(),
     };
-    let audit_config = log_settings.audit_config.as_deref();
+    let audit_config = context.audit_config.as_deref();
     let counts = official::run_test(sut, qsl, settings, &log, audit_config, &watch)
         .context("the official LoadGen could not run the test")?;
     let result = OfficialResult::read(out, counts, None, provenance)?;

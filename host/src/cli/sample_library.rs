@@ -12,7 +12,7 @@ use mlperf_host::plugin::PluginSut;
 use mlperf_host::samples::{DatasetLibrary, NpySource, Preprocessing, SampleSource};
 use wasm_preprocess::Sandbox;
 
-use super::run::RunArgs;
+use super::run_args::RunArgs;
 
 /// Samples in the library when there is no data set and no `--total-samples`.
 const DEFAULT_TOTAL_SAMPLES: usize = 1024;

@@ -7,7 +7,9 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mlperf_host::loadgen::{start_test, LogSettings, StopReason, TestScenario, TestSettings};
+use mlperf_host::loadgen::{
+    start_test, start_test_with, LogSettings, StopReason, TestContext, TestScenario, TestSettings,
+};
 use mlperf_host::plugin::{Plugin, PluginSut};
 use support::{null_plugin, RecordingQsl};
 
@@ -42,11 +44,12 @@ fn both_plugins_run_every_scenario_through_the_abi() {
         for scenario in TestScenario::ALL {
             let sut = sut(path, config);
             let mut qsl = RecordingQsl::new(1000, 500);
-            let log = LogSettings {
+            let context = TestContext {
                 provenance: sut.provenance(),
-                ..LogSettings::default()
+                ..TestContext::default()
             };
-            let result = start_test(&sut, &mut qsl, &quick(scenario), &log).unwrap();
+            let log = LogSettings::default();
+            let result = start_test_with(&sut, &mut qsl, &quick(scenario), &log, &context).unwrap();
             let performance = result.performance.as_ref().unwrap();
             assert!(
                 performance.validity.valid,
@@ -105,11 +108,14 @@ fn faulty_run_in(
     let mut qsl = RecordingQsl::new(100, 100);
     let mut log = LogSettings {
         drain_timeout,
-        provenance: sut.provenance(),
         ..LogSettings::default()
     };
     log.log_output.outdir = Some(dir.clone());
-    let result = start_test(&sut, &mut qsl, &quick(scenario), &log).unwrap();
+    let context = TestContext {
+        provenance: sut.provenance(),
+        ..TestContext::default()
+    };
+    let result = start_test_with(&sut, &mut qsl, &quick(scenario), &log, &context).unwrap();
     drop(sut);
     let files = result.log_files.clone().unwrap();
     let detail = std::fs::read_to_string(&files.detail).unwrap();

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use crate::completion::AccuracyRecord;
+use crate::types::AccuracyRecord;
 
 pub struct AccuracyFileWriter<W: Write> {
     out: W,

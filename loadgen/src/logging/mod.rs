@@ -5,6 +5,7 @@
 
 pub mod accuracy;
 pub mod detail;
+mod diagnostics;
 pub(crate) mod keys;
 pub mod number;
 pub mod summary;
@@ -15,9 +16,10 @@ use std::sync::mpsc;
 
 use self::detail::{DetailEntry, DetailValue};
 use self::writer::LogMessage;
-use super::completion::{AccuracyRecord, Clock};
 use super::diagnostics::{Diagnostic, Severity};
+use super::types::{AccuracyRecord, Clock};
 
+pub use self::diagnostics::DiagnosticSink;
 pub use self::writer::{write_atomically, LogFiles};
 
 /// The engine's handle on the detail and accuracy logs; cheap to clone, usable from any

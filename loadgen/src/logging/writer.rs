@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use super::accuracy::AccuracyFileWriter;
 use super::detail::DetailEntry;
-use crate::completion::AccuracyRecord;
 use crate::settings::LogOutputSettings;
+use crate::types::AccuracyRecord;
 
 /// What the engine sends to the writer.
 pub(crate) enum LogMessage {

@@ -8,8 +8,8 @@ use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 use mlperf_loadgen::{
-    start_test, Completer, LogSettings, QuerySample, QuerySampleResponse, Severity, StopReason,
-    SystemUnderTest, TestMode, TestScenario, TestSettings,
+    start_test, start_test_with, Completer, LogSettings, QuerySample, QuerySampleResponse,
+    Severity, StopReason, SystemUnderTest, TestContext, TestMode, TestScenario, TestSettings,
 };
 use support::RecordingQsl;
 
@@ -580,13 +580,14 @@ fn audit_config_overrides_with_model_star_only() {
         "# TEST-like overrides\n*.SingleStream.min_query_count = 77\nresnet50.SingleStream.max_query_count = 5\n*.*.accuracy_log_rng_seed = 720381539243781796\n",
     )
     .unwrap();
-    let log = LogSettings {
+    let context = TestContext {
         audit_config: Some(audit.clone()),
-        ..short_drain()
+        ..TestContext::default()
     };
     let sut = support::RecordingSut::default();
     let mut qsl = RecordingQsl::new(100, 100);
-    let result = start_test(&sut, &mut qsl, &quick(TestScenario::SingleStream), &log).unwrap();
+    let settings = quick(TestScenario::SingleStream);
+    let result = start_test_with(&sut, &mut qsl, &settings, &short_drain(), &context).unwrap();
     assert_eq!(result.effective.min_query_count, 77);
     assert_eq!(
         result.effective.max_query_count, 0,
@@ -603,7 +604,7 @@ fn audit_config_overrides_with_model_star_only() {
         .any(|d| d.message.contains("Found Audit Config file")));
 
     std::fs::write(&audit, "*.*.min_query_count=3\n").unwrap();
-    let error = start_test(&sut, &mut qsl, &quick(TestScenario::SingleStream), &log).unwrap_err();
+    let error = start_test_with(&sut, &mut qsl, &settings, &short_drain(), &context).unwrap_err();
     assert!(error.to_string().contains("audit.config:1"), "{error}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -751,9 +752,9 @@ fn a_progress_handle_watches_the_run_live() {
     let sut = WorkerSut::start(Duration::from_millis(1), None, false);
     let mut qsl = RecordingQsl::new(100, 100);
     let handle = mlperf_loadgen::ProgressHandle::new();
-    let log = LogSettings {
+    let context = TestContext {
         progress: Some(handle.clone()),
-        ..short_drain()
+        ..TestContext::default()
     };
     let settings = TestSettings {
         min_query_count: 150,
@@ -769,7 +770,7 @@ fn a_progress_handle_watches_the_run_live() {
             }
             seen
         });
-        start_test(&sut, &mut qsl, &settings, &log).unwrap();
+        start_test_with(&sut, &mut qsl, &settings, &short_drain(), &context).unwrap();
         done.store(true, Ordering::Relaxed);
         watcher.join().unwrap()
     });
@@ -815,11 +816,12 @@ fn a_failing_sut_ends_the_run_invalid_with_its_message() {
         single_stream_expected_latency_ns: 1000.0,
         ..quick(TestScenario::SingleStream)
     };
-    let log = LogSettings {
+    let context = TestContext {
         provenance: vec![("plugin".into(), "libfailing.so".into())],
-        ..short_drain()
+        ..TestContext::default()
     };
-    let result = start_test(&Failing(AtomicU64::new(0)), &mut qsl, &settings, &log).unwrap();
+    let failing = Failing(AtomicU64::new(0));
+    let result = start_test_with(&failing, &mut qsl, &settings, &short_drain(), &context).unwrap();
     assert_eq!(
         result.series[0].stop,
         StopReason::SutFailed("device lost".into())

@@ -40,7 +40,7 @@ pub fn main(command: &PowerCommand) -> ExitCode {
     match command {
         PowerCommand::Report(args) => match report_main(args) {
             Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::from(crate::cli::run::EXIT_INVALID),
+            Ok(false) => ExitCode::from(crate::cli::EXIT_INVALID),
             Err(error) => crate::cli::report_error(&error),
         },
     }

@@ -3,12 +3,12 @@
 
 use serde::Serialize;
 
-use super::diagnostics::Diagnostic;
-use super::effective::EffectiveSettings;
-use super::engine::{Engine, TestError};
-use super::results::PerformanceSummary;
-use super::settings::TestScenario;
-use super::sut::QuerySampleLibrary;
+use super::{Engine, TestError};
+use crate::diagnostics::Diagnostic;
+use crate::effective::EffectiveSettings;
+use crate::results::PerformanceSummary;
+use crate::settings::TestScenario;
+use crate::sut::QuerySampleLibrary;
 
 /// FindPeakPerformance's search (Server).
 #[derive(Debug, Clone, Serialize)]

@@ -1,32 +1,39 @@
 //! `start_test`: runs a whole test (spec §4.1) — the modes, their series, and the result.
 
+mod context;
+mod find_peak;
+mod trace;
+
+pub use self::context::TestContext;
+
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
-use super::completion::{AccuracyRecord, Clock, Completer, CompletionAnomalies, Shared};
-use super::config::{ConfType, ConfigFile};
-use super::diagnostics::Diagnostic;
-use super::early_stopping;
-use super::effective::EffectiveSettings;
-use super::find_peak::FindPeakReport;
-use super::issue::{
+pub use self::find_peak::FindPeakReport;
+use crate::completion::{AccuracyRecord, Clock, Completer, CompletionAnomalies, Shared};
+use crate::config::{ConfType, ConfigFile};
+use crate::diagnostics::Diagnostic;
+use crate::early_stopping;
+use crate::effective::EffectiveSettings;
+use crate::issue::{
     panic_message, run_series, SequenceState, SeriesContext, SeriesOutcome, StopReason,
 };
-use super::issue_threads::run_series_threaded;
-use super::loadable_sets::{generate_loadable_sets, LoadableSet};
-use super::logging::detail::DetailValue;
-use super::logging::writer::LogWriter;
-use super::logging::{keys, summary, trace, write_atomically, LogFiles, LogSender};
-use super::measurements::{collect_performance, last_completion_ns};
-use super::progress::ProgressRecorder;
-use super::query_gen::{GenerationError, GenerationParams, QueryGenerator};
-use super::results::PerformanceSummary;
-use super::settings::{LogSettings, TestMode, TestScenario, TestSettings};
-use super::sut::{QuerySampleLibrary, SystemUnderTest};
-use super::types::{QuerySample, QuerySampleIndex};
+use crate::issue_threads::run_series_threaded;
+use crate::loadable_sets::{generate_loadable_sets, LoadableSet};
+use crate::logging::detail::DetailValue;
+use crate::logging::writer::LogWriter;
+use crate::logging::{keys, summary, write_atomically, LogFiles, LogSender};
+use crate::measurements::{collect_performance, last_completion_ns};
+use crate::progress::ProgressRecorder;
+use crate::query_gen::{GenerationError, GenerationParams, QueryGenerator};
+use crate::results::PerformanceSummary;
+use crate::settings::{LogSettings, TestMode, TestScenario, TestSettings};
+use crate::sut::{QuerySampleLibrary, SystemUnderTest};
+use crate::types::{QuerySample, QuerySampleIndex};
 
 /// Why a test could not run at all. Problems during a run end it INVALID instead.
 #[derive(Debug, thiserror::Error)]
@@ -100,7 +107,7 @@ pub struct TestResult {
     pub test_datetime: String,
     /// The log files written, when an output directory was given.
     pub log_files: Option<LogFiles>,
-    /// Where the SUT came from (`LogSettings::provenance`).
+    /// Where the SUT came from (`TestContext::provenance`).
     pub provenance: Vec<(String, String)>,
 }
 
@@ -108,7 +115,7 @@ impl TestResult {
     pub fn error_count(&self) -> usize {
         self.diagnostics
             .iter()
-            .filter(|d| d.severity == super::diagnostics::Severity::Error)
+            .filter(|d| d.severity == crate::diagnostics::Severity::Error)
             .count()
     }
 }
@@ -129,6 +136,18 @@ pub fn start_test(
     qsl: &mut dyn QuerySampleLibrary,
     settings: &TestSettings,
     log_settings: &LogSettings,
+) -> Result<TestResult, TestError> {
+    start_test_with(sut, qsl, settings, log_settings, &TestContext::default())
+}
+
+/// [`start_test`] with the caller's [`TestContext`]: a progress handle, the SUT's provenance,
+/// problems found before the test, an audit.config.
+pub fn start_test_with(
+    sut: &dyn SystemUnderTest,
+    qsl: &mut dyn QuerySampleLibrary,
+    settings: &TestSettings,
+    log_settings: &LogSettings,
+    context: &TestContext,
 ) -> Result<TestResult, TestError> {
     let clock = Clock::new();
     let test_datetime = keys::test_datetime(SystemTime::now());
@@ -175,18 +194,18 @@ pub fn start_test(
         ("qsl_reported_performance_count".into(), qsl_psc.into()),
     ]);
     log.details(
-        log_settings
+        context
             .provenance
             .iter()
             .map(|(key, value)| (format!("sut_{key}"), value.clone().into()))
             .collect(),
     );
 
-    for diagnostic in &log_settings.earlier_diagnostics {
+    for diagnostic in &context.earlier_diagnostics {
         note(diagnostic.clone());
     }
     let mut requested = settings.clone();
-    for diagnostic in apply_audit_config(&mut requested, log_settings)? {
+    for diagnostic in apply_audit_config(&mut requested, context.audit_config.as_deref())? {
         note(diagnostic);
     }
     if requested.test05 {
@@ -225,7 +244,7 @@ pub fn start_test(
         issue_spin: log_settings.issue_spin,
         record_schedule: log_settings.record_query_schedule,
         trace: log_settings.enable_trace && writer.is_some(),
-        progress: log_settings
+        progress: context
             .progress
             .as_ref()
             .map(|handle| ProgressRecorder::new(handle, &shared)),
@@ -323,7 +342,7 @@ pub fn start_test(
         diagnostics,
         anomalies,
         log_files: files.clone(),
-        provenance: log_settings.provenance.clone(),
+        provenance: context.provenance.clone(),
     };
     if let (Some(writer), Some(files)) = (writer, &files) {
         writer.finish().map_err(TestError::LogOutput)?;
@@ -337,7 +356,7 @@ pub fn start_test(
 fn error_count(diagnostics: &[Diagnostic]) -> u64 {
     diagnostics
         .iter()
-        .filter(|d| d.severity == super::diagnostics::Severity::Error)
+        .filter(|d| d.severity == crate::diagnostics::Severity::Error)
         .count() as u64
 }
 
@@ -687,7 +706,7 @@ fn unload(qsl: &mut dyn QuerySampleLibrary, samples: &[QuerySampleIndex]) -> Res
 }
 
 fn guarded(
-    call: impl FnOnce() -> Result<(), super::sut::QslError>,
+    call: impl FnOnce() -> Result<(), crate::sut::QslError>,
     action: &'static str,
     count: usize,
 ) -> Result<(), TestError> {
@@ -709,9 +728,9 @@ fn guarded(
 /// audit.config (compliance tests) overrides the settings, read with model `*`.
 fn apply_audit_config(
     requested: &mut TestSettings,
-    log_settings: &LogSettings,
+    path: Option<&Path>,
 ) -> Result<Vec<Diagnostic>, TestError> {
-    let Some(path) = &log_settings.audit_config else {
+    let Some(path) = path else {
         return Ok(Vec::new());
     };
     if !path.exists() {
