@@ -134,15 +134,46 @@ pub struct CompletionAnomalies {
     pub late: u64,
 }
 
-/// State shared by the issuing thread and every completer clone.
-pub(crate) struct Shared {
-    pub(crate) clock: Clock,
+/// Per-sample state, one slot per sequence id of the test.
+pub(crate) struct Slots {
+    /// Completion flags and time (`DONE`, `LOG`, `TIME_MASK`).
     pub(crate) status: SlotArena,
     pub(crate) qsl_index: SlotArena,
     pub(crate) first_token: SlotArena,
     /// Each sample's scheduled time, kept only for a progress display.
     pub(crate) scheduled: SlotArena,
     pub(crate) n_tokens: SlotArena,
+}
+
+/// Completions the engine refused, by kind.
+#[derive(Default)]
+struct RefusedCounts {
+    duplicate: AtomicU64,
+    unknown: AtomicU64,
+    late: AtomicU64,
+}
+
+/// The official per-sample token checks, counted instead of logged one by one.
+#[derive(Default)]
+struct TokenChecks {
+    after_completion_reported: AtomicBool,
+    latency_before_token: AtomicU64,
+    zero: AtomicU64,
+    negative: AtomicU64,
+    one: AtomicU64,
+}
+
+/// The first failure the SUT reported; the flag spares the lock on every check.
+#[derive(Default)]
+struct SutFailure {
+    failed: AtomicBool,
+    message: Mutex<Option<String>>,
+}
+
+/// State shared by the issuing thread and every completer clone.
+pub(crate) struct Shared {
+    pub(crate) clock: Clock,
+    pub(crate) slots: Slots,
     pub(crate) use_tokens: bool,
     pub(crate) needs_first_token: bool,
     /// One past the last sequence id handed out.
@@ -156,18 +187,11 @@ pub(crate) struct Shared {
     /// taken from the SUT's threads on a small machine.
     wake_at: AtomicU64,
     issuer: OnceLock<Thread>,
-    duplicate: AtomicU64,
-    unknown: AtomicU64,
-    late: AtomicU64,
-    token_after_completion_reported: AtomicBool,
-    latency_before_token: AtomicU64,
-    tokens_zero: AtomicU64,
-    tokens_negative: AtomicU64,
-    tokens_one: AtomicU64,
+    refused: RefusedCounts,
+    token_checks: TokenChecks,
+    failure: SutFailure,
     /// Responses counted by `mark_complete` still being copied into the accuracy log.
     logging_in_flight: AtomicU64,
-    failed: AtomicBool,
-    failure: Mutex<Option<String>>,
     /// Accuracy records kept in memory when no log files are written.
     pub(crate) accuracy_log: Mutex<Vec<AccuracyRecord>>,
     log: LogSender,
@@ -184,11 +208,13 @@ impl Shared {
     ) -> Self {
         Shared {
             clock,
-            status: SlotArena::new(),
-            qsl_index: SlotArena::new(),
-            first_token: SlotArena::new(),
-            scheduled: SlotArena::new(),
-            n_tokens: SlotArena::new(),
+            slots: Slots {
+                status: SlotArena::new(),
+                qsl_index: SlotArena::new(),
+                first_token: SlotArena::new(),
+                scheduled: SlotArena::new(),
+                n_tokens: SlotArena::new(),
+            },
             use_tokens,
             needs_first_token,
             issued_end: AtomicU64::new(0),
@@ -196,17 +222,10 @@ impl Shared {
             completed: AtomicU64::new(0),
             wake_at: AtomicU64::new(u64::MAX),
             issuer: OnceLock::new(),
-            duplicate: AtomicU64::new(0),
-            unknown: AtomicU64::new(0),
-            late: AtomicU64::new(0),
-            token_after_completion_reported: AtomicBool::new(false),
-            latency_before_token: AtomicU64::new(0),
-            tokens_zero: AtomicU64::new(0),
-            tokens_negative: AtomicU64::new(0),
-            tokens_one: AtomicU64::new(0),
+            refused: RefusedCounts::default(),
+            token_checks: TokenChecks::default(),
+            failure: SutFailure::default(),
             logging_in_flight: AtomicU64::new(0),
-            failed: AtomicBool::new(false),
-            failure: Mutex::new(None),
             accuracy_log: Mutex::new(Vec::new()),
             token_cache: Mutex::new(HashMap::new()),
             diagnostics: DiagnosticSink::new(log.clone()),
@@ -219,20 +238,25 @@ impl Shared {
     }
 
     fn fail(&self, message: String) {
-        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        let mut failure = self
+            .failure
+            .message
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if failure.is_none() {
             *failure = Some(message);
-            self.failed.store(true, Ordering::Release);
+            self.failure.failed.store(true, Ordering::Release);
         }
     }
 
     /// The SUT's failure message, once it reported one.
     #[inline]
     pub(crate) fn failure(&self) -> Option<String> {
-        if !self.failed.load(Ordering::Acquire) {
+        if !self.failure.failed.load(Ordering::Acquire) {
             return None;
         }
         self.failure
+            .message
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
@@ -245,9 +269,9 @@ impl Shared {
 
     pub(crate) fn anomalies(&self) -> CompletionAnomalies {
         CompletionAnomalies {
-            duplicate: self.duplicate.load(Ordering::Relaxed),
-            unknown: self.unknown.load(Ordering::Relaxed),
-            late: self.late.load(Ordering::Relaxed),
+            duplicate: self.refused.duplicate.load(Ordering::Relaxed),
+            unknown: self.refused.unknown.load(Ordering::Relaxed),
+            late: self.refused.late.load(Ordering::Relaxed),
         }
     }
 
@@ -278,7 +302,7 @@ impl Shared {
             }
             let idle = idle_since.elapsed();
             // A failed SUT may never answer what it holds: do not wait long for it.
-            let timeout = match self.failed.load(Ordering::Acquire) {
+            let timeout = match self.failure.failed.load(Ordering::Acquire) {
                 true => idle_timeout.min(FAILED_SUT_DRAIN),
                 false => idle_timeout,
             };
@@ -307,17 +331,17 @@ impl Shared {
     fn slot_of(&self, id: ResponseId) -> Option<(u64, &AtomicU64)> {
         let seq = id.0.wrapping_sub(1);
         if id.0 == 0 || seq >= self.issued_end.load(Ordering::Acquire) {
-            self.unknown.fetch_add(1, Ordering::Relaxed);
+            self.refused.unknown.fetch_add(1, Ordering::Relaxed);
             return None;
         }
         if seq < self.series_start.load(Ordering::Acquire) {
-            self.late.fetch_add(1, Ordering::Relaxed);
+            self.refused.late.fetch_add(1, Ordering::Relaxed);
             return None;
         }
-        match self.status.get(seq) {
+        match self.slots.status.get(seq) {
             Some(slot) => Some((seq, slot)),
             None => {
-                self.unknown.fetch_add(1, Ordering::Relaxed);
+                self.refused.unknown.fetch_add(1, Ordering::Relaxed);
                 None
             }
         }
@@ -379,7 +403,7 @@ impl Shared {
                 if to_log {
                     self.logging_in_flight.fetch_sub(1, Ordering::SeqCst);
                 }
-                self.duplicate.fetch_add(1, Ordering::Relaxed);
+                self.refused.duplicate.fetch_add(1, Ordering::Relaxed);
                 return None;
             }
             match slot.compare_exchange_weak(
@@ -399,13 +423,13 @@ impl Shared {
     }
 
     fn record_tokens(&self, seq: u64, n_tokens: i64) {
-        if let Some(n) = self.n_tokens.get(seq) {
+        if let Some(n) = self.slots.n_tokens.get(seq) {
             n.store(n_tokens as u64, Ordering::Relaxed);
         }
         let error = match n_tokens {
-            0 => Some(&self.tokens_zero),
-            n if n < 0 => Some(&self.tokens_negative),
-            1 => Some(&self.tokens_one),
+            0 => Some(&self.token_checks.zero),
+            n if n < 0 => Some(&self.token_checks.negative),
+            1 => Some(&self.token_checks.one),
             _ => None,
         };
         if let Some(counter) = error {
@@ -413,11 +437,14 @@ impl Shared {
         }
         if self.needs_first_token
             && self
+                .slots
                 .first_token
                 .get(seq)
                 .is_some_and(|t| t.load(Ordering::Acquire) == 0)
         {
-            self.latency_before_token.fetch_add(1, Ordering::Relaxed);
+            self.token_checks
+                .latency_before_token
+                .fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -425,6 +452,7 @@ impl Shared {
     fn log_response(&self, response: &QuerySampleResponse<'_>) {
         let seq = response.id.0 - 1;
         let qsl_idx = self
+            .slots
             .qsl_index
             .get(seq)
             .map_or(0, |i| i.load(Ordering::Relaxed) as usize);
@@ -468,19 +496,19 @@ impl Shared {
     pub(crate) fn token_diagnostics(&self) -> Vec<Diagnostic> {
         let kinds = [
             (
-                &self.tokens_zero,
+                &self.token_checks.zero,
                 "n_tokens argument missing or attempted to record 0 as number of tokens",
             ),
             (
-                &self.tokens_negative,
+                &self.token_checks.negative,
                 "Attempted to record a negative number of tokens",
             ),
             (
-                &self.tokens_one,
+                &self.token_checks.one,
                 "Number of tokens need to be greater than 1",
             ),
             (
-                &self.latency_before_token,
+                &self.token_checks.latency_before_token,
                 "Attempted to record a sample latency before it's first token latency",
             ),
         ];
@@ -504,7 +532,8 @@ impl Shared {
             let status = slot.load(Ordering::Acquire);
             if status & DONE != 0 {
                 if !self
-                    .token_after_completion_reported
+                    .token_checks
+                    .after_completion_reported
                     .swap(true, Ordering::Relaxed)
                 {
                     self.diagnostics.push(Diagnostic::error(
@@ -514,12 +543,12 @@ impl Shared {
                 }
                 continue;
             }
-            if let Some(first) = self.first_token.get(seq) {
+            if let Some(first) = self.slots.first_token.get(seq) {
                 if first
                     .compare_exchange(0, now, Ordering::AcqRel, Ordering::Relaxed)
                     .is_err()
                 {
-                    self.duplicate.fetch_add(1, Ordering::Relaxed);
+                    self.refused.duplicate.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
             }
@@ -665,7 +694,7 @@ impl Completer {
         if id.0 == 0 || seq >= shared.issued_end.load(Ordering::Acquire) {
             return true;
         }
-        let Some(slot) = shared.status.get(seq) else {
+        let Some(slot) = shared.slots.status.get(seq) else {
             return true;
         };
         let status = slot.load(Ordering::Acquire);

@@ -166,17 +166,17 @@ impl<'a, 'c> Issuer<'a, 'c> {
             return true;
         };
         let end = last.id.0;
-        if !shared.status.ensure(end)
-            || (self.track_index && !shared.qsl_index.ensure(end))
+        if !shared.slots.status.ensure(end)
+            || (self.track_index && !shared.slots.qsl_index.ensure(end))
             || (shared.use_tokens
-                && !(shared.first_token.ensure(end) && shared.n_tokens.ensure(end)))
+                && !(shared.slots.first_token.ensure(end) && shared.slots.n_tokens.ensure(end)))
         {
             return false;
         }
         if samples.len() >= PREFAULT_MIN_SAMPLES {
             // A large (Offline) query: its slots' first writes would otherwise page-fault in
             // the completions, on the clock.
-            shared.status.prefault(samples[0].id.0 - 1, end);
+            shared.slots.status.prefault(samples[0].id.0 - 1, end);
         }
         if self.log_all || self.log_probability > 0.0 || self.track_index {
             for sample in samples {
@@ -193,12 +193,12 @@ impl<'a, 'c> Issuer<'a, 'c> {
                     });
                 // Fresh slots are zero: only the accuracy-log flag needs writing.
                 if logged {
-                    if let Some(slot) = shared.status.get(seq) {
+                    if let Some(slot) = shared.slots.status.get(seq) {
                         slot.store(LOG, Ordering::Relaxed);
                     }
                 }
                 if self.track_index {
-                    if let Some(slot) = shared.qsl_index.get(seq) {
+                    if let Some(slot) = shared.slots.qsl_index.get(seq) {
                         slot.store(sample.index as u64, Ordering::Relaxed);
                     }
                 }
@@ -255,8 +255,12 @@ pub(crate) fn run_series(
     let mut query_scheduled_ns: Vec<i64> = Vec::new();
     let mut query_issued_ns: Vec<i64> = Vec::new();
     let _ = query_scheduled_ns.try_reserve(expected);
-    if !shared.status.ensure(sample_base + (expected * spq) as u64) {
-        shared.status.ensure(sample_base);
+    if !shared
+        .slots
+        .status
+        .ensure(sample_base + (expected * spq) as u64)
+    {
+        shared.slots.status.ensure(sample_base);
     }
 
     let mut current: Vec<QuerySample> = Vec::with_capacity(spq);
@@ -359,7 +363,12 @@ pub(crate) fn run_series(
         if ctx.progress.is_some() {
             let scheduled = query_scheduled_ns.last().copied().unwrap_or(now);
             let first = current.first().map_or(0, |s| s.id.0 - 1);
-            record_scheduled(&shared.scheduled, first, current.len() as u64, scheduled);
+            record_scheduled(
+                &shared.slots.scheduled,
+                first,
+                current.len() as u64,
+                scheduled,
+            );
         }
         let result = issue(ctx, &current);
         queries_issued += issued_now;

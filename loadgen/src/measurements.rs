@@ -14,7 +14,7 @@ use super::settings::TestScenario;
 pub(super) fn last_completion_ns(shared: &Shared, outcome: &SeriesOutcome) -> i64 {
     let mut last = outcome.start_ns;
     for seq in outcome.sample_base..outcome.sample_base + outcome.samples_issued {
-        if let Some(slot) = shared.status.get(seq) {
+        if let Some(slot) = shared.slots.status.get(seq) {
             let status = slot.load(Ordering::Acquire);
             if status & DONE != 0 {
                 last = last.max((status & TIME_MASK) as i64);
@@ -71,6 +71,7 @@ pub(super) fn collect_performance(
         let mut query_done = Some(i64::MIN);
         for seq in first..end {
             let status = shared
+                .slots
                 .status
                 .get(seq)
                 .map_or(0, |s| s.load(Ordering::Acquire));
@@ -85,6 +86,7 @@ pub(super) fn collect_performance(
             query_done = query_done.map(|q| q.max(done));
             if tokens {
                 let n = shared
+                    .slots
                     .n_tokens
                     .get(seq)
                     .map_or(0, |n| n.load(Ordering::Relaxed) as i64);
@@ -92,6 +94,7 @@ pub(super) fn collect_performance(
                 result.token_count += n;
                 if first_tokens {
                     let first_token = shared
+                        .slots
                         .first_token
                         .get(seq)
                         .map_or(0, |t| t.load(Ordering::Acquire));

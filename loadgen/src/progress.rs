@@ -171,6 +171,7 @@ impl ProgressHandle {
         let mut seq = window.next_seq;
         while seq < end {
             let status = shared
+                .slots
                 .status
                 .get(seq)
                 .map_or(0, |x| x.load(Ordering::Acquire));
@@ -178,6 +179,7 @@ impl ProgressHandle {
                 break;
             }
             let scheduled = shared
+                .slots
                 .scheduled
                 .get(seq)
                 .map_or(0, |x| x.load(Ordering::Relaxed)) as i64;

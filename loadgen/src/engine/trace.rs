@@ -46,10 +46,12 @@ pub(crate) fn series_events(
         let query_seq = outcome.query_base + query as u64;
         for seq in first..(first + spq).min(series_end) {
             let status = shared
+                .slots
                 .status
                 .get(seq)
                 .map_or(0, |s| s.load(Ordering::Acquire));
             let index = shared
+                .slots
                 .qsl_index
                 .get(seq)
                 .map_or(0, |s| s.load(Ordering::Relaxed));
