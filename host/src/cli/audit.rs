@@ -17,6 +17,7 @@ use mlperf_host::compliance::{
 };
 use mlperf_host::loadgen::TestScenario;
 use mlperf_host::logs::{ACCURACY_LOG, DETAIL_LOG, PROVENANCE_FILE, RESULT_JSON, SUMMARY_LOG};
+use mlperf_host::submission::tree::performance_run;
 
 use super::run_args::RunArgs;
 use super::EXIT_INVALID;
@@ -180,7 +181,7 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
 /// returns its scenario.
 fn run_compliance(args: &Args, plan: &Plan) -> anyhow::Result<TestScenario> {
     let out = &args.run.out;
-    let run_dir = out.join("performance").join("run_1");
+    let run_dir = performance_run(out);
     if !args.run.quiet {
         println!(
             "{} for {}: {}; the compliance run's logs in {}",
@@ -215,7 +216,7 @@ fn run_compliance(args: &Args, plan: &Plan) -> anyhow::Result<TestScenario> {
 /// `run_verification.py` scripts do; true when every one passed.
 fn verify(args: &Args, plan: &Plan, scenario: TestScenario) -> anyhow::Result<bool> {
     let (out, quiet) = (&args.run.out, args.run.quiet);
-    let run_dir = out.join("performance").join("run_1");
+    let run_dir = performance_run(out);
     let compliance_log = run_dir.join(ACCURACY_LOG);
     let mut verdicts = Vec::new();
     if let Some(accuracy_log) = &plan.references.accuracy_log {
@@ -383,7 +384,7 @@ fn dtype(
 
 /// The compliance run must not overwrite the submission's runs.
 fn check_out_dir(out: &Path, references: &References) -> anyhow::Result<()> {
-    let run_dir = out.join("performance").join("run_1");
+    let run_dir = performance_run(out);
     let reference_dirs = [
         &references.accuracy_log,
         &references.performance_detail,

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use super::run_folder::{RunFolder, RunFolderError, RunKind};
 use super::scenario_files;
 use super::tree::{
-    relative, ScenarioDir, SubmitterDir, ACCURACY_LOG, ACCURACY_TXT, DIVISIONS, LOG_FILES,
+    performance_run, relative, ScenarioDir, SubmitterDir, ACCURACY_LOG, ACCURACY_TXT, DIVISIONS,
+    LOG_FILES,
 };
 use crate::logs::accuracy as accuracy_log;
 
@@ -290,8 +291,8 @@ fn file_compliance(test: &str, run: &RunFolder, target: &Path) -> Result<(), Sub
     for name in ["verify_accuracy.txt", "verify_performance.txt"] {
         copy_if_present(&run.dir.join(name), &target.join(name))?;
     }
-    let from_run = run.dir.join("performance").join("run_1");
-    let to_run = target.join("performance").join("run_1");
+    let from_run = performance_run(&run.dir);
+    let to_run = performance_run(target);
     copy_logs(&from_run, &to_run)?;
     let accuracy = run.dir.join("accuracy");
     if test == "TEST01" && accuracy.join(ACCURACY_LOG).is_file() {

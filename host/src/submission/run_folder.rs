@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::tree::{ACCURACY_LOG, LOG_FILES};
+use super::tree::{performance_run, ACCURACY_LOG, LOG_FILES};
 use crate::logs::{DetailLog, DETAIL_LOG, PROVENANCE_FILE};
 
 /// What a run directory is.
@@ -45,7 +45,7 @@ impl RunFolder {
         };
         let compliance_test = compliance_test(dir);
         let logs_dir = match &compliance_test {
-            Some(_) => dir.join("performance").join("run_1"),
+            Some(_) => performance_run(dir),
             None => dir.to_path_buf(),
         };
         if let Some(missing) = LOG_FILES.iter().find(|f| !logs_dir.join(f).is_file()) {
@@ -117,7 +117,7 @@ impl RunFolder {
 fn compliance_test(dir: &Path) -> Option<String> {
     let accuracy = dir.join("verify_accuracy.txt").is_file();
     let performance = dir.join("verify_performance.txt").is_file();
-    if !(accuracy || performance) || !dir.join("performance").join("run_1").is_dir() {
+    if !(accuracy || performance) || !performance_run(dir).is_dir() {
         return None;
     }
     let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");

@@ -19,6 +19,15 @@ pub const POWER_DEV_FILES: [&str; 5] = [
     "server.log",
 ];
 
+/// The run a performance folder holds (the rules allow one): `DIR/performance/run_1`, in a
+/// scenario folder, a compliance test's folder or the output of `mlperf-host audit`.
+pub fn performance_run(dir: &Path) -> PathBuf {
+    dir.join("performance").join(RUN_1)
+}
+
+/// The one run of a performance folder, as the rules name it.
+pub const RUN_1: &str = "run_1";
+
 /// One submitter's part of a tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubmitterDir {
@@ -66,7 +75,7 @@ impl ScenarioDir {
     }
 
     pub fn performance_run(&self) -> PathBuf {
-        self.path().join("performance").join("run_1")
+        performance_run(&self.path())
     }
 
     pub fn ranging_run(&self) -> PathBuf {

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use mlperf_host::logs::{DetailLog, LogFiles};
+use mlperf_host::submission::tree::RUN_1;
 use mlperf_power::{
     spl, PerformanceFigures, PowerScenario, Provenance, RunWindow, Scope, SourceInfo, Trace,
 };
@@ -65,8 +66,8 @@ pub fn report_dir(dir: &Path) -> anyhow::Result<PowerResult> {
     if !dir.is_dir() {
         bail!("{} is not a directory", dir.display());
     }
-    let testing = if dir.join("run_1").is_dir() {
-        dir.join("run_1")
+    let testing = if dir.join(RUN_1).is_dir() {
+        dir.join(RUN_1)
     } else {
         dir.to_path_buf()
     };

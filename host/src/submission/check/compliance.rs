@@ -7,7 +7,9 @@ use serde_json::Value;
 
 use super::{accuracy, performance, Context};
 use crate::submission::rules::Rules;
-use crate::submission::tree::{ScenarioDir, ACCURACY_LOG, ACCURACY_TXT, LOG_FILES};
+use crate::submission::tree::{
+    performance_run, ScenarioDir, ACCURACY_LOG, ACCURACY_TXT, LOG_FILES,
+};
 
 /// A failed TEST01 accuracy comparison may still pass when the submitter shows the scores
 /// agree within this many percent.
@@ -38,7 +40,7 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules, system:
         if verifies_performance {
             let verdict = dir.join("verify_performance.txt");
             check_pass_line(context, &verdict, "compliance-performance");
-            let run = dir.join("performance").join("run_1");
+            let run = performance_run(&dir);
             if !run.join(LOG_FILES[1]).is_file() {
                 context.error(&run.join(LOG_FILES[1]), "compliance-files", "missing");
                 continue;

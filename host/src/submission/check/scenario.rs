@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{accuracy, compliance, performance, power, Context};
 use crate::submission::rules::Rules;
 use crate::submission::system::{check_system, SystemExpectations};
-use crate::submission::tree::{subdirectories, ScenarioDir, SubmitterDir};
+use crate::submission::tree::{subdirectories, ScenarioDir, SubmitterDir, RUN_1};
 
 /// The measurements.json fields the checker requires, each with a meaningful value.
 const MEASUREMENTS_FIELDS: [&str; 5] = [
@@ -64,7 +64,8 @@ fn has_power_results(system_dir: &Path) -> bool {
                     .join(benchmark)
                     .join(scenario)
                     .join("performance");
-                performance.join("power").is_dir() || performance.join("run_1/spl.txt").is_file()
+                performance.join("power").is_dir()
+                    || performance.join(RUN_1).join("spl.txt").is_file()
             })
     })
 }
