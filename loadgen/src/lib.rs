@@ -2,28 +2,30 @@
 //!
 //! A benchmark implements [`SystemUnderTest`] and [`QuerySampleLibrary`], builds
 //! [`TestSettings`] (directly or from mlperf.conf/user.conf with [`config`]) and calls
-//! [`start_test`]. The engine knows nothing of plugins, WebAssembly or power meters.
+//! [`start_test`]. The engine knows nothing of plugins, WebAssembly or power meters. Its public
+//! surface is the items re-exported here and the modules `config`, `early_stopping`, `logging`,
+//! `rng` and `testing`; the rest is private.
 
-pub mod completion;
+mod completion;
 pub mod config;
-pub mod diagnostics;
+mod diagnostics;
 pub mod early_stopping;
 pub mod early_stopping_table;
-pub mod effective;
+mod effective;
 mod engine;
-pub(crate) mod issue;
+mod issue;
 mod issue_threads;
-pub mod loadable_sets;
+mod loadable_sets;
 pub mod logging;
 mod measurements;
-pub mod progress;
-pub mod query_gen;
-pub mod results;
+mod progress;
+mod query_gen;
+mod results;
 pub mod rng;
-pub mod settings;
-pub mod sut;
+mod settings;
+mod sut;
 pub mod testing;
-pub mod types;
+mod types;
 
 pub use completion::{AccuracyRecord, Completer, CompletionAnomalies, CompletionSink};
 pub use diagnostics::{Diagnostic, Severity};
@@ -34,7 +36,13 @@ pub use engine::{
 };
 pub use issue::StopReason;
 pub use progress::{ExternalProgress, ProgressHandle, ProgressSnapshot};
-pub use results::{LatencyStats, PerformanceSummary, Validity};
-pub use settings::{LogOutputSettings, LogSettings, TestMode, TestScenario, TestSettings};
+pub use query_gen::GenerationError;
+pub use results::{
+    EarlyStoppingReport, LatencyStats, PerformanceSummary, TokenSummary, Validity,
+    REPORTED_PERCENTILES,
+};
+pub use settings::{
+    LogOutputSettings, LogSettings, TestMode, TestScenario, TestSettings, DEFAULT_ISSUE_SPIN,
+};
 pub use sut::{QslError, QuerySampleLibrary, SystemUnderTest};
 pub use types::{AsSampleResponse, QuerySample, QuerySampleIndex, QuerySampleResponse, ResponseId};

@@ -70,7 +70,6 @@ enum Pick {
 /// Generates the queries of one series in exactly the order the official LoadGen does.
 pub struct QueryGenerator {
     scenario: TestScenario,
-    mode: TestMode,
     loaded: Vec<QuerySampleIndex>,
     distribution_end: usize,
     samples_per_query: usize,
@@ -212,7 +211,6 @@ impl QueryGenerator {
         };
         Ok(QueryGenerator {
             scenario,
-            mode,
             loaded,
             distribution_end: set.distribution_end,
             samples_per_query: samples_per_query as usize,
@@ -380,10 +378,6 @@ impl QueryGenerator {
         let k = cyclic(&self.equal_issue_list, self.equal_issue_pos);
         self.equal_issue_pos += 1;
         k
-    }
-
-    pub fn mode(&self) -> TestMode {
-        self.mode
     }
 }
 
