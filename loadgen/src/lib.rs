@@ -38,8 +38,8 @@ pub use issue::StopReason;
 pub use progress::{ExternalProgress, ProgressHandle, ProgressSnapshot};
 pub use query_gen::GenerationError;
 pub use results::{
-    EarlyStoppingReport, LatencyStats, PerformanceSummary, TokenSummary, Validity,
-    REPORTED_PERCENTILES,
+    EarlyStoppingReport, LatencyStats, PerformanceSummary, ScenarioMetrics, SingleStreamTokenRates,
+    TokenRates, TokenSummary, Validity, REPORTED_PERCENTILES,
 };
 pub use settings::{
     LogOutputSettings, LogSettings, TestMode, TestScenario, TestSettings, DEFAULT_ISSUE_SPIN,

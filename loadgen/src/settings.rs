@@ -260,6 +260,9 @@ pub struct LogSettings {
     pub issue_spin: Duration,
     /// Keep every issued query's scheduled offset (ns from the series start) in the result.
     pub record_query_schedule: bool,
+    /// Write result.json beside the logs. A caller that adds to the result (a power result)
+    /// turns it off and writes the file itself, once.
+    pub write_result_json: bool,
 }
 
 impl Default for LogSettings {
@@ -270,6 +273,7 @@ impl Default for LogSettings {
             drain_timeout: Duration::from_secs(60),
             issue_spin: DEFAULT_ISSUE_SPIN,
             record_query_schedule: false,
+            write_result_json: true,
         }
     }
 }

@@ -348,7 +348,9 @@ pub fn start_test_with(
         writer.finish().map_err(TestError::LogOutput)?;
         write_atomically(&files.summary, summary::render_summary(&result).as_bytes())
             .map_err(TestError::LogOutput)?;
-        write_atomically(&files.result, &result_json(&result)).map_err(TestError::LogOutput)?;
+        if log_settings.write_result_json {
+            write_atomically(&files.result, &result_json(&result)).map_err(TestError::LogOutput)?;
+        }
     }
     Ok(result)
 }

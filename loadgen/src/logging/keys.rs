@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use super::detail::DetailValue;
 use crate::effective::EffectiveSettings;
-use crate::results::{LatencyStats, PerformanceSummary};
+use crate::results::{LatencyStats, PerformanceSummary, ScenarioMetrics};
 use crate::settings::{TestScenario, TestSettings};
 
 pub(crate) type Keys = Vec<(String, DetailValue)>;
@@ -418,30 +418,39 @@ pub(crate) fn result(p: &PerformanceSummary, e: &EffectiveSettings) -> Keys {
     if let Some(over) = p.overlatency_query_count {
         push(&mut k, "result_overlatency_query_count", over);
     }
-    match p.scenario {
-        TestScenario::SingleStream => {
+    match &p.metrics {
+        ScenarioMetrics::SingleStream {
+            qps_with_loadgen_overhead,
+            qps_without_loadgen_overhead,
+            early_stopping_latency_ss,
+            early_stopping_latency_ms,
+            ..
+        } => {
             push(
                 &mut k,
                 "result_qps_with_loadgen_overhead",
-                p.qps_with_loadgen_overhead.unwrap_or(0.0),
+                *qps_with_loadgen_overhead,
             );
             push(
                 &mut k,
                 "result_qps_without_loadgen_overhead",
-                p.qps_without_loadgen_overhead.unwrap_or(0.0),
+                *qps_without_loadgen_overhead,
             );
             push(
                 &mut k,
                 "early_stopping_latency_ss",
-                p.early_stopping_latency_ss.unwrap_or(0),
+                early_stopping_latency_ss.unwrap_or(0),
             );
             push(
                 &mut k,
                 "early_stopping_latency_ms",
-                p.early_stopping_latency_ms.unwrap_or(0),
+                early_stopping_latency_ms.unwrap_or(0),
             );
         }
-        TestScenario::MultiStream => {
+        ScenarioMetrics::MultiStream {
+            early_stopping_latency_ms,
+            ..
+        } => {
             let stats = p.query_latency.clone().unwrap_or_else(empty_stats);
             push(&mut k, "result_min_query_latency_ns", stats.min_ns);
             push(&mut k, "result_max_query_latency_ns", stats.max_ns);
@@ -459,80 +468,90 @@ pub(crate) fn result(p: &PerformanceSummary, e: &EffectiveSettings) -> Keys {
             push(
                 &mut k,
                 "early_stopping_latency_ms",
-                p.early_stopping_latency_ms.unwrap_or(0),
+                early_stopping_latency_ms.unwrap_or(0),
             );
         }
-        TestScenario::Server => {
+        ScenarioMetrics::Server {
+            scheduled_samples_per_second,
+            completed_samples_per_second,
+            ..
+        } => {
             push(
                 &mut k,
                 "result_scheduled_samples_per_sec",
-                p.scheduled_samples_per_second.unwrap_or(0.0),
+                *scheduled_samples_per_second,
             );
             push(
                 &mut k,
                 "result_completed_samples_per_sec",
-                p.completed_samples_per_second.unwrap_or(0.0),
+                *completed_samples_per_second,
             );
         }
-        TestScenario::Offline => {
-            push(
-                &mut k,
-                "result_samples_per_second",
-                p.samples_per_second.unwrap_or(0.0),
-            );
+        ScenarioMetrics::Offline {
+            samples_per_second, ..
+        } => {
+            push(&mut k, "result_samples_per_second", *samples_per_second);
         }
     }
     latency_block(&mut k, "result_", p.sample_latency.as_ref());
-    if let Some(tokens) = &p.tokens {
-        if p.scenario != TestScenario::Offline {
-            latency_block(&mut k, "result_first_token_", tokens.first_token.as_ref());
+    // Not Offline: upstream interleaves the token latencies with the token rates.
+    if let (Some(tokens), Some(rates)) = (&p.tokens, p.metrics.token_rates()) {
+        latency_block(&mut k, "result_first_token_", tokens.first_token.as_ref());
+        push(
+            &mut k,
+            "result_token_throughput_with_loadgen_overhead",
+            rates.tps_with_loadgen_overhead,
+        );
+        push(
+            &mut k,
+            "result_token_throughput",
+            rates.token_throughput_per_ns,
+        );
+        let tpot = tokens
+            .time_per_output_token
+            .clone()
+            .unwrap_or_else(empty_stats);
+        for (percentile, latency) in &tpot.percentiles {
             push(
                 &mut k,
-                "result_token_throughput_with_loadgen_overhead",
-                tokens.tps_with_loadgen_overhead.unwrap_or(0.0),
-            );
-            push(
-                &mut k,
-                "result_token_throughput",
-                tokens.token_throughput_per_ns.unwrap_or(0.0),
-            );
-            let tpot = tokens
-                .time_per_output_token
-                .clone()
-                .unwrap_or_else(empty_stats);
-            for (percentile, latency) in &tpot.percentiles {
-                push(
-                    &mut k,
-                    &format!(
-                        "result_time_per_output_token_{}_percentile_ns",
-                        percent(*percentile)
-                    ),
-                    *latency,
-                );
-            }
-            push(&mut k, "result_time_to_output_token_min", tpot.min_ns);
-            push(&mut k, "result_time_to_output_token_max", tpot.max_ns);
-            push(&mut k, "result_time_to_output_token_mean", tpot.mean_ns);
-            push(
-                &mut k,
-                "result_completed_tokens_per_second",
-                tokens.completed_tokens_per_second.unwrap_or(0.0),
-            );
-        } else {
-            push(
-                &mut k,
-                "result_tokens_per_second",
-                tokens.tokens_per_second.unwrap_or(0.0),
+                &format!(
+                    "result_time_per_output_token_{}_percentile_ns",
+                    percent(*percentile)
+                ),
+                *latency,
             );
         }
+        push(&mut k, "result_time_to_output_token_min", tpot.min_ns);
+        push(&mut k, "result_time_to_output_token_max", tpot.max_ns);
+        push(&mut k, "result_time_to_output_token_mean", tpot.mean_ns);
+        push(
+            &mut k,
+            "result_completed_tokens_per_second",
+            rates.completed_tokens_per_second,
+        );
     }
-    if let Some(inferred) = p.inferred_tokens_per_second {
-        let key = if p.scenario == TestScenario::Server {
-            "result_inferred_completed_tokens_per_second"
-        } else {
-            "result_inferred_tokens_per_second"
-        };
-        push(&mut k, key, inferred);
+    match &p.metrics {
+        ScenarioMetrics::Offline {
+            tokens_per_second,
+            inferred_tokens_per_second,
+            ..
+        } => {
+            if let Some(tokens_per_second) = tokens_per_second {
+                push(&mut k, "result_tokens_per_second", *tokens_per_second);
+            }
+            if let Some(inferred) = inferred_tokens_per_second {
+                push(&mut k, "result_inferred_tokens_per_second", *inferred);
+            }
+        }
+        ScenarioMetrics::Server {
+            inferred_completed_tokens_per_second: Some(inferred),
+            ..
+        } => push(
+            &mut k,
+            "result_inferred_completed_tokens_per_second",
+            *inferred,
+        ),
+        _ => {}
     }
     k
 }

@@ -7,7 +7,7 @@
 //! unless the official code formats them with `DoubleToString` (`%.2f`, `%.1f` for labels).
 
 use crate::diagnostics::Severity;
-use crate::results::{LatencyStats, PerformanceSummary, REPORTED_PERCENTILES};
+use crate::results::{LatencyStats, PerformanceSummary, ScenarioMetrics, REPORTED_PERCENTILES};
 use crate::settings::{TestMode, TestScenario};
 use crate::TestResult;
 
@@ -57,7 +57,7 @@ pub fn render_summary(result: &TestResult) -> String {
     let mut out = Lines::default();
     if let Some(performance) = &result.performance {
         write_results(&mut out, result, performance);
-        write_additional_stats(&mut out, result, performance);
+        write_additional_stats(&mut out, performance);
         write_parameters(&mut out, result);
     }
     let warnings = count(result, Severity::Warning);
@@ -117,11 +117,6 @@ fn target_ns(stats: Option<&LatencyStats>) -> i64 {
 fn write_results(out: &mut Lines, result: &TestResult, performance: &PerformanceSummary) {
     let settings = &result.effective;
     let scenario = settings.scenario;
-    let n = performance.sample_count as f64;
-    let tokens = settings
-        .use_token_latencies
-        .then_some(performance.tokens.as_ref())
-        .flatten();
 
     out.line(BANNER);
     out.line("MLPerf Results Summary");
@@ -131,85 +126,73 @@ fn write_results(out: &mut Lines, result: &TestResult, performance: &Performance
     out.line(format!("Mode     : {}", settings.mode.as_str()));
 
     let percentile = percentile_label(settings.target_latency_percentile);
-    match scenario {
-        TestScenario::SingleStream => out.line(format!(
-            "{percentile}th percentile latency (ns) : {}",
-            target_ns(performance.sample_latency.as_ref())
-        )),
-        TestScenario::MultiStream => out.line(format!(
-            "{percentile}th percentile latency (ns) : {}",
-            target_ns(performance.query_latency.as_ref())
-        )),
-        TestScenario::Server => {
-            let completed = performance
-                .completed_samples_per_second
-                .unwrap_or((n - 1.0) / performance.final_query_all_samples_done_time_s);
+    let first_token_line = |out: &mut Lines| {
+        if let Some(tokens) = &performance.tokens {
+            out.line(format!(
+                "{percentile}th first token percentile latency (ns) : {}",
+                target_ns(tokens.first_token.as_ref())
+            ));
+        }
+    };
+    match &performance.metrics {
+        ScenarioMetrics::SingleStream { .. } => {
+            out.line(format!(
+                "{percentile}th percentile latency (ns) : {}",
+                target_ns(performance.sample_latency.as_ref())
+            ));
+            first_token_line(out);
+        }
+        ScenarioMetrics::MultiStream { .. } => {
+            out.line(format!(
+                "{percentile}th percentile latency (ns) : {}",
+                target_ns(performance.query_latency.as_ref())
+            ));
+            first_token_line(out);
+        }
+        ScenarioMetrics::Server {
+            completed_samples_per_second,
+            tokens,
+            inferred_completed_tokens_per_second,
+            ..
+        } => {
             out.line(format!(
                 "Completed samples per second    : {}",
-                format_fixed(completed, 2)
+                format_fixed(*completed_samples_per_second, 2)
             ));
-        }
-        TestScenario::Offline => {
-            let samples_per_second = performance
-                .samples_per_second
-                .unwrap_or(n / performance.max_latency_s);
-            out.line(format!(
-                "Samples per second: {}",
-                format_g6(samples_per_second)
-            ));
-        }
-    }
-
-    if settings.use_token_latencies {
-        let token_count = tokens.map_or(0, |t| t.token_count) as f64;
-        match scenario {
-            TestScenario::SingleStream | TestScenario::MultiStream => out.line(format!(
-                "{percentile}th first token percentile latency (ns) : {}",
-                target_ns(tokens.and_then(|t| t.first_token.as_ref()))
-            )),
-            TestScenario::Offline => {
-                let tokens_per_second = tokens
-                    .and_then(|t| t.tokens_per_second)
-                    .unwrap_or(token_count / performance.max_latency_s);
-                out.line(format!(
-                    "Tokens per second: {}",
-                    format_g6(tokens_per_second)
-                ));
-            }
-            TestScenario::Server => {
-                let completed = tokens
-                    .and_then(|t| t.completed_tokens_per_second)
-                    .unwrap_or(token_count / performance.final_query_all_samples_done_time_s);
+            if let Some(tokens) = tokens {
                 out.line(format!(
                     "Completed tokens per second: {}",
-                    format_fixed(completed, 2)
+                    format_fixed(tokens.completed_tokens_per_second, 2)
+                ));
+            }
+            if let Some(inferred) = inferred_completed_tokens_per_second {
+                out.line(format!(
+                    "Completed tokens per second (inferred): {}",
+                    format_fixed(*inferred, 2)
                 ));
             }
         }
-    }
-
-    if settings.infer_token_latencies {
-        let factor = settings.token_latency_scaling_factor as f64;
-        match scenario {
-            TestScenario::Offline => {
-                let inferred = performance
-                    .inferred_tokens_per_second
-                    .unwrap_or(factor * n / performance.max_latency_s);
+        ScenarioMetrics::Offline {
+            samples_per_second,
+            tokens_per_second,
+            inferred_tokens_per_second,
+        } => {
+            out.line(format!(
+                "Samples per second: {}",
+                format_g6(*samples_per_second)
+            ));
+            if let Some(tokens_per_second) = tokens_per_second {
+                out.line(format!(
+                    "Tokens per second: {}",
+                    format_g6(*tokens_per_second)
+                ));
+            }
+            if let Some(inferred) = inferred_tokens_per_second {
                 out.line(format!(
                     "Tokens per second (inferred): {}",
-                    format_g6(inferred)
+                    format_g6(*inferred)
                 ));
             }
-            TestScenario::Server => {
-                let inferred = performance.inferred_tokens_per_second.unwrap_or(
-                    factor * (n - 1.0) / performance.final_query_all_samples_done_time_s,
-                );
-                out.line(format!(
-                    "Completed tokens per second (inferred): {}",
-                    format_fixed(inferred, 2)
-                ));
-            }
-            TestScenario::SingleStream | TestScenario::MultiStream => {}
         }
     }
 
@@ -288,41 +271,35 @@ fn write_latency_block(out: &mut Lines, stats: Option<&LatencyStats>, labels: &B
     }
 }
 
-fn write_additional_stats(out: &mut Lines, result: &TestResult, performance: &PerformanceSummary) {
-    let settings = &result.effective;
-    let scenario = settings.scenario;
-    let n = performance.sample_count as f64;
+fn write_additional_stats(out: &mut Lines, performance: &PerformanceSummary) {
     out.section("Additional Stats");
 
-    match scenario {
-        TestScenario::SingleStream => {
-            let mean_ns = performance.sample_latency.as_ref().map_or(0, |s| s.mean_ns);
-            let with_overhead = performance
-                .qps_with_loadgen_overhead
-                .unwrap_or((n - 1.0) / performance.final_query_issued_time_s);
-            let without_overhead = performance
-                .qps_without_loadgen_overhead
-                .unwrap_or(1.0 / (mean_ns as f64 / 1e9));
+    match &performance.metrics {
+        ScenarioMetrics::SingleStream {
+            qps_with_loadgen_overhead,
+            qps_without_loadgen_overhead,
+            ..
+        } => {
             out.line(format!(
                 "QPS w/ loadgen overhead         : {}",
-                format_fixed(with_overhead, 2)
+                format_fixed(*qps_with_loadgen_overhead, 2)
             ));
             out.line(format!(
                 "QPS w/o loadgen overhead        : {}",
-                format_fixed(without_overhead, 2)
+                format_fixed(*qps_without_loadgen_overhead, 2)
             ));
             out.line("");
         }
-        TestScenario::Server => {
-            let scheduled = performance
-                .scheduled_samples_per_second
-                .unwrap_or((n - 1.0) / performance.final_query_scheduled_time_s);
+        ScenarioMetrics::Server {
+            scheduled_samples_per_second,
+            ..
+        } => {
             out.line(format!(
                 "Scheduled samples per second : {}",
-                format_fixed(scheduled, 2)
+                format_fixed(*scheduled_samples_per_second, 2)
             ));
         }
-        TestScenario::MultiStream => {
+        ScenarioMetrics::MultiStream { .. } => {
             // Two trailing spaces, as upstream.
             out.line("Per-query latency:  ");
             write_latency_block(
@@ -331,9 +308,9 @@ fn write_additional_stats(out: &mut Lines, result: &TestResult, performance: &Pe
                 &SAMPLE_LATENCY_LABELS,
             );
         }
-        TestScenario::Offline => {}
+        ScenarioMetrics::Offline { .. } => {}
     }
-    if scenario != TestScenario::MultiStream {
+    if performance.scenario != TestScenario::MultiStream {
         write_latency_block(
             out,
             performance.sample_latency.as_ref(),
@@ -341,53 +318,43 @@ fn write_additional_stats(out: &mut Lines, result: &TestResult, performance: &Pe
         );
     }
 
-    if settings.use_token_latencies {
-        let tokens = performance.tokens.as_ref();
-        let token_count = tokens.map_or(0, |t| t.token_count) as f64;
+    let Some(tokens) = &performance.tokens else {
+        return;
+    };
+    out.line("");
+    match &performance.metrics {
+        ScenarioMetrics::SingleStream {
+            tokens: Some(rates),
+            ..
+        } => {
+            out.line(format!(
+                "TPS w/ loadgen overhead         : {}",
+                format_fixed(rates.rates.tps_with_loadgen_overhead, 2)
+            ));
+            out.line(format!(
+                "TPS w/o loadgen overhead        : {}",
+                format_fixed(rates.tps_without_loadgen_overhead, 2)
+            ));
+        }
+        ScenarioMetrics::Server {
+            tokens: Some(rates),
+            ..
+        } => {
+            out.line(format!(
+                "Completed tokens per second                 : {}",
+                format_fixed(rates.completed_tokens_per_second, 2)
+            ));
+        }
+        _ => {}
+    }
+    if performance.scenario != TestScenario::Offline {
+        write_latency_block(out, tokens.first_token.as_ref(), &FIRST_TOKEN_LABELS);
         out.line("");
-        match scenario {
-            TestScenario::SingleStream => {
-                let mean_s =
-                    performance.sample_latency.as_ref().map_or(0, |s| s.mean_ns) as f64 / 1e9;
-                let with_overhead = tokens
-                    .and_then(|t| t.tps_with_loadgen_overhead)
-                    .unwrap_or(token_count / performance.final_query_issued_time_s);
-                let without_overhead = tokens
-                    .and_then(|t| t.tps_without_loadgen_overhead)
-                    .unwrap_or(token_count / (mean_s * n));
-                out.line(format!(
-                    "TPS w/ loadgen overhead         : {}",
-                    format_fixed(with_overhead, 2)
-                ));
-                out.line(format!(
-                    "TPS w/o loadgen overhead        : {}",
-                    format_fixed(without_overhead, 2)
-                ));
-            }
-            TestScenario::Server => {
-                let completed = tokens
-                    .and_then(|t| t.completed_tokens_per_second)
-                    .unwrap_or(token_count / performance.final_query_all_samples_done_time_s);
-                out.line(format!(
-                    "Completed tokens per second                 : {}",
-                    format_fixed(completed, 2)
-                ));
-            }
-            TestScenario::MultiStream | TestScenario::Offline => {}
-        }
-        if scenario != TestScenario::Offline {
-            write_latency_block(
-                out,
-                tokens.and_then(|t| t.first_token.as_ref()),
-                &FIRST_TOKEN_LABELS,
-            );
-            out.line("");
-            write_latency_block(
-                out,
-                tokens.and_then(|t| t.time_per_output_token.as_ref()),
-                &TIME_PER_OUTPUT_TOKEN_LABELS,
-            );
-        }
+        write_latency_block(
+            out,
+            tokens.time_per_output_token.as_ref(),
+            &TIME_PER_OUTPUT_TOKEN_LABELS,
+        );
     }
 }
 

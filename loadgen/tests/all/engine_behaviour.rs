@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use mlperf_loadgen::{
     start_test, start_test_with, Completer, LogSettings, QuerySample, QuerySampleResponse,
-    Severity, StopReason, SystemUnderTest, TestContext, TestMode, TestScenario, TestSettings,
+    ScenarioMetrics, Severity, StopReason, SystemUnderTest, TestContext, TestMode, TestScenario,
+    TestSettings,
 };
 use support::RecordingQsl;
 
@@ -369,7 +370,13 @@ fn token_runs_count_tokens_and_measure_first_token_latency() {
         assert!(tokens.token_count <= 8 * performance.sample_count as i64);
         if scenario == TestScenario::Offline {
             assert!(tokens.first_token.is_none());
-            assert!(tokens.tokens_per_second.unwrap() > 0.0);
+            let ScenarioMetrics::Offline {
+                tokens_per_second, ..
+            } = performance.metrics
+            else {
+                panic!("Offline metrics: {:?}", performance.metrics);
+            };
+            assert!(tokens_per_second.unwrap() > 0.0);
         } else {
             let ttft = tokens.first_token.as_ref().unwrap();
             let latency = performance.sample_latency.as_ref().unwrap();
@@ -620,8 +627,14 @@ fn inferred_token_throughput_scales_samples() {
     };
     let result = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap();
     let performance = result.performance.unwrap();
-    let inferred = performance.inferred_tokens_per_second.unwrap();
-    let samples_per_second = performance.samples_per_second.unwrap();
+    let ScenarioMetrics::Offline {
+        samples_per_second,
+        inferred_tokens_per_second: Some(inferred),
+        ..
+    } = performance.metrics
+    else {
+        panic!("Offline inferred metrics: {:?}", performance.metrics);
+    };
     assert!((inferred / samples_per_second - 69.0).abs() < 1e-9);
 }
 

@@ -365,6 +365,24 @@ fn the_trace_is_valid_json_with_a_span_per_sample() {
 }
 
 #[test]
+fn result_json_is_left_to_the_caller_when_asked() {
+    let dir = out_dir("no-result-json");
+    let case = &CASES[2];
+    let settings = settings_for(case, TestMode::PerformanceOnly);
+    let mut qsl = RecordingQsl::new(case.total, case.performance);
+    let mut log = LogSettings {
+        write_result_json: false,
+        ..LogSettings::default()
+    };
+    log.log_output.outdir = Some(dir.clone());
+    let result = start_test(&GoldenSut { tokens: false }, &mut qsl, &settings, &log).unwrap();
+    let files = result.log_files.as_ref().unwrap();
+    assert!(files.summary.is_file() && files.detail.is_file());
+    assert!(!files.result.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn the_detail_log_is_on_disk_while_the_run_goes() {
     /// Reads the detail log from inside the run, after giving the writer time to flush.
     struct Peeking {
