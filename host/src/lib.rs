@@ -15,5 +15,7 @@ pub mod engine_bench;
 pub mod logs;
 pub mod official;
 pub mod plugin;
+pub mod power;
 pub mod samples;
+pub mod session;
 pub mod submission;

@@ -32,7 +32,7 @@ enum Command {
     Plugins(cli::plugins::PluginsCommand),
     /// Power results from a session's spl.txt and LoadGen logs.
     #[command(subcommand)]
-    Power(cli::power::report_command::PowerCommand),
+    Power(cli::power::PowerCommand),
     /// Run a compliance test (TEST01, TEST04, TEST06) and verify it against the submission's runs.
     Audit(Box<cli::audit::Args>),
     /// Draft the system description (systems/<system>.json) from this machine.
@@ -115,7 +115,7 @@ fn main() -> ExitCode {
         Command::Accuracy(args) => cli::benchmark::accuracy_main(&args),
         Command::Bench(args) => cli::exit_with(run_bench(&args)),
         Command::Plugins(command) => cli::plugins::main(&command),
-        Command::Power(command) => cli::power::report_command::main(&command),
+        Command::Power(command) => cli::power::main(&command),
         Command::Audit(args) => cli::audit::main(&args),
         Command::Sysinfo(args) => cli::sysinfo::main(&args),
         Command::Submit(args) => cli::submit::main(&args),

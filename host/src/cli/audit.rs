@@ -16,7 +16,7 @@ use mlperf_host::compliance::{
     LogFields, Verification, DEFAULT_EOS_TOKEN_ID, VERIFY_ACCURACY_FILE, VERIFY_PERFORMANCE_FILE,
 };
 use mlperf_host::loadgen::TestScenario;
-use mlperf_host::logs::{ACCURACY_LOG, DETAIL_LOG, PROVENANCE_FILE, RESULT_JSON, SUMMARY_LOG};
+use mlperf_host::logs::{ACCURACY_LOG, DETAIL_LOG, RESULT_JSON, SUMMARY_LOG};
 use mlperf_host::submission::tree::performance_run;
 
 use super::run_args::RunArgs;
@@ -191,23 +191,17 @@ fn run_compliance(args: &Args, plan: &Plan) -> anyhow::Result<TestScenario> {
             run_dir.display()
         );
     }
-    let mut run_args = args.run.clone();
-    run_args.out = run_dir.clone();
-    run_args.audit_conf = Some(plan.audit_config.clone());
-    let outcome = super::run::run(&run_args)?;
+    let mut run_plan = super::run_plan::run_plan(&args.run)?;
+    run_plan.out = run_dir.clone();
+    // The checker allows only LoadGen's files in run_1/.
+    run_plan.results_dir = out.clone();
+    run_plan.audit_config = Some(super::run_plan::checked_audit_config(&plan.audit_config)?);
+    let outcome = super::run::run(&run_plan, args.run.quiet)?;
     if let Some(message) = outcome.result.failure() {
         bail!(
             "the system under test failed: {message} (logs in {}; nothing verified)",
             run_dir.display()
         );
-    }
-    // The checker allows only LoadGen's files in run_1/.
-    for name in [RESULT_JSON, PROVENANCE_FILE] {
-        let file = run_dir.join(name);
-        if file.is_file() {
-            std::fs::rename(&file, out.join(name))
-                .with_context(|| format!("cannot move {}", file.display()))?;
-        }
     }
     Ok(outcome.scenario)
 }

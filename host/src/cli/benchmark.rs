@@ -1,11 +1,11 @@
 //! `--benchmark` for `mlperf-host run`, and `mlperf-host accuracy`: a benchmark definition
 //! supplies the data set, the backend and its configuration, settings, and the accuracy metric.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use mlperf_host::benchmark::accuracy::{evaluate_into, Score};
+use mlperf_host::benchmark::accuracy::evaluate_into;
 use mlperf_host::benchmark::{Accuracy, Benchmark};
 use mlperf_host::loadgen::TestMode;
 
@@ -44,17 +44,6 @@ pub fn check_mode(benchmark: &Benchmark, mode: TestMode) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// Scores the run's accuracy log into `accuracy.txt` and prints it.
-pub fn score(benchmark: &Benchmark, out: &Path, quiet: bool) -> anyhow::Result<Score> {
-    let log = out.join(mlperf_host::logs::ACCURACY_LOG);
-    let (score, file) = evaluate_into(benchmark, &log)?;
-    tracing::info!(file = %file.display(), "accuracy written");
-    if !quiet {
-        print!("{}", score.report());
-    }
-    Ok(score)
 }
 
 /// `mlperf-host accuracy`.

@@ -4,16 +4,14 @@
 pub mod audit;
 pub mod benchmark;
 pub mod check;
-pub mod engine;
 pub mod plugins;
 pub mod power;
 pub mod progress;
 pub mod run;
 pub mod run_args;
-pub mod sample_library;
+pub mod run_plan;
 pub mod set;
 pub mod submit;
-pub mod summary;
 pub mod sysinfo;
 
 use std::process::ExitCode;
@@ -62,6 +60,18 @@ pub fn init_logging(verbose: u8, quiet: bool) {
 pub fn report_error(error: &anyhow::Error) -> ExitCode {
     eprintln!("error: {error:#}");
     ExitCode::FAILURE
+}
+
+/// An error and its causes on one line, each after a colon (as `report_error` prints them).
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// Maps a subcommand's result to the process exit status.

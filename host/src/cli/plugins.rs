@@ -19,16 +19,7 @@ pub fn open_sut(
 
 /// As [`open_sut`], with the configuration text ready.
 pub fn open_sut_with(spec: &str, config: &str) -> anyhow::Result<PluginSut> {
-    let path = plugin::resolve(spec)?;
-    let plugin = Plugin::open(&path)?;
-    tracing::info!(
-        path = %plugin.info.path.display(),
-        name = %plugin.info.name,
-        abi = %plugin.info.abi,
-        sha256 = %plugin.info.sha256,
-        "plugin loaded"
-    );
-    Ok(PluginSut::create(&plugin, config)?)
+    Ok(plugin::open_sut(spec, config)?)
 }
 
 /// `base` with the `--plugin-config` file's keys over it and each `--plugin-set key=value`

@@ -14,3 +14,17 @@ pub use error::PluginError;
 pub use loader::{Plugin, PluginInfo};
 pub use resolve::{list, resolve, search_dirs, Manifest};
 pub use sut::PluginSut;
+
+/// Finds the plugin `spec` names (a path or a name), loads and checks it, and creates an
+/// instance configured by `config` (TOML text).
+pub fn open_sut(spec: &str, config: &str) -> Result<PluginSut, PluginError> {
+    let plugin = Plugin::open(&resolve(spec)?)?;
+    tracing::info!(
+        path = %plugin.info.path.display(),
+        name = %plugin.info.name,
+        abi = %plugin.info.abi,
+        sha256 = %plugin.info.sha256,
+        "plugin loaded"
+    );
+    PluginSut::create(&plugin, config)
+}

@@ -1,69 +1,50 @@
-//! `--engine native|official`: which LoadGen runs the test. The official one is the C++
-//! library compiled from the official sources (the only logs a submission may carry); this
-//! module configures it like the native one and reads its verdict back from its logs.
+//! A test on the official LoadGen, the C++ library compiled from the official sources (the
+//! only logs a submission may carry): its verdict read back from its logs, the provenance it
+//! cannot log written beside them, and the watchdog's last words when it ends a run.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use anyhow::{bail, Context};
-use mlperf_host::loadgen::TestSettings;
-use mlperf_host::logs::{
+use mlperf_loadgen::{QuerySampleLibrary, TestContext};
+
+use super::plan::LogOptions;
+use super::SessionError;
+use crate::logs::{
     ABORTED_FILE, ACCURACY_LOG, DETAIL_LOG, PROVENANCE_FILE, RESULT_JSON, SUMMARY_LOG, TRACE_LOG,
 };
-use mlperf_host::official::engine as official;
-use mlperf_host::official::result::OfficialResult;
-use mlperf_host::official::settings::{field_text, official_mode, official_scenario};
-use mlperf_host::official::AbortReport;
+use crate::official::engine::{LogOutput, TestSettings};
+use crate::official::result::OfficialResult;
+use crate::official::AbortReport;
+use crate::official::Watch;
+use crate::plugin::PluginSut;
 
-use super::run_args::RunArgs;
-
-/// The official TestSettings for this run: the official `FromConfig` on the embedded
-/// mlperf.conf and `--user-conf`, then what the command line and the benchmark set, with the
-/// values `native` holds for them (already read and checked by the native loader).
-pub fn official_settings(
-    args: &RunArgs,
-    model: &str,
-    benchmark_keys: &[String],
-    native: &TestSettings,
-) -> anyhow::Result<official::TestSettings> {
-    if args.mlperf_conf.is_some() {
-        bail!("--mlperf-conf: the official LoadGen applies the mlperf.conf compiled into it; another rules file needs --engine native");
-    }
-    let mut settings = official::TestSettings::new()?;
-    let scenario = official_scenario(native.scenario);
-    settings.set_scenario(scenario);
-    match &args.user_conf {
-        Some(path) => settings.apply_user_conf(path, model, scenario)?,
-        None => settings.apply_mlperf_conf(model, scenario)?,
-    }
-    let mode_set = args.mode.is_some()
-        || benchmark_keys.iter().any(|k| k == "mode")
-        || args.set.iter().any(|o| o.key == "mode");
-    if mode_set {
-        settings.set_mode(official_mode(native.mode));
-    }
-    let object = match serde_json::to_value(native)? {
-        serde_json::Value::Object(object) => object,
-        _ => bail!("TestSettings did not serialize as an object"),
+/// One test on the official LoadGen into `out`; the verdict is read back from its logs.
+pub fn run(
+    sut: &PluginSut,
+    qsl: &mut dyn QuerySampleLibrary,
+    settings: &TestSettings,
+    options: &LogOptions,
+    audit_config: Option<&Path>,
+    context: &TestContext,
+    out: &Path,
+) -> Result<OfficialResult, SessionError> {
+    let mut log = LogOutput::in_dir(out);
+    log.enable_trace = options.trace;
+    let provenance = &context.provenance;
+    set_abort_target(out, provenance);
+    let watch = Watch {
+        drain_timeout: options.drain_timeout,
+        on_abort,
+        progress: context.progress.clone(),
     };
-    let mut keys: Vec<&str> = benchmark_keys.iter().map(String::as_str).collect();
-    keys.extend(args.set.iter().map(|o| o.key.as_str()));
-    if args.tokens {
-        keys.push("use_token_latencies");
-    }
-    for key in keys.into_iter().filter(|k| *k != "mode") {
-        let value = object.get(key).unwrap_or(&serde_json::Value::Null);
-        let text = field_text(key, value)?;
-        settings
-            .set(key, &text)
-            .with_context(|| format!("setting {key}={text} for the official LoadGen"))?;
-    }
-    Ok(settings)
+    let counts = crate::official::run_test(sut, qsl, settings, &log, audit_config, &watch)
+        .map_err(|error| SessionError::Official(Box::new(error)))?;
+    Ok(OfficialResult::read(out, counts, None, provenance)?)
 }
 
 /// Whether an official run is VALID, from its result: a performance run that logged VALID with
 /// every sample completed, or an accuracy run that logged no error (as for the native engine).
-pub fn official_is_valid(result: &OfficialResult) -> bool {
+pub fn is_valid(result: &OfficialResult) -> bool {
     if result.aborted.is_some() {
         return false;
     }
@@ -85,7 +66,7 @@ pub fn official_is_valid(result: &OfficialResult) -> bool {
 }
 
 /// The requirements an INVALID official performance run missed, as its log states them.
-pub fn official_invalid_reasons(result: &OfficialResult) -> Option<String> {
+pub fn invalid_reasons(result: &OfficialResult) -> Option<String> {
     if let Some(reason) = &result.aborted {
         return Some(format!("the official LoadGen was aborted: {reason}"));
     }
@@ -127,24 +108,25 @@ pub const OFFICIAL_LOGS: [&str; 7] = [
 
 /// What the native engine logs of the run's provenance (as `sut_<key>`), which the official
 /// library cannot log, beside its logs.
-pub fn write_provenance(out: &Path, provenance: &[(String, String)]) -> anyhow::Result<()> {
+pub fn write_provenance(dir: &Path, provenance: &[(String, String)]) -> Result<(), SessionError> {
     let object: serde_json::Map<String, serde_json::Value> = provenance
         .iter()
         .map(|(key, value)| (format!("sut_{key}"), value.clone().into()))
         .collect();
-    let path = out.join(PROVENANCE_FILE);
-    let mut text = serde_json::to_string_pretty(&object)?;
+    let path = dir.join(PROVENANCE_FILE);
+    let mut text = serde_json::to_string_pretty(&object).expect("a JSON map always serializes");
     text.push('\n');
-    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+    std::fs::write(&path, text).map_err(|source| SessionError::Write { path, source })
 }
 
-pub fn clear_old_logs(out: &Path) -> anyhow::Result<()> {
+/// Removes the files in `dir` an earlier official run may have left.
+pub fn clear_old_logs(dir: &Path) -> Result<(), SessionError> {
     for name in OFFICIAL_LOGS {
-        let path = out.join(name);
+        let path = dir.join(name);
         match std::fs::remove_file(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e).with_context(|| format!("cannot remove {}", path.display())),
+            Err(source) => return Err(SessionError::Remove { path, source }),
         }
     }
     Ok(())
@@ -160,7 +142,7 @@ struct AbortTarget {
 static ABORT_TARGET: Mutex<Option<AbortTarget>> = Mutex::new(None);
 
 /// Names the log directory and provenance of the test about to run, for [`on_abort`].
-pub fn set_abort_target(out: &Path, provenance: &[(String, String)]) {
+fn set_abort_target(out: &Path, provenance: &[(String, String)]) {
     *ABORT_TARGET.lock().unwrap_or_else(|p| p.into_inner()) = Some(AbortTarget {
         dir: out.to_path_buf(),
         provenance: provenance.to_vec(),
@@ -169,7 +151,7 @@ pub fn set_abort_target(out: &Path, provenance: &[(String, String)]) {
 
 /// The watchdog's last words: the verdict in the log directory (mlperf_host_aborted.txt and
 /// result.json) and on stderr.
-pub fn on_abort(report: &AbortReport) {
+fn on_abort(report: &AbortReport) {
     let message = format!(
         "the official LoadGen was aborted: {} ({} samples issued, {} completed); the run is INVALID",
         report.reason, report.counts.issued, report.counts.completed

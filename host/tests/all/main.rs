@@ -18,6 +18,7 @@ mod plugin_runs;
 mod power_plugin;
 mod power_runs;
 mod preprocess_runs;
+mod session;
 mod submission_flow;
 mod support;
 mod sysinfo;

@@ -1,0 +1,313 @@
+//! `run`'s flags turned into a [`RunPlan`]: the settings loaded as the official
+//! `TestSettings::FromConfig` does (mlperf.conf, then user.conf, looked up by model and
+//! scenario) with `--set` over them, the plugin, sample library and meters chosen. Whatever
+//! cannot work is refused here, naming the flag, before anything runs.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context};
+use mlperf_host::benchmark::{Benchmark, PreprocessLimits};
+use mlperf_host::loadgen::config::{ConfigFile, ConfigLoader};
+use mlperf_host::loadgen::{TestMode, TestScenario, TestSettings};
+use mlperf_host::official::engine::TestSettings as OfficialSettings;
+use mlperf_host::official::settings::{field_text, official_mode, official_scenario};
+use mlperf_host::session::{
+    EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan,
+};
+
+use super::run_args::{EngineArg, RunArgs};
+use super::set::{self, Override};
+
+/// Samples in the library when there is no data set and no `--total-samples`.
+const DEFAULT_TOTAL_SAMPLES: usize = 1024;
+
+/// The plan of `mlperf-host run` with these flags.
+pub fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
+    let benchmark = args
+        .benchmark
+        .as_deref()
+        .map(super::benchmark::open)
+        .transpose()?;
+    let model = model_name(args, benchmark.as_ref()).to_string();
+    let settings = load_settings(args, &model, benchmark.as_ref())?;
+    if let Some(benchmark) = &benchmark {
+        super::benchmark::check_mode(benchmark, settings.mode)?;
+    }
+    if !args.power.is_empty() && settings.mode == TestMode::AccuracyOnly {
+        bail!("--power measures performance runs; an AccuracyOnly run has no power result (use --mode PerformanceOnly or SubmissionRun)");
+    }
+    let audit_config = args
+        .audit_conf
+        .as_deref()
+        .map(checked_audit_config)
+        .transpose()?;
+    let engine = match args.engine {
+        EngineArg::Native => EnginePlan::Native,
+        EngineArg::Official => {
+            let benchmark_keys: Vec<String> = benchmark
+                .as_ref()
+                .map(|b| {
+                    b.setting_overrides(settings.scenario)
+                        .into_iter()
+                        .map(|(k, _)| k)
+                        .collect()
+                })
+                .unwrap_or_default();
+            EnginePlan::Official(Box::new(official_settings(
+                args,
+                &model,
+                &benchmark_keys,
+                &settings,
+            )?))
+        }
+    };
+    let plugin = plugin_plan(args, benchmark.as_ref(), settings.scenario)?;
+    let samples = sample_plan(args, benchmark.as_ref())?;
+    Ok(RunPlan {
+        model,
+        benchmark,
+        settings,
+        engine,
+        audit_config,
+        plugin,
+        samples,
+        power: args.power.clone(),
+        out: args.out.clone(),
+        results_dir: args.out.clone(),
+        log: LogOptions {
+            trace: args.trace,
+            drain_timeout: args.drain_timeout,
+            issue_spin: args.issue_spin,
+        },
+    })
+}
+
+/// An audit.config must exist and parse.
+pub fn checked_audit_config(path: &Path) -> anyhow::Result<PathBuf> {
+    read_config(path, "--audit-conf")?;
+    Ok(path.to_path_buf())
+}
+
+/// `--model`, else the benchmark's name, else the official default of our examples.
+fn model_name<'a>(args: &'a RunArgs, benchmark: Option<&'a Benchmark>) -> &'a str {
+    args.model
+        .as_deref()
+        .or(benchmark.map(|b| b.name.as_str()))
+        .unwrap_or("resnet50")
+}
+
+/// The official `FromConfig` sequence, then the command-line flags and `--set`.
+fn load_settings(
+    args: &RunArgs,
+    model: &str,
+    benchmark: Option<&Benchmark>,
+) -> anyhow::Result<TestSettings> {
+    let scenario = TestScenario::from(args.scenario);
+    let mut settings = TestSettings {
+        scenario,
+        ..TestSettings::default()
+    };
+    let mut loader = match &args.mlperf_conf {
+        Some(path) => ConfigLoader::with_mlperf_conf(read_config(path, "--mlperf-conf")?),
+        None => ConfigLoader::new(),
+    };
+    let warnings = match &args.user_conf {
+        Some(path) => {
+            let user_conf = read_config(path, "--user-conf")?;
+            loader.apply_user_conf(&mut settings, &user_conf, model, scenario)
+        }
+        None => loader.apply_mlperf_conf(&mut settings, model, scenario),
+    };
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
+    if let Some(mode) = args.mode {
+        settings.mode = mode.into();
+    }
+    if args.tokens {
+        settings.use_token_latencies = true;
+    }
+    if let Some(benchmark) = benchmark {
+        let overrides: Vec<Override> = benchmark
+            .setting_overrides(scenario)
+            .into_iter()
+            .map(|(key, value)| Override { key, value })
+            .collect();
+        set::apply_overrides(&mut settings, &overrides)
+            .with_context(|| format!("{} [settings]", benchmark.file.display()))?;
+    }
+    set::apply_overrides(&mut settings, &args.set)?;
+    Ok(settings)
+}
+
+/// Reads a config file; its error names `file:line` for each malformed line.
+fn read_config(path: &Path, flag: &str) -> anyhow::Result<ConfigFile> {
+    // Not chained: the config error's text already says what its source says.
+    ConfigFile::read(path).map_err(|e| anyhow!("{flag} {} rejected: {e}", path.display()))
+}
+
+/// The official TestSettings for this run: the official `FromConfig` on the embedded
+/// mlperf.conf and `--user-conf`, then what the command line and the benchmark set, with the
+/// values `native` holds for them (already read and checked by the native loader).
+pub fn official_settings(
+    args: &RunArgs,
+    model: &str,
+    benchmark_keys: &[String],
+    native: &TestSettings,
+) -> anyhow::Result<OfficialSettings> {
+    if args.mlperf_conf.is_some() {
+        bail!("--mlperf-conf: the official LoadGen applies the mlperf.conf compiled into it; another rules file needs --engine native");
+    }
+    let mut settings = OfficialSettings::new()?;
+    let scenario = official_scenario(native.scenario);
+    settings.set_scenario(scenario);
+    match &args.user_conf {
+        Some(path) => settings.apply_user_conf(path, model, scenario)?,
+        None => settings.apply_mlperf_conf(model, scenario)?,
+    }
+    let mode_set = args.mode.is_some()
+        || benchmark_keys.iter().any(|k| k == "mode")
+        || args.set.iter().any(|o| o.key == "mode");
+    if mode_set {
+        settings.set_mode(official_mode(native.mode));
+    }
+    let object = match serde_json::to_value(native)? {
+        serde_json::Value::Object(object) => object,
+        _ => bail!("TestSettings did not serialize as an object"),
+    };
+    let mut keys: Vec<&str> = benchmark_keys.iter().map(String::as_str).collect();
+    keys.extend(args.set.iter().map(|o| o.key.as_str()));
+    if args.tokens {
+        keys.push("use_token_latencies");
+    }
+    for key in keys.into_iter().filter(|k| *k != "mode") {
+        let value = object.get(key).unwrap_or(&serde_json::Value::Null);
+        let text = field_text(key, value)?;
+        settings
+            .set(key, &text)
+            .with_context(|| format!("setting {key}={text} for the official LoadGen"))?;
+    }
+    Ok(settings)
+}
+
+/// The `--plugin` instance, else the benchmark's plugin configured for the scenario, else
+/// the null plugin configured by `--latency` and `--tokens`.
+fn plugin_plan(
+    args: &RunArgs,
+    benchmark: Option<&Benchmark>,
+    scenario: TestScenario,
+) -> anyhow::Result<PluginPlan> {
+    let benchmark_plugin = benchmark.filter(|b| {
+        args.plugin
+            .as_deref()
+            .is_none_or(|spec| spec == b.plugin.name)
+    });
+    if let Some(benchmark) = benchmark_plugin {
+        return Ok(PluginPlan {
+            spec: benchmark.plugin.name.clone(),
+            config: super::plugins::plugin_config(
+                benchmark.plugin_config(scenario),
+                args.plugin_config.as_deref(),
+                &args.plugin_set,
+            )?,
+            context: Some(format!(
+                "benchmark {}: cannot start its plugin",
+                benchmark.name
+            )),
+        });
+    }
+    let Some(spec) = &args.plugin else {
+        let mut sets = Vec::new();
+        if !args.latency.is_zero() {
+            let micros = args.latency.as_micros().max(1);
+            sets.push(("workers".to_string(), "1".to_string()));
+            sets.push(("latency_us".to_string(), micros.to_string()));
+        }
+        if args.tokens {
+            sets.push(("tokens".to_string(), "true".to_string()));
+        }
+        sets.extend(args.plugin_set.iter().cloned());
+        return Ok(PluginPlan {
+            spec: "null".to_string(),
+            config: super::plugins::plugin_config(
+                toml::Table::new(),
+                args.plugin_config.as_deref(),
+                &sets,
+            )?,
+            context: Some("cannot start the default null plugin (build it with `cargo build --release -p mlperf-plugin-null`, or name a backend with --plugin)".to_string()),
+        });
+    };
+    if !args.latency.is_zero() {
+        bail!("--latency configures the default null plugin; configure --plugin {spec} with --plugin-config or --plugin-set");
+    }
+    Ok(PluginPlan {
+        spec: spec.clone(),
+        config: super::plugins::plugin_config(
+            toml::Table::new(),
+            args.plugin_config.as_deref(),
+            &args.plugin_set,
+        )?,
+        context: None,
+    })
+}
+
+/// `--dataset` (else the benchmark's inputs) with its preprocessing, or samples without data.
+fn sample_plan(args: &RunArgs, benchmark: Option<&Benchmark>) -> anyhow::Result<SamplePlan> {
+    let path = args.dataset.as_ref().or(benchmark.map(|b| &b.inputs));
+    let preprocess = preprocess_plan(args, benchmark);
+    if args.preprocess_timed && preprocess.is_none() {
+        bail!("--preprocess-timed needs a module (--preprocess, or a benchmark's [preprocess])");
+    }
+    let Some(path) = path else {
+        if let Some(preprocess) = preprocess {
+            bail!(
+                "--preprocess {}: there is no data set to preprocess (give --dataset)",
+                preprocess.module.display()
+            );
+        }
+        let total = args.total_samples.unwrap_or(DEFAULT_TOTAL_SAMPLES);
+        if total == 0 {
+            bail!("--total-samples must be at least 1");
+        }
+        let performance = args.performance_samples.unwrap_or(total);
+        if performance == 0 || performance > total {
+            bail!("--performance-samples {performance} must be between 1 and --total-samples ({total})");
+        }
+        return Ok(SamplePlan::Indices { total, performance });
+    };
+    if args.total_samples.is_some() {
+        bail!("--total-samples does not apply with --dataset (the data set's length is the total)");
+    }
+    Ok(SamplePlan::Dataset {
+        path: path.clone(),
+        performance: args
+            .performance_samples
+            .or(benchmark.and_then(|b| b.performance_sample_count)),
+        preprocess,
+    })
+}
+
+/// The module to preprocess with, whether it is timed, and its sandbox limits: --preprocess,
+/// else the benchmark's.
+fn preprocess_plan(args: &RunArgs, benchmark: Option<&Benchmark>) -> Option<PreprocessPlan> {
+    let plan = match &args.preprocess {
+        Some(path) if path.as_os_str() == "none" => return None,
+        Some(path) => PreprocessPlan {
+            module: path.clone(),
+            timed: false,
+            limits: PreprocessLimits::default(),
+        },
+        None => {
+            let preprocess = benchmark.and_then(|b| b.preprocess.as_ref())?;
+            PreprocessPlan {
+                module: preprocess.module.clone(),
+                timed: preprocess.timed,
+                limits: preprocess.limits,
+            }
+        }
+    };
+    Some(PreprocessPlan {
+        timed: plan.timed || args.preprocess_timed,
+        ..plan
+    })
+}

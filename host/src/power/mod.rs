@@ -1,0 +1,58 @@
+//! Power around a run: the meters (`--power SOURCE`), the traces and power_summary.json they
+//! leave beside the LoadGen logs, and the power result, accounted over the LoadGen window as
+//! MLPerf's power checker does. The LoadGen logs stay as LoadGen writes them.
+
+pub mod logged_run;
+pub mod meters;
+pub mod outputs;
+pub mod result;
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+pub use logged_run::{read_logged_run, report_dir, LoggedRun};
+pub use meters::{Meters, Recording};
+pub use outputs::{account_recording, clear_old_outputs, write_summary, write_traces};
+pub use result::{PowerResult, SourceResult};
+
+#[derive(Debug, Error)]
+pub enum PowerError {
+    #[error("--power {spec}: the meter cannot be used")]
+    Open {
+        spec: String,
+        #[source]
+        source: mlperf_power::SourceError,
+    },
+    #[error("--power {name}: cannot start the {phase} run")]
+    Start {
+        name: String,
+        phase: &'static str,
+        #[source]
+        source: mlperf_power::SourceError,
+    },
+    #[error("{} is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    #[error(transparent)]
+    DetailLog(#[from] crate::logs::DetailLogError),
+    #[error("{}: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+    #[error("cannot read {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot remove the old {}", path.display())]
+    Remove {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,109 @@
+//! Why a session could not run or finish its test.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::benchmark::accuracy::AccuracyError;
+use crate::logs::DetailLogError;
+use crate::plugin::PluginError;
+use crate::power::PowerError;
+use crate::samples::SourceError;
+
+#[derive(Debug, Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Plugin(#[from] PluginError),
+    /// A plugin the plan chose for the user (the benchmark's, the default null plugin).
+    #[error("{context}")]
+    PluginStart {
+        context: String,
+        #[source]
+        source: PluginError,
+    },
+    #[error("--dataset {}: unknown data set format (expected a .npy file)", .0.display())]
+    DatasetFormat(PathBuf),
+    #[error("--dataset")]
+    Dataset(#[source] SourceError),
+    #[error("--dataset {}: the data set has no samples", .0.display())]
+    EmptyDataset(PathBuf),
+    #[error("--performance-samples {asked} must be between 1 and the data set's length ({total})")]
+    PerformanceSamples { asked: usize, total: usize },
+    #[error("--preprocess {}", module.display())]
+    PreprocessModule {
+        module: PathBuf,
+        #[source]
+        source: Box<wasm_preprocess::PreprocessError>,
+    },
+    #[error("--dataset {}", dataset.display())]
+    PreprocessDataset {
+        dataset: PathBuf,
+        #[source]
+        source: Box<wasm_preprocess::PreprocessError>,
+    },
+    #[error("the output directory {} exists and is not a directory", .0.display())]
+    OutNotADirectory(PathBuf),
+    #[error("cannot create the output directory {}", path.display())]
+    CreateOut {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the output directory {} is not writable", path.display())]
+    OutNotWritable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot remove {}", path.display())]
+    Remove {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot serialize result.json")]
+    ResultJson(#[source] serde_json::Error),
+    #[error("the official LoadGen wrote no {}", path.display())]
+    NoOfficialSummary {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Power(Box<PowerError>),
+    #[error("{}", ranging_failed(.out, .why))]
+    RangingFailed { out: PathBuf, why: Option<String> },
+    #[error("the test could not run")]
+    Native(#[source] mlperf_loadgen::TestError),
+    #[error("the official LoadGen could not run the test")]
+    Official(#[source] Box<mlperf_official_loadgen::Error>),
+    #[error(transparent)]
+    OfficialLog(#[from] DetailLogError),
+    #[error(transparent)]
+    Accuracy(#[from] AccuracyError),
+}
+
+impl From<PowerError> for SessionError {
+    fn from(error: PowerError) -> Self {
+        SessionError::Power(Box::new(error))
+    }
+}
+
+fn ranging_failed(out: &std::path::Path, why: &Option<String>) -> String {
+    match why {
+        None => format!(
+            "the ranging run did not complete (logs in {}); the testing run was not started",
+            out.display()
+        ),
+        Some(lost) => format!(
+            "{lost} (in the ranging run, logs in {}); the testing run was not started",
+            out.display()
+        ),
+    }
+}

@@ -1,0 +1,382 @@
+//! A run from start to end: the sample library and the plugin opened, the meters around the
+//! test (a ranging run first when an analyzer needs one), the test on the engine the plan
+//! names, the accuracy scored, the power result accounted, and result.json written once,
+//! after all of them. What a person sees goes through an [`Observer`]; the command line only
+//! builds the [`RunPlan`], prints and sets the exit status.
+
+mod error;
+mod official_run;
+mod outcome;
+mod plan;
+mod samples;
+
+use std::path::{Path, PathBuf};
+
+use mlperf_loadgen::{
+    start_test_with, EffectiveSettings, LogOutputSettings, LogSettings, ProgressHandle,
+    TestContext, TestMode, TestScenario,
+};
+use mlperf_power::Phase;
+
+use crate::benchmark::accuracy::{evaluate_into, Score};
+use crate::logs::{RESULT_JSON, SUMMARY_LOG};
+use crate::plugin::PluginSut;
+use crate::power::{self, Meters, PowerResult, Recording};
+
+pub use error::SessionError;
+pub use official_run::OFFICIAL_LOGS;
+pub use outcome::{RunOutcome, TestOutcome};
+pub use plan::{EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan};
+pub use samples::SampleLibrary;
+
+/// What a person running the session sees; every method does nothing by default.
+pub trait Observer {
+    /// The power analyzer's ranging run is about to start, its logs in `out`.
+    fn ranging_started(&mut self, _out: &Path) {}
+    /// A test is about to start: where its progress goes, if anywhere.
+    fn test_starting(&mut self) -> Option<ProgressHandle> {
+        None
+    }
+    /// The test started last has ended.
+    fn test_finished(&mut self) {}
+    /// The testing run's summary, as written to mlperf_log_summary.txt.
+    fn summary(&mut self, _text: &str) {}
+    fn accuracy(&mut self, _score: &Score) {}
+    fn power(&mut self, _result: &PowerResult) {}
+    /// The power result could not be made; the performance result stands.
+    fn power_failed(&mut self, _error: &SessionError) {}
+}
+
+/// Runs plans, reporting to an observer.
+pub struct Session<'a> {
+    observer: &'a mut dyn Observer,
+}
+
+/// Where one test's files go.
+struct TestDirs<'a> {
+    logs: &'a Path,
+    results: &'a Path,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(observer: &'a mut dyn Observer) -> Self {
+        Session { observer }
+    }
+
+    /// Everything the plan says, in order; an error before the testing run starts leaves
+    /// nothing run.
+    pub fn run(&mut self, plan: &RunPlan) -> Result<RunOutcome, SessionError> {
+        // Refused here, before anything runs: a meter that cannot be reached, a bad data
+        // set, a bad plugin.
+        let mut meters = Meters::open(&plan.power)?;
+        let mut library = SampleLibrary::open(&plan.samples)?;
+        let mut sut = open_plugin(&plan.plugin)?;
+        library.attach(&mut sut);
+        prepare_dir(&plan.out)?;
+        prepare_dir(&plan.results_dir)?;
+        tracing::info!(
+            scenario = %plan.settings.scenario,
+            mode = %plan.settings.mode,
+            model = %plan.model,
+            out = %plan.out.display(),
+            "starting the test"
+        );
+        tracing::debug!(settings = ?plan.settings, "requested settings");
+
+        let ranging_dir = plan.out.join("ranging");
+        let needs_ranging = meters.as_ref().is_some_and(Meters::needs_ranging);
+        if meters.is_some() {
+            power::clear_old_outputs(&plan.out)?;
+            power::clear_old_outputs(&ranging_dir)?;
+        }
+        if matches!(plan.engine, EnginePlan::Official(_)) {
+            official_run::clear_old_logs(&plan.out)?;
+            official_run::clear_old_logs(&plan.results_dir)?;
+            if needs_ranging {
+                official_run::clear_old_logs(&ranging_dir)?;
+            }
+        }
+        // MLCommons' procedure: a ranging run at automatic analyzer ranges, then the testing
+        // run.
+        let mut ranging = None;
+        if let Some(meters) = meters.as_mut().filter(|m| m.needs_ranging()) {
+            prepare_dir(&ranging_dir)?;
+            self.observer.ranging_started(&ranging_dir);
+            let mark = meters.start(Phase::Ranging)?;
+            let dirs = TestDirs {
+                logs: &ranging_dir,
+                results: &ranging_dir,
+            };
+            let result = self.test(plan, &sut, &mut library, &dirs);
+            let recording = meters.stop(mark);
+            let result = result?;
+            write_result_json(&ranging_dir, &result, None)?;
+            if result.incomplete() {
+                return Err(SessionError::RangingFailed {
+                    out: ranging_dir,
+                    why: None,
+                });
+            }
+            // The testing run's ranges come from the ranging run: without it there is none.
+            if let Some(lost) = recording.traces.iter().find_map(|t| t.as_ref().err()) {
+                return Err(SessionError::RangingFailed {
+                    out: ranging_dir,
+                    why: Some(lost.clone()),
+                });
+            }
+            ranging = Some((recording, result));
+            // A fresh instance for the testing run, as the power workflow's second run of the
+            // workload gets (an instance serves one test).
+            drop(sut);
+            sut = open_plugin(&plan.plugin)?;
+            library.attach(&mut sut);
+        }
+        let mark = match meters.as_mut() {
+            Some(meters) => Some(meters.start(Phase::Testing)?),
+            None => None,
+        };
+        let dirs = TestDirs {
+            logs: &plan.out,
+            results: &plan.results_dir,
+        };
+        let result = self.test(plan, &sut, &mut library, &dirs);
+        let recording = meters.as_mut().zip(mark).map(|(m, mark)| m.stop(mark));
+        let ranged = meters.as_ref().map(Meters::ranged).unwrap_or_default();
+        // Finished now (PTDaemon's ranges restored), not after the reports.
+        drop(meters);
+        // Destroying the instance stops the plugin's threads.
+        drop(sut);
+        let result = result?;
+
+        self.observer.summary(&summary_text(&result, &plan.out)?);
+        let accuracy_run = matches!(
+            plan.settings.mode,
+            TestMode::AccuracyOnly | TestMode::SubmissionRun
+        );
+        if let (Some(benchmark), true) = (&plan.benchmark, accuracy_run) {
+            let log = plan.out.join(crate::logs::ACCURACY_LOG);
+            let (score, file) = evaluate_into(benchmark, &log)?;
+            tracing::info!(file = %file.display(), "accuracy written");
+            self.observer.accuracy(&score);
+        }
+        // The performance result stands whatever happens to the power report.
+        let mut power_valid = None;
+        let mut power_json = None;
+        if let Some(recording) = recording {
+            let ranging = ranging.map(|(recording, _)| (recording, ranging_dir.clone()));
+            match account_power(&plan.out, recording, ranging, &ranged) {
+                Ok(power) => {
+                    self.observer.power(&power);
+                    power_valid = Some(power.is_valid());
+                    power_json = Some(power::result::to_json(&power));
+                }
+                Err(error) => {
+                    self.observer.power_failed(&error);
+                    power_valid = Some(false);
+                }
+            }
+        }
+        write_result_json(&plan.results_dir, &result, power_json)?;
+        Ok(RunOutcome {
+            result,
+            scenario: plan.settings.scenario,
+            power_valid,
+        })
+    }
+
+    /// One LoadGen test, its progress shown to the observer.
+    fn test(
+        &mut self,
+        plan: &RunPlan,
+        sut: &PluginSut,
+        library: &mut SampleLibrary,
+        dirs: &TestDirs<'_>,
+    ) -> Result<TestOutcome, SessionError> {
+        let progress = self.observer.test_starting();
+        let result = run_test(plan, sut, library, dirs, progress);
+        self.observer.test_finished();
+        result
+    }
+}
+
+/// One LoadGen test into `dirs.logs`.
+fn run_test(
+    plan: &RunPlan,
+    sut: &PluginSut,
+    library: &mut SampleLibrary,
+    dirs: &TestDirs<'_>,
+    progress: Option<ProgressHandle>,
+) -> Result<TestOutcome, SessionError> {
+    let context = TestContext {
+        audit_config: plan.audit_config.clone(),
+        progress,
+        // The model the config files were read for: a submission files the run under it.
+        provenance: [
+            vec![("model".to_string(), plan.model.clone())],
+            sut.provenance(),
+            library.provenance(),
+        ]
+        .concat(),
+        ..TestContext::default()
+    };
+    let settings = &plan.settings;
+    let qsl = library.as_qsl();
+    // The hand-over buffer of a large Offline query is made before the clock starts.
+    let (effective, _) = EffectiveSettings::new(
+        settings,
+        qsl.performance_sample_count() as u64,
+        qsl.total_sample_count() as u64,
+    );
+    let performance_run = matches!(
+        settings.mode,
+        TestMode::PerformanceOnly | TestMode::SubmissionRun
+    );
+    if effective.scenario == TestScenario::Offline
+        && performance_run
+        && !sut.reserve_samples(effective.samples_per_query as usize)
+    {
+        tracing::warn!(
+            samples = effective.samples_per_query,
+            "cannot reserve the Offline query's hand-over buffer ahead; it is made at issue"
+        );
+    }
+    match &plan.engine {
+        EnginePlan::Native => {
+            let log = LogSettings {
+                log_output: LogOutputSettings {
+                    outdir: Some(dirs.logs.to_path_buf()),
+                    ..LogOutputSettings::default()
+                },
+                enable_trace: plan.log.trace,
+                drain_timeout: plan.log.drain_timeout,
+                issue_spin: plan.log.issue_spin,
+                // The session writes it, after the power result.
+                write_result_json: false,
+                ..LogSettings::default()
+            };
+            start_test_with(sut, qsl, settings, &log, &context)
+                .map(|result| TestOutcome::Native(Box::new(result)))
+                .map_err(SessionError::Native)
+        }
+        EnginePlan::Official(official_settings) => {
+            official_run::write_provenance(dirs.results, &context.provenance)?;
+            let result = official_run::run(
+                sut,
+                qsl,
+                official_settings,
+                &plan.log,
+                plan.audit_config.as_deref(),
+                &context,
+                dirs.logs,
+            )?;
+            Ok(TestOutcome::Official(Box::new(result)))
+        }
+    }
+}
+
+/// Opens, checks and creates the plan's plugin.
+fn open_plugin(plan: &PluginPlan) -> Result<PluginSut, SessionError> {
+    crate::plugin::open_sut(&plan.spec, &plan.config).map_err(|source| match &plan.context {
+        Some(context) => SessionError::PluginStart {
+            context: context.clone(),
+            source,
+        },
+        None => SessionError::Plugin(source),
+    })
+}
+
+/// The summary as the engine wrote it.
+fn summary_text(result: &TestOutcome, out: &Path) -> Result<String, SessionError> {
+    match result {
+        TestOutcome::Native(result) => {
+            if let Some(files) = &result.log_files {
+                tracing::info!(summary = %files.summary.display(), "logs written");
+            }
+            Ok(mlperf_loadgen::logging::summary::render_summary(result))
+        }
+        TestOutcome::Official(_) => {
+            let path = out.join(SUMMARY_LOG);
+            std::fs::read_to_string(&path)
+                .map_err(|source| SessionError::NoOfficialSummary { path, source })
+        }
+    }
+}
+
+/// Accounts the meters over the run's window (as the detail log gives it, which is what the
+/// checker reads); writes the traces and power_summary.json.
+fn account_power(
+    out: &Path,
+    recording: Recording,
+    ranging: Option<(Recording, PathBuf)>,
+    ranged: &[bool],
+) -> Result<PowerResult, SessionError> {
+    let logged = power::read_logged_run(out)?;
+    let (window, scenario, figures) = (logged.window, logged.scenario, logged.figures);
+    let mut sources = power::account_recording(&recording, &window, scenario, &figures);
+    power::write_traces(out, &recording, &mut sources)?;
+    let ranging = match ranging {
+        Some((ranging_recording, ranging_dir)) => {
+            let logged = power::read_logged_run(&ranging_dir)?;
+            let mut sources = power::account_recording(
+                &ranging_recording,
+                &logged.window,
+                logged.scenario,
+                &logged.figures,
+            );
+            power::write_traces(&ranging_dir, &ranging_recording, &mut sources)?;
+            for source in &mut sources {
+                source.trace_file = source.trace_file.take().map(|f| format!("ranging/{f}"));
+            }
+            Some(sources)
+        }
+        None => None,
+    };
+    let mut power = PowerResult {
+        window,
+        scenario,
+        figures,
+        sources,
+        ranging,
+    };
+    power.compare_with_ranging(ranged);
+    power::write_summary(out, &power)?;
+    Ok(power)
+}
+
+/// result.json: the test's result, with the power result as its `power` member when there
+/// is one. Written whole, then renamed, so that a reader never sees half of it.
+fn write_result_json(
+    dir: &Path,
+    result: &TestOutcome,
+    power: Option<serde_json::Value>,
+) -> Result<(), SessionError> {
+    let mut json = result.to_json().map_err(SessionError::ResultJson)?;
+    if let (Some(object), Some(power)) = (json.as_object_mut(), power) {
+        object.insert("power".into(), power);
+    }
+    let mut text = serde_json::to_vec_pretty(&json).expect("a JSON value always serializes");
+    text.push(b'\n');
+    let path = dir.join(RESULT_JSON);
+    let partial = dir.join(".result.json.partial");
+    std::fs::write(&partial, text)
+        .and_then(|()| std::fs::rename(&partial, &path))
+        .map_err(|source| SessionError::Write { path, source })
+}
+
+/// Creates a directory for the run's files and checks that a file can be written in it.
+fn prepare_dir(dir: &Path) -> Result<(), SessionError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(SessionError::OutNotADirectory(dir.to_path_buf()));
+    }
+    std::fs::create_dir_all(dir).map_err(|source| SessionError::CreateOut {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let probe = dir.join(format!(".mlperf-host-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|source| SessionError::OutNotWritable {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}

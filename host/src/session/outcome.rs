@@ -1,0 +1,85 @@
+//! What a session's run produced, read the same way whichever engine ran it.
+
+use mlperf_loadgen::{StopReason, TestMode, TestResult, TestScenario};
+
+use super::official_run;
+use crate::official::result::OfficialResult;
+
+/// The testing run's result and, with meters, whether its power result is VALID.
+pub struct RunOutcome {
+    pub result: TestOutcome,
+    pub scenario: TestScenario,
+    pub power_valid: Option<bool>,
+}
+
+/// The test's result, as the engine that ran it gives it.
+pub enum TestOutcome {
+    Native(Box<TestResult>),
+    /// Read back from the official LoadGen's detail log.
+    Official(Box<OfficialResult>),
+}
+
+impl TestOutcome {
+    /// The message of a backend that failed or panicked (under the official engine such a
+    /// run never returns: the watchdog ends it).
+    pub fn failure(&self) -> Option<String> {
+        match self {
+            TestOutcome::Native(result) => failure(result),
+            TestOutcome::Official(_) => None,
+        }
+    }
+
+    /// VALID or INVALID as `--require-valid` judges it: the performance result's validity;
+    /// for an AccuracyOnly run (no performance result) the absence of engine errors.
+    pub fn is_valid(&self) -> bool {
+        match self {
+            TestOutcome::Native(result) => match &result.performance {
+                Some(performance) => performance.validity.valid,
+                None => {
+                    result.effective.mode == TestMode::AccuracyOnly && result.error_count() == 0
+                }
+            },
+            TestOutcome::Official(result) => official_run::is_valid(result),
+        }
+    }
+
+    /// Why the result is INVALID, when the engine says.
+    pub fn invalid_reasons(&self) -> Option<String> {
+        match self {
+            TestOutcome::Native(result) => result
+                .performance
+                .as_ref()
+                .map(|p| p.validity.reasons.join("; "))
+                .filter(|r| !r.is_empty()),
+            TestOutcome::Official(result) => official_run::invalid_reasons(result),
+        }
+    }
+
+    /// Samples that never completed (native: the drain gave up on them).
+    pub fn incomplete(&self) -> bool {
+        match self {
+            TestOutcome::Native(result) => {
+                result.series.iter().any(|s| s.never_completed > 0) || failure(result).is_some()
+            }
+            TestOutcome::Official(result) => {
+                result.samples.completed < result.samples.issued || result.aborted.is_some()
+            }
+        }
+    }
+
+    /// result.json's document.
+    pub fn to_json(&self) -> serde_json::Result<serde_json::Value> {
+        match self {
+            TestOutcome::Native(result) => serde_json::to_value(result),
+            TestOutcome::Official(result) => serde_json::to_value(result),
+        }
+    }
+}
+
+/// The message of a backend that failed or panicked.
+fn failure(result: &TestResult) -> Option<String> {
+    result.series.iter().find_map(|series| match &series.stop {
+        StopReason::SutFailed(message) | StopReason::SutPanicked(message) => Some(message.clone()),
+        _ => None,
+    })
+}

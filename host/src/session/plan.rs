@@ -1,0 +1,82 @@
+//! What a run will do, settled before anything runs. The command line builds a plan from its
+//! flags (refusing, with the flag's name, what cannot work); [`super::Session`] carries it out.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mlperf_loadgen::TestSettings;
+
+use crate::benchmark::{Benchmark, PreprocessLimits};
+use crate::official::engine::TestSettings as OfficialSettings;
+
+/// One run: a LoadGen test, with a ranging run before it when a power analyzer needs one.
+pub struct RunPlan {
+    /// The model the config files were read for: a submission files the run under it.
+    pub model: String,
+    /// Scores the accuracy log of an accuracy run.
+    pub benchmark: Option<Benchmark>,
+    /// The test's settings, config files and overrides applied.
+    pub settings: TestSettings,
+    pub engine: EnginePlan,
+    /// A compliance audit.config, checked to parse.
+    pub audit_config: Option<PathBuf>,
+    pub plugin: PluginPlan,
+    pub samples: SamplePlan,
+    /// `--power` meter specs; empty for none.
+    pub power: Vec<String>,
+    /// The LoadGen logs' directory (`ranging/` inside it for a ranging run).
+    pub out: PathBuf,
+    /// Where result.json (and the official engine's provenance file) go: `out`, except in a
+    /// compliance test, whose run folder may hold only LoadGen's files.
+    pub results_dir: PathBuf,
+    pub log: LogOptions,
+}
+
+/// Which LoadGen runs the test.
+pub enum EnginePlan {
+    Native,
+    /// The official LoadGen, with its own settings object (the same values).
+    Official(Box<OfficialSettings>),
+}
+
+/// The backend plugin and its configuration.
+pub struct PluginPlan {
+    /// A plugin library path or name.
+    pub spec: String,
+    /// The configuration (TOML text) its instances are created with.
+    pub config: String,
+    /// What a failure to start it is reported as, when the user did not name it.
+    pub context: Option<String>,
+}
+
+/// The sample library.
+pub enum SamplePlan {
+    /// Samples that carry only their index.
+    Indices { total: usize, performance: usize },
+    /// A data set file read into the sample arena at load time.
+    Dataset {
+        path: PathBuf,
+        /// Samples that fit in memory; all of them when `None`.
+        performance: Option<usize>,
+        preprocess: Option<PreprocessPlan>,
+    },
+}
+
+/// A WebAssembly module preprocessing every sample of the data set.
+pub struct PreprocessPlan {
+    pub module: PathBuf,
+    /// Run on each issued sample, inside the timed path, instead of at load.
+    pub timed: bool,
+    pub limits: PreprocessLimits,
+}
+
+/// How the engine logs and paces the test.
+#[derive(Clone, Copy)]
+pub struct LogOptions {
+    /// Also write mlperf_log_trace.json.
+    pub trace: bool,
+    /// Give up on samples that never complete after this long without progress.
+    pub drain_timeout: Duration,
+    /// How long before each scheduled issue the issuing thread busy-waits.
+    pub issue_spin: Duration,
+}
