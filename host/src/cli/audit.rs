@@ -7,18 +7,17 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::ValueEnum;
 use mlperf_host::benchmark::{Accuracy, Benchmark, OutputEncoding};
 use mlperf_host::compliance::{
-    find_audit_config, score_accuracy_fallback, verify_test01_accuracy, verify_test01_performance,
-    verify_test04_performance, verify_test06, AccuracyFallback, ComplianceTest, DetailLog, Dtype,
-    LogFields, Verification, DEFAULT_EOS_TOKEN_ID, VERIFY_ACCURACY_FILE, VERIFY_PERFORMANCE_FILE,
+    find_audit_config, ComplianceTest, DetailLog, Dtype, LogFields, DEFAULT_EOS_TOKEN_ID,
 };
-use mlperf_host::loadgen::TestScenario;
-use mlperf_host::logs::{ACCURACY_LOG, DETAIL_LOG, RESULT_JSON, SUMMARY_LOG};
+use mlperf_host::logs::{ACCURACY_LOG, DETAIL_LOG, SUMMARY_LOG};
+use mlperf_host::session::{AuditPlan, References, Session};
 use mlperf_host::submission::tree::performance_run;
 
+use super::console::Console;
 use super::run_args::RunArgs;
 use super::EXIT_INVALID;
 
@@ -111,52 +110,25 @@ pub fn main(args: &Args) -> ExitCode {
     }
 }
 
-/// The submission's files a verification reads.
-struct References {
-    accuracy_log: Option<PathBuf>,
-    performance_detail: Option<PathBuf>,
-    performance_summary: Option<PathBuf>,
-}
-
-/// What an audit does, settled before anything runs.
-struct Plan {
-    test: ComplianceTest,
-    references: References,
-    benchmark: Option<Benchmark>,
-    model: String,
-    dtype: Dtype,
-    eos_token_id: i64,
-    audit_config: PathBuf,
-}
-
 /// Runs the test and verifies it; true when every verification passed.
 fn audit(args: &Args) -> anyhow::Result<bool> {
     let plan = plan(args)?;
-    let out = &args.run.out;
-    check_out_dir(out, &plan.references)?;
-    clear_old_outputs(out)?;
-    let scenario = run_compliance(args, &plan)?;
-    verify(args, &plan, scenario)
+    let outcome = Session::new(&mut Console::new(args.run.quiet)).audit(&plan)?;
+    if !args.run.quiet && !outcome.checks.is_empty() {
+        for (check, passed) in &outcome.checks {
+            println!("{check}: {}", python_bool(*passed));
+        }
+        println!("{} verification complete", plan.test);
+    }
+    Ok(outcome.passed)
 }
 
 /// Everything that can be refused is refused here, before anything runs.
-fn plan(args: &Args) -> anyhow::Result<Plan> {
+fn plan(args: &Args) -> anyhow::Result<AuditPlan> {
     let test = ComplianceTest::from(args.test);
     let references = check_references(args, test)?;
-    let benchmark = args
-        .run
-        .benchmark
-        .as_deref()
-        .map(Benchmark::find)
-        .transpose()?;
-    // As `run` names the model its config files are read for.
-    let model = args
-        .run
-        .model
-        .clone()
-        .or_else(|| benchmark.as_ref().map(|b| b.name.clone()))
-        .unwrap_or_else(|| "resnet50".to_string());
-    let dtype = dtype(args, test, benchmark.as_ref())?;
+    let mut run = super::run_plan::run_plan(&args.run)?;
+    let dtype = dtype(args, test, run.benchmark.as_ref())?;
     let eos_token_id = match (test, args.eos_token_id) {
         (ComplianceTest::Test06, id) => id.unwrap_or(DEFAULT_EOS_TOKEN_ID),
         (_, Some(_)) => bail!("--eos-token-id is for TEST06 (its EOS check)"),
@@ -164,96 +136,21 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
     };
     let audit_config = match &args.run.audit_conf {
         Some(path) => path.clone(),
-        None => find_audit_config(test, &model)?,
+        None => find_audit_config(test, &run.model)?,
     };
-    Ok(Plan {
+    let out = args.run.out.clone();
+    run.audit_config = Some(super::run_plan::checked_audit_config(&audit_config)?);
+    run.out = performance_run(&out);
+    // The checker allows only LoadGen's files in run_1/.
+    run.results_dir = out.clone();
+    Ok(AuditPlan {
         test,
+        out,
         references,
-        benchmark,
-        model,
         dtype,
         eos_token_id,
-        audit_config,
+        run,
     })
-}
-
-/// The compliance run, as `mlperf-host run` with the audit.config, into `out/performance/run_1`;
-/// returns its scenario.
-fn run_compliance(args: &Args, plan: &Plan) -> anyhow::Result<TestScenario> {
-    let out = &args.run.out;
-    let run_dir = performance_run(out);
-    if !args.run.quiet {
-        println!(
-            "{} for {}: {}; the compliance run's logs in {}",
-            plan.test,
-            plan.model,
-            plan.audit_config.display(),
-            run_dir.display()
-        );
-    }
-    let mut run_plan = super::run_plan::run_plan(&args.run)?;
-    run_plan.out = run_dir.clone();
-    // The checker allows only LoadGen's files in run_1/.
-    run_plan.results_dir = out.clone();
-    run_plan.audit_config = Some(super::run_plan::checked_audit_config(&plan.audit_config)?);
-    let outcome = super::run::run(&run_plan, args.run.quiet)?;
-    if let Some(message) = outcome.result.failure() {
-        bail!(
-            "the system under test failed: {message} (logs in {}; nothing verified)",
-            run_dir.display()
-        );
-    }
-    Ok(outcome.scenario)
-}
-
-/// Writes the verification files of the test and prints their verdicts, as the official
-/// `run_verification.py` scripts do; true when every one passed.
-fn verify(args: &Args, plan: &Plan, scenario: TestScenario) -> anyhow::Result<bool> {
-    let (out, quiet) = (&args.run.out, args.run.quiet);
-    let run_dir = performance_run(out);
-    let compliance_log = run_dir.join(ACCURACY_LOG);
-    let mut verdicts = Vec::new();
-    if let Some(accuracy_log) = &plan.references.accuracy_log {
-        let verification = verify_test01_accuracy(accuracy_log, &compliance_log, plan.dtype)?;
-        write_verification(out, VERIFY_ACCURACY_FILE, &verification, quiet)?;
-        copy_compliance_log(out, &compliance_log)?;
-        if !verification.passed {
-            fallback(args, plan.benchmark.as_ref(), accuracy_log, &compliance_log)?;
-        }
-        verdicts.push(("Accuracy check pass", verification.passed));
-    }
-    let performance = match (
-        &plan.references.performance_detail,
-        &plan.references.performance_summary,
-    ) {
-        (Some(detail), _) => Some(verify_test01_performance(
-            detail,
-            &run_dir.join(DETAIL_LOG),
-        )?),
-        (None, Some(summary)) => Some(verify_test04_performance(
-            summary,
-            &run_dir.join(SUMMARY_LOG),
-        )?),
-        (None, None) => None,
-    };
-    if let Some(verification) = performance {
-        write_verification(out, VERIFY_PERFORMANCE_FILE, &verification, quiet)?;
-        verdicts.push(("Performance check pass", verification.passed));
-    }
-    if plan.test == ComplianceTest::Test06 {
-        let verification = verify_test06(&compliance_log, scenario, plan.dtype, plan.eos_token_id)?;
-        // Its text ends with the verdict line itself.
-        write_verification(out, VERIFY_ACCURACY_FILE, &verification, quiet)?;
-        copy_compliance_log(out, &compliance_log)?;
-        return Ok(verification.passed);
-    }
-    if !quiet {
-        for (check, passed) in &verdicts {
-            println!("{check}: {}", python_bool(*passed));
-        }
-        println!("{} verification complete", plan.test);
-    }
-    Ok(verdicts.iter().all(|(_, passed)| *passed))
 }
 
 /// The reference files the test reads, each checked to exist; flags the test does not use are
@@ -376,137 +273,7 @@ fn dtype(
     })
 }
 
-/// The compliance run must not overwrite the submission's runs.
-fn check_out_dir(out: &Path, references: &References) -> anyhow::Result<()> {
-    let run_dir = performance_run(out);
-    let reference_dirs = [
-        &references.accuracy_log,
-        &references.performance_detail,
-        &references.performance_summary,
-    ]
-    .into_iter()
-    .flatten()
-    .filter_map(|file| file.parent());
-    for reference in reference_dirs {
-        let same = |dir: &Path| {
-            dir.canonicalize()
-                .ok()
-                .zip(reference.canonicalize().ok())
-                .is_some_and(|(a, b)| a == b)
-        };
-        if same(out) || same(&run_dir) {
-            bail!(
-                "--out {}: it would write into the submission's run {}; give the compliance test a folder of its own",
-                out.display(),
-                reference.display()
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Removes what an earlier audit into `out` wrote, so no stale verdict survives a failure.
-fn clear_old_outputs(out: &Path) -> anyhow::Result<()> {
-    let accuracy = out.join("accuracy");
-    let stale = [
-        out.join(VERIFY_ACCURACY_FILE),
-        out.join(VERIFY_PERFORMANCE_FILE),
-        out.join(RESULT_JSON),
-        accuracy.join(ACCURACY_LOG),
-        accuracy.join(mlperf_host::compliance::ACCURACY_FILE),
-        accuracy.join(mlperf_host::compliance::BASELINE_ACCURACY_FILE),
-        accuracy.join(mlperf_host::compliance::COMPLIANCE_ACCURACY_FILE),
-    ];
-    for path in stale.iter().filter(|p| p.is_file()) {
-        std::fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?;
-    }
-    Ok(())
-}
-
-/// Writes `out/file` and prints it (with what the script prints to the console only).
-fn write_verification(
-    out: &Path,
-    file: &str,
-    verification: &Verification,
-    quiet: bool,
-) -> anyhow::Result<()> {
-    let path = out.join(file);
-    std::fs::write(&path, &verification.text)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    if !quiet {
-        for note in &verification.console_notes {
-            println!("{note}");
-        }
-        println!("\n{}:", path.display());
-        print!("{}", verification.text);
-    }
-    Ok(())
-}
-
-/// The compliance run's responses in `out/accuracy/`, as the official scripts copy them.
-fn copy_compliance_log(out: &Path, compliance_log: &Path) -> anyhow::Result<()> {
-    let dir = out.join("accuracy");
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    std::fs::copy(compliance_log, dir.join(ACCURACY_LOG)).with_context(|| {
-        format!(
-            "cannot copy {} into {}",
-            compliance_log.display(),
-            dir.display()
-        )
-    })?;
-    Ok(())
-}
-
-/// TEST01's accuracy fallback, when the benchmark can score the logs.
-fn fallback(
-    args: &Args,
-    benchmark: Option<&Benchmark>,
-    accuracy_log: &Path,
-    compliance_log: &Path,
-) -> anyhow::Result<()> {
-    let (out, quiet) = (&args.run.out, args.run.quiet);
-    let Some(benchmark) = benchmark.filter(|b| !matches!(b.accuracy, Accuracy::Unavailable { .. }))
-    else {
-        if !quiet {
-            println!(
-                "The responses differ; no benchmark with an accuracy metric (--benchmark) to score the baseline and compliance accuracy in {}",
-                out.join("accuracy").display()
-            );
-        }
-        return Ok(());
-    };
-    let accuracy_dir = out.join("accuracy");
-    let result = score_accuracy_fallback(benchmark, accuracy_log, compliance_log, &accuracy_dir)
-        .context("scoring TEST01's baseline and compliance accuracy")?;
-    if !quiet {
-        print_fallback(&result, &accuracy_dir);
-    }
-    Ok(())
-}
-
-fn print_fallback(result: &AccuracyFallback, accuracy_dir: &Path) {
-    println!(
-        "\nThe responses differ: accuracy of the accuracy run on the {} records of the samples the compliance run logged, and of the compliance run ({}):",
-        result.baseline_records,
-        accuracy_dir.display()
-    );
-    print!("baseline:   {}", result.baseline.report());
-    print!("compliance: {}", result.compliance.report());
-    match result.delta_percent {
-        Some(delta) => println!(
-            "delta {delta:.3} %: {} the {:.1} % the submission checker accepts",
-            if result.within_delta() {
-                "within"
-            } else {
-                "beyond"
-            },
-            result.allowed_delta_percent
-        ),
-        None => println!("the compliance accuracy is 0: the submission checker fails it"),
-    }
-}
-
-/// The message of a backend that failed or panicked during the compliance run.
+/// A verdict as the official Python scripts print it.
 fn python_bool(value: bool) -> &'static str {
     if value {
         "True"

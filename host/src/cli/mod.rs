@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod benchmark;
 pub mod check;
+pub mod console;
 pub mod plugins;
 pub mod power;
 pub mod progress;

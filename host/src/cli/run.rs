@@ -2,16 +2,11 @@
 //! and carried out by a [`Session`]; this module prints what the session reports and sets the
 //! exit status.
 
-use std::io::IsTerminal;
-use std::path::Path;
 use std::process::ExitCode;
 
-use mlperf_host::benchmark::accuracy::Score;
-use mlperf_host::loadgen::ProgressHandle;
-use mlperf_host::power::{result as power_result, PowerResult};
-use mlperf_host::session::{Observer, RunOutcome, RunPlan, Session, SessionError};
+use mlperf_host::session::{RunOutcome, RunPlan, Session, SessionError};
 
-use super::progress::ProgressWatcher;
+use super::console::Console;
 use super::run_args::RunArgs;
 use super::EXIT_INVALID;
 
@@ -51,60 +46,5 @@ pub fn main(args: &RunArgs) -> ExitCode {
 
 /// Carries out `plan`, printing its summary, accuracy and power blocks unless `quiet`.
 pub fn run(plan: &RunPlan, quiet: bool) -> Result<RunOutcome, SessionError> {
-    let mut console = Console {
-        quiet,
-        progress: None,
-    };
-    Session::new(&mut console).run(plan)
-}
-
-/// The terminal's view of a session: the blocks on stdout, the progress bar on stderr.
-struct Console {
-    quiet: bool,
-    progress: Option<ProgressWatcher>,
-}
-
-impl Observer for Console {
-    fn ranging_started(&mut self, out: &Path) {
-        if !self.quiet {
-            println!(
-                "Ranging run (power analyzer ranges on automatic), logs in {}",
-                out.display()
-            );
-        }
-    }
-
-    fn test_starting(&mut self) -> Option<ProgressHandle> {
-        // The bar: on a terminal, not --quiet; the watcher also runs for the debug log.
-        self.progress = ProgressWatcher::start(!self.quiet && std::io::stderr().is_terminal());
-        self.progress.as_ref().map(ProgressWatcher::handle)
-    }
-
-    fn test_finished(&mut self) {
-        if let Some(progress) = self.progress.take() {
-            progress.finish();
-        }
-    }
-
-    fn summary(&mut self, text: &str) {
-        if !self.quiet {
-            print!("{text}");
-        }
-    }
-
-    fn accuracy(&mut self, score: &Score) {
-        if !self.quiet {
-            print!("{}", score.report());
-        }
-    }
-
-    fn power(&mut self, result: &PowerResult) {
-        if !self.quiet {
-            print!("{}", power_result::render(result));
-        }
-    }
-
-    fn power_failed(&mut self, error: &SessionError) {
-        eprintln!("error: no power result: {}", super::error_chain(error));
-    }
+    Session::new(&mut Console::new(quiet)).run(plan)
 }

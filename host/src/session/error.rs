@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 use crate::benchmark::accuracy::AccuracyError;
+use crate::compliance::ComplianceError;
 use crate::logs::DetailLogError;
 use crate::plugin::PluginError;
 use crate::power::PowerError;
@@ -87,6 +88,25 @@ pub enum SessionError {
     OfficialLog(#[from] DetailLogError),
     #[error(transparent)]
     Accuracy(#[from] AccuracyError),
+    #[error(transparent)]
+    Compliance(#[from] ComplianceError),
+    #[error("scoring TEST01's baseline and compliance accuracy")]
+    AccuracyFallback(#[source] ComplianceError),
+    #[error("the system under test failed: {message} (logs in {}; nothing verified)", logs.display())]
+    ComplianceRunFailed { message: String, logs: PathBuf },
+    #[error(
+        "--out {}: it would write into the submission's run {}; give the compliance test a folder of its own",
+        out.display(),
+        reference.display()
+    )]
+    OutIsReference { out: PathBuf, reference: PathBuf },
+    #[error("cannot copy {} into {}", from.display(), into.display())]
+    Copy {
+        from: PathBuf,
+        into: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl From<PowerError> for SessionError {

@@ -4,6 +4,7 @@
 //! after all of them. What a person sees goes through an [`Observer`]; the command line only
 //! builds the [`RunPlan`], prints and sets the exit status.
 
+mod audit;
 mod error;
 mod official_run;
 mod outcome;
@@ -19,10 +20,12 @@ use mlperf_loadgen::{
 use mlperf_power::Phase;
 
 use crate::benchmark::accuracy::{evaluate_into, Score};
+use crate::compliance::{AccuracyFallback, Verification};
 use crate::logs::{RESULT_JSON, SUMMARY_LOG};
 use crate::plugin::PluginSut;
 use crate::power::{self, Meters, PowerResult, Recording};
 
+pub use audit::{AuditOutcome, AuditPlan, References};
 pub use error::SessionError;
 pub use official_run::OFFICIAL_LOGS;
 pub use outcome::{RunOutcome, TestOutcome};
@@ -45,6 +48,13 @@ pub trait Observer {
     fn power(&mut self, _result: &PowerResult) {}
     /// The power result could not be made; the performance result stands.
     fn power_failed(&mut self, _error: &SessionError) {}
+    /// A compliance test's run is about to start.
+    fn compliance_starting(&mut self, _plan: &AuditPlan) {}
+    /// A compliance test's verification file was written at `path`.
+    fn verification(&mut self, _path: &Path, _verification: &Verification) {}
+    /// TEST01's responses differ: the baseline and compliance accuracy, scored into
+    /// `accuracy_dir`, or None when no benchmark can score them.
+    fn accuracy_fallback(&mut self, _result: Option<&AccuracyFallback>, _accuracy_dir: &Path) {}
 }
 
 /// Runs plans, reporting to an observer.

@@ -169,3 +169,35 @@ fn a_data_set_asking_for_more_performance_samples_than_it_holds_is_refused() {
         "--performance-samples 4 must be between 1 and the data set's length (3)"
     );
 }
+
+#[test]
+fn an_audit_into_the_submissions_own_run_is_refused_before_anything_runs() {
+    use mlperf_host::compliance::{ComplianceTest, Dtype};
+    use mlperf_host::session::{AuditPlan, References};
+
+    let dir = TempDir::new();
+    let summary = dir.write("mlperf_log_summary.txt", "Result is : VALID\n");
+    let out = dir.path().to_path_buf();
+    let mut run = plan(&out.join("performance/run_1"), &out);
+    run.power.clear();
+    let plan = AuditPlan {
+        test: ComplianceTest::Test04,
+        out: out.clone(),
+        references: References {
+            accuracy_log: None,
+            performance_detail: None,
+            performance_summary: Some(summary),
+        },
+        dtype: Dtype::Byte,
+        eos_token_id: 2,
+        run,
+    };
+    let mut recorder = Recorder::default();
+    let error = Session::new(&mut recorder).audit(&plan).err().unwrap();
+    assert!(
+        matches!(error, SessionError::OutIsReference { .. }),
+        "{error:?}"
+    );
+    assert!(recorder.events.is_empty(), "{:?}", recorder.events);
+    assert!(!out.join("performance").exists());
+}
