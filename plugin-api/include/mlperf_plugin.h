@@ -162,7 +162,8 @@ typedef struct mlperf_response {
     size_t struct_size;
     uint64_t id;
     const void *data;         /* output bytes; the host copies what it keeps before returning */
-    uint64_t length;
+    uint64_t length;          /* at most 2^30 (1 GiB): a longer response is not read, and the
+                                 host ends the run INVALID naming the sample */
     int64_t n_tokens;         /* token runs: tokens generated; else 0 */
 } mlperf_response;
 

@@ -4,6 +4,7 @@
 
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use mlperf_plugin_api::ffi;
@@ -75,6 +76,58 @@ pub(crate) fn host_api(context: &HostContext) -> ffi::mlperf_host_api {
 /// Responses are converted on the stack in batches of this many.
 const BATCH: usize = 256;
 
+/// The most bytes one response may claim. A larger length is a plugin's bug (a garbage or
+/// negative length): its data is never read, and the run ends INVALID naming the sample.
+pub const MAX_RESPONSE_BYTES: u64 = 1 << 30;
+
+/// Set when a response claimed more than [`MAX_RESPONSE_BYTES`]: checked once per callback,
+/// so that the per-response path carries only the comparison.
+static OVERSIZED_SEEN: AtomicBool = AtomicBool::new(false);
+/// The first such response: its id and claimed length.
+static OVERSIZED: Mutex<Option<(u64, u64)>> = Mutex::new(None);
+
+/// The data of a response the plugin says holds `length` bytes at `data`; empty when the
+/// length is refused (and noted for [`report_oversized`]).
+///
+/// # Safety
+/// `data` is NULL or points to `length` readable bytes for `'a`, as the ABI requires.
+#[inline]
+unsafe fn response_data<'a>(id: u64, data: *const c_void, length: u64) -> &'a [u8] {
+    if data.is_null() || length == 0 {
+        return &[];
+    }
+    if length > MAX_RESPONSE_BYTES {
+        note_oversized(id, length);
+        return &[];
+    }
+    // SAFETY: the caller's contract; the length fits in memory.
+    unsafe { std::slice::from_raw_parts(data as *const u8, length as usize) }
+}
+
+#[cold]
+fn note_oversized(id: u64, length: u64) {
+    OVERSIZED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get_or_insert((id, length));
+    OVERSIZED_SEEN.store(true, Ordering::Release);
+}
+
+/// Fails the run when a response of this callback claimed too many bytes.
+fn report_oversized(context: &HostContext) {
+    if !OVERSIZED_SEEN.load(Ordering::Acquire) {
+        return;
+    }
+    let taken = OVERSIZED.lock().unwrap_or_else(|p| p.into_inner()).take();
+    OVERSIZED_SEEN.store(false, Ordering::Release);
+    if let Some((id, length)) = taken {
+        context.fail(format!(
+            "plugin {} completed sample id {id} with a response of {length} bytes (a response holds at most {MAX_RESPONSE_BYTES} bytes)",
+            context.plugin
+        ));
+    }
+}
+
 /// A plugin's response, read by the engine in place. Only made by casting the array a plugin
 /// passed to a callback, whose data pointers are valid for the call.
 #[repr(transparent)]
@@ -84,13 +137,9 @@ impl AsSampleResponse for PluginResponse {
     #[inline]
     fn as_response(&self) -> QuerySampleResponse<'_> {
         let raw = &self.0;
-        let data: &[u8] = if raw.data.is_null() || raw.length == 0 {
-            &[]
-        } else {
-            // SAFETY: the plugin guarantees `length` readable bytes for the callback, which
-            // outlives this borrow (see the type).
-            unsafe { std::slice::from_raw_parts(raw.data as *const u8, raw.length as usize) }
-        };
+        // SAFETY: the plugin guarantees `length` readable bytes for the callback, which
+        // outlives this borrow (see the type).
+        let data = unsafe { response_data(raw.id, raw.data, raw.length) };
         QuerySampleResponse::with_tokens(ResponseId(raw.id), data, raw.n_tokens)
     }
 }
@@ -139,14 +188,8 @@ unsafe fn for_each_batch(
         // SAFETY: within the caller's array, `stride` bytes per element.
         let response =
             unsafe { &*((responses as *const u8).add(i * stride) as *const ffi::mlperf_response) };
-        let data: &[u8] = if response.data.is_null() || response.length == 0 {
-            &[]
-        } else {
-            // SAFETY: the plugin guarantees `length` readable bytes for this call.
-            unsafe {
-                std::slice::from_raw_parts(response.data as *const u8, response.length as usize)
-            }
-        };
+        // SAFETY: the plugin guarantees `length` readable bytes for this call.
+        let data = unsafe { response_data(response.id, response.data, response.length) };
         QuerySampleResponse::with_tokens(ResponseId(response.id), data, response.n_tokens)
     };
     // One response (SingleStream, Server) needs no batch array.
@@ -180,18 +223,37 @@ fn deliver_batches<'a>(
     }
 }
 
-/// Runs `deliver` with the test's completer, never unwinding into C.
+/// Runs `deliver` with the test's completer, never unwinding into C: a panic of the host's
+/// own code ends the run INVALID with its message, as a refused response does.
 ///
 /// # Safety
 /// `context` is the HostContext the table was made with.
 unsafe fn with_context(context: *mut c_void, deliver: impl FnOnce(&Completer)) {
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: the caller's contract; the context outlives the instance.
-        let context = unsafe { &*(context as *const HostContext) };
+    // SAFETY: the caller's contract; the context outlives the instance.
+    let context = unsafe { &*(context as *const HostContext) };
+    let delivered = catch_unwind(AssertUnwindSafe(|| {
         if let Some(completer) = context.completer.get() {
             deliver(completer);
         }
     }));
+    if let Err(panic) = delivered {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            context.fail(format!(
+                "the host panicked taking responses of plugin {}: {}",
+                context.plugin,
+                panic_text(&panic)
+            ))
+        }));
+    }
+    let _ = catch_unwind(AssertUnwindSafe(|| report_oversized(context)));
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message")
 }
 
 /// Hands the responses, converted, to `deliver` with the test's completer.

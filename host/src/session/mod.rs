@@ -7,6 +7,7 @@
 mod audit;
 mod error;
 mod official_run;
+mod old_files;
 mod outcome;
 mod plan;
 mod samples;
@@ -27,7 +28,7 @@ use crate::power::{self, Meters, PowerResult, Recording};
 
 pub use audit::{AuditOutcome, AuditPlan, References};
 pub use error::SessionError;
-pub use official_run::OFFICIAL_LOGS;
+pub use old_files::RUN_FILES;
 pub use outcome::{RunOutcome, TestOutcome};
 pub use plan::{EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan};
 pub use samples::SampleLibrary;
@@ -94,18 +95,9 @@ impl<'a> Session<'a> {
         tracing::debug!(settings = ?plan.settings, "requested settings");
 
         let ranging_dir = plan.out.join("ranging");
-        let needs_ranging = meters.as_ref().is_some_and(Meters::needs_ranging);
-        if meters.is_some() {
-            power::clear_old_outputs(&plan.out)?;
-            power::clear_old_outputs(&ranging_dir)?;
-        }
-        if matches!(plan.engine, EnginePlan::Official(_)) {
-            official_run::clear_old_logs(&plan.out)?;
-            official_run::clear_old_logs(&plan.results_dir)?;
-            if needs_ranging {
-                official_run::clear_old_logs(&ranging_dir)?;
-            }
-        }
+        old_files::clear_old_files(&plan.out)?;
+        old_files::clear_old_files(&plan.results_dir)?;
+        old_files::clear_old_files(&ranging_dir)?;
         // MLCommons' procedure: a ranging run at automatic analyzer ranges, then the testing
         // run.
         let mut ranging = None;

@@ -9,9 +9,7 @@ use mlperf_loadgen::{QuerySampleLibrary, TestContext};
 
 use super::plan::LogOptions;
 use super::SessionError;
-use crate::logs::{
-    ABORTED_FILE, ACCURACY_LOG, DETAIL_LOG, PROVENANCE_FILE, RESULT_JSON, SUMMARY_LOG, TRACE_LOG,
-};
+use crate::logs::{ABORTED_FILE, PROVENANCE_FILE};
 use crate::official::engine::{LogOutput, TestSettings};
 use crate::official::result::OfficialResult;
 use crate::official::AbortReport;
@@ -94,18 +92,6 @@ pub fn invalid_reasons(result: &OfficialResult) -> Option<String> {
     (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 
-/// Files that must not survive from an earlier run in the same directory: a stale summary
-/// beside a new detail log would read as this run's.
-pub const OFFICIAL_LOGS: [&str; 7] = [
-    SUMMARY_LOG,
-    DETAIL_LOG,
-    ACCURACY_LOG,
-    TRACE_LOG,
-    RESULT_JSON,
-    ABORTED_FILE,
-    PROVENANCE_FILE,
-];
-
 /// What the native engine logs of the run's provenance (as `sut_<key>`), which the official
 /// library cannot log, beside its logs.
 pub fn write_provenance(dir: &Path, provenance: &[(String, String)]) -> Result<(), SessionError> {
@@ -117,19 +103,6 @@ pub fn write_provenance(dir: &Path, provenance: &[(String, String)]) -> Result<(
     let mut text = serde_json::to_string_pretty(&object).expect("a JSON map always serializes");
     text.push('\n');
     std::fs::write(&path, text).map_err(|source| SessionError::Write { path, source })
-}
-
-/// Removes the files in `dir` an earlier official run may have left.
-pub fn clear_old_logs(dir: &Path) -> Result<(), SessionError> {
-    for name in OFFICIAL_LOGS {
-        let path = dir.join(name);
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(SessionError::Remove { path, source }),
-        }
-    }
-    Ok(())
 }
 
 /// The log directory and provenance of the test the watchdog may end.

@@ -9,6 +9,7 @@ mod cli_progress;
 mod cli_run;
 mod dataset_runs;
 mod differential_official;
+mod faulty_plugins;
 mod network_runs;
 mod official_engine;
 mod onnxruntime_runs;
