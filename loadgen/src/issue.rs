@@ -592,7 +592,13 @@ pub(super) fn report_stop_of_thread(
             "error_runtime",
             format!("The SUT failed: {message}"),
         )),
-        StopReason::Aborted => Some(Diagnostic::error("error_runtime", "Test aborted.")),
+        StopReason::Aborted => Some(Diagnostic::error(
+            "error_runtime",
+            match crate::abort::abort_reason() {
+                Some(reason) => format!("Test aborted: {reason}."),
+                None => "Test aborted.".to_string(),
+            },
+        )),
         StopReason::Stalled => Some(Diagnostic::error(
             "error_runtime",
             "Ending early: the previous query never completed.",

@@ -6,6 +6,7 @@
 //! surface is the items re-exported here and the modules `config`, `early_stopping`, `logging`,
 //! `rng` and `testing`; the rest is private.
 
+mod abort;
 mod completion;
 pub mod config;
 mod diagnostics;
@@ -27,13 +28,12 @@ mod sut;
 pub mod testing;
 mod types;
 
+pub use abort::{abort_test, abort_test_because};
 pub use completion::{AccuracyRecord, Completer, CompletionAnomalies, CompletionSink};
 pub use diagnostics::{Diagnostic, Severity};
 pub use effective::EffectiveSettings;
 pub use engine::FindPeakReport;
-pub use engine::{
-    abort_test, start_test, start_test_with, SeriesReport, TestContext, TestError, TestResult,
-};
+pub use engine::{start_test, start_test_with, SeriesReport, TestContext, TestError, TestResult};
 pub use issue::StopReason;
 pub use progress::{ExternalProgress, ProgressHandle, ProgressSnapshot};
 pub use query_gen::GenerationError;

@@ -103,7 +103,12 @@ pub struct Args {
 
 pub fn main(args: &Args) -> ExitCode {
     super::init_logging(args.run.verbose, args.run.quiet);
-    match audit(args) {
+    super::watch_signals();
+    let verified = audit(args);
+    if let Some(status) = super::interrupted(&args.run.out) {
+        return status;
+    }
+    match verified {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(EXIT_INVALID),
         Err(error) => super::report_error(&error),

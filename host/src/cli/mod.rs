@@ -63,6 +63,23 @@ pub fn report_error(error: &anyhow::Error) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// Listens for SIGINT, SIGTERM and SIGHUP for the session about to run.
+pub fn watch_signals() {
+    if let Err(error) = mlperf_host::session::interrupt::install() {
+        tracing::warn!("cannot watch for SIGINT/SIGTERM: {error}");
+    }
+}
+
+/// The exit status of a run a signal ended (128 + its number), after saying so.
+pub fn interrupted(out: &std::path::Path) -> Option<ExitCode> {
+    let (number, name) = mlperf_host::session::interrupt::received()?;
+    eprintln!(
+        "error: interrupted by {name}; the run is INVALID (logs as far as written in {})",
+        out.display()
+    );
+    Some(ExitCode::from((128 + number) as u8))
+}
+
 /// An error and its causes on one line, each after a colon (as `report_error` prints them).
 pub fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();

@@ -13,8 +13,12 @@ use super::EXIT_INVALID;
 /// Runs the command; prints any error as one line.
 pub fn main(args: &RunArgs) -> ExitCode {
     super::init_logging(args.verbose, args.quiet);
+    super::watch_signals();
     let outcome = super::run_plan::run_plan(args)
         .and_then(|plan| run(&plan, args.quiet).map_err(anyhow::Error::from));
+    if let Some(status) = super::interrupted(&args.out) {
+        return status;
+    }
     match outcome {
         Ok(RunOutcome {
             result,

@@ -90,6 +90,8 @@ pub enum SessionError {
     Accuracy(#[from] AccuracyError),
     #[error(transparent)]
     Compliance(#[from] ComplianceError),
+    #[error("interrupted by {0} before the test started")]
+    Interrupted(&'static str),
     #[error("scoring TEST01's baseline and compliance accuracy")]
     AccuracyFallback(#[source] ComplianceError),
     #[error("the system under test failed: {message} (logs in {}; nothing verified)", logs.display())]

@@ -6,6 +6,7 @@
 
 mod audit;
 mod error;
+pub mod interrupt;
 mod official_run;
 mod old_files;
 mod outcome;
@@ -194,6 +195,10 @@ impl<'a> Session<'a> {
         library: &mut SampleLibrary,
         dirs: &TestDirs<'_>,
     ) -> Result<TestOutcome, SessionError> {
+        // A test started after the signal would not see its abort.
+        if let Some((_, signal)) = interrupt::received() {
+            return Err(SessionError::Interrupted(signal));
+        }
         let progress = self.observer.test_starting();
         let result = run_test(plan, sut, library, dirs, progress);
         self.observer.test_finished();

@@ -35,9 +35,13 @@ pub fn run(
         on_abort,
         progress: context.progress.clone(),
     };
-    let counts = crate::official::run_test(sut, qsl, settings, &log, audit_config, &watch)
-        .map_err(|error| SessionError::Official(Box::new(error)))?;
-    Ok(OfficialResult::read(out, counts, None, provenance)?)
+    let counts = super::interrupt::official_test(|| {
+        crate::official::run_test(sut, qsl, settings, &log, audit_config, &watch)
+    })
+    .map_err(|error| SessionError::Official(Box::new(error)))?;
+    let aborted =
+        super::interrupt::received().map(|(_, signal)| format!("interrupted by {signal}"));
+    Ok(OfficialResult::read(out, counts, aborted, provenance)?)
 }
 
 /// Whether an official run is VALID, from its result: a performance run that logged VALID with

@@ -5,6 +5,7 @@ use crate::support::{self, compile_c_plugin, TempDir};
 
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::Duration;
 
 const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 
@@ -123,4 +124,121 @@ fn a_plugin_that_exits_mid_run_leaves_nothing_of_the_earlier_run_in_out() {
             "{file} survived from the earlier run"
         );
     }
+}
+
+/// Starts `mlperf-host ARGS` in `dir`, waits until its detail log in `out` has begun.
+fn start_run(dir: &Path, out: &str, args: &[&str]) -> std::process::Child {
+    let child = Command::new(EXE)
+        .arg("run")
+        .args(args)
+        .args(["--out", out])
+        .current_dir(dir)
+        .env_remove("MLPERF_HOST_LOG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start mlperf-host");
+    let detail = dir.join(out).join("mlperf_log_detail.txt");
+    let started = std::time::Instant::now();
+    while !std::fs::metadata(&detail).is_ok_and(|m| m.len() > 0) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the run never began"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Well into the timed series.
+    std::thread::sleep(Duration::from_millis(500));
+    child
+}
+
+fn signal(child: &std::process::Child, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Waits for the child at most `limit`; its output and how long it took.
+fn wait_within(mut child: std::process::Child, limit: Duration) -> (Output, Duration) {
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("still running {limit:?} after the signal");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    (child.wait_with_output().unwrap(), started.elapsed())
+}
+
+#[test]
+fn sigterm_ends_the_run_invalid_with_every_log_written_and_exit_143() {
+    let dir = TempDir::new();
+    let long_run = [
+        "--latency",
+        "1ms",
+        "--set",
+        "min_duration_ms=600000",
+        "--set",
+        "min_query_count=1",
+    ];
+    let child = start_run(dir.path(), "logs", &long_run);
+    signal(&child, "TERM");
+    let (output, _) = wait_within(child, Duration::from_secs(20));
+    assert_eq!(
+        output.status.code(),
+        Some(143),
+        "{}",
+        support::describe(&output)
+    );
+    assert!(support::text(&output.stderr).contains("interrupted by SIGTERM"));
+    let out = dir.path().join("logs");
+    let detail = std::fs::read_to_string(out.join("mlperf_log_detail.txt")).unwrap();
+    assert!(
+        detail.contains("Test aborted: interrupted by SIGTERM."),
+        "{detail}"
+    );
+    let summary = std::fs::read_to_string(out.join("mlperf_log_summary.txt")).unwrap();
+    assert!(summary.contains("Result is : INVALID"), "{summary}");
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
+    assert!(result.to_string().contains("interrupted by SIGTERM"));
+}
+
+#[test]
+fn a_second_sigint_exits_at_once_while_the_first_waits_for_the_drain() {
+    let dir = TempDir::new();
+    // Never completes a sample: after the first signal the engine waits for them.
+    let plugin = compile_c_plugin(dir.path(), "holds", &plugin_source("continue;"));
+    let plugin = plugin.to_str().unwrap();
+    let args = [
+        "--plugin",
+        plugin,
+        "--drain-timeout",
+        "120",
+        "--set",
+        "min_duration_ms=600000",
+    ];
+    let child = start_run(dir.path(), "logs", &args);
+    signal(&child, "INT");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        matches!(
+            Command::new("kill").args(["-0", &child.id().to_string()]).status(),
+            Ok(status) if status.success()
+        ),
+        "the first SIGINT waits for the outstanding samples"
+    );
+    signal(&child, "INT");
+    let (output, took) = wait_within(child, Duration::from_secs(5));
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        support::describe(&output)
+    );
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert!(support::text(&output.stderr).contains("exiting at once"));
 }

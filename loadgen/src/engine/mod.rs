@@ -7,7 +7,7 @@ mod trace;
 pub use self::context::TestContext;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -120,14 +120,6 @@ impl TestResult {
     }
 }
 
-static ABORT_GENERATION: AtomicU64 = AtomicU64::new(0);
-
-/// Ends every running test: issuing stops, outstanding samples drain, results are reported
-/// (INVALID). Callable from any thread, like the official `AbortTest`.
-pub fn abort_test() {
-    ABORT_GENERATION.fetch_add(1, Ordering::SeqCst);
-}
-
 /// Runs a test to completion. Blocks; the issue loop runs on a dedicated thread. With
 /// `log_settings.log_output.outdir` set, the official log files are written there: the detail
 /// and accuracy logs as the run goes, the summary and `result.json` at the end.
@@ -232,7 +224,7 @@ pub fn start_test_with(
         effective.use_token_latencies,
         effective.scenario != TestScenario::Offline,
     ));
-    let abort_generation = ABORT_GENERATION.load(Ordering::SeqCst);
+    let abort_generation = crate::abort::generation();
     let aborted = AtomicBool::new(false);
 
     let engine = Engine {
@@ -264,7 +256,7 @@ pub fn start_test_with(
         // Relay `abort_test` to the issue loop without it polling a global.
         scope.spawn(|| {
             while watch_abort.load(Ordering::Relaxed) {
-                if ABORT_GENERATION.load(Ordering::SeqCst) != abort_generation {
+                if crate::abort::generation() != abort_generation {
                     aborted.store(true, Ordering::Relaxed);
                     break;
                 }
