@@ -125,6 +125,9 @@ fn audit(args: &Args) -> anyhow::Result<bool> {
         }
         println!("{} verification complete", plan.test);
     }
+    if outcome.destroy_stalled {
+        super::exit_without_plugin(&args.run);
+    }
     Ok(outcome.passed)
 }
 

@@ -80,6 +80,17 @@ pub fn interrupted(out: &std::path::Path) -> Option<ExitCode> {
     Some(ExitCode::from((128 + number) as u8))
 }
 
+/// Ends the process now with status 1: the plugin's destroy has not returned, and exit
+/// handlers could wait on what it holds.
+pub fn exit_without_plugin(args: &run_args::RunArgs) -> ! {
+    eprintln!(
+        "error: the plugin's destroy has not returned after {:?} (--stall-timeout); exiting without it (logs in {})",
+        args.stall_timeout,
+        args.out.display()
+    );
+    mlperf_host::official::engine::exit_immediately(1)
+}
+
 /// An error and its causes on one line, each after a colon (as `report_error` prints them).
 pub fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();

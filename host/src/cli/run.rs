@@ -23,8 +23,12 @@ pub fn main(args: &RunArgs) -> ExitCode {
         Ok(RunOutcome {
             result,
             power_valid,
+            destroy_stalled,
             ..
         }) => {
+            if destroy_stalled {
+                super::exit_without_plugin(args);
+            }
             // A backend that failed or panicked: the logs are written, but this is an error.
             if let Some(message) = result.failure() {
                 eprintln!("error: the system under test failed: {message} (the run is INVALID; logs in {})", args.out.display());

@@ -136,6 +136,11 @@ pub struct RunArgs {
     /// duration with a unit).
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
     pub drain_timeout: Duration,
+    /// How long the plugin's destroy may take at the end of the run: past it the command
+    /// exits 1 (every file already written) without waiting for it (seconds, or a duration
+    /// with a unit).
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
+    pub stall_timeout: Duration,
     /// How long before each scheduled issue the issuing thread busy-waits instead of sleeping
     /// (µs precision). 0 sleeps to the time, as the official LoadGen does, leaving the core to
     /// a SUT that shares this machine (a local inference server).

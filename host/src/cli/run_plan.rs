@@ -78,6 +78,7 @@ pub fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
             trace: args.trace,
             drain_timeout: args.drain_timeout,
             issue_spin: args.issue_spin,
+            stall_timeout: args.stall_timeout,
         },
     })
 }

@@ -46,6 +46,8 @@ pub struct AuditOutcome {
     /// passed; TEST06's verdict is the last line of its file instead.
     pub checks: Vec<(&'static str, bool)>,
     pub passed: bool,
+    /// As [`super::RunOutcome::destroy_stalled`], for the compliance run.
+    pub destroy_stalled: bool,
 }
 
 impl Session<'_> {
@@ -61,7 +63,9 @@ impl Session<'_> {
                 logs: plan.run.out.clone(),
             });
         }
-        self.verify(plan, outcome.scenario)
+        let mut verified = self.verify(plan, outcome.scenario)?;
+        verified.destroy_stalled = outcome.destroy_stalled;
+        Ok(verified)
     }
 
     /// Writes the verification files of the test, as the official `run_verification.py`
@@ -110,10 +114,15 @@ impl Session<'_> {
             return Ok(AuditOutcome {
                 checks: Vec::new(),
                 passed: verification.passed,
+                destroy_stalled: false,
             });
         }
         let passed = checks.iter().all(|(_, passed)| *passed);
-        Ok(AuditOutcome { checks, passed })
+        Ok(AuditOutcome {
+            checks,
+            passed,
+            destroy_stalled: false,
+        })
     }
 
     /// Writes `out/file` and shows it.

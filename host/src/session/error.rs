@@ -90,6 +90,8 @@ pub enum SessionError {
     Accuracy(#[from] AccuracyError),
     #[error(transparent)]
     Compliance(#[from] ComplianceError),
+    #[error("the plugin's destroy has not returned after {0:?} (the testing run was not started)")]
+    DestroyStalled(std::time::Duration),
     #[error("interrupted by {0} before the test started")]
     Interrupted(&'static str),
     #[error("scoring TEST01's baseline and compliance accuracy")]

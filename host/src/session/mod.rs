@@ -14,6 +14,7 @@ mod plan;
 mod samples;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use mlperf_loadgen::{
     start_test_with, EffectiveSettings, LogOutputSettings, LogSettings, ProgressHandle,
@@ -130,7 +131,9 @@ impl<'a> Session<'a> {
             ranging = Some((recording, result));
             // A fresh instance for the testing run, as the power workflow's second run of the
             // workload gets (an instance serves one test).
-            drop(sut);
+            if !destroy_within(sut, plan.log.stall_timeout) {
+                return Err(SessionError::DestroyStalled(plan.log.stall_timeout));
+            }
             sut = open_plugin(&plan.plugin)?;
             library.attach(&mut sut);
         }
@@ -148,7 +151,7 @@ impl<'a> Session<'a> {
         // Finished now (PTDaemon's ranges restored), not after the reports.
         drop(meters);
         // Destroying the instance stops the plugin's threads.
-        drop(sut);
+        let destroyed = destroy_within(sut, plan.log.stall_timeout);
         let result = result?;
 
         self.observer.summary(&summary_text(&result, &plan.out)?);
@@ -184,6 +187,7 @@ impl<'a> Session<'a> {
             result,
             scenario: plan.settings.scenario,
             power_valid,
+            destroy_stalled: !destroyed,
         })
     }
 
@@ -279,6 +283,21 @@ fn run_test(
             Ok(TestOutcome::Official(Box::new(result)))
         }
     }
+}
+
+/// Destroys the plugin instance on a thread of its own, waiting at most `limit`; false when
+/// its `destroy` has not returned by then (it is left to finish, or not, until the process
+/// ends).
+fn destroy_within(sut: PluginSut, limit: Duration) -> bool {
+    let (done, destroyed) = std::sync::mpsc::channel();
+    let destroying = std::thread::Builder::new()
+        .name("mlperf-plugin-destroy".into())
+        .spawn(move || {
+            drop(sut);
+            let _ = done.send(());
+        });
+    // Without a thread, the closure (and so the instance) was dropped here already.
+    destroying.is_err() || destroyed.recv_timeout(limit).is_ok()
 }
 
 /// Opens, checks and creates the plan's plugin.

@@ -10,6 +10,9 @@ pub struct RunOutcome {
     pub result: TestOutcome,
     pub scenario: TestScenario,
     pub power_valid: Option<bool>,
+    /// The plugin's `destroy` had not returned within the stall timeout (every file was
+    /// written all the same).
+    pub destroy_stalled: bool,
 }
 
 /// The test's result, as the engine that ran it gives it.

@@ -79,4 +79,6 @@ pub struct LogOptions {
     pub drain_timeout: Duration,
     /// How long before each scheduled issue the issuing thread busy-waits.
     pub issue_spin: Duration,
+    /// How long the plugin's `destroy` may take before the session goes on without it.
+    pub stall_timeout: Duration,
 }

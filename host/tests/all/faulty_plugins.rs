@@ -12,15 +12,21 @@ const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 /// A plugin completing every sample inline; `on_sample` runs first for each (with `n`, the
 /// samples seen so far, and `r`, the response about to be completed).
 fn plugin_source(on_sample: &str) -> String {
+    plugin_source_with(on_sample, "")
+}
+
+/// As [`plugin_source`], `on_destroy` run by its destroy.
+fn plugin_source_with(on_sample: &str, on_destroy: &str) -> String {
     format!(
         r#"#include <stdlib.h>
+#include <unistd.h>
 #include "mlperf_plugin.h"
 static const mlperf_host_api *host;
 static unsigned long n;
 static const unsigned char byte = 1;
 static mlperf_error *create(const mlperf_host_api *h, const char *c, size_t len, void **i) {{
     (void)c; (void)len; host = h; *i = 0; return 0; }}
-static void destroy(void *i) {{ (void)i; }}
+static void destroy(void *i) {{ (void)i; {on_destroy} }}
 static mlperf_error *issue(void *i, const mlperf_sample *s, size_t count) {{
     (void)i;
     for (size_t k = 0; k < count; k++) {{
@@ -241,4 +247,41 @@ fn a_second_sigint_exits_at_once_while_the_first_waits_for_the_drain() {
     );
     assert!(took < Duration::from_secs(2), "{took:?}");
     assert!(support::text(&output.stderr).contains("exiting at once"));
+}
+
+#[test]
+fn a_destroy_that_never_returns_ends_the_command_after_the_stall_timeout_with_every_file() {
+    let dir = TempDir::new();
+    let source = plugin_source_with("", "for (;;) pause();");
+    let plugin = compile_c_plugin(dir.path(), "stuck", &source);
+    let started = std::time::Instant::now();
+    let output = Command::new(EXE)
+        .args(["run", "--plugin"])
+        .arg(&plugin)
+        .args([
+            "--stall-timeout",
+            "1",
+            "--total-samples",
+            "64",
+            "--out",
+            "logs",
+        ])
+        .args(["--set", "min_duration_ms=0", "--set", "min_query_count=100"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        support::describe(&output)
+    );
+    assert!(support::text(&output.stderr).contains("destroy has not returned after 1s"));
+    let out = dir.path().join("logs");
+    let summary = std::fs::read_to_string(out.join("mlperf_log_summary.txt")).unwrap();
+    assert!(summary.contains("Result is : VALID"), "{summary}");
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
+    assert!(result["performance"].is_object());
 }

@@ -80,6 +80,7 @@ fn plan(out: &Path, results: &Path) -> RunPlan {
             trace: false,
             drain_timeout: Duration::from_secs(10),
             issue_spin: Duration::ZERO,
+            stall_timeout: Duration::from_secs(10),
         },
     }
 }
