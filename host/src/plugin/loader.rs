@@ -68,6 +68,13 @@ impl Plugin {
             message: e.to_string(),
         };
         let path = path.canonicalize().map_err(io)?;
+        // A FIFO or device would block or never end: only a regular file is read.
+        if !std::fs::metadata(&path).map_err(io)?.is_file() {
+            return Err(PluginError::Io {
+                path,
+                message: "not a regular file".into(),
+            });
+        }
         let bytes = std::fs::read(&path).map_err(io)?;
         let sha256 = hex(&Sha256::digest(&bytes));
 

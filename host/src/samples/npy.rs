@@ -28,6 +28,11 @@ impl NpySource {
             path: path.to_path_buf(),
             message,
         };
+        // A FIFO or device would block or never end; a directory is no data set.
+        let kind = std::fs::metadata(path).map_err(|e| SourceError::io(path, e))?;
+        if !kind.is_file() {
+            return Err(invalid("not a regular file".into()));
+        }
         let file = File::open(path).map_err(|e| SourceError::io(path, e))?;
         let mut preamble = [0u8; 12];
         let read = file
@@ -54,10 +59,10 @@ impl NpySource {
                 "a 0-dimensional array has no sample axis".to_string(),
             ));
         };
-        let elements: i64 = sample_shape.iter().product();
-        let sample_bytes = elements as usize * parsed.dtype.size();
         let data_offset = header_at + header_len as u64;
-        let needed = data_offset + count as u64 * sample_bytes as u64;
+        let sizes = Sizes::of(count, sample_shape, parsed.dtype.size(), data_offset)
+            .map_err(|why| invalid(format!("shape {:?}: {why}", parsed.shape)))?;
+        let (sample_bytes, needed) = (sizes.sample_bytes, sizes.file_bytes);
         let actual = file.metadata().map_err(|e| SourceError::io(path, e))?.len();
         if actual < needed {
             return Err(invalid(format!(
@@ -107,6 +112,47 @@ impl SampleSource for NpySource {
             .read_exact_at(out, at)
             .map_err(|e| SourceError::io(&self.path, e))?;
         Ok(self.layout.clone())
+    }
+}
+
+/// What a header's shape makes of a file, every product checked: a hostile header must not
+/// wrap the byte counts into something that passes the length check.
+#[derive(Debug)]
+struct Sizes {
+    sample_bytes: usize,
+    /// The header and every sample.
+    file_bytes: u64,
+}
+
+impl Sizes {
+    fn of(
+        count: i64,
+        sample_shape: &[i64],
+        element_bytes: usize,
+        data_offset: u64,
+    ) -> Result<Sizes, String> {
+        if let Some(negative) = std::iter::once(&count)
+            .chain(sample_shape)
+            .find(|d| **d < 0)
+        {
+            return Err(format!("the dimension {negative} is negative"));
+        }
+        let overflow = || "the byte count overflows".to_string();
+        let sample_bytes = sample_shape
+            .iter()
+            .try_fold(element_bytes as u64, |bytes, &d| {
+                bytes.checked_mul(d as u64)
+            })
+            .filter(|bytes| usize::try_from(*bytes).is_ok())
+            .ok_or_else(overflow)?;
+        let file_bytes = sample_bytes
+            .checked_mul(count as u64)
+            .and_then(|bytes| bytes.checked_add(data_offset))
+            .ok_or_else(overflow)?;
+        Ok(Sizes {
+            sample_bytes: sample_bytes as usize,
+            file_bytes,
+        })
     }
 }
 
@@ -244,6 +290,31 @@ mod tests {
             Header::parse("{'descr': '|u1', 'fortran_order': False, 'shape': (5,), }").unwrap();
         assert_eq!(one.dtype, DType::U8);
         assert_eq!(one.shape, vec![5]);
+    }
+
+    #[test]
+    fn hostile_shapes_are_refused_before_any_byte_count_wraps() {
+        assert_eq!(
+            Sizes::of(10, &[28, 28], 4, 128).unwrap().file_bytes,
+            128 + 10 * 28 * 28 * 4
+        );
+        let negative = Sizes::of(10, &[-1, 28], 4, 128).unwrap_err();
+        assert!(negative.contains("-1 is negative"), "{negative}");
+        assert!(Sizes::of(-3, &[2], 4, 128)
+            .unwrap_err()
+            .contains("negative"));
+        // 2^62 * 2^2 elements of 4 bytes wraps u64 to 0 unchecked.
+        let wraps = Sizes::of(1, &[1 << 62, 4], 4, 128).unwrap_err();
+        assert!(wraps.contains("overflows"), "{wraps}");
+        let many = Sizes::of(i64::MAX, &[1 << 20], 4, 128).unwrap_err();
+        assert!(many.contains("overflows"), "{many}");
+    }
+
+    #[test]
+    fn a_path_that_is_not_a_regular_file_is_refused_without_reading_it() {
+        let dir = std::env::temp_dir();
+        let error = NpySource::open(&dir).err().unwrap().to_string();
+        assert!(error.contains("not a regular file"), "{error}");
     }
 
     #[test]

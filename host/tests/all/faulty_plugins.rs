@@ -285,3 +285,33 @@ fn a_destroy_that_never_returns_ends_the_command_after_the_stall_timeout_with_ev
         serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
     assert!(result["performance"].is_object());
 }
+
+#[test]
+fn a_plugin_or_data_set_that_is_not_a_regular_file_is_refused_at_once() {
+    let dir = TempDir::new();
+    let fifo = dir.path().join("samples.npy");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let plugin_dir = dir.path().join("npu.so");
+    std::fs::create_dir(&plugin_dir).unwrap();
+    for (flag, path) in [("--dataset", &fifo), ("--plugin", &plugin_dir)] {
+        let child = Command::new(EXE)
+            .args(["run", flag])
+            .arg(path)
+            .args(["--out", "logs"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Reading a FIFO nobody writes would block forever.
+        let (output, _) = wait_within(child, Duration::from_secs(20));
+        let stderr = support::text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{flag}: {stderr}");
+        assert!(stderr.contains("not a regular file"), "{flag}: {stderr}");
+        assert!(stderr.contains(path.file_name().unwrap().to_str().unwrap()));
+    }
+}
