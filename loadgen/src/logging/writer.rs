@@ -128,7 +128,7 @@ impl Drop for LogWriter {
 }
 
 fn create(path: &Path) -> io::Result<BufWriter<File>> {
-    File::create(path)
+    create_fresh(path)
         .map(|file| BufWriter::with_capacity(1 << 16, file))
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
@@ -197,6 +197,21 @@ fn write_detail(out: &mut impl Write, entry: &DetailEntry, pid: u32) -> io::Resu
     out.write_all(b"\n")
 }
 
+/// A new file at `path`, never written through a symlink: what was there (a file, or a
+/// symlink, which is removed rather than followed) goes first, and the file is created
+/// exclusively, so a symlink put there meanwhile makes it fail instead of redirecting the log.
+fn create_fresh(path: &Path) -> io::Result<File> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+}
+
 /// Writes `contents` to a temporary name beside `path`, then renames it into place, so a
 /// reader never sees half a file.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
@@ -204,7 +219,7 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
     temporary.push(".tmp");
     let temporary = PathBuf::from(temporary);
     let write = || -> io::Result<()> {
-        let mut file = File::create(&temporary)?;
+        let mut file = create_fresh(&temporary)?;
         file.write_all(contents)?;
         file.sync_all()?;
         std::fs::rename(&temporary, path)

@@ -438,3 +438,27 @@ fn the_detail_log_is_on_disk_while_the_run_goes() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+#[test]
+fn a_symlink_at_a_log_files_name_is_replaced_not_written_through() {
+    let dir = out_dir("symlinked");
+    std::fs::create_dir_all(&dir).unwrap();
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "keep me\n").unwrap();
+    for name in ["mlperf_log_detail.txt", "mlperf_log_summary.txt"] {
+        std::os::unix::fs::symlink(&victim, dir.join(name)).unwrap();
+    }
+    let case = &CASES[2];
+    let settings = settings_for(case, TestMode::PerformanceOnly);
+    let mut qsl = RecordingQsl::new(case.total, case.performance);
+    let mut log = LogSettings::default();
+    log.log_output.outdir = Some(dir.clone());
+    let result = start_test(&GoldenSut { tokens: false }, &mut qsl, &settings, &log).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+    let files = result.log_files.as_ref().unwrap();
+    for file in [&files.detail, &files.summary] {
+        let kind = std::fs::symlink_metadata(file).unwrap();
+        assert!(kind.is_file(), "{} is a file of its own", file.display());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
