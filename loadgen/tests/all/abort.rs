@@ -2,6 +2,7 @@
 
 use crate::support;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
@@ -10,6 +11,10 @@ use mlperf_loadgen::{
     SystemUnderTest, TestScenario, TestSettings,
 };
 use support::RecordingQsl;
+
+/// Set at the first issue: the abort comes after it, however long start-up takes on a loaded
+/// machine.
+static ISSUED: AtomicBool = AtomicBool::new(false);
 
 /// Completes each query 1 ms later from a worker thread.
 struct SlowSut(Mutex<mpsc::Sender<(Vec<QuerySample>, Completer)>>);
@@ -34,6 +39,7 @@ impl SystemUnderTest for SlowSut {
         "SlowSut"
     }
     fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        ISSUED.store(true, Ordering::Relaxed);
         let _ = self
             .0
             .lock()
@@ -63,6 +69,9 @@ fn abort_test_ends_a_running_test_with_a_result() {
     };
     log.log_output.outdir = Some(dir.clone());
     let aborter = std::thread::spawn(|| {
+        while !ISSUED.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         std::thread::sleep(Duration::from_millis(200));
         mlperf_loadgen::abort_test();
     });
