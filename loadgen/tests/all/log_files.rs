@@ -158,8 +158,10 @@ fn detail_entries(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// Keys with the JSON kind of their values; upstream's timing-dependent logger warnings left
-/// out. A double that happens to be integral prints without a point, so numbers are one kind.
+/// Keys with the JSON kind of their values; what depends on timing left out: upstream's
+/// logger warnings, and the reasons a run on a loaded machine may end INVALID (a Server run
+/// whose tail latency a descheduled process pushed over the bound). A double that happens
+/// to be integral prints without a point, so numbers are one kind.
 fn key_shapes(entries: &[Value]) -> Vec<String> {
     entries
         .iter()
@@ -167,6 +169,7 @@ fn key_shapes(entries: &[Value]) -> Vec<String> {
             !e["value"]
                 .as_str()
                 .is_some_and(|v| v.starts_with("Logging allocation detected"))
+                && e["key"] != "result_invalid_reason"
         })
         .map(|e| {
             let kind = match &e["value"] {
