@@ -6,6 +6,7 @@ mod compliance;
 mod performance;
 mod power;
 mod scenario;
+mod tree_safety;
 
 use std::path::Path;
 
@@ -139,8 +140,12 @@ pub fn check_tree(root: &Path, options: CheckOptions) -> Findings {
             ),
         );
     }
-    for division in divisions {
-        for submitter in subdirectories(&root.join(&division)) {
+    tree_safety::check_no_symlinks(&mut context, root);
+    if !divisions.is_empty() {
+        tree_safety::check_has_results(&mut context, root, &divisions);
+    }
+    for division in &divisions {
+        for submitter in subdirectories(&root.join(division)) {
             let dir = SubmitterDir {
                 root: root.to_path_buf(),
                 division: division.clone(),
