@@ -464,6 +464,9 @@ impl Engine<'_> {
             self.log_loaded_set(&set.samples);
             load(qsl, &set.samples)?;
             let outcome = self.run_one_series(&settings, set, TestMode::AccuracyOnly);
+            // Completions count before their responses are copied into the accuracy log, and
+            // a response may point into this set's memory: the next load must wait for them.
+            self.shared.wait_for_logging(self.drain_timeout);
             unload(qsl, &set.samples)?;
             outcome?;
         }
@@ -496,6 +499,8 @@ impl Engine<'_> {
         if let Some(clocks) = clocks {
             clocks.finish(&self.shared);
         }
+        // As in accuracy mode: sampled responses may still be copied from this set's memory.
+        self.shared.wait_for_logging(self.drain_timeout);
         unload(qsl, &set.samples)?;
         let outcome = outcome?;
         let result = collect_performance(&self.shared, settings, &outcome);

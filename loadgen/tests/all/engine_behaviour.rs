@@ -939,3 +939,95 @@ fn every_query_is_prepared_before_it_is_issued() {
         assert!(prepared.len() <= issued.len() + 1, "{scenario}");
     }
 }
+
+/// The loaded set's bytes, one per position in the set; the sample at position k answers with
+/// a pointer to byte k (as a SUT answering from host memory does). Rewritten at each load.
+struct SetMemory {
+    bytes: std::cell::UnsafeCell<[u8; 10]>,
+    position: Mutex<std::collections::BTreeMap<usize, usize>>,
+}
+
+// SAFETY: the engine reloads the set only after every response pointing into it was copied,
+// which is what the test below checks; nothing else writes the bytes.
+unsafe impl Sync for SetMemory {}
+
+static SET_MEMORY: SetMemory = SetMemory {
+    bytes: std::cell::UnsafeCell::new([0; 10]),
+    position: Mutex::new(std::collections::BTreeMap::new()),
+};
+
+struct SetQsl;
+
+impl mlperf_loadgen::QuerySampleLibrary for SetQsl {
+    fn name(&self) -> &str {
+        "SetQsl"
+    }
+    fn total_sample_count(&self) -> usize {
+        30
+    }
+    fn performance_sample_count(&self) -> usize {
+        10
+    }
+    fn load_samples_to_ram(&mut self, indices: &[usize]) -> Result<(), mlperf_loadgen::QslError> {
+        let mut position = SET_MEMORY.position.lock().unwrap();
+        position.clear();
+        for (k, &index) in indices.iter().enumerate() {
+            // SAFETY: see SetMemory.
+            unsafe { (*SET_MEMORY.bytes.get())[k] = index as u8 };
+            position.insert(index, k);
+        }
+        Ok(())
+    }
+    fn unload_samples_from_ram(&mut self, _: &[usize]) -> Result<(), mlperf_loadgen::QslError> {
+        Ok(())
+    }
+}
+
+/// Answers from a worker with a pointer into the loaded set, taking its time over each
+/// response bound for the accuracy log (as a SUT fetching it from a device does).
+struct SlowCopySut(Mutex<mpsc::Sender<(QuerySample, Completer)>>);
+
+impl SystemUnderTest for SlowCopySut {
+    fn name(&self) -> &str {
+        "SlowCopySut"
+    }
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        let sender = self.0.lock().unwrap();
+        for sample in samples {
+            let _ = sender.send((*sample, completer.clone()));
+        }
+    }
+}
+
+#[test]
+fn accuracy_copies_finish_before_the_next_set_replaces_the_memory_they_read() {
+    let (sender, receiver) = mpsc::channel::<(QuerySample, Completer)>();
+    std::thread::spawn(move || {
+        while let Ok((sample, completer)) = receiver.recv() {
+            let k = SET_MEMORY.position.lock().unwrap()[&sample.index];
+            // SAFETY: see SetMemory; one byte of the static array.
+            let data = unsafe {
+                std::slice::from_raw_parts(SET_MEMORY.bytes.get().cast::<u8>().add(k), 1)
+            };
+            let response = QuerySampleResponse::new(sample.id, data);
+            completer.query_samples_complete_with(&[response], |_| {
+                std::thread::sleep(Duration::from_millis(30))
+            });
+        }
+    });
+    let sut = SlowCopySut(Mutex::new(sender));
+    let settings = TestSettings {
+        mode: TestMode::AccuracyOnly,
+        ..quick(TestScenario::SingleStream)
+    };
+    let result = start_test(&sut, &mut SetQsl, &settings, &LogSettings::default()).unwrap();
+    assert_eq!(result.accuracy_log.len(), 30);
+    for record in &result.accuracy_log {
+        assert_eq!(
+            record.data,
+            [record.qsl_idx as u8],
+            "sample {} logged another set's byte",
+            record.qsl_idx
+        );
+    }
+}
