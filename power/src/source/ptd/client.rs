@@ -259,11 +259,13 @@ impl PtdSource {
                 self.target.address
             ))
         })?;
-        // All lines first, so a bad one does not leave the rest unread on the connection.
+        // All lines first, so a bad one does not leave the rest unread on the connection;
+        // all within one timeout, so a daemon sending a line just in time each cannot stall.
         let mut lines = Vec::with_capacity(count.min(1 << 16));
+        let deadline = std::time::Instant::now() + self.target.timeout;
         for _ in 0..count {
             let link = self.link()?;
-            match link.read_line(command) {
+            match link.read_line_by(command, deadline) {
                 Ok(line) => lines.push(line),
                 Err(error) => {
                     self.lose_link(&error);
