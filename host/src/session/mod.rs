@@ -376,12 +376,9 @@ fn write_result_json(
     result: &TestOutcome,
     power: Option<serde_json::Value>,
 ) -> Result<(), SessionError> {
-    let mut json = result.to_json().map_err(SessionError::ResultJson)?;
-    if let (Some(object), Some(power)) = (json.as_object_mut(), power) {
-        object.insert("power".into(), power);
-    }
-    let mut text = serde_json::to_vec_pretty(&json).expect("a JSON value always serializes");
-    text.push(b'\n');
+    let text = result
+        .to_json(power.as_ref())
+        .map_err(SessionError::ResultJson)?;
     let path = dir.join(RESULT_JSON);
     let partial = dir.join(".result.json.partial");
     std::fs::write(&partial, text)

@@ -70,13 +70,32 @@ impl TestOutcome {
         }
     }
 
-    /// result.json's document.
-    pub fn to_json(&self) -> serde_json::Result<serde_json::Value> {
+    /// result.json's text: the engine's result in its own field order, then `power` when
+    /// there is a power result.
+    pub fn to_json(&self, power: Option<&serde_json::Value>) -> serde_json::Result<Vec<u8>> {
         match self {
-            TestOutcome::Native(result) => serde_json::to_value(result),
-            TestOutcome::Official(result) => serde_json::to_value(result),
+            TestOutcome::Native(result) => document(&**result, power),
+            TestOutcome::Official(result) => document(&**result, power),
         }
     }
+}
+
+/// A result with the power result beside its own fields.
+#[derive(serde::Serialize)]
+struct WithPower<'a, T> {
+    #[serde(flatten)]
+    result: &'a T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    power: Option<&'a serde_json::Value>,
+}
+
+fn document<T: serde::Serialize>(
+    result: &T,
+    power: Option<&serde_json::Value>,
+) -> serde_json::Result<Vec<u8>> {
+    let mut text = serde_json::to_vec_pretty(&WithPower { result, power })?;
+    text.push(b'\n');
+    Ok(text)
 }
 
 /// The message of a backend that failed or panicked.

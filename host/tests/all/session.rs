@@ -112,6 +112,14 @@ fn result_json_is_written_once_after_power_into_the_results_dir() {
     assert_eq!(result["power"], json(&out.join("power_summary.json")));
     assert_eq!(result["effective"]["scenario"], "SingleStream");
     assert!(!results.join(".result.json.partial").exists());
+    // The engine's field order, the power result last.
+    let text = std::fs::read_to_string(results.join("result.json")).unwrap();
+    let keys: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("  \"")?.split('"').next())
+        .collect();
+    assert_eq!(keys.first(), Some(&"sut_name"), "{keys:?}");
+    assert_eq!(keys.last(), Some(&"power"), "{keys:?}");
 }
 
 #[test]
