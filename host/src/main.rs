@@ -41,6 +41,12 @@ enum Command {
     Submit(cli::submit::Args),
     /// Check a submission tree with the official checker's rules.
     Check(cli::check::Args),
+    /// The plugin's process of `run --isolate process` (started by the host, not by hand).
+    #[command(name = "isolated-plugin", hide = true)]
+    IsolatedPlugin {
+        /// The host's process id: the plugin process ends with it.
+        host_pid: u32,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -120,6 +126,11 @@ fn main() -> ExitCode {
         Command::Sysinfo(args) => cli::sysinfo::main(&args),
         Command::Submit(args) => cli::submit::main(&args),
         Command::Check(args) => cli::check::main(&args),
+        Command::IsolatedPlugin { host_pid } => {
+            cli::init_logging(0, false);
+            let status = mlperf_host::plugin::isolated::child_main(host_pid);
+            ExitCode::from(status as u8)
+        }
     }
 }
 

@@ -167,6 +167,9 @@ struct TokenChecks {
 #[derive(Default)]
 struct SutFailure {
     failed: AtomicBool,
+    /// The SUT is gone (its process died): nothing outstanding will ever complete, so a
+    /// drain does not wait for it.
+    lost: AtomicBool,
     message: Mutex<Option<String>>,
 }
 
@@ -237,6 +240,11 @@ impl Shared {
         &self.log
     }
 
+    fn fail_lost(&self, message: String) {
+        self.fail(message);
+        self.failure.lost.store(true, Ordering::Release);
+    }
+
     fn fail(&self, message: String) {
         let mut failure = self
             .failure
@@ -247,6 +255,11 @@ impl Shared {
             *failure = Some(message);
             self.failure.failed.store(true, Ordering::Release);
         }
+    }
+
+    /// Whether the SUT is gone (see [`Completer::fail_lost`]).
+    pub(crate) fn sut_lost(&self) -> bool {
+        self.failure.lost.load(Ordering::Acquire)
     }
 
     /// The SUT's failure message, once it reported one.
@@ -301,8 +314,10 @@ impl Shared {
                 idle_since = Instant::now();
             }
             let idle = idle_since.elapsed();
-            // A failed SUT may never answer what it holds: do not wait long for it.
+            // A failed SUT may never answer what it holds: do not wait long for it, and not at
+            // all for one that is gone.
             let timeout = match self.failure.failed.load(Ordering::Acquire) {
+                true if self.failure.lost.load(Ordering::Acquire) => Duration::ZERO,
                 true => idle_timeout.min(FAILED_SUT_DRAIN),
                 false => idle_timeout,
             };
@@ -707,6 +722,15 @@ impl Completer {
     pub fn fail(&self, message: impl Into<String>) {
         match &self.target {
             Target::Engine(shared) => shared.fail(message.into()),
+            Target::Sink(sink) => sink.fail(message.into()),
+        }
+    }
+
+    /// As [`Completer::fail`], for a SUT that is gone (its process died): no outstanding
+    /// sample will complete, so the drain ends at once instead of waiting for them.
+    pub fn fail_lost(&self, message: impl Into<String>) {
+        match &self.target {
+            Target::Engine(shared) => shared.fail_lost(message.into()),
             Target::Sink(sink) => sink.fail(message.into()),
         }
     }

@@ -536,16 +536,19 @@ pub(super) fn flush_and_drain(ctx: &SeriesContext<'_>, target: u64) -> u64 {
     }
     let never_completed = target.saturating_sub(shared.completed.load(Ordering::Acquire));
     if never_completed > 0 {
-        // The wait is cut short once the SUT has reported a failure.
-        let waited = match shared.failure() {
-            Some(_) => ctx.drain_timeout.min(FAILED_SUT_DRAIN),
-            None => ctx.drain_timeout,
+        // The wait is cut short once the SUT has reported a failure, and skipped once it is
+        // gone.
+        let why = match shared.failure() {
+            Some(_) if shared.sut_lost() => "the SUT is gone".to_string(),
+            Some(_) => format!(
+                "gave up after {:?} without a completion",
+                ctx.drain_timeout.min(FAILED_SUT_DRAIN)
+            ),
+            None => format!("gave up after {:?} without a completion", ctx.drain_timeout),
         };
         shared.diagnostics.push(Diagnostic::error(
             "error_runtime",
-            format!(
-                "{never_completed} samples never completed: gave up after {waited:?} without a completion"
-            ),
+            format!("{never_completed} samples never completed: {why}"),
         ));
     }
     never_completed

@@ -42,6 +42,17 @@ impl From<ScenarioArg> for TestScenario {
     }
 }
 
+/// Where the plugin runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum IsolateArg {
+    /// In the host's process (fastest; a crash of the plugin ends the host).
+    #[default]
+    None,
+    /// In a child process: its crash, exit or hang ends the run INVALID with every log
+    /// written.
+    Process,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ModeArg {
     #[value(name = "SubmissionRun", alias = "submission")]
@@ -146,6 +157,12 @@ pub struct RunArgs {
     /// a SUT that shares this machine (a local inference server).
     #[arg(long, value_name = "DURATION", default_value = "200us", value_parser = super::parse_seconds)]
     pub issue_spin: Duration,
+
+    /// Run the plugin in a child process (`process`), so that its crash, `exit()` or hang
+    /// ends the run INVALID with every log written, instead of ending the host. Recommended
+    /// for new or untrusted plugins.
+    #[arg(long, value_enum, default_value = "none", help_heading = "Plugin")]
+    pub isolate: IsolateArg,
 
     /// The backend: a plugin library path, or a plugin name found through
     /// MLPERF_HOST_PLUGIN_PATH, the standard plugin directories and beside this executable.

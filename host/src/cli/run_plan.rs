@@ -11,11 +11,12 @@ use mlperf_host::loadgen::config::{ConfigFile, ConfigLoader};
 use mlperf_host::loadgen::{TestMode, TestScenario, TestSettings};
 use mlperf_host::official::engine::TestSettings as OfficialSettings;
 use mlperf_host::official::settings::{field_text, official_mode, official_scenario};
+use mlperf_host::plugin::isolated::Isolation;
 use mlperf_host::session::{
     EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan,
 };
 
-use super::run_args::{EngineArg, RunArgs};
+use super::run_args::{EngineArg, IsolateArg, RunArgs};
 use super::set::{self, Override};
 
 /// Samples in the library when there is no data set and no `--total-samples`.
@@ -61,8 +62,9 @@ pub fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
             )?))
         }
     };
-    let plugin = plugin_plan(args, benchmark.as_ref(), settings.scenario)?;
+    let mut plugin = plugin_plan(args, benchmark.as_ref(), settings.scenario)?;
     let samples = sample_plan(args, benchmark.as_ref())?;
+    plugin.isolation = isolation(args, &samples)?;
     Ok(RunPlan {
         model,
         benchmark,
@@ -81,6 +83,26 @@ pub fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
             stall_timeout: args.stall_timeout,
         },
     })
+}
+
+/// `--isolate process`: the plugin in a child process running this executable.
+fn isolation(args: &RunArgs, samples: &SamplePlan) -> anyhow::Result<Option<Isolation>> {
+    if args.isolate == IsolateArg::None {
+        return Ok(None);
+    }
+    if let SamplePlan::Dataset {
+        preprocess: Some(PreprocessPlan { timed: true, .. }),
+        ..
+    } = samples
+    {
+        bail!("--isolate process does not run timed preprocessing (--preprocess-timed, or a benchmark's timed module) yet: preprocess at load, or run in-process");
+    }
+    let executable = std::env::current_exe()
+        .context("--isolate process: cannot find this executable to start the plugin process")?;
+    Ok(Some(Isolation {
+        executable,
+        stall_timeout: args.stall_timeout,
+    }))
 }
 
 /// An audit.config must exist and parse.
@@ -215,6 +237,7 @@ fn plugin_plan(
                 "benchmark {}: cannot start its plugin",
                 benchmark.name
             )),
+            isolation: None,
         });
     }
     let Some(spec) = &args.plugin else {
@@ -236,6 +259,7 @@ fn plugin_plan(
                 &sets,
             )?,
             context: Some("cannot start the default null plugin (build it with `cargo build --release -p mlperf-plugin-null`, or name a backend with --plugin)".to_string()),
+            isolation: None,
         });
     };
     if !args.latency.is_zero() {
@@ -249,6 +273,7 @@ fn plugin_plan(
             &args.plugin_set,
         )?,
         context: None,
+        isolation: None,
     })
 }
 

@@ -51,4 +51,7 @@ pub enum PluginError {
         code: i32,
         message: String,
     },
+    /// Starting the plugin in a process of its own failed (or the plugin did, there).
+    #[error("{message}")]
+    Isolated { message: String },
 }

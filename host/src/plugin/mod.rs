@@ -4,6 +4,8 @@
 
 mod error;
 mod host_api;
+mod instance;
+pub mod isolated;
 mod loader;
 pub mod power;
 mod resolve;
@@ -11,6 +13,7 @@ mod sut;
 mod timed;
 
 pub use error::PluginError;
+pub use instance::Instance;
 pub use loader::{Plugin, PluginInfo};
 pub use resolve::{list, resolve, search_dirs, Manifest};
 pub use sut::PluginSut;

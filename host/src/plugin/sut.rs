@@ -271,7 +271,7 @@ impl PluginSut {
 
 /// Accounts for samples the plugin never accepted, so the drain does not wait for them (the run
 /// ends INVALID).
-fn refuse(samples: &[QuerySample], completer: &Completer) {
+pub(crate) fn refuse(samples: &[QuerySample], completer: &Completer) {
     let empty: Vec<QuerySampleResponse<'_>> = samples
         .iter()
         .map(|s| QuerySampleResponse::new(s.id, &[]))

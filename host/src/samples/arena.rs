@@ -68,10 +68,16 @@ struct Slot {
     rank: u32,
 }
 
+/// Bytes held elsewhere (a shared memory mapping) that a set of samples is read from.
+pub type ForeignBytes = std::sync::Arc<dyn AsRef<[u8]> + Send + Sync>;
+
 /// The samples of one loadable set, laid out back to back (each aligned to [`SAMPLE_ALIGN`]).
 #[derive(Default)]
 pub struct LoadedSamples {
     blocks: Vec<Block>,
+    /// Instead of `blocks`: a set read from an image (see [`LoadedSamples::from_image`]), and
+    /// where in it the sample bytes start.
+    foreign: Option<(ForeignBytes, usize)>,
     /// By sample index; `None` where the index is not loaded.
     slots: Vec<Option<Slot>>,
     shapes: Vec<i64>,
@@ -189,6 +195,9 @@ impl LoadedSamples {
     }
 
     fn bytes(&self) -> &[u8] {
+        if let Some((bytes, data_at)) = &self.foreign {
+            return &(**bytes).as_ref()[*data_at..];
+        }
         // SAFETY: `Block` is plain bytes with no padding; the slice covers the blocks exactly.
         unsafe {
             std::slice::from_raw_parts(
@@ -199,6 +208,10 @@ impl LoadedSamples {
     }
 
     fn bytes_mut(&mut self) -> &mut [u8] {
+        debug_assert!(
+            self.foreign.is_none(),
+            "a set read from an image is read-only"
+        );
         // SAFETY: as in `bytes`, uniquely borrowed.
         unsafe {
             std::slice::from_raw_parts_mut(
@@ -226,6 +239,126 @@ impl LoadedSamples {
     }
 }
 
+/// The first word of a set's image.
+const IMAGE_MAGIC: u64 = u64::from_le_bytes(*b"mlpsmp01");
+/// Words before the slot table: magic, slots, shape entries, sample bytes.
+const IMAGE_HEADER_WORDS: usize = 4;
+const SLOT_WORDS: usize = 4;
+const NO_SLOT: u64 = u64::MAX;
+
+impl LoadedSamples {
+    /// The size of [`LoadedSamples::write_image`]'s output.
+    pub fn image_len(&self) -> usize {
+        self.image_data_at() + self.used
+    }
+
+    fn image_data_at(&self) -> usize {
+        let words = IMAGE_HEADER_WORDS + SLOT_WORDS * self.slots.len() + self.shapes.len();
+        (words * 8).next_multiple_of(SAMPLE_ALIGN)
+    }
+
+    /// The set as one flat image (`image_len` bytes into `out`): a header, the slot table,
+    /// the shapes, then the sample bytes at a [`SAMPLE_ALIGN`] offset. Another process maps it
+    /// and reads the set in place with [`LoadedSamples::from_image`].
+    pub fn write_image(&self, out: &mut [u8]) {
+        let data_at = self.image_data_at();
+        let mut words = Vec::with_capacity(data_at / 8);
+        words.extend([
+            IMAGE_MAGIC,
+            self.slots.len() as u64,
+            self.shapes.len() as u64,
+            self.used as u64,
+        ]);
+        for slot in &self.slots {
+            match slot {
+                Some(slot) => words.extend([
+                    slot.offset as u64,
+                    slot.length as u64,
+                    (slot.dtype.to_raw() as u32 as u64) | ((slot.rank as u64) << 32),
+                    slot.shape_at as u64,
+                ]),
+                None => words.extend([NO_SLOT, 0, 0, 0]),
+            }
+        }
+        words.extend(self.shapes.iter().map(|&d| d as u64));
+        for (chunk, word) in out[..data_at].chunks_exact_mut(8).zip(&words) {
+            chunk.copy_from_slice(&word.to_ne_bytes());
+        }
+        out[data_at..data_at + self.used].copy_from_slice(&self.bytes()[..self.used]);
+    }
+
+    /// The set an image holds, read in place from `image` (which must start
+    /// [`SAMPLE_ALIGN`]-aligned, as a mapping does). Refuses an image whose table points
+    /// outside it.
+    pub fn from_image(image: ForeignBytes) -> Result<LoadedSamples, String> {
+        let bytes = (*image).as_ref();
+        let word = |i: usize| -> Result<u64, String> {
+            bytes
+                .get(i * 8..i * 8 + 8)
+                .map(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")))
+                .ok_or_else(|| format!("sample image truncated at word {i}"))
+        };
+        if word(0)? != IMAGE_MAGIC {
+            return Err("not a sample image".into());
+        }
+        let (slots, shapes, used) = (word(1)? as usize, word(2)? as usize, word(3)? as usize);
+        let table_words = slots
+            .checked_mul(SLOT_WORDS)
+            .and_then(|w| w.checked_add(IMAGE_HEADER_WORDS + shapes))
+            .ok_or("sample image table too large")?;
+        let data_at = (table_words * 8).next_multiple_of(SAMPLE_ALIGN);
+        if data_at
+            .checked_add(used)
+            .is_none_or(|end| end > bytes.len())
+        {
+            return Err(format!(
+                "sample image of {} bytes is shorter than its table says",
+                bytes.len()
+            ));
+        }
+        let mut set = LoadedSamples {
+            slots: Vec::with_capacity(slots),
+            shapes: Vec::with_capacity(shapes),
+            used,
+            ..LoadedSamples::default()
+        };
+        let shapes_at = IMAGE_HEADER_WORDS + SLOT_WORDS * slots;
+        for i in 0..shapes {
+            set.shapes.push(word(shapes_at + i)? as i64);
+        }
+        for i in 0..slots {
+            let at = IMAGE_HEADER_WORDS + SLOT_WORDS * i;
+            let offset = word(at)?;
+            if offset == NO_SLOT {
+                set.slots.push(None);
+                continue;
+            }
+            let (length, kind, shape_at) = (word(at + 1)?, word(at + 2)?, word(at + 3)?);
+            let rank = kind >> 32;
+            let dtype = DType::from_raw(kind as u32 as i32);
+            if offset
+                .checked_add(length)
+                .is_none_or(|end| end > used as u64)
+                || shape_at.saturating_add(rank) > shapes as u64
+            {
+                return Err(format!("sample image slot {i} points outside the image"));
+            }
+            set.slots.push(Some(Slot {
+                offset: offset as usize,
+                length: length as usize,
+                dtype,
+                shape_at: shape_at as u32,
+                rank: rank as u32,
+            }));
+        }
+        set.foreign = Some((image, data_at));
+        Ok(set)
+    }
+}
+
+/// Called with every set the arena is given (see [`SampleArena::mirror_to`]).
+type Mirror = Box<dyn Fn(&LoadedSamples) + Send + Sync>;
+
 /// Shared between the sample library, which replaces the loaded set between series, and the
 /// system under test, which reads it while issuing.
 #[derive(Default)]
@@ -234,6 +367,7 @@ pub struct SampleArena {
     /// False until samples with data are loaded: a library without data costs the issue path
     /// one relaxed load, no lock.
     has_data: AtomicBool,
+    mirror: std::sync::Mutex<Option<Mirror>>,
 }
 
 impl SampleArena {
@@ -255,6 +389,15 @@ impl SampleArena {
         let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
         *loaded = samples;
         self.has_data.store(true, Ordering::Release);
+        if let Some(mirror) = &*self.mirror.lock().unwrap_or_else(|p| p.into_inner()) {
+            mirror(&loaded);
+        }
+    }
+
+    /// Hands every set loaded from now on to `mirror` as well, before the load returns
+    /// (untimed): a plugin in another process gets its copy so.
+    pub fn mirror_to(&self, mirror: Mirror) {
+        *self.mirror.lock().unwrap_or_else(|p| p.into_inner()) = Some(mirror);
     }
 }
 
@@ -309,6 +452,45 @@ mod tests {
             assert_eq!(view.shape, &[2, 3]);
         }
         assert!(loaded.get(0).is_none());
+    }
+
+    #[test]
+    fn an_image_reads_back_the_same_set_in_place() {
+        let mut loaded = LoadedSamples::new(6);
+        loaded.insert(4, &layout(&[3]), &[1, 2, 3]).unwrap();
+        loaded.insert(1, &layout(&[2, 2]), &[4, 5, 6, 7]).unwrap();
+        let mut image = AlignedBuffer::default();
+        image.resize(loaded.image_len());
+        loaded.write_image(image.bytes_mut());
+        let bytes: Vec<u8> = image.bytes_mut()[..loaded.image_len()].to_vec();
+        let mut aligned = AlignedBuffer::default();
+        aligned.resize(bytes.len());
+        aligned.bytes_mut()[..bytes.len()].copy_from_slice(&bytes);
+        struct Owner(AlignedBuffer, usize);
+        impl AsRef<[u8]> for Owner {
+            fn as_ref(&self) -> &[u8] {
+                // SAFETY: the buffer is not written while shared.
+                let all = unsafe {
+                    std::slice::from_raw_parts(
+                        self.0.blocks.as_ptr() as *const u8,
+                        self.0.blocks.len() * SAMPLE_ALIGN,
+                    )
+                };
+                &all[..self.1]
+            }
+        }
+        let read =
+            LoadedSamples::from_image(std::sync::Arc::new(Owner(aligned, bytes.len()))).unwrap();
+        assert_eq!(read.get(4).unwrap().data, &[1, 2, 3]);
+        assert_eq!(read.get(1).unwrap().shape, &[2, 2]);
+        assert_eq!(
+            read.get(1).unwrap().data.as_ptr() as usize % SAMPLE_ALIGN,
+            0
+        );
+        assert!(read.get(0).is_none());
+        // A table pointing past the end is refused, never read.
+        let short = bytes[..bytes.len() - 1].to_vec();
+        assert!(LoadedSamples::from_image(std::sync::Arc::new(short)).is_err());
     }
 
     #[test]

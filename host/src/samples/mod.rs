@@ -7,7 +7,7 @@ mod preprocess;
 mod source;
 
 pub use arena::{
-    AlignedBuffer, LoadedSamples, SampleArena, SampleLayout, SampleView, SAMPLE_ALIGN,
+    AlignedBuffer, ForeignBytes, LoadedSamples, SampleArena, SampleLayout, SampleView, SAMPLE_ALIGN,
 };
 pub use dataset_library::DatasetLibrary;
 pub use npy::{write_npy, NpySource};

@@ -14,7 +14,6 @@ mod plan;
 mod samples;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use mlperf_loadgen::{
     start_test_with, EffectiveSettings, LogOutputSettings, LogSettings, ProgressHandle,
@@ -25,7 +24,7 @@ use mlperf_power::Phase;
 use crate::benchmark::accuracy::{evaluate_into, Score};
 use crate::compliance::{AccuracyFallback, Verification};
 use crate::logs::{RESULT_JSON, SUMMARY_LOG};
-use crate::plugin::PluginSut;
+use crate::plugin::Instance;
 use crate::power::{self, Meters, PowerResult, Recording};
 
 pub use audit::{AuditOutcome, AuditPlan, References};
@@ -83,7 +82,7 @@ impl<'a> Session<'a> {
         // set, a bad plugin.
         let mut meters = Meters::open(&plan.power)?;
         let mut library = SampleLibrary::open(&plan.samples)?;
-        let mut sut = open_plugin(&plan.plugin)?;
+        let mut sut = open_plugin(&plan.plugin, &plan.samples)?;
         library.attach(&mut sut);
         prepare_dir(&plan.out)?;
         prepare_dir(&plan.results_dir)?;
@@ -131,10 +130,10 @@ impl<'a> Session<'a> {
             ranging = Some((recording, result));
             // A fresh instance for the testing run, as the power workflow's second run of the
             // workload gets (an instance serves one test).
-            if !destroy_within(sut, plan.log.stall_timeout) {
+            if !sut.destroy_within(plan.log.stall_timeout) {
                 return Err(SessionError::DestroyStalled(plan.log.stall_timeout));
             }
-            sut = open_plugin(&plan.plugin)?;
+            sut = open_plugin(&plan.plugin, &plan.samples)?;
             library.attach(&mut sut);
         }
         let mark = match meters.as_mut() {
@@ -151,7 +150,7 @@ impl<'a> Session<'a> {
         // Finished now (PTDaemon's ranges restored), not after the reports.
         drop(meters);
         // Destroying the instance stops the plugin's threads.
-        let destroyed = destroy_within(sut, plan.log.stall_timeout);
+        let destroyed = sut.destroy_within(plan.log.stall_timeout);
         let result = result?;
 
         self.observer.summary(&summary_text(&result, &plan.out)?);
@@ -195,7 +194,7 @@ impl<'a> Session<'a> {
     fn test(
         &mut self,
         plan: &RunPlan,
-        sut: &PluginSut,
+        sut: &Instance,
         library: &mut SampleLibrary,
         dirs: &TestDirs<'_>,
     ) -> Result<TestOutcome, SessionError> {
@@ -213,7 +212,7 @@ impl<'a> Session<'a> {
 /// One LoadGen test into `dirs.logs`.
 fn run_test(
     plan: &RunPlan,
-    sut: &PluginSut,
+    sut: &Instance,
     library: &mut SampleLibrary,
     dirs: &TestDirs<'_>,
     progress: Option<ProgressHandle>,
@@ -285,29 +284,17 @@ fn run_test(
     }
 }
 
-/// Destroys the plugin instance on a thread of its own, waiting at most `limit`; false when
-/// its `destroy` has not returned by then (it is left to finish, or not, until the process
-/// ends).
-fn destroy_within(sut: PluginSut, limit: Duration) -> bool {
-    let (done, destroyed) = std::sync::mpsc::channel();
-    let destroying = std::thread::Builder::new()
-        .name("mlperf-plugin-destroy".into())
-        .spawn(move || {
-            drop(sut);
-            let _ = done.send(());
-        });
-    // Without a thread, the closure (and so the instance) was dropped here already.
-    destroying.is_err() || destroyed.recv_timeout(limit).is_ok()
-}
-
 /// Opens, checks and creates the plan's plugin.
-fn open_plugin(plan: &PluginPlan) -> Result<PluginSut, SessionError> {
-    crate::plugin::open_sut(&plan.spec, &plan.config).map_err(|source| match &plan.context {
-        Some(context) => SessionError::PluginStart {
-            context: context.clone(),
-            source,
-        },
-        None => SessionError::Plugin(source),
+fn open_plugin(plan: &PluginPlan, samples: &SamplePlan) -> Result<Instance, SessionError> {
+    let with_data = matches!(samples, SamplePlan::Dataset { .. });
+    Instance::open(&plan.spec, &plan.config, with_data, plan.isolation.as_ref()).map_err(|source| {
+        match &plan.context {
+            Some(context) => SessionError::PluginStart {
+                context: context.clone(),
+                source,
+            },
+            None => SessionError::Plugin(source),
+        }
     })
 }
 

@@ -14,11 +14,10 @@ use crate::official::engine::{LogOutput, TestSettings};
 use crate::official::result::OfficialResult;
 use crate::official::AbortReport;
 use crate::official::Watch;
-use crate::plugin::PluginSut;
 
 /// One test on the official LoadGen into `out`; the verdict is read back from its logs.
 pub fn run(
-    sut: &PluginSut,
+    sut: &dyn mlperf_loadgen::SystemUnderTest,
     qsl: &mut dyn QuerySampleLibrary,
     settings: &TestSettings,
     options: &LogOptions,

@@ -47,6 +47,8 @@ pub struct PluginPlan {
     pub config: String,
     /// What a failure to start it is reported as, when the user did not name it.
     pub context: Option<String>,
+    /// Run it in a process of its own (`--isolate process`).
+    pub isolation: Option<crate::plugin::isolated::Isolation>,
 }
 
 /// The sample library.

@@ -11,7 +11,7 @@ use wasm_preprocess::Sandbox;
 use super::plan::{PreprocessPlan, SamplePlan};
 use super::SessionError;
 use crate::benchmark::PreprocessLimits;
-use crate::plugin::PluginSut;
+use crate::plugin::Instance;
 use crate::samples::{DatasetLibrary, NpySource, Preprocessing, SampleSource};
 
 pub enum SampleLibrary {
@@ -82,7 +82,7 @@ impl SampleLibrary {
 
     /// Hands `sut` the loaded samples' memory, when there is data, and the preprocessing it
     /// runs on issued samples, when that is timed.
-    pub fn attach(&self, sut: &mut PluginSut) {
+    pub fn attach(&self, sut: &mut Instance) {
         if let SampleLibrary::Dataset {
             library,
             preprocessing,

@@ -11,12 +11,12 @@ const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 
 /// A plugin completing every sample inline; `on_sample` runs first for each (with `n`, the
 /// samples seen so far, and `r`, the response about to be completed).
-fn plugin_source(on_sample: &str) -> String {
+pub(crate) fn plugin_source(on_sample: &str) -> String {
     plugin_source_with(on_sample, "")
 }
 
 /// As [`plugin_source`], `on_destroy` run by its destroy.
-fn plugin_source_with(on_sample: &str, on_destroy: &str) -> String {
+pub(crate) fn plugin_source_with(on_sample: &str, on_destroy: &str) -> String {
     format!(
         r#"#include <stdlib.h>
 #include <unistd.h>
@@ -133,7 +133,7 @@ fn a_plugin_that_exits_mid_run_leaves_nothing_of_the_earlier_run_in_out() {
 }
 
 /// Starts `mlperf-host ARGS` in `dir`, waits until its detail log in `out` has begun.
-fn start_run(dir: &Path, out: &str, args: &[&str]) -> std::process::Child {
+pub(crate) fn start_run(dir: &Path, out: &str, args: &[&str]) -> std::process::Child {
     let child = Command::new(EXE)
         .arg("run")
         .args(args)
@@ -158,7 +158,7 @@ fn start_run(dir: &Path, out: &str, args: &[&str]) -> std::process::Child {
     child
 }
 
-fn signal(child: &std::process::Child, name: &str) {
+pub(crate) fn signal(child: &std::process::Child, name: &str) {
     let status = Command::new("kill")
         .args([&format!("-{name}"), &child.id().to_string()])
         .status()
@@ -167,7 +167,7 @@ fn signal(child: &std::process::Child, name: &str) {
 }
 
 /// Waits for the child at most `limit`; its output and how long it took.
-fn wait_within(mut child: std::process::Child, limit: Duration) -> (Output, Duration) {
+pub(crate) fn wait_within(mut child: std::process::Child, limit: Duration) -> (Output, Duration) {
     let started = std::time::Instant::now();
     while child.try_wait().unwrap().is_none() {
         if started.elapsed() > limit {

@@ -10,6 +10,7 @@ mod cli_run;
 mod dataset_runs;
 mod differential_official;
 mod faulty_plugins;
+mod isolated_plugins;
 mod network_runs;
 mod official_engine;
 mod onnxruntime_runs;

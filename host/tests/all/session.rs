@@ -68,6 +68,7 @@ fn plan(out: &Path, results: &Path) -> RunPlan {
             // 1 ms a query, as the default expected latency: the queries fill the duration.
             config: "workers = 1\nlatency_us = 1000\n".into(),
             context: None,
+            isolation: None,
         },
         samples: SamplePlan::Indices {
             total: 64,
@@ -137,6 +138,24 @@ fn without_meters_result_json_has_no_power_and_lies_beside_the_logs() {
 }
 
 #[test]
+fn an_isolated_plugin_runs_the_same_plan_in_a_process_of_its_own() {
+    let dir = TempDir::new();
+    let mut plan = plan(dir.path(), dir.path());
+    plan.power.clear();
+    plan.plugin.isolation = Some(mlperf_host::plugin::isolated::Isolation {
+        executable: env!("CARGO_BIN_EXE_mlperf-host").into(),
+        stall_timeout: Duration::from_secs(10),
+    });
+    let mut recorder = Recorder::default();
+    let outcome = Session::new(&mut recorder).run(&plan).unwrap();
+    assert!(!outcome.destroy_stalled);
+    let detail = std::fs::read_to_string(dir.path().join("mlperf_log_detail.txt")).unwrap();
+    assert!(detail.contains("plugin_isolation"), "provenance logged");
+    let result = json(&dir.path().join("result.json"));
+    assert_eq!(result["performance"]["validity"]["valid"], true, "{result}");
+}
+
+#[test]
 fn a_plugin_that_cannot_start_is_refused_before_any_log_is_written() {
     let dir = TempDir::new();
     let out = dir.path().join("logs");
@@ -145,6 +164,7 @@ fn a_plugin_that_cannot_start_is_refused_before_any_log_is_written() {
         spec: dir.path().join("missing.so").display().to_string(),
         config: String::new(),
         context: Some("benchmark x: cannot start its plugin".into()),
+        isolation: None,
     };
     let mut recorder = Recorder::default();
     let error = Session::new(&mut recorder).run(&plan).err().unwrap();

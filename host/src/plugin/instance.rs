@@ -1,0 +1,124 @@
+//! The plugin instance a run drives: in this process, or in a process of its own.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::isolated::{IsolatedSut, Isolation};
+use super::{PluginError, PluginSut};
+use crate::loadgen::{Completer, QuerySample, SystemUnderTest};
+use crate::samples::{Preprocessing, SampleArena};
+
+// One per run, never moved about: the in-process instance stays inline (no pointer to chase
+// on each issue).
+#[allow(clippy::large_enum_variant)]
+pub enum Instance {
+    InProcess(PluginSut),
+    Isolated(IsolatedSut),
+}
+
+impl Instance {
+    /// Opens the plugin `spec` with `config`: in this process, or (with `isolation`) in a
+    /// child process; `samples`: issued samples carry data.
+    pub fn open(
+        spec: &str,
+        config: &str,
+        samples: bool,
+        isolation: Option<&Isolation>,
+    ) -> Result<Instance, PluginError> {
+        match isolation {
+            None => super::open_sut(spec, config).map(Instance::InProcess),
+            Some(isolation) => {
+                IsolatedSut::spawn(spec, config, samples, isolation).map(Instance::Isolated)
+            }
+        }
+    }
+
+    pub fn attributes(&self) -> &[(String, String)] {
+        match self {
+            Instance::InProcess(sut) => sut.attributes(),
+            Instance::Isolated(sut) => sut.attributes(),
+        }
+    }
+
+    pub fn provenance(&self) -> Vec<(String, String)> {
+        match self {
+            Instance::InProcess(sut) => sut.provenance(),
+            Instance::Isolated(sut) => sut.provenance(),
+        }
+    }
+
+    /// See [`PluginSut::reserve_samples`].
+    pub fn reserve_samples(&self, samples: usize) -> bool {
+        match self {
+            Instance::InProcess(sut) => sut.reserve_samples(samples),
+            Instance::Isolated(sut) => sut.reserve_samples(samples),
+        }
+    }
+
+    pub fn read_samples_from(&mut self, arena: Arc<SampleArena>) {
+        match self {
+            Instance::InProcess(sut) => sut.read_samples_from(arena),
+            Instance::Isolated(sut) => sut.read_samples_from(arena),
+        }
+    }
+
+    /// See [`PluginSut::preprocess_timed`]; an isolated instance has none (refused when the
+    /// run is planned).
+    pub fn preprocess_timed(&mut self, preprocessing: Arc<Preprocessing>) {
+        if let Instance::InProcess(sut) = self {
+            sut.preprocess_timed(preprocessing)
+        }
+    }
+
+    /// Destroys the instance, waiting at most `limit` for the plugin's `destroy`; false when
+    /// it had not returned by then (an in-process one is left to finish, or not, until the
+    /// process ends; an isolated one is killed).
+    pub fn destroy_within(self, limit: Duration) -> bool {
+        match self {
+            Instance::InProcess(sut) => destroy_in_process(sut, limit),
+            Instance::Isolated(sut) => sut.destroy_within(limit),
+        }
+    }
+}
+
+fn destroy_in_process(sut: PluginSut, limit: Duration) -> bool {
+    let (done, destroyed) = std::sync::mpsc::channel();
+    let destroying = std::thread::Builder::new()
+        .name("mlperf-plugin-destroy".into())
+        .spawn(move || {
+            drop(sut);
+            let _ = done.send(());
+        });
+    // Without a thread, the closure (and so the instance) was dropped here already.
+    destroying.is_err() || destroyed.recv_timeout(limit).is_ok()
+}
+
+impl SystemUnderTest for Instance {
+    fn name(&self) -> &str {
+        match self {
+            Instance::InProcess(sut) => sut.name(),
+            Instance::Isolated(sut) => sut.name(),
+        }
+    }
+
+    #[inline]
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        match self {
+            Instance::InProcess(sut) => sut.issue_query(samples, completer),
+            Instance::Isolated(sut) => sut.issue_query(samples, completer),
+        }
+    }
+
+    fn prepare_query(&self, samples: &[QuerySample]) {
+        if let Instance::InProcess(sut) = self {
+            sut.prepare_query(samples)
+        }
+    }
+
+    fn flush_queries(&self) {
+        match self {
+            Instance::InProcess(sut) => sut.flush_queries(),
+            Instance::Isolated(sut) => sut.flush_queries(),
+        }
+    }
+}

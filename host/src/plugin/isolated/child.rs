@@ -1,0 +1,330 @@
+//! The plugin's process (`mlperf-host isolated-plugin`, started by the host): loads the
+//! plugin, creates its instance, and serves the issue ring until the host says destroy. The
+//! plugin runs exactly as in the host (the same [`PluginSut`]); only its completions go to the
+//! completion ring instead of the engine.
+
+use std::io::BufReader;
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::protocol::{self, ToHost, ToPlugin};
+use super::region::*;
+use super::shm::{receive_fd, Mapping};
+use crate::loadgen::{Completer, CompletionSink, QuerySample, QuerySampleResponse, ResponseId};
+use crate::plugin::PluginSut;
+use crate::samples::{LoadedSamples, SampleArena};
+
+/// The descriptors the host hands the process: the shared region, the control socket and the
+/// socket sample images arrive on.
+pub const REGION_FD: RawFd = 3;
+pub const CONTROL_FD: RawFd = 4;
+pub const IMAGES_FD: RawFd = 5;
+
+/// How often the heartbeat advances.
+pub const HEARTBEAT: Duration = Duration::from_millis(100);
+
+/// Runs the plugin process; returns its exit status.
+pub fn main(host_pid: u32) -> i32 {
+    // Die with the host: a plugin process must never outlive the run that started it.
+    // SAFETY: prctl with an integer argument.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    if std::os::unix::process::parent_id() != host_pid {
+        return 1;
+    }
+    for fd in [REGION_FD, CONTROL_FD, IMAGES_FD] {
+        // Nothing the plugin starts inherits them.
+        // SAFETY: fcntl on descriptors the host passed.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    match serve() {
+        Ok(()) => 0,
+        Err(message) => {
+            eprintln!("mlperf-host plugin process: {message}");
+            1
+        }
+    }
+}
+
+fn serve() -> Result<(), String> {
+    let region = Arc::new(Region::open(REGION_FD).map_err(|e| e.to_string())?);
+    // SAFETY: descriptors the host passed for these sockets, owned by this process alone.
+    let (control, images) = unsafe {
+        (
+            UnixStream::from_raw_fd(CONTROL_FD),
+            UnixStream::from_raw_fd(IMAGES_FD),
+        )
+    };
+    let mut commands = BufReader::new(control.try_clone().map_err(|e| e.to_string())?);
+    let control = Arc::new(Mutex::new(control));
+    let send = |message: &ToHost| {
+        let mut control = control.lock().unwrap_or_else(|p| p.into_inner());
+        protocol::send(&mut *control, message).map_err(|e| format!("control socket: {e}"))
+    };
+    let Some(ToPlugin::Start {
+        spec,
+        config,
+        samples,
+    }) = protocol::receive(&mut commands).map_err(|e| e.to_string())?
+    else {
+        return Err("the host closed the control socket before start".into());
+    };
+    start_heartbeat(Arc::clone(&region));
+
+    let mut sut = match crate::plugin::open_sut(&spec, &config) {
+        Ok(sut) => sut,
+        Err(error) => {
+            send(&ToHost::StartFailed {
+                message: error.to_string(),
+            })?;
+            return Ok(());
+        }
+    };
+    let arena = Arc::new(SampleArena::new());
+    if samples {
+        sut.read_samples_from(Arc::clone(&arena));
+    }
+    send(&ToHost::Ready {
+        name: crate::loadgen::SystemUnderTest::name(&sut).to_string(),
+        attributes: sut.attributes().to_vec(),
+        provenance: sut.provenance(),
+    })?;
+    let sink = Arc::new(RingSink {
+        region: Arc::clone(&region),
+        producer: Mutex::new(Producer::default()),
+        control: Arc::clone(&control),
+    });
+    let completer = Completer::forwarding_to(sink);
+    let mut server = Server {
+        region: &region,
+        sut: &sut,
+        completer: &completer,
+        arena: &arena,
+        images: &images,
+        send: &send,
+        query: Vec::new(),
+        expected: 0,
+    };
+    server.serve_issue_ring()?;
+    drop(server);
+    stamp_call(&region, CALL_DESTROY);
+    drop(sut);
+    unstamp_call(&region);
+    send(&ToHost::Destroyed)
+}
+
+fn start_heartbeat(region: Arc<Region>) {
+    let _ = std::thread::Builder::new()
+        .name("mlperf-heartbeat".into())
+        .spawn(move || loop {
+            region.header().heartbeat.0.fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(HEARTBEAT);
+        });
+}
+
+fn stamp_call(region: &Region, call: u32) {
+    let header = region.header();
+    header.call.0.store(call, Ordering::Relaxed);
+    header
+        .call_started
+        .0
+        .store(monotonic_ns() + 1, Ordering::Release);
+}
+
+fn unstamp_call(region: &Region) {
+    region.header().call_started.0.store(0, Ordering::Release);
+}
+
+struct Server<'a, F: Fn(&ToHost) -> Result<(), String>> {
+    region: &'a Region,
+    sut: &'a PluginSut,
+    completer: &'a Completer,
+    arena: &'a SampleArena,
+    images: &'a UnixStream,
+    send: &'a F,
+    /// The query being received.
+    query: Vec<QuerySample>,
+    expected: usize,
+}
+
+impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
+    /// Takes entries until the destroy marker.
+    fn serve_issue_ring(&mut self) -> Result<(), String> {
+        let ring = &self.region.header().issue;
+        let mut tail = ring.tail.0.load(Ordering::Relaxed);
+        loop {
+            let head = ring.head.0.load(Ordering::Acquire);
+            if head == tail {
+                wait_until(&ring.consumer_asleep.0, Duration::from_millis(100), || {
+                    ring.head.0.load(Ordering::Acquire) != tail
+                });
+                continue;
+            }
+            while tail != head {
+                // SAFETY: an entry the host published (below head) and will not rewrite
+                // before the tail passes it.
+                let entry = unsafe { *self.region.issue_slot(tail) };
+                tail += 1;
+                // A large query streams through the ring: room is given back as it is read.
+                if tail.is_multiple_of(1024) {
+                    ring.tail.0.store(tail, Ordering::Release);
+                    wake(&ring.producer_asleep.0);
+                }
+                if entry.kind == KIND_DESTROY {
+                    ring.tail.0.store(tail, Ordering::Release);
+                    return Ok(());
+                }
+                self.take(entry)?;
+            }
+            ring.tail.0.store(tail, Ordering::Release);
+            wake(&ring.producer_asleep.0);
+        }
+    }
+
+    fn take(&mut self, entry: IssueEntry) -> Result<(), String> {
+        match entry.kind {
+            KIND_FLUSH => {
+                stamp_call(self.region, CALL_FLUSH);
+                crate::loadgen::SystemUnderTest::flush_queries(self.sut);
+                unstamp_call(self.region);
+            }
+            KIND_SAMPLES => {
+                let error = self.map_image().err();
+                (self.send)(&ToHost::SamplesMapped { error })?;
+            }
+            KIND_RESERVE => {
+                let samples = entry.index as usize;
+                self.sut.reserve_samples(samples);
+                self.query
+                    .reserve(samples.saturating_sub(self.query.capacity()));
+            }
+            kind if kind >= FIRST_MARKER => {}
+            kind => {
+                if kind > 0 {
+                    self.query.clear();
+                    self.expected = kind as usize;
+                }
+                self.query.push(QuerySample {
+                    id: ResponseId(entry.id),
+                    index: entry.index as usize,
+                });
+                if self.query.len() == self.expected {
+                    stamp_call(self.region, CALL_ISSUE);
+                    crate::loadgen::SystemUnderTest::issue_query(
+                        self.sut,
+                        &self.query,
+                        self.completer,
+                    );
+                    unstamp_call(self.region);
+                    self.query.clear();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Maps the sample image the host sends and makes it the loaded set.
+    fn map_image(&self) -> Result<(), String> {
+        let fd = receive_fd(self.images).map_err(|e| format!("sample image: {e}"))?;
+        let len = Mapping::file_len(fd.as_raw_fd()).map_err(|e| e.to_string())?;
+        let mapping = Mapping::map(fd.as_raw_fd(), len, false).map_err(|e| e.to_string())?;
+        let set = LoadedSamples::from_image(Arc::new(mapping))?;
+        self.arena.replace(set);
+        Ok(())
+    }
+}
+
+/// The completion ring's producer state, under the sink's lock.
+#[derive(Default)]
+struct Producer {
+    head: u64,
+    arena_head: u64,
+}
+
+/// Where the plugin's completions go: into the completion ring, their bytes into the arena.
+struct RingSink {
+    region: Arc<Region>,
+    producer: Mutex<Producer>,
+    control: Arc<Mutex<UnixStream>>,
+}
+
+impl RingSink {
+    fn push(&self, responses: &[QuerySampleResponse<'_>], kind: u64) {
+        let header = self.region.header();
+        let ring = &header.done;
+        let mut producer = self.producer.lock().unwrap_or_else(|p| p.into_inner());
+        let published = producer.head;
+        for response in responses {
+            let mut data = response.data;
+            if data.len() as u64 > MAX_ISOLATED_RESPONSE {
+                self.fail(format!(
+                    "completed sample id {} with a response of {} bytes (an isolated plugin's response holds at most {MAX_ISOLATED_RESPONSE} bytes)",
+                    response.id.0,
+                    data.len()
+                ));
+                data = &[];
+            }
+            let length = data.len() as u64;
+            let mut offset = producer.arena_head;
+            let at = offset % ARENA_BYTES;
+            if at + length > ARENA_BYTES {
+                offset += ARENA_BYTES - at;
+            }
+            let head = producer.head;
+            let room = || {
+                head - ring.tail.0.load(Ordering::Acquire) < DONE_SLOTS
+                    && offset + length - header.arena_tail.0.load(Ordering::Acquire) <= ARENA_BYTES
+            };
+            if !room() {
+                // What is written so far goes first, so the host can make room.
+                ring.head.0.store(head, Ordering::Release);
+                wake(&ring.consumer_asleep.0);
+                while !wait_until(&ring.producer_asleep.0, Duration::from_millis(100), room) {}
+            }
+            if length > 0 {
+                // SAFETY: `length` bytes of the arena the host has released (room above).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        data.as_ptr(),
+                        self.region.arena(offset, length),
+                        length as usize,
+                    )
+                };
+            }
+            // SAFETY: a slot the host has released (room above).
+            unsafe {
+                self.region.done_slot(head).write(DoneEntry {
+                    id: response.id.0,
+                    n_tokens: response.n_tokens,
+                    offset,
+                    length,
+                    kind,
+                })
+            };
+            producer.arena_head = offset + length;
+            producer.head = head + 1;
+        }
+        if producer.head != published {
+            ring.head.0.store(producer.head, Ordering::Release);
+            wake(&ring.consumer_asleep.0);
+        }
+    }
+}
+
+impl CompletionSink for RingSink {
+    fn complete(&self, responses: &[QuerySampleResponse<'_>]) {
+        self.push(responses, DONE_COMPLETE);
+    }
+
+    fn first_token(&self, responses: &[QuerySampleResponse<'_>]) {
+        self.push(responses, DONE_FIRST_TOKEN);
+    }
+
+    fn fail(&self, message: String) {
+        let mut control = self.control.lock().unwrap_or_else(|p| p.into_inner());
+        // The host's end gone means the run is over: nothing to tell.
+        let _ = protocol::send(&mut *control, &ToHost::Fail { message });
+    }
+}

@@ -1,0 +1,715 @@
+//! The host's side of an isolated plugin: the plugin's process started and watched, queries
+//! written to the issue ring, completions read from the completion ring and handed to the
+//! engine. Whatever happens to the process (a crash, `exit()`, an OOM kill, a stop, a call
+//! that never returns) ends the run INVALID with the cause, and the host goes on to write
+//! every log.
+
+use std::io::BufReader;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::child::{CONTROL_FD, IMAGES_FD, REGION_FD};
+use super::protocol::{self, ToHost, ToPlugin};
+use super::region::*;
+use super::shm::{send_fd, Mapping};
+use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, ResponseId, SystemUnderTest};
+use crate::plugin::sut::refuse;
+use crate::plugin::PluginError;
+use crate::samples::{LoadedSamples, SampleArena};
+
+/// The hidden subcommand the plugin's process runs.
+pub const SUBCOMMAND: &str = "isolated-plugin";
+
+/// A process whose heartbeat has not advanced for this long is stopped (or frozen) and is
+/// killed.
+const HEARTBEAT_STALL: Duration = Duration::from_millis(1_500);
+/// How often the watcher looks at the process.
+const WATCH_EVERY: Duration = Duration::from_millis(20);
+
+/// How to start the plugin's process.
+#[derive(Debug, Clone)]
+pub struct Isolation {
+    /// The `mlperf-host` executable (run with the hidden subcommand).
+    pub executable: PathBuf,
+    /// A call into the plugin that has not returned after this long ends the run; so does a
+    /// start or a `destroy` that takes longer.
+    pub stall_timeout: Duration,
+}
+
+/// What the host and its threads share about the process.
+struct Link {
+    plugin: String,
+    completer: OnceLock<Completer>,
+    /// A failure before the first issue (lost: the process is gone), handed over then.
+    early_failure: Mutex<Option<(String, bool)>>,
+    /// The process is gone or being killed: nothing more comes from it.
+    gone: AtomicBool,
+    /// The process has exited (the watcher reaped it).
+    exited: AtomicBool,
+    /// The host asked the process to destroy the instance and exit.
+    stopping: AtomicBool,
+    /// Why the host killed the process, when it did.
+    kill_cause: Mutex<Option<String>>,
+    /// Samples whose completion reached the host.
+    completed: AtomicU64,
+    /// The completion reader has taken everything the exited process published.
+    drained: AtomicBool,
+    pid: u32,
+}
+
+impl Link {
+    fn fail(&self, message: String, lost: bool) {
+        if let Some(completer) = self.completer.get() {
+            return match lost {
+                true => completer.fail_lost(message),
+                false => completer.fail(message),
+            };
+        }
+        let mut early = self.early_failure.lock().unwrap_or_else(|p| p.into_inner());
+        early.get_or_insert((message, lost));
+    }
+
+    fn kill(&self, cause: String) {
+        self.kill_cause
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(cause);
+        self.gone.store(true, Ordering::SeqCst);
+        if !self.exited.load(Ordering::SeqCst) {
+            // SAFETY: signals the process this host started and has not reaped yet.
+            unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) };
+        }
+    }
+}
+
+struct Inner {
+    region: Region,
+    link: Arc<Link>,
+    images: UnixStream,
+    replies: Mutex<Receiver<ToHost>>,
+    /// The issue ring's producer state (only the issuing thread writes).
+    issue_head: AtomicU64,
+    issue_tail_seen: AtomicU64,
+    stall_timeout: Duration,
+}
+
+/// A plugin instance living in a process of its own.
+pub struct IsolatedSut {
+    inner: Arc<Inner>,
+    name: String,
+    attributes: Vec<(String, String)>,
+    provenance: Vec<(String, String)>,
+    threads: Vec<JoinHandle<()>>,
+    destroyed: bool,
+}
+
+impl IsolatedSut {
+    /// Starts the process, which loads the plugin `spec` and creates an instance configured
+    /// by `config`; `samples`: issued samples carry data (sample images follow at loads).
+    pub fn spawn(
+        spec: &str,
+        config: &str,
+        samples: bool,
+        isolation: &Isolation,
+    ) -> Result<IsolatedSut, PluginError> {
+        let failed = |what: &str, e: std::io::Error| PluginError::Isolated {
+            message: format!("cannot start the plugin process ({what}): {e}"),
+        };
+        let (region_fd, region) = Region::create().map_err(|e| failed("shared memory", e))?;
+        let (control, control_child) = UnixStream::pair().map_err(|e| failed("socket", e))?;
+        let (images, images_child) = UnixStream::pair().map_err(|e| failed("socket", e))?;
+        let passed = [
+            region_fd.as_raw_fd(),
+            control_child.as_raw_fd(),
+            images_child.as_raw_fd(),
+        ];
+        let mut command = Command::new(&isolation.executable);
+        command
+            .arg(SUBCOMMAND)
+            .arg(std::process::id().to_string())
+            .stdin(Stdio::null());
+        // SAFETY: only async-signal-safe calls (fcntl, dup2) between fork and exec.
+        unsafe { command.pre_exec(move || place_descriptors(passed)) };
+        let child = command
+            .spawn()
+            .map_err(|e| failed(&isolation.executable.display().to_string(), e))?;
+        drop((region_fd, control_child, images_child));
+
+        let link = Arc::new(Link {
+            plugin: spec.to_string(),
+            completer: OnceLock::new(),
+            early_failure: Mutex::new(None),
+            gone: AtomicBool::new(false),
+            exited: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
+            kill_cause: Mutex::new(None),
+            completed: AtomicU64::new(0),
+            drained: AtomicBool::new(false),
+            pid: child.id(),
+        });
+        let (reply, replies) = mpsc::channel();
+        let reader = control.try_clone().map_err(|e| failed("socket", e))?;
+        let inner = Arc::new(Inner {
+            region,
+            link: Arc::clone(&link),
+            images,
+            replies: Mutex::new(replies),
+            issue_head: AtomicU64::new(0),
+            issue_tail_seen: AtomicU64::new(0),
+            stall_timeout: isolation.stall_timeout,
+        });
+        let mut threads = Vec::new();
+        let spawn = |name: &str, work: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(work)
+                .map_err(|e| failed("thread", e))
+        };
+        threads.push(spawn(
+            "mlperf-isolated-watch",
+            Box::new({
+                let inner = Arc::clone(&inner);
+                move || watch(child, &inner)
+            }),
+        )?);
+        threads.push(spawn(
+            "mlperf-isolated-control",
+            Box::new({
+                let link = Arc::clone(&link);
+                move || read_control(reader, &link, reply)
+            }),
+        )?);
+        threads.push(spawn(
+            "mlperf-isolated-completions",
+            Box::new({
+                let inner = Arc::clone(&inner);
+                move || receive_completions(&inner)
+            }),
+        )?);
+        let mut sut = IsolatedSut {
+            inner,
+            name: String::new(),
+            attributes: Vec::new(),
+            provenance: Vec::new(),
+            threads,
+            destroyed: false,
+        };
+        let mut control = control;
+        let start = ToPlugin::Start {
+            spec: spec.to_string(),
+            config: config.to_string(),
+            samples,
+        };
+        protocol::send(&mut control, &start).map_err(|e| failed("control socket", e))?;
+        match sut
+            .inner
+            .reply(isolation.stall_timeout.max(Duration::from_secs(60)))
+        {
+            Ok(ToHost::Ready {
+                name,
+                attributes,
+                provenance,
+            }) => {
+                sut.name = name;
+                sut.attributes = attributes;
+                sut.provenance = provenance;
+                sut.provenance
+                    .push(("plugin_isolation".into(), "process".into()));
+                Ok(sut)
+            }
+            Ok(ToHost::StartFailed { message }) => Err(PluginError::Isolated { message }),
+            Ok(other) => Err(PluginError::Isolated {
+                message: format!("the plugin process answered {other:?} to start"),
+            }),
+            Err(why) => Err(PluginError::Isolated {
+                message: format!("the plugin process did not start the plugin: {why}"),
+            }),
+        }
+    }
+
+    pub fn attributes(&self) -> &[(String, String)] {
+        &self.attributes
+    }
+
+    pub fn provenance(&self) -> Vec<(String, String)> {
+        self.provenance.clone()
+    }
+
+    /// Asks the process to size its hand-over buffer for a query of `samples` (untimed, ahead
+    /// of the test).
+    pub fn reserve_samples(&self, samples: usize) -> bool {
+        self.inner
+            .push(1, |_| IssueEntry {
+                id: 0,
+                index: samples as u64,
+                kind: KIND_RESERVE,
+            })
+            .is_ok()
+    }
+
+    /// Sends every set `arena` is given to the process, before the load returns.
+    pub fn read_samples_from(&self, arena: Arc<SampleArena>) {
+        let inner: Weak<Inner> = Arc::downgrade(&self.inner);
+        arena.mirror_to(Box::new(move |set| {
+            if let Some(inner) = inner.upgrade() {
+                if let Err(message) = inner.send_image(set) {
+                    inner.link.fail(message, false);
+                }
+            }
+        }));
+    }
+
+    /// Destroys the instance and ends the process, waiting at most `limit` for the plugin's
+    /// `destroy`; false when it had not returned by then (the process is killed).
+    pub fn destroy_within(mut self, limit: Duration) -> bool {
+        self.destroyed = true;
+        let inner = &self.inner;
+        inner.link.stopping.store(true, Ordering::SeqCst);
+        let mut returned = false;
+        if !inner.link.gone.load(Ordering::SeqCst) {
+            let asked = inner.push(1, |_| IssueEntry {
+                kind: KIND_DESTROY,
+                ..IssueEntry::default()
+            });
+            returned = asked.is_ok() && matches!(inner.reply(limit), Ok(ToHost::Destroyed));
+        }
+        if !returned && !inner.link.exited.load(Ordering::SeqCst) {
+            inner
+                .link
+                .kill(format!("plugin {} destroy did not return", self.name));
+        }
+        self.join();
+        returned
+    }
+
+    fn join(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !self.inner.link.exited.load(Ordering::SeqCst) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for IsolatedSut {
+    fn drop(&mut self) {
+        if !self.destroyed {
+            self.inner.link.stopping.store(true, Ordering::SeqCst);
+            self.inner.link.kill("the host dropped the plugin".into());
+            self.join();
+        }
+    }
+}
+
+impl Inner {
+    /// The next reply on the control socket, waiting at most `limit` (less if the process
+    /// dies).
+    fn reply(&self, limit: Duration) -> Result<ToHost, String> {
+        let replies = self.replies.lock().unwrap_or_else(|p| p.into_inner());
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(format!("no answer within {limit:?}"));
+            }
+            match replies.recv_timeout(left.min(Duration::from_millis(50))) {
+                Ok(reply) => return Ok(reply),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.cause().unwrap_or_else(|| "the process ended".into()))
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Some(cause) = self.cause() {
+                        return Err(cause);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Why the process is gone, once it is.
+    fn cause(&self) -> Option<String> {
+        if !self.link.gone.load(Ordering::SeqCst) {
+            return None;
+        }
+        let cause = self
+            .link
+            .kill_cause
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        Some(
+            cause
+                .clone()
+                .unwrap_or_else(|| "the plugin process ended".into()),
+        )
+    }
+
+    /// Writes `count` entries to the issue ring, waiting for room; `Err(written)` when the
+    /// process went away first.
+    fn push(&self, count: usize, entry: impl Fn(usize) -> IssueEntry) -> Result<(), usize> {
+        let ring = &self.region.header().issue;
+        let mut head = self.issue_head.load(Ordering::Relaxed);
+        let mut tail = self.issue_tail_seen.load(Ordering::Relaxed);
+        let mut result = Ok(());
+        for i in 0..count {
+            if head - tail >= ISSUE_SLOTS {
+                tail = ring.tail.0.load(Ordering::Acquire);
+                if head - tail >= ISSUE_SLOTS {
+                    ring.head.0.store(head, Ordering::Release);
+                    wake(&ring.consumer_asleep.0);
+                    let room = || head - ring.tail.0.load(Ordering::Acquire) < ISSUE_SLOTS;
+                    while !wait_until(&ring.producer_asleep.0, WATCH_EVERY, room) {
+                        if self.link.gone.load(Ordering::SeqCst) {
+                            break;
+                        }
+                    }
+                    if !room() {
+                        result = Err(i);
+                        break;
+                    }
+                    tail = ring.tail.0.load(Ordering::Acquire);
+                }
+            }
+            // SAFETY: a slot the consumer has passed (room checked above).
+            unsafe { self.region.issue_slot(head).write(entry(i)) };
+            head += 1;
+        }
+        ring.head.0.store(head, Ordering::Release);
+        wake(&ring.consumer_asleep.0);
+        self.issue_head.store(head, Ordering::Relaxed);
+        self.issue_tail_seen.store(tail, Ordering::Relaxed);
+        result
+    }
+
+    /// Hands the process a set of samples as an image in a memory file it maps read-only.
+    fn send_image(&self, set: &LoadedSamples) -> Result<(), String> {
+        let len = set.image_len();
+        let (fd, mut mapping) = Mapping::create("mlperf-host-samples", len)
+            .map_err(|e| format!("cannot share the loaded samples ({len} bytes): {e}"))?;
+        set.write_image(mapping.bytes_mut());
+        drop(mapping);
+        let gone = || self.cause().unwrap_or_default();
+        self.push(1, |_| IssueEntry {
+            kind: KIND_SAMPLES,
+            ..IssueEntry::default()
+        })
+        .map_err(|_| gone())?;
+        send_fd(&self.images, fd.as_raw_fd())
+            .map_err(|e| format!("cannot hand the loaded samples to the plugin process: {e}"))?;
+        match self.reply(self.stall_timeout)? {
+            ToHost::SamplesMapped { error: None } => Ok(()),
+            ToHost::SamplesMapped { error: Some(error) } => Err(format!(
+                "the plugin process could not map the loaded samples: {error}"
+            )),
+            other => Err(format!(
+                "the plugin process answered {other:?} to the loaded samples"
+            )),
+        }
+    }
+}
+
+impl SystemUnderTest for IsolatedSut {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        let link = &self.inner.link;
+        if link.completer.get().is_none() {
+            link.completer.get_or_init(|| completer.clone());
+            let early = link
+                .early_failure
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some((message, lost)) = early {
+                link.fail(message, lost);
+                return refuse(samples, completer);
+            }
+        }
+        if link.gone.load(Ordering::Relaxed) {
+            return refuse(samples, completer);
+        }
+        let pushed = self.inner.push(samples.len(), |i| IssueEntry {
+            id: samples[i].id.0,
+            index: samples[i].index as u64,
+            kind: if i == 0 { samples.len() as u64 } else { 0 },
+        });
+        if let Err(written) = pushed {
+            refuse(&samples[written..], completer);
+        }
+    }
+
+    fn flush_queries(&self) {
+        let _ = self.inner.push(1, |_| IssueEntry {
+            kind: KIND_FLUSH,
+            ..IssueEntry::default()
+        });
+    }
+}
+
+/// In the child between fork and exec: the passed descriptors to 3, 4 and 5, whatever their
+/// numbers were (moved out of the way first, so no dup2 overwrites another's source).
+fn place_descriptors(passed: [RawFd; 3]) -> std::io::Result<()> {
+    let mut high = [0; 3];
+    for (slot, fd) in high.iter_mut().zip(passed) {
+        // SAFETY: fcntl on descriptors open in this process.
+        *slot = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10) };
+        if *slot < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    for (fd, target) in high.into_iter().zip([REGION_FD, CONTROL_FD, IMAGES_FD]) {
+        // SAFETY: as above; dup2 clears close-on-exec on the target.
+        if unsafe { libc::dup2(fd, target) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Watches the process until it exits: its exit, a stopped heartbeat and a call that does
+/// not return end the run.
+fn watch(mut child: Child, inner: &Inner) {
+    let link = &inner.link;
+    let header = inner.region.header();
+    let mut beat = header.heartbeat.0.load(Ordering::Relaxed);
+    let mut beat_seen = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return exited(inner, status),
+            Ok(None) => {}
+            Err(error) => {
+                tracing::error!(%error, "cannot watch the plugin process");
+                return;
+            }
+        }
+        let now = header.heartbeat.0.load(Ordering::Relaxed);
+        if now != beat {
+            (beat, beat_seen) = (now, Instant::now());
+        } else if beat != 0 && beat_seen.elapsed() > HEARTBEAT_STALL {
+            link.kill(format!(
+                "plugin process stopped responding (no heartbeat for {:.1} s) after {} samples",
+                HEARTBEAT_STALL.as_secs_f64(),
+                grouped(link.completed.load(Ordering::Relaxed))
+            ));
+        }
+        let started = header.call_started.0.load(Ordering::Acquire);
+        if started != 0 {
+            let running = Duration::from_nanos(monotonic_ns().saturating_sub(started - 1));
+            if running > inner.stall_timeout {
+                let call = call_name(header.call.0.load(Ordering::Relaxed));
+                link.kill(format!(
+                    "plugin {} {call} has not returned after {:?} (the plugin process was killed after {} samples)",
+                    link.plugin,
+                    inner.stall_timeout,
+                    grouped(link.completed.load(Ordering::Relaxed))
+                ));
+            }
+        }
+        std::thread::sleep(WATCH_EVERY);
+    }
+}
+
+fn exited(inner: &Inner, status: ExitStatus) {
+    let link = &inner.link;
+    let orderly = link.stopping.load(Ordering::SeqCst) && status.success();
+    let killed = link
+        .kill_cause
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    link.gone.store(true, Ordering::SeqCst);
+    link.exited.store(true, Ordering::SeqCst);
+    // The completions published before the exit count: the reader takes them first.
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while !link.drained.load(Ordering::SeqCst) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let cause = killed.unwrap_or_else(|| {
+        let samples = grouped(link.completed.load(Ordering::Relaxed));
+        match (status.signal(), status.code()) {
+            (Some(signal), _) => format!(
+                "plugin process killed by {} after {samples} samples",
+                signal_name(signal)
+            ),
+            (None, Some(code)) => {
+                format!("plugin process exited with status {code} after {samples} samples")
+            }
+            _ => format!("plugin process ended after {samples} samples"),
+        }
+    });
+    if orderly {
+        return;
+    }
+    tracing::error!("{cause}");
+    link.kill_cause
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get_or_insert(cause.clone());
+    // Wake an issuer waiting for room.
+    wake(&inner.region.header().issue.producer_asleep.0);
+    link.fail(cause, true);
+}
+
+fn read_control(control: UnixStream, link: &Link, replies: mpsc::Sender<ToHost>) {
+    let mut control = BufReader::new(control);
+    loop {
+        match protocol::receive::<ToHost>(&mut control) {
+            Ok(Some(ToHost::Fail { message })) => link.fail(message, false),
+            Ok(Some(reply)) => {
+                let _ = replies.send(reply);
+            }
+            Ok(None) => return,
+            Err(error) => {
+                link.fail(format!("plugin process: {error}"), false);
+                return;
+            }
+        }
+    }
+}
+
+/// Responses are handed to the engine in batches of at most this many.
+const BATCH: usize = 256;
+
+/// Reads the completion ring until the process has exited and the ring is empty.
+fn receive_completions(inner: &Inner) {
+    let header = inner.region.header();
+    let ring = &header.done;
+    let link = &inner.link;
+    let mut tail = ring.tail.0.load(Ordering::Relaxed);
+    let mut batch = [QuerySampleResponse::new(ResponseId(0), &[]); BATCH];
+    loop {
+        let head = ring.head.0.load(Ordering::Acquire);
+        if head == tail {
+            if link.exited.load(Ordering::SeqCst) && ring.head.0.load(Ordering::Acquire) == tail {
+                link.drained.store(true, Ordering::SeqCst);
+                return;
+            }
+            wait_until(&ring.consumer_asleep.0, Duration::from_millis(50), || {
+                ring.head.0.load(Ordering::Acquire) != tail || link.exited.load(Ordering::SeqCst)
+            });
+            continue;
+        }
+        let end = head.min(tail + BATCH as u64);
+        let mut kind = None;
+        let mut filled = 0;
+        let mut released = header.arena_tail.0.load(Ordering::Relaxed);
+        for seq in tail..end {
+            // SAFETY: an entry the process published (below head).
+            let entry = unsafe { inner.region.done_slot(seq).read() };
+            if kind.is_some_and(|k| k != entry.kind) {
+                deliver(link, kind, &batch[..filled]);
+                filled = 0;
+            }
+            kind = Some(entry.kind);
+            batch[filled] = QuerySampleResponse::with_tokens(
+                ResponseId(entry.id),
+                response_bytes(inner, &entry),
+                entry.n_tokens,
+            );
+            filled += 1;
+            released = released.max(entry.offset.saturating_add(entry.length));
+        }
+        deliver(link, kind, &batch[..filled]);
+        tail = end;
+        header.arena_tail.0.store(released, Ordering::Release);
+        ring.tail.0.store(tail, Ordering::Release);
+        wake(&ring.producer_asleep.0);
+    }
+}
+
+/// A completion's bytes in the arena; a corrupt entry (the plugin wrote over the shared
+/// region) reads as empty and fails the run.
+fn response_bytes<'a>(inner: &'a Inner, entry: &DoneEntry) -> &'a [u8] {
+    if entry.length == 0 {
+        return &[];
+    }
+    let at = entry.offset % ARENA_BYTES;
+    if entry.length > MAX_ISOLATED_RESPONSE || at + entry.length > ARENA_BYTES {
+        inner.link.fail(
+            format!(
+                "plugin process wrote a corrupt completion (sample id {}, {} bytes at {})",
+                entry.id, entry.length, entry.offset
+            ),
+            false,
+        );
+        return &[];
+    }
+    // SAFETY: within the arena (checked); the process does not reuse these bytes until the
+    // host releases them after delivery.
+    unsafe {
+        std::slice::from_raw_parts(
+            inner.region.arena(entry.offset, entry.length),
+            entry.length as usize,
+        )
+    }
+}
+
+fn deliver(link: &Link, kind: Option<u64>, responses: &[QuerySampleResponse<'_>]) {
+    let Some(completer) = link.completer.get() else {
+        return;
+    };
+    match kind {
+        Some(DONE_COMPLETE) => {
+            completer.query_samples_complete(responses);
+            link.completed
+                .fetch_add(responses.len() as u64, Ordering::Relaxed);
+        }
+        Some(DONE_FIRST_TOKEN) => completer.first_token_complete(responses),
+        _ => {}
+    }
+}
+
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGKILL => "SIGKILL (the out-of-memory killer, or another process)",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTRAP => "SIGTRAP",
+        _ => return format!("signal {signal}"),
+    };
+    name.to_string()
+}
+
+/// 1234567 as "1,234,567".
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grouped;
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1_000), "1,000");
+        assert_eq!(grouped(1_234_567), "1,234,567");
+    }
+}

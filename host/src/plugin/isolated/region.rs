@@ -1,0 +1,256 @@
+//! The shared region both processes map: a header of atomics, the issue ring (host to
+//! plugin process), the completion ring (back) and the response arena the completions' bytes
+//! are copied into. Each ring has one producer and one consumer; a side that finds nothing to
+//! do spins briefly, then sleeps on a futex word the other side wakes only when it is set, so
+//! a busy run makes no system call per sample.
+
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::shm::Mapping;
+
+/// Issue ring entries (a larger Offline query streams through it).
+pub const ISSUE_SLOTS: u64 = 1 << 16;
+/// Completion ring entries.
+pub const DONE_SLOTS: u64 = 1 << 16;
+/// Bytes of responses in flight from the plugin's process to the host.
+pub const ARENA_BYTES: u64 = 64 << 20;
+/// The longest response an isolated plugin may return: half the arena, so that one response
+/// never waits for the whole arena to drain.
+pub const MAX_ISOLATED_RESPONSE: u64 = ARENA_BYTES / 2;
+
+const MAGIC: u64 = u64::from_le_bytes(*b"mlpiso01");
+
+/// `IssueEntry::kind` of the first sample of a query: the query's length (at least 1).
+/// Continuation samples carry 0; the largest values are markers.
+pub const KIND_FLUSH: u64 = u64::MAX;
+/// Destroy the instance and exit.
+pub const KIND_DESTROY: u64 = u64::MAX - 1;
+/// A sample image follows on the descriptor socket; `index` is its generation.
+pub const KIND_SAMPLES: u64 = u64::MAX - 2;
+/// Size the hand-over buffer for a query of `index` samples.
+pub const KIND_RESERVE: u64 = u64::MAX - 3;
+/// Markers start here; query lengths stay below.
+pub const FIRST_MARKER: u64 = u64::MAX - 15;
+
+/// `DoneEntry::kind`.
+pub const DONE_COMPLETE: u64 = 0;
+pub const DONE_FIRST_TOKEN: u64 = 1;
+
+/// What the plugin's process is doing, in `Header::call`.
+pub const CALL_ISSUE: u32 = 1;
+pub const CALL_FLUSH: u32 = 2;
+pub const CALL_DESTROY: u32 = 3;
+
+pub fn call_name(call: u32) -> &'static str {
+    match call {
+        CALL_ISSUE => "issue_query",
+        CALL_FLUSH => "flush_queries",
+        CALL_DESTROY => "destroy",
+        _ => "a call",
+    }
+}
+
+#[repr(C, align(64))]
+pub struct Padded<T>(pub T);
+
+#[repr(C)]
+pub struct RingControl {
+    /// Entries published by the producer (a running count).
+    pub head: Padded<AtomicU64>,
+    /// Entries taken by the consumer.
+    pub tail: Padded<AtomicU64>,
+    /// 1 while the consumer sleeps for entries.
+    pub consumer_asleep: Padded<AtomicU32>,
+    /// 1 while the producer sleeps for room.
+    pub producer_asleep: Padded<AtomicU32>,
+}
+
+#[repr(C)]
+pub struct Header {
+    magic: u64,
+    /// Advanced by the plugin process's heartbeat thread.
+    pub heartbeat: Padded<AtomicU64>,
+    /// CLOCK_MONOTONIC ns (plus one) when the plugin process entered a call into the plugin;
+    /// 0 outside calls.
+    pub call_started: Padded<AtomicU64>,
+    /// Which call (`CALL_*`).
+    pub call: Padded<AtomicU32>,
+    pub issue: RingControl,
+    pub done: RingControl,
+    /// Arena bytes claimed by the completion producer, and released by the host (running
+    /// counts; position = count % ARENA_BYTES).
+    pub arena_head: Padded<AtomicU64>,
+    pub arena_tail: Padded<AtomicU64>,
+}
+
+/// One sample of a query, or a marker.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct IssueEntry {
+    pub id: u64,
+    pub index: u64,
+    pub kind: u64,
+}
+
+/// One completion or first token; its bytes at `offset` (a running count) in the arena.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct DoneEntry {
+    pub id: u64,
+    pub n_tokens: i64,
+    pub offset: u64,
+    pub length: u64,
+    pub kind: u64,
+}
+
+const fn header_len() -> usize {
+    std::mem::size_of::<Header>().next_multiple_of(4096)
+}
+const ISSUE_AT: usize = header_len();
+const DONE_AT: usize = ISSUE_AT + ISSUE_SLOTS as usize * std::mem::size_of::<IssueEntry>();
+const ARENA_AT: usize =
+    (DONE_AT + DONE_SLOTS as usize * std::mem::size_of::<DoneEntry>()).next_multiple_of(4096);
+/// The region's size.
+pub const REGION_BYTES: usize = ARENA_AT + ARENA_BYTES as usize;
+
+/// The mapped region, typed.
+pub struct Region {
+    mapping: Mapping,
+}
+
+impl Region {
+    /// The host's side: a fresh region, stamped.
+    pub fn create() -> std::io::Result<(std::os::fd::OwnedFd, Region)> {
+        let (fd, mapping) = Mapping::create("mlperf-host-isolated", REGION_BYTES)?;
+        let region = Region { mapping };
+        // SAFETY: the first word of a fresh zeroed mapping nobody else has yet.
+        unsafe { (region.mapping.as_ptr() as *mut u64).write(MAGIC) };
+        Ok((fd, region))
+    }
+
+    /// The plugin process's side: the region the host made.
+    pub fn open(fd: std::os::fd::RawFd) -> std::io::Result<Region> {
+        let len = Mapping::file_len(fd)?;
+        if len != REGION_BYTES {
+            return Err(std::io::Error::other(format!(
+                "shared region of {len} bytes, expected {REGION_BYTES} (host and plugin process of different builds?)"
+            )));
+        }
+        let region = Region {
+            mapping: Mapping::map(fd, len, true)?,
+        };
+        if region.header().magic != MAGIC {
+            return Err(std::io::Error::other("shared region without its stamp"));
+        }
+        Ok(region)
+    }
+
+    pub fn header(&self) -> &Header {
+        // SAFETY: the region starts with a Header (zero is a valid value of every field),
+        // page-aligned.
+        unsafe { &*(self.mapping.as_ptr() as *const Header) }
+    }
+
+    /// Issue entry `seq` (mod the ring size).
+    pub fn issue_slot(&self, seq: u64) -> *mut IssueEntry {
+        let at = (seq % ISSUE_SLOTS) as usize;
+        // SAFETY: within the issue ring.
+        unsafe { (self.mapping.as_ptr().add(ISSUE_AT) as *mut IssueEntry).add(at) }
+    }
+
+    pub fn done_slot(&self, seq: u64) -> *mut DoneEntry {
+        let at = (seq % DONE_SLOTS) as usize;
+        // SAFETY: within the completion ring.
+        unsafe { (self.mapping.as_ptr().add(DONE_AT) as *mut DoneEntry).add(at) }
+    }
+
+    /// The arena's bytes at running offset `offset`, `length` long (not wrapping: the
+    /// producer places a response so it does not).
+    pub fn arena(&self, offset: u64, length: u64) -> *mut u8 {
+        let at = (offset % ARENA_BYTES) as usize;
+        debug_assert!(at as u64 + length <= ARENA_BYTES);
+        // SAFETY: within the arena.
+        unsafe { self.mapping.as_ptr().add(ARENA_AT + at) }
+    }
+}
+
+/// CLOCK_MONOTONIC in ns, the same in both processes.
+pub fn monotonic_ns() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: fills `now`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
+}
+
+fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
+    let timeout = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: a futex on a word of the shared mapping (not private: both processes wait on
+    // and wake it); returns on a wake, a timeout, a signal or a changed value.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            &timeout as *const libc::timespec,
+            std::ptr::null::<u32>(),
+            0,
+        )
+    };
+}
+
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: as in futex_wait.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE,
+            i32::MAX,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0,
+        )
+    };
+}
+
+/// Spins before sleeping: a busy peer answers within microseconds.
+const SPINS: u32 = 4_000;
+
+/// Waits until `ready()`, at most about `timeout`: spins, then sleeps on `asleep` until the
+/// other side calls [`wake`] on it. Returns `ready()`.
+pub fn wait_until(asleep: &AtomicU32, timeout: Duration, ready: impl Fn() -> bool) -> bool {
+    for _ in 0..SPINS {
+        if ready() {
+            return true;
+        }
+        std::hint::spin_loop();
+    }
+    asleep.store(1, Ordering::SeqCst);
+    fence(Ordering::SeqCst);
+    // Either the waker sees the flag, or this sees its progress.
+    if ready() {
+        asleep.store(0, Ordering::Relaxed);
+        return true;
+    }
+    futex_wait(asleep, 1, timeout);
+    asleep.store(0, Ordering::Relaxed);
+    ready()
+}
+
+/// After publishing progress: wakes the other side if it sleeps on `asleep`.
+#[inline]
+pub fn wake(asleep: &AtomicU32) {
+    fence(Ordering::SeqCst);
+    if asleep.load(Ordering::Relaxed) != 0 {
+        asleep.store(0, Ordering::Relaxed);
+        futex_wake(asleep);
+    }
+}

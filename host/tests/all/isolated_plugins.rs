@@ -1,0 +1,303 @@
+//! `run --isolate process`: the plugin in a child process. Whatever the plugin does to its
+//! process (crash, exit, hang, freeze), the run ends INVALID within its bound with every log
+//! written and the cause in the summary, the detail log and result.json; a healthy plugin
+//! gives the same results as in-process.
+
+use crate::faulty_plugins::{plugin_source, plugin_source_with, signal, start_run, wait_within};
+use crate::support::{self, compile_c_plugin, TempDir};
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
+
+/// An isolated SingleStream run of `plugin` (100 queries); its output and duration.
+fn run_isolated(dir: &Path, plugin: &Path, out: &str, extra: &[&str]) -> (Output, Duration) {
+    let started = Instant::now();
+    let output = Command::new(EXE)
+        .args(["run", "--isolate", "process", "--plugin"])
+        .arg(plugin)
+        .args(["--out", out, "--total-samples", "64"])
+        .args(["--set", "min_duration_ms=0", "--set", "min_query_count=100"])
+        .args(extra)
+        .current_dir(dir)
+        .env_remove("MLPERF_HOST_LOG")
+        .output()
+        .expect("run mlperf-host");
+    (output, started.elapsed())
+}
+
+/// The run in `out` exited with `status`, INVALID with `cause` in every place a user looks.
+fn assert_invalid_because(output: &Output, status: i32, out: &Path, cause: &str) {
+    assert_eq!(
+        output.status.code(),
+        Some(status),
+        "{}",
+        support::describe(output)
+    );
+    let summary = std::fs::read_to_string(out.join("mlperf_log_summary.txt")).unwrap();
+    assert!(summary.contains("Result is : INVALID"), "{summary}");
+    let detail = std::fs::read_to_string(out.join("mlperf_log_detail.txt")).unwrap();
+    assert!(detail.contains(cause), "{cause} not in the detail log");
+    assert!(
+        detail.contains("\"key\": \"result_validity\""),
+        "the detail log is whole"
+    );
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
+    assert!(
+        result.to_string().contains(cause),
+        "{cause} not in result.json"
+    );
+}
+
+#[test]
+fn a_crash_an_exit_or_a_kill_of_the_plugin_process_ends_the_run_invalid_with_the_cause() {
+    let dir = TempDir::new();
+    for (name, fault, cause) in [
+        (
+            "segv",
+            "if (n == 50) *(volatile int *)0 = 0;",
+            "plugin process killed by SIGSEGV after 49 samples",
+        ),
+        (
+            "abort",
+            "if (n == 50) abort();",
+            "plugin process killed by SIGABRT after 49 samples",
+        ),
+        (
+            "exit0",
+            "if (n == 50) exit(0);",
+            "plugin process exited with status 0 after 49 samples",
+        ),
+        (
+            "oom",
+            "extern int kill(int, int); if (n == 50) kill(getpid(), 9);",
+            "plugin process killed by SIGKILL",
+        ),
+    ] {
+        let plugin = compile_c_plugin(dir.path(), name, &plugin_source(fault));
+        let (output, took) = run_isolated(dir.path(), &plugin, name, &[]);
+        assert_invalid_because(&output, 1, &dir.path().join(name), cause);
+        assert!(
+            support::text(&output.stderr).contains(cause),
+            "{name}: {}",
+            support::describe(&output)
+        );
+        assert!(took < Duration::from_secs(15), "{name}: took {took:?}");
+    }
+}
+
+#[test]
+fn a_call_that_never_returns_is_ended_after_the_stall_timeout() {
+    let dir = TempDir::new();
+    let plugin = compile_c_plugin(
+        dir.path(),
+        "hangs",
+        &plugin_source("if (n == 50) for (;;) pause();"),
+    );
+    let (output, took) = run_isolated(dir.path(), &plugin, "logs", &["--stall-timeout", "1"]);
+    assert_invalid_because(
+        &output,
+        1,
+        &dir.path().join("logs"),
+        "issue_query has not returned after 1s",
+    );
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+
+    // A destroy that never returns: the process is killed, every file is already written.
+    let plugin = compile_c_plugin(
+        dir.path(),
+        "stuck",
+        &plugin_source_with("", "for (;;) pause();"),
+    );
+    let (output, took) = run_isolated(dir.path(), &plugin, "stuck", &["--stall-timeout", "1"]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        support::describe(&output)
+    );
+    assert!(support::text(&output.stderr).contains("destroy has not returned after 1s"));
+    let summary = std::fs::read_to_string(dir.path().join("stuck/mlperf_log_summary.txt")).unwrap();
+    assert!(summary.contains("Result is : VALID"), "{summary}");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+}
+
+/// A run that goes on until something ends it: the null plugin, isolated, 1 ms a query.
+const LONG_ISOLATED_RUN: [&str; 8] = [
+    "--isolate",
+    "process",
+    "--latency",
+    "1ms",
+    "--set",
+    "min_duration_ms=600000",
+    "--set",
+    "min_query_count=1",
+];
+
+/// The plugin process of the `mlperf-host` process `host`.
+fn plugin_process(host: u32) -> u32 {
+    let children =
+        std::fs::read_to_string(format!("/proc/{host}/task/{host}/children")).unwrap_or_default();
+    if let Some(pid) = children.split_whitespace().next() {
+        return pid.parse().unwrap();
+    }
+    // Without /proc/…/children: the process whose parent is `host`.
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        let ppid: u32 = after_name.split(' ').nth(1).unwrap().parse().unwrap();
+        if ppid == host {
+            return entry.file_name().to_str().unwrap().parse().unwrap();
+        }
+    }
+    panic!("no plugin process under {host}");
+}
+
+#[test]
+fn a_frozen_plugin_process_is_killed_when_its_heartbeat_stops() {
+    let dir = TempDir::new();
+    let host = start_run(dir.path(), "logs", &LONG_ISOLATED_RUN);
+    let plugin = plugin_process(host.id());
+    let stopped = Instant::now();
+    assert!(Command::new("kill")
+        .args(["-STOP", &plugin.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let (output, _) = wait_within(host, Duration::from_secs(20));
+    let took = stopped.elapsed();
+    assert_invalid_because(
+        &output,
+        1,
+        &dir.path().join("logs"),
+        "plugin process stopped responding (no heartbeat for 1.5 s)",
+    );
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(
+        !Path::new(&format!("/proc/{plugin}")).exists(),
+        "the frozen process was killed and reaped"
+    );
+}
+
+#[test]
+fn sigterm_to_the_host_ends_the_run_and_its_plugin_process() {
+    let dir = TempDir::new();
+    let host = start_run(dir.path(), "logs", &LONG_ISOLATED_RUN);
+    let plugin = plugin_process(host.id());
+    signal(&host, "TERM");
+    let (output, _) = wait_within(host, Duration::from_secs(20));
+    assert_invalid_because(
+        &output,
+        143,
+        &dir.path().join("logs"),
+        "interrupted by SIGTERM",
+    );
+    assert!(!Path::new(&format!("/proc/{plugin}")).exists());
+}
+
+/// A plugin answering every sample with its own data (an echo).
+fn echo_source() -> String {
+    plugin_source("r.data = s[k].data; r.length = s[k].length;")
+}
+
+#[test]
+fn an_isolated_plugin_reads_the_loaded_samples_and_returns_the_same_accuracy_log() {
+    let dir = TempDir::new();
+    let plugin = compile_c_plugin(dir.path(), "echo", &echo_source());
+    let dataset = dir.path().join("samples.npy");
+    let count = 40;
+    let data: Vec<u8> = (0..count * 12).map(|i| (i * 7 % 251) as u8).collect();
+    mlperf_host::samples::write_npy(&dataset, "|u1", count, &[3, 4], &data).unwrap();
+    let mut logs = Vec::new();
+    for isolate in ["none", "process"] {
+        let output = Command::new(EXE)
+            .args(["run", "--isolate", isolate, "--plugin"])
+            .arg(&plugin)
+            .arg("--dataset")
+            .arg(&dataset)
+            // Several sets: each load reaches the plugin process as a new image.
+            .args(["--performance-samples", "16", "--mode", "AccuracyOnly"])
+            .args(["--out", isolate])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        support::assert_ok(&output);
+        logs.push(
+            std::fs::read_to_string(dir.path().join(isolate).join("mlperf_log_accuracy.json"))
+                .unwrap(),
+        );
+    }
+    assert!(logs[0].matches("\"qsl_idx\"").count() == count);
+    assert_eq!(logs[0], logs[1]);
+    // The data came back: sample 1's bytes, hex.
+    let second: String = data[12..24].iter().map(|b| format!("{b:02X}")).collect();
+    assert!(logs[1].contains(&second), "{second} in {}", logs[1]);
+}
+
+#[test]
+fn token_runs_and_the_result_keys_are_the_same_isolated() {
+    let dir = TempDir::new();
+    let mut keys = Vec::new();
+    for isolate in ["none", "process"] {
+        let output = Command::new(EXE)
+            .args([
+                "run",
+                "--isolate",
+                isolate,
+                "--tokens",
+                "--scenario",
+                "Server",
+            ])
+            .args([
+                "--set",
+                "min_duration_ms=300",
+                "--set",
+                "min_query_count=200",
+            ])
+            .args(["--set", "server_target_qps=2000"])
+            .args(["--out", isolate])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        support::assert_ok(&output);
+        let result: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join(isolate).join("result.json")).unwrap(),
+        )
+        .unwrap();
+        let performance = &result["performance"];
+        assert_eq!(
+            performance["validity"]["valid"], true,
+            "{isolate}: {result}"
+        );
+        // The first tokens crossed the process boundary: token latencies are reported.
+        let tokens = performance["tokens"].as_object();
+        assert!(tokens.is_some(), "{isolate}: {result}");
+        let mut names: Vec<String> = performance.as_object().unwrap().keys().cloned().collect();
+        names.extend(tokens.unwrap().keys().map(|k| format!("tokens.{k}")));
+        names.sort();
+        keys.push(names);
+    }
+    assert_eq!(keys[0], keys[1]);
+}
+
+#[test]
+fn an_isolated_plugin_that_cannot_start_is_refused_with_its_reason() {
+    let dir = TempDir::new();
+    let (output, _) = run_isolated(dir.path(), &dir.path().join("missing.so"), "logs", &[]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        support::describe(&output)
+    );
+    assert!(
+        support::text(&output.stderr).contains("missing.so"),
+        "{}",
+        support::describe(&output)
+    );
+}
