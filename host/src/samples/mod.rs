@@ -3,6 +3,8 @@
 mod arena;
 mod dataset_library;
 mod npy;
+#[cfg(test)]
+mod npy_mutations;
 mod preprocess;
 mod source;
 

@@ -10,7 +10,7 @@ use mlperf_plugin_api::sdk::DType;
 use super::arena::SampleLayout;
 use super::source::{SampleSource, SourceError};
 
-const MAGIC: &[u8] = b"\x93NUMPY";
+pub(super) const MAGIC: &[u8] = b"\x93NUMPY";
 
 /// An opened `.npy` file; samples are read from it on demand.
 pub struct NpySource {
@@ -47,8 +47,17 @@ impl NpySource {
                 u32::from_le_bytes([preamble[8], preamble[9], preamble[10], preamble[11]]) as usize,
                 12,
             ),
+            2 | 3 => return Err(invalid("truncated in the header length field".into())),
             major => return Err(invalid(format!("unsupported .npy version {major}"))),
         };
+        // Before the header is allocated: a 2.0 header length can claim 4 GiB.
+        let actual = file.metadata().map_err(|e| SourceError::io(path, e))?.len();
+        if header_at + header_len as u64 > actual {
+            return Err(invalid(format!(
+                "truncated: the header length field says {header_len} bytes from offset \
+                 {header_at}, the file has {actual}"
+            )));
+        }
         let mut header = vec![0u8; header_len];
         file.read_exact_at(&mut header, header_at)
             .map_err(|e| SourceError::io(path, e))?;
@@ -63,7 +72,6 @@ impl NpySource {
         let sizes = Sizes::of(count, sample_shape, parsed.dtype.size(), data_offset)
             .map_err(|why| invalid(format!("shape {:?}: {why}", parsed.shape)))?;
         let (sample_bytes, needed) = (sizes.sample_bytes, sizes.file_bytes);
-        let actual = file.metadata().map_err(|e| SourceError::io(path, e))?.len();
         if actual < needed {
             return Err(invalid(format!(
                 "truncated: the header describes {count} samples of {sample_bytes} bytes \
@@ -145,6 +153,13 @@ impl Sizes {
             })
             .filter(|bytes| usize::try_from(*bytes).is_ok())
             .ok_or_else(overflow)?;
+        // Nothing would bound the count: a 128-byte file could claim 2^63 samples, and the
+        // library allocates per sample.
+        if sample_bytes == 0 && count > 0 {
+            return Err(format!(
+                "each of the {count} samples has 0 bytes (a dimension is 0); there is no data"
+            ));
+        }
         let file_bytes = sample_bytes
             .checked_mul(count as u64)
             .and_then(|bytes| bytes.checked_add(data_offset))
@@ -219,12 +234,17 @@ fn quoted(text: &str) -> Result<&str, String> {
 }
 
 /// A NumPy type string (`<f4`, `|u1`, ...) as an element type.
-fn dtype_of(descr: &str) -> Result<DType, String> {
-    let (order, code) = descr.split_at(descr.len().min(1));
+pub(super) fn dtype_of(descr: &str) -> Result<DType, String> {
+    // The first character, whatever its width: a lossily read header can start with U+FFFD.
+    let (order, code) = descr.split_at(descr.chars().next().map_or(0, char::len_utf8));
     if order == ">" && !code.ends_with('1') {
         return Err(format!(
             "big-endian data ({descr}) is not supported; save it little-endian"
         ));
+    }
+    // A byte order NumPy writes ('=' is native, little-endian here): not 'Xu1' read as u1.
+    if !matches!(order, "<" | ">" | "|" | "=") {
+        return Err(format!("unsupported element type {descr}"));
     }
     Ok(match code {
         "u1" => DType::U8,

@@ -2,6 +2,7 @@
 //! the early-stopping reference, behaviour, result.json against its schema.
 
 mod abort;
+mod config_mutations;
 mod early_stopping_reference;
 mod engine_behaviour;
 mod golden_rng;
