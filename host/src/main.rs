@@ -87,6 +87,9 @@ struct BenchArgs {
     /// (`--completion worker` configures it with `workers = 1`).
     #[arg(long, value_name = "PATH")]
     plugin: Option<std::path::PathBuf>,
+    /// With --plugin: run the plugin in a child process (`run --isolate process`).
+    #[arg(long, requires = "plugin")]
+    isolated: bool,
     /// The LoadGen that runs the cases: native; official (the official 6.0.17 C++ library,
     /// same SUT code); official-cpp (the official library with a null SUT written in C++,
     /// the baseline); both (native and official); all (the three, each case in turn).
@@ -173,16 +176,21 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
                     args.engine != BenchEngine::OfficialCpp,
                     "--plugin: the official-cpp engine runs its own C++ null SUT"
                 );
-                let plugin = mlperf_host::plugin::Plugin::open(path)?;
                 let workers = if args.completion == Completion::Worker {
                     1
                 } else {
                     0
                 };
-                let sut = mlperf_host::plugin::PluginSut::create(
-                    &plugin,
-                    &format!("workers = {workers}"),
-                )?;
+                let config = format!("workers = {workers}");
+                let isolation = args
+                    .isolated
+                    .then(|| mlperf_host::plugin::isolated::Isolation {
+                        executable: std::env::current_exe().expect("this executable"),
+                        stall_timeout: std::time::Duration::from_secs(60),
+                    });
+                let spec = path.display().to_string();
+                let sut =
+                    mlperf_host::plugin::Instance::open(&spec, &config, false, isolation.as_ref())?;
                 if args.case == Case::Offline {
                     sut.reserve_samples(args.samples as usize);
                 }
@@ -247,6 +255,7 @@ fn run_child(
         .args(["--qps", &args.qps.to_string()])
         .args(["--duration-ms", &args.duration_ms.to_string()])
         .args(["--qsl-samples", &args.qsl_samples.to_string()])
+        .args(args.isolated.then_some("--isolated"))
         .output()
         .with_context(|| format!("running the {case} benchmark"))?;
     anyhow::ensure!(

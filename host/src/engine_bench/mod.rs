@@ -192,6 +192,9 @@ impl SystemUnderTest for FirstIssue<'_> {
     fn flush_queries(&self) {
         self.inner.flush_queries();
     }
+    fn issuer_idle(&self) {
+        self.inner.issuer_idle();
+    }
 }
 
 /// Runs `settings` against `sut` (a plugin, say) and measures it like [`run_case`].

@@ -121,4 +121,11 @@ impl SystemUnderTest for Instance {
             Instance::Isolated(sut) => sut.flush_queries(),
         }
     }
+
+    fn issuer_idle(&self) {
+        match self {
+            Instance::InProcess(sut) => sut.issuer_idle(),
+            Instance::Isolated(sut) => sut.issuer_idle(),
+        }
+    }
 }

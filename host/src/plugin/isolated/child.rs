@@ -157,9 +157,12 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
         loop {
             let head = ring.head.0.load(Ordering::Acquire);
             if head == tail {
-                wait_until(&ring.consumer_asleep.0, Duration::from_millis(100), || {
-                    ring.head.0.load(Ordering::Acquire) != tail
-                });
+                wait_until(
+                    &ring.consumer_asleep.0,
+                    SPINS,
+                    Duration::from_millis(100),
+                    || ring.head.0.load(Ordering::Acquire) != tail,
+                );
                 continue;
             }
             while tail != head {
@@ -241,6 +244,9 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
 struct Producer {
     head: u64,
     arena_head: u64,
+    /// The host's tail and arena tail when last read.
+    tail_seen: u64,
+    arena_tail_seen: u64,
 }
 
 /// Where the plugin's completions go: into the completion ring, their bytes into the arena.
@@ -273,15 +279,31 @@ impl RingSink {
                 offset += ARENA_BYTES - at;
             }
             let head = producer.head;
-            let room = || {
-                head - ring.tail.0.load(Ordering::Acquire) < DONE_SLOTS
-                    && offset + length - header.arena_tail.0.load(Ordering::Acquire) <= ARENA_BYTES
+            // The host's positions are read only when the cached ones say full: they live on
+            // cache lines the host writes.
+            let fits = |tail: u64, arena_tail: u64| {
+                head - tail < DONE_SLOTS && offset + length - arena_tail <= ARENA_BYTES
             };
-            if !room() {
-                // What is written so far goes first, so the host can make room.
-                ring.head.0.store(head, Ordering::Release);
-                wake(&ring.consumer_asleep.0);
-                while !wait_until(&ring.producer_asleep.0, Duration::from_millis(100), room) {}
+            if !fits(producer.tail_seen, producer.arena_tail_seen) {
+                let room = || {
+                    fits(
+                        ring.tail.0.load(Ordering::Acquire),
+                        header.arena_tail.0.load(Ordering::Acquire),
+                    )
+                };
+                if !room() {
+                    // What is written so far goes first, so the host can make room.
+                    ring.head.0.store(head, Ordering::Release);
+                    wake(&ring.consumer_asleep.0);
+                    while !wait_until(
+                        &ring.producer_asleep.0,
+                        SPINS,
+                        Duration::from_millis(100),
+                        room,
+                    ) {}
+                }
+                producer.tail_seen = ring.tail.0.load(Ordering::Acquire);
+                producer.arena_tail_seen = header.arena_tail.0.load(Ordering::Acquire);
             }
             if length > 0 {
                 // SAFETY: `length` bytes of the arena the host has released (room above).
@@ -308,7 +330,7 @@ impl RingSink {
         }
         if producer.head != published {
             ring.head.0.store(producer.head, Ordering::Release);
-            wake(&ring.consumer_asleep.0);
+            wake_unless_polled(&header.done_polled.0, &ring.consumer_asleep.0);
         }
     }
 }

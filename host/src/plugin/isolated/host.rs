@@ -10,7 +10,7 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
@@ -98,6 +98,10 @@ struct Inner {
     /// The issue ring's producer state (only the issuing thread writes).
     issue_head: AtomicU64,
     issue_tail_seen: AtomicU64,
+    /// Samples written to the issue ring.
+    issued: AtomicU64,
+    /// Held by whoever reads the completion ring (the reader thread or the issuing thread).
+    consuming: AtomicBool,
     stall_timeout: Duration,
 }
 
@@ -164,6 +168,8 @@ impl IsolatedSut {
             replies: Mutex::new(replies),
             issue_head: AtomicU64::new(0),
             issue_tail_seen: AtomicU64::new(0),
+            issued: AtomicU64::new(0),
+            consuming: AtomicBool::new(false),
             stall_timeout: isolation.stall_timeout,
         });
         let mut threads = Vec::new();
@@ -367,7 +373,7 @@ impl Inner {
                     ring.head.0.store(head, Ordering::Release);
                     wake(&ring.consumer_asleep.0);
                     let room = || head - ring.tail.0.load(Ordering::Acquire) < ISSUE_SLOTS;
-                    while !wait_until(&ring.producer_asleep.0, WATCH_EVERY, room) {
+                    while !wait_until(&ring.producer_asleep.0, SPINS, WATCH_EVERY, room) {
                         if self.link.gone.load(Ordering::SeqCst) {
                             break;
                         }
@@ -444,9 +450,17 @@ impl SystemUnderTest for IsolatedSut {
             index: samples[i].index as u64,
             kind: if i == 0 { samples.len() as u64 } else { 0 },
         });
-        if let Err(written) = pushed {
+        let written = pushed.err().unwrap_or(samples.len());
+        self.inner
+            .issued
+            .fetch_add(written as u64, Ordering::Relaxed);
+        if written < samples.len() {
             refuse(&samples[written..], completer);
         }
+    }
+
+    fn issuer_idle(&self) {
+        self.inner.poll_completions();
     }
 
     fn flush_queries(&self) {
@@ -581,50 +595,122 @@ fn read_control(control: UnixStream, link: &Link, replies: mpsc::Sender<ToHost>)
 /// Responses are handed to the engine in batches of at most this many.
 const BATCH: usize = 256;
 
+/// Rounds the host's reader spins before it sleeps: the issuing thread takes completions
+/// itself while it waits for a query, so the reader mostly serves plugins that complete from
+/// threads of their own.
+const READER_SPINS: u32 = 500;
+/// Rounds the issuing thread polls for a completion when it is about to wait (a plugin
+/// answering inline answers within them; a slower one is left to the reader).
+const ISSUER_POLLS: u32 = 2_000;
+
 /// Reads the completion ring until the process has exited and the ring is empty.
 fn receive_completions(inner: &Inner) {
-    let header = inner.region.header();
-    let ring = &header.done;
+    let ring = &inner.region.header().done;
     let link = &inner.link;
-    let mut tail = ring.tail.0.load(Ordering::Relaxed);
-    let mut batch = [QuerySampleResponse::new(ResponseId(0), &[]); BATCH];
     loop {
-        let head = ring.head.0.load(Ordering::Acquire);
-        if head == tail {
-            if link.exited.load(Ordering::SeqCst) && ring.head.0.load(Ordering::Acquire) == tail {
+        match inner.take_completions() {
+            Some(0) | None => {}
+            Some(_) => continue,
+        }
+        let tail = ring.tail.0.load(Ordering::Acquire);
+        if link.exited.load(Ordering::SeqCst) && ring.head.0.load(Ordering::Acquire) == tail {
+            if inner.take_completions() == Some(0) {
                 link.drained.store(true, Ordering::SeqCst);
                 return;
             }
-            wait_until(&ring.consumer_asleep.0, Duration::from_millis(50), || {
-                ring.head.0.load(Ordering::Acquire) != tail || link.exited.load(Ordering::SeqCst)
-            });
             continue;
         }
-        let end = head.min(tail + BATCH as u64);
-        let mut kind = None;
-        let mut filled = 0;
-        let mut released = header.arena_tail.0.load(Ordering::Relaxed);
-        for seq in tail..end {
-            // SAFETY: an entry the process published (below head).
-            let entry = unsafe { inner.region.done_slot(seq).read() };
-            if kind.is_some_and(|k| k != entry.kind) {
-                deliver(link, kind, &batch[..filled]);
-                filled = 0;
-            }
-            kind = Some(entry.kind);
-            batch[filled] = QuerySampleResponse::with_tokens(
-                ResponseId(entry.id),
-                response_bytes(inner, &entry),
-                entry.n_tokens,
-            );
-            filled += 1;
-            released = released.max(entry.offset.saturating_add(entry.length));
+        let woken = wait_until(
+            &ring.consumer_asleep.0,
+            READER_SPINS,
+            Duration::from_millis(50),
+            || ring.head.0.load(Ordering::Acquire) != ring.tail.0.load(Ordering::Acquire),
+        );
+        if woken && inner.consuming.load(Ordering::Relaxed) {
+            // The issuing thread is taking them.
+            std::thread::yield_now();
         }
-        deliver(link, kind, &batch[..filled]);
-        tail = end;
-        header.arena_tail.0.store(released, Ordering::Release);
-        ring.tail.0.store(tail, Ordering::Release);
-        wake(&ring.producer_asleep.0);
+    }
+}
+
+impl Inner {
+    /// Hands the engine what the completion ring holds, unless another thread is at it
+    /// (`None`); returns how many entries were taken.
+    fn take_completions(&self) -> Option<u64> {
+        if self
+            .consuming
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return None;
+        }
+        let header = self.region.header();
+        let ring = &header.done;
+        let link = &self.link;
+        let start = ring.tail.0.load(Ordering::Relaxed);
+        let mut tail = start;
+        let mut batch = [QuerySampleResponse::new(ResponseId(0), &[]); BATCH];
+        loop {
+            let head = ring.head.0.load(Ordering::Acquire);
+            if head == tail {
+                break;
+            }
+            let end = head.min(tail + BATCH as u64);
+            let mut kind = None;
+            let mut filled = 0;
+            let mut released = header.arena_tail.0.load(Ordering::Relaxed);
+            for seq in tail..end {
+                // SAFETY: an entry the process published (below head).
+                let entry = unsafe { self.region.done_slot(seq).read() };
+                if kind.is_some_and(|k| k != entry.kind) {
+                    deliver(link, kind, &batch[..filled]);
+                    filled = 0;
+                }
+                kind = Some(entry.kind);
+                batch[filled] = QuerySampleResponse::with_tokens(
+                    ResponseId(entry.id),
+                    response_bytes(self, &entry),
+                    entry.n_tokens,
+                );
+                filled += 1;
+                released = released.max(entry.offset.saturating_add(entry.length));
+            }
+            deliver(link, kind, &batch[..filled]);
+            tail = end;
+            header.arena_tail.0.store(released, Ordering::Release);
+            ring.tail.0.store(tail, Ordering::Release);
+            wake(&ring.producer_asleep.0);
+        }
+        self.consuming.store(false, Ordering::Release);
+        Some(tail - start)
+    }
+
+    /// The issuing thread is about to wait: while samples are outstanding, it takes their
+    /// completions itself for a short while, sparing the hand-over to the reader thread.
+    fn poll_completions(&self) {
+        let link = &self.link;
+        if self.issued.load(Ordering::Relaxed) == link.completed.load(Ordering::Relaxed) {
+            return;
+        }
+        let header = self.region.header();
+        let ring = &header.done;
+        header.done_polled.0.store(1, Ordering::SeqCst);
+        let mut taken = 0;
+        for _ in 0..ISSUER_POLLS {
+            taken += self.take_completions().unwrap_or(0);
+            if taken > 0
+                && ring.head.0.load(Ordering::Acquire) == ring.tail.0.load(Ordering::Acquire)
+            {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        header.done_polled.0.store(0, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        // A completion published while the producer saw the poll: the reader takes it.
+        if ring.head.0.load(Ordering::Acquire) != ring.tail.0.load(Ordering::Acquire) {
+            wake_anyway(&ring.consumer_asleep.0);
+        }
     }
 }
 

@@ -82,6 +82,9 @@ pub struct Header {
     /// counts; position = count % ARENA_BYTES).
     pub arena_head: Padded<AtomicU64>,
     pub arena_tail: Padded<AtomicU64>,
+    /// 1 while the host's issuing thread polls the completion ring itself (waiting for a
+    /// query): the producer then need not wake the host's reader.
+    pub done_polled: Padded<AtomicU32>,
 }
 
 /// One sample of a query, or a marker.
@@ -222,12 +225,17 @@ fn futex_wake(word: &AtomicU32) {
 }
 
 /// Spins before sleeping: a busy peer answers within microseconds.
-const SPINS: u32 = 4_000;
+pub const SPINS: u32 = 4_000;
 
-/// Waits until `ready()`, at most about `timeout`: spins, then sleeps on `asleep` until the
-/// other side calls [`wake`] on it. Returns `ready()`.
-pub fn wait_until(asleep: &AtomicU32, timeout: Duration, ready: impl Fn() -> bool) -> bool {
-    for _ in 0..SPINS {
+/// Waits until `ready()`, at most about `timeout`: spins `spins` rounds, then sleeps on
+/// `asleep` until the other side calls [`wake`] on it. Returns `ready()`.
+pub fn wait_until(
+    asleep: &AtomicU32,
+    spins: u32,
+    timeout: Duration,
+    ready: impl Fn() -> bool,
+) -> bool {
+    for _ in 0..spins {
         if ready() {
             return true;
         }
@@ -253,4 +261,20 @@ pub fn wake(asleep: &AtomicU32) {
         asleep.store(0, Ordering::Relaxed);
         futex_wake(asleep);
     }
+}
+
+/// As [`wake`], unless `polled` says a consumer is polling (and so sees the progress).
+#[inline]
+pub fn wake_unless_polled(polled: &AtomicU32, asleep: &AtomicU32) {
+    fence(Ordering::SeqCst);
+    if polled.load(Ordering::Relaxed) == 0 && asleep.load(Ordering::Relaxed) != 0 {
+        asleep.store(0, Ordering::Relaxed);
+        futex_wake(asleep);
+    }
+}
+
+/// Wakes a sleeper on `asleep` whatever it said (after a poller stopped with work left).
+pub fn wake_anyway(asleep: &AtomicU32) {
+    asleep.store(0, Ordering::Relaxed);
+    futex_wake(asleep);
 }
