@@ -199,9 +199,22 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
             }
             KIND_RESERVE => {
                 let samples = entry.index as usize;
-                self.sut.reserve_samples(samples);
-                self.query
-                    .reserve(samples.saturating_sub(self.query.capacity()));
+                let mut ok = self.sut.reserve_samples(samples);
+                self.query.clear();
+                ok &= self
+                    .query
+                    .try_reserve_exact(samples.saturating_sub(self.query.capacity()))
+                    .is_ok();
+                if ok {
+                    // Touched now, not inside the timed window.
+                    let blank = QuerySample {
+                        id: ResponseId(0),
+                        index: 0,
+                    };
+                    self.query.resize(samples, blank);
+                    self.query.clear();
+                }
+                (self.send)(&ToHost::Reserved { ok })?;
             }
             kind if kind >= FIRST_MARKER => {}
             kind => {

@@ -249,16 +249,19 @@ impl IsolatedSut {
         self.provenance.clone()
     }
 
-    /// Asks the process to size its hand-over buffer for a query of `samples` (untimed, ahead
-    /// of the test).
+    /// Has the process size (and touch) its hand-over buffers for a query of `samples`, and
+    /// waits for it: untimed, ahead of the test.
     pub fn reserve_samples(&self, samples: usize) -> bool {
-        self.inner
-            .push(1, |_| IssueEntry {
-                id: 0,
-                index: samples as u64,
-                kind: KIND_RESERVE,
-            })
-            .is_ok()
+        let asked = self.inner.push(1, |_| IssueEntry {
+            id: 0,
+            index: samples as u64,
+            kind: KIND_RESERVE,
+        });
+        asked.is_ok()
+            && matches!(
+                self.inner.reply(self.inner.stall_timeout),
+                Ok(ToHost::Reserved { ok: true })
+            )
     }
 
     /// Sends every set `arena` is given to the process, before the load returns.
@@ -637,6 +640,11 @@ impl Inner {
     /// Hands the engine what the completion ring holds, unless another thread is at it
     /// (`None`); returns how many entries were taken.
     fn take_completions(&self) -> Option<u64> {
+        let ring = &self.region.header().done;
+        // Nothing to take: no need for the (contended) flag.
+        if ring.head.0.load(Ordering::Acquire) == ring.tail.0.load(Ordering::Relaxed) {
+            return Some(0);
+        }
         if self
             .consuming
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)

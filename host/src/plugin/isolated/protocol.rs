@@ -28,6 +28,8 @@ pub enum ToHost {
     },
     /// The plugin could not be loaded or created (the process then exits).
     StartFailed { message: String },
+    /// The hand-over buffers for a query of the size asked are made (and touched).
+    Reserved { ok: bool },
     /// A sample image is mapped (or could not be: `error`).
     SamplesMapped { error: Option<String> },
     /// The plugin failed (its `fail`, an error from a call, a refused response).
