@@ -11,6 +11,8 @@ use serde::Deserialize;
 const MAX_CONCURRENCY: usize = 65_536;
 const MAX_BATCH: usize = 1 << 16;
 const MAX_THREADS: usize = 256;
+/// The largest answer the host takes (its response cap), and the default.
+const MAX_RESPONSE_BYTES: u64 = 1 << 30;
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -45,6 +47,9 @@ pub struct Config {
     pub connect_timeout_ms: u64,
     /// Threads of the plugin's async runtime.
     pub threads: usize,
+    /// The largest answer read from a server (HTTP body or gRPC message), in bytes: a larger
+    /// one fails its samples and the run instead of being read into memory.
+    pub max_response_bytes: u64,
 }
 
 impl Default for Config {
@@ -65,6 +70,7 @@ impl Default for Config {
             timeout_ms: 10_000,
             connect_timeout_ms: 2_000,
             threads: 2,
+            max_response_bytes: MAX_RESPONSE_BYTES,
         }
     }
 }
@@ -154,6 +160,12 @@ impl Config {
                     "{key} = {value} is out of range ({least} to {most})"
                 )));
             }
+        }
+        if !(1024..=MAX_RESPONSE_BYTES).contains(&self.max_response_bytes) {
+            return Err(invalid(format!(
+                "max_response_bytes = {} is out of range (1024 to {MAX_RESPONSE_BYTES})",
+                self.max_response_bytes
+            )));
         }
         for (key, value) in [
             ("timeout_ms", self.timeout_ms),

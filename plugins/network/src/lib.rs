@@ -54,6 +54,7 @@ impl SutPlugin for NetworkPlugin {
                 endpoint,
                 config.connect_timeout(),
                 config.binary,
+                config.max_response_bytes as usize,
             )
             .map_err(|e| config::invalid(format!("endpoints: {e}")))?;
             nodes.push(Node::new(endpoint.clone(), client));

@@ -141,3 +141,39 @@ fn an_endpoint_that_never_answers_times_out_at_create() {
     );
     held.join().unwrap();
 }
+
+#[test]
+fn an_answer_larger_than_max_response_bytes_is_refused_not_read() {
+    // A server answering every request with a body of 1 MiB.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for stream in listener.incoming().take(1) {
+            let mut stream = stream.unwrap();
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let body = vec![b' '; 1 << 20];
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    let error = create_error(&format!(
+        "endpoints = ['127.0.0.1:{port}']\nmodel = 'm'\nmax_response_bytes = 4096"
+    ));
+    assert_mentions(
+        &error,
+        &[
+            &format!("endpoint 127.0.0.1:{port}"),
+            "larger than max_response_bytes = 4096",
+        ],
+    );
+    server.join().unwrap();
+    let error = create_error("endpoints = ['127.0.0.1:1']\nmodel = 'm'\nmax_response_bytes = 10");
+    assert_eq!(error.code, ffi::ERROR_INVALID_CONFIG);
+    assert_mentions(&error, &["max_response_bytes = 10", "out of range"]);
+}

@@ -16,7 +16,7 @@ use crate::kserve::{
 };
 use crate::tensor::contents_to_bytes;
 
-/// The most a message may be: large Offline batches exceed tonic's 4 MiB default.
+/// The most a request may be: large Offline batches exceed tonic's 4 MiB default.
 const MAX_MESSAGE_BYTES: usize = 1 << 30;
 
 #[derive(Clone)]
@@ -25,13 +25,18 @@ pub struct GrpcClient {
 }
 
 impl GrpcClient {
-    pub fn new(uri: Uri, connect_timeout: Duration) -> Result<GrpcClient, String> {
+    /// `max_response`: the largest answer decoded (`max_response_bytes`).
+    pub fn new(
+        uri: Uri,
+        connect_timeout: Duration,
+        max_response: usize,
+    ) -> Result<GrpcClient, String> {
         let channel = Endpoint::from(uri)
             .connect_timeout(connect_timeout)
             .tcp_nodelay(true)
             .connect_lazy();
         let client = GrpcInferenceServiceClient::new(channel)
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_decoding_message_size(max_response)
             .max_encoding_message_size(MAX_MESSAGE_BYTES);
         Ok(GrpcClient { client })
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{header, Method, Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
@@ -23,10 +23,17 @@ pub struct HttpClient {
     /// `http://host:port`, no trailing slash.
     base: String,
     binary: bool,
+    /// The largest body read (`max_response_bytes`).
+    max_response: usize,
 }
 
 impl HttpClient {
-    pub fn new(base: Uri, connect_timeout: Duration, binary: bool) -> HttpClient {
+    pub fn new(
+        base: Uri,
+        connect_timeout: Duration,
+        binary: bool,
+        max_response: usize,
+    ) -> HttpClient {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(connect_timeout));
@@ -37,6 +44,7 @@ impl HttpClient {
             client,
             base: base.to_string().trim_end_matches('/').to_string(),
             binary,
+            max_response,
         }
     }
 
@@ -62,10 +70,18 @@ impl HttpClient {
             .await
             .map_err(|e| with_causes(format!("{path}: {e}"), &e))?;
         let (parts, body) = response.into_parts();
-        let body = body
+        // Read no more than the cap: a server (or anything on its port) sending gigabytes
+        // fails the request, not the host's memory.
+        let body = Limited::new(body, self.max_response)
             .collect()
             .await
-            .map_err(|e| format!("{path}: reading the answer: {e}"))?
+            .map_err(|e| match e.downcast_ref::<LengthLimitError>() {
+                Some(_) => format!(
+                    "{path}: the answer is larger than max_response_bytes = {}",
+                    self.max_response
+                ),
+                None => format!("{path}: reading the answer: {e}"),
+            })?
             .to_bytes();
         Ok((parts.status, parts.headers, body))
     }

@@ -68,11 +68,19 @@ impl Client {
         endpoint: &str,
         connect_timeout: std::time::Duration,
         binary: bool,
+        max_response: usize,
     ) -> Result<Client, String> {
         let uri = base_uri(endpoint)?;
         Ok(match protocol {
-            Protocol::Http => Client::Http(http::HttpClient::new(uri, connect_timeout, binary)),
-            Protocol::Grpc => Client::Grpc(grpc::GrpcClient::new(uri, connect_timeout)?),
+            Protocol::Http => Client::Http(http::HttpClient::new(
+                uri,
+                connect_timeout,
+                binary,
+                max_response,
+            )),
+            Protocol::Grpc => {
+                Client::Grpc(grpc::GrpcClient::new(uri, connect_timeout, max_response)?)
+            }
         })
     }
 
