@@ -103,9 +103,28 @@ impl LoadedSamples {
             .reserve_exact(blocks.saturating_sub(self.blocks.len()));
     }
 
-    /// Room for `count` more samples of `length` bytes each.
-    pub fn reserve_samples(&mut self, count: usize, length: usize) {
-        self.reserve(count * length.next_multiple_of(SAMPLE_ALIGN));
+    /// Room for `count` more samples of `length` bytes each; refused (before anything is
+    /// allocated) when they would not fit in the memory this machine has available, which
+    /// would otherwise end the process (an allocation failure aborts; overcommitted memory
+    /// brings the OOM killer).
+    pub fn reserve_samples(&mut self, count: usize, length: usize) -> Result<(), String> {
+        let bytes = length
+            .checked_next_multiple_of(SAMPLE_ALIGN)
+            .and_then(|stride| stride.checked_mul(count))
+            .filter(|&bytes| available_memory().is_none_or(|free| bytes as u64 <= free));
+        let Some(bytes) = bytes else {
+            let needed = (length as f64) * (count as f64) / GIB;
+            let free = available_memory().map_or(String::new(), |free| {
+                format!(" (this machine has {:.1} GiB available)", free as f64 / GIB)
+            });
+            return Err(format!(
+                "{count} samples of {length} bytes need {needed:.1} GiB of memory{free}"
+            ));
+        };
+        let blocks = (self.used + bytes).div_ceil(SAMPLE_ALIGN);
+        self.blocks
+            .try_reserve_exact(blocks.saturating_sub(self.blocks.len()))
+            .map_err(|e| format!("{count} samples of {length} bytes: {e}"))
     }
 
     /// Copies in sample `index`.
@@ -237,6 +256,20 @@ impl LoadedSamples {
     pub fn data_bytes(&self) -> usize {
         self.slots.iter().flatten().map(|slot| slot.length).sum()
     }
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// `MemAvailable` of /proc/meminfo in bytes (None where it cannot be read).
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line["MemAvailable:".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
 }
 
 /// The first word of a set's image.
@@ -452,6 +485,20 @@ mod tests {
             assert_eq!(view.shape, &[2, 3]);
         }
         assert!(loaded.get(0).is_none());
+    }
+
+    #[test]
+    fn a_set_larger_than_the_memory_available_is_refused_before_any_allocation() {
+        let mut loaded = LoadedSamples::new(4);
+        // A petabyte: more than any machine running this has available.
+        let error = loaded.reserve_samples(1 << 20, 1 << 30).unwrap_err();
+        assert!(
+            error.contains("1048576 samples of 1073741824 bytes need 1048576.0 GiB"),
+            "{error}"
+        );
+        // Past usize: refused, not wrapped.
+        assert!(loaded.reserve_samples(usize::MAX / 2, 1 << 20).is_err());
+        assert!(loaded.reserve_samples(4, 1 << 10).is_ok());
     }
 
     #[test]

@@ -81,7 +81,9 @@ impl QuerySampleLibrary for DatasetLibrary {
             let layout = self.source.read(index, &mut self.buffer)?;
             if position == 0 {
                 // Samples of a data set share a size: one allocation for the whole set.
-                loaded.reserve_samples(unique.len(), self.buffer.len());
+                loaded
+                    .reserve_samples(unique.len(), self.buffer.len())
+                    .map_err(|message| format!("{}: {message}", self.name))?;
             }
             loaded
                 .insert(index, &layout, &self.buffer)

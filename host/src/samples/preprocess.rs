@@ -116,7 +116,14 @@ impl Preprocessing {
             let out = worker.run(first, view.data, &dims(view.shape))?;
             (self.output_layout(out.shape.dims())?, out.data.len())
         };
-        output.reserve_samples(indices.len(), length);
+        output
+            .reserve_samples(indices.len(), length)
+            .map_err(|message| PreprocessError::Sample {
+                module: self.module.identity().label(),
+                sha256: self.module.identity().sha256.clone(),
+                index: first,
+                failure: SampleFailure::BadOutput(format!("its outputs do not fit: {message}")),
+            })?;
         for &index in indices {
             output
                 .allocate(index, &layout, length)
