@@ -490,7 +490,34 @@ fn check_value(spec: &KeySpec, token: &str, number: Number) -> Result<Option<Str
             }
         }
     }
+    check_domain(spec, &field, token, number)?;
     Ok(None)
+}
+
+/// The most queries a test can count (its sample ids are 32-bit): a larger minimum would run
+/// until the engine refused it.
+const MOST_QUERIES: u64 = 1 << 32;
+
+/// Values a field can hold but that mean nothing (a percentile of 150, a negative rate): the
+/// official LoadGen takes them and runs oddly or forever; here they are errors.
+fn check_domain(spec: &KeySpec, field: &str, token: &str, number: Number) -> Result<(), String> {
+    let out_of = |what: &str| Err(format!("'{field}' value '{token}' {what}"));
+    match spec.name {
+        "target_latency_percentile" if !(number.real > 0.0 && number.real <= 100.0) => {
+            out_of("is not a percentile above 0 and at most 100")
+        }
+        "accuracy_log_probability" if !(0.0..=100.0).contains(&number.real) => {
+            out_of("is not a percentage from 0 to 100")
+        }
+        "target_qps" if number.real <= 0.0 => out_of("must be above 0 queries per second"),
+        "samples_per_query" if number.int == Some(0) => out_of("must be at least 1"),
+        "min_query_count" | "max_query_count" if number.int.is_some_and(|n| n > MOST_QUERIES) => {
+            out_of(&format!(
+                "is more than the {MOST_QUERIES} queries one test can count"
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1247,11 +1274,9 @@ mod tests {
         assert_eq!(s.offline_expected_qps, 16.0);
         assert_eq!(s.single_stream_expected_latency_ns, 8e6);
         assert_eq!(s.multi_stream_expected_latency_ns, 1e-3 * 1e6);
-        // Negative reals parse (LoadGen itself reports a negative target_qps later).
-        assert_eq!(
-            user("*.Server.target_qps = -5\n", "m", TestScenario::Server).server_target_qps,
-            -5.0
-        );
+        // Negative reals parse, but a negative rate means nothing: refused with its line.
+        let error = ConfigFile::parse("*.Server.target_qps = -5\n", "user.conf").unwrap_err();
+        assert!(error.to_string().contains("user.conf:1:"), "{error}");
     }
 
     #[test]
@@ -1628,6 +1653,25 @@ mod tests {
             ("*.Server.target_qps = inf", "not a finite number"),
             ("*.Server.target_qps = nan", "not a finite number"),
             ("*.SingleStream.target_latency = 1e305", "out of range"),
+            (
+                "*.Server.target_latency_percentile = 150",
+                "not a percentile above 0 and at most 100",
+            ),
+            (
+                "*.SingleStream.target_latency_percentile = 0",
+                "not a percentile above 0",
+            ),
+            (
+                "*.Server.target_qps = -5",
+                "must be above 0 queries per second",
+            ),
+            ("*.Offline.target_qps = 0", "must be above 0"),
+            ("*.MultiStream.samples_per_query = 0", "must be at least 1"),
+            (
+                "*.*.min_query_count = 18446744073709551615",
+                "more than the 4294967296 queries",
+            ),
+            ("*.*.accuracy_log_probability = 101", "not a percentage"),
             ("*.*.use_token_latencies = 1.0", "must be an integer"),
             ("*.*.mode = -1", "must not be negative"),
             ("unknown.key.name = 1x", "is not a number"),
@@ -2110,7 +2154,8 @@ mod tests {
                 }
             }
         }
-        assert!(parsed > 300, "only {parsed} random files parsed");
+        // Values out of their domain (a negative rate, a percentile of 0) are errors too.
+        assert!(parsed > 200, "only {parsed} random files parsed");
         // Every single-line combination of the tricky tokens.
         for a in PIECES {
             for b in PIECES {
