@@ -277,13 +277,15 @@ impl IsolatedSut {
     }
 
     /// Destroys the instance and ends the process, waiting at most `limit` for the plugin's
-    /// `destroy`; false when it had not returned by then (the process is killed).
+    /// `destroy`; false when it had not returned by then (the process is killed). True for a
+    /// process that had already ended (its end failed the run).
     pub fn destroy_within(mut self, limit: Duration) -> bool {
         self.destroyed = true;
         let inner = &self.inner;
         inner.link.stopping.store(true, Ordering::SeqCst);
-        let mut returned = false;
-        if !inner.link.gone.load(Ordering::SeqCst) {
+        // A process already gone (and reported) has nothing left to destroy.
+        let mut returned = inner.link.gone.load(Ordering::SeqCst);
+        if !returned {
             let asked = inner.push(1, |_| IssueEntry {
                 kind: KIND_DESTROY,
                 ..IssueEntry::default()
