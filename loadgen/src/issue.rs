@@ -434,7 +434,7 @@ pub(crate) fn run_series(
     // The official code generates every query up front, so its counts and sequence ids cover
     // queries that were never issued. Finish the count the same way.
     let issued_from_generator = generator.generated_queries();
-    let (remaining, duration_ns) = generator.count_remaining();
+    let (remaining, duration_ns) = generator.count_remaining(ctx.abort);
     let generated_query_count = issued_from_generator + remaining;
     issuer.sequence.next_sample_id = generator.next_sample_id();
     issuer.sequence.next_query_id = query_base + generated_query_count;

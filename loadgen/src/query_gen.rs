@@ -1,6 +1,8 @@
 //! Query generation in the official draw order (spec §4.3), produced lazily: one query at a
 //! time as the issue loop asks, so start-up does not grow with the length of the run.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::loadable_sets::LoadableSet;
 use super::rng::{exponential_gap_ns, period_ns, shuffle, uniform_int, Mt19937};
 use super::settings::{TestMode, TestScenario};
@@ -270,8 +272,8 @@ impl QueryGenerator {
     /// Runs the rest of the generation without producing samples (ids still advance), and
     /// returns how many more queries there would have been and the final
     /// `generated_query_duration`. Reports the official counts after a run stopped early.
-    pub fn count_remaining(&mut self) -> (u64, i64) {
-        let remaining = self.timeline.count_remaining();
+    pub fn count_remaining(&mut self, stop: &AtomicBool) -> (u64, i64) {
+        let remaining = self.timeline.count_remaining(stop);
         self.next_sample_id += remaining.samples;
         (remaining.queries, remaining.final_timestamp)
     }
@@ -513,10 +515,19 @@ impl Timeline {
         self.min_queries.max(by_time)
     }
 
-    /// The queries (and their samples) still to come, consuming the schedule.
-    pub fn count_remaining(&mut self) -> Remaining {
-        let mut queries = 0;
+    /// The queries (and their samples) still to come, consuming the schedule. A Poisson
+    /// schedule is counted draw by draw (minutes for billions of queries): once `stop` is set
+    /// (the test was aborted) the count ends where it is.
+    pub fn count_remaining(&mut self, stop: &AtomicBool) -> Remaining {
+        let mut queries = 0u64;
         loop {
+            if queries.is_multiple_of(1 << 16) && queries > 0 && stop.load(Ordering::Relaxed) {
+                return Remaining {
+                    queries,
+                    samples: queries * self.samples_per_query,
+                    final_timestamp: self.timestamp,
+                };
+            }
             if let Schedule::Period(period) = self.schedule {
                 if self.generated > 0 && !self.equal_issue && !self.remainder_pending {
                     // Constant period: the rest follows in closed form.

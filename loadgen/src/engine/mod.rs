@@ -572,17 +572,18 @@ impl Engine<'_> {
         let outcome = std::thread::scope(|scope| {
             // The official log names the query count before issuing; a Poisson schedule is
             // counted on another thread meanwhile, later lines held back until it is known.
+            let aborted = self.aborted;
             if timeline.is_poisson() {
                 log.hold();
                 let mut timeline = timeline;
                 scope.spawn(move || {
-                    let total = timeline.count_remaining();
+                    let total = timeline.count_remaining(aborted);
                     let keys = keys::generated(total.queries, generated_spq, total.final_timestamp);
                     log.release(keys.into_iter().map(|(k, v)| log.entry(&k, v)).collect());
                 });
             } else {
                 let mut timeline = timeline;
-                let total = timeline.count_remaining();
+                let total = timeline.count_remaining(aborted);
                 log.details(keys::generated(
                     total.queries,
                     generated_spq,

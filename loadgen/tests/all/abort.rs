@@ -48,6 +48,17 @@ impl SystemUnderTest for SlowSut {
     }
 }
 
+/// Calls `abort_test` 200 ms after the first issue.
+fn abort_after_the_first_issue() -> std::thread::JoinHandle<()> {
+    std::thread::spawn(|| {
+        while !ISSUED.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        mlperf_loadgen::abort_test();
+    })
+}
+
 #[test]
 fn abort_test_ends_a_running_test_with_a_result() {
     if support::ran_in_own_process("abort::abort_test_ends_a_running_test_with_a_result") {
@@ -68,13 +79,7 @@ fn abort_test_ends_a_running_test_with_a_result() {
         ..LogSettings::default()
     };
     log.log_output.outdir = Some(dir.clone());
-    let aborter = std::thread::spawn(|| {
-        while !ISSUED.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        std::thread::sleep(Duration::from_millis(200));
-        mlperf_loadgen::abort_test();
-    });
+    let aborter = abort_after_the_first_issue();
     let started = std::time::Instant::now();
     let result = start_test(&sut, &mut qsl, &settings, &log).unwrap();
     aborter.join().unwrap();
@@ -94,4 +99,51 @@ fn abort_test_ends_a_running_test_with_a_result() {
         serde_json::from_str(&std::fs::read_to_string(&files.result).unwrap()).unwrap();
     assert_eq!(json["series"][0]["stop"], "Aborted");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_abort_ends_the_count_of_a_schedule_too_long_to_count() {
+    if support::ran_in_own_process("abort::an_abort_ends_the_count_of_a_schedule_too_long_to_count")
+    {
+        return;
+    }
+    // 10^8 queries per second for 600 s: the Poisson schedule's count alone, draw by draw,
+    // takes many minutes.
+    let sut = InlineSut;
+    let mut qsl = RecordingQsl::new(100, 100);
+    let settings = TestSettings {
+        scenario: TestScenario::Server,
+        server_target_qps: 1e8,
+        min_duration_ms: 600_000,
+        ..TestSettings::default()
+    };
+    let log = LogSettings {
+        drain_timeout: Duration::from_secs(5),
+        ..LogSettings::default()
+    };
+    let aborter = abort_after_the_first_issue();
+    let started = std::time::Instant::now();
+    let result = start_test(&sut, &mut qsl, &settings, &log).unwrap();
+    aborter.join().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(result.series[0].stop, StopReason::Aborted);
+}
+
+/// Completes each sample inline.
+struct InlineSut;
+
+impl SystemUnderTest for InlineSut {
+    fn name(&self) -> &str {
+        "InlineSut"
+    }
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        ISSUED.store(true, Ordering::Relaxed);
+        for s in samples {
+            completer.query_samples_complete(&[QuerySampleResponse::new(s.id, &[])]);
+        }
+    }
 }
