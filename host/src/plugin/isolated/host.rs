@@ -16,6 +16,8 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use indicatif::HumanCount;
+
 use super::child::{CONTROL_FD, IMAGES_FD, REGION_FD};
 use super::protocol::{self, ToHost, ToPlugin};
 use super::region::*;
@@ -519,7 +521,7 @@ fn watch(mut child: Child, inner: &Inner) {
             link.kill(format!(
                 "plugin process stopped responding (no heartbeat for {:.1} s) after {} samples",
                 HEARTBEAT_STALL.as_secs_f64(),
-                grouped(link.completed.load(Ordering::Relaxed))
+                HumanCount(link.completed.load(Ordering::Relaxed))
             ));
         }
         let started = header.call_started.0.load(Ordering::Acquire);
@@ -531,7 +533,7 @@ fn watch(mut child: Child, inner: &Inner) {
                     "plugin {} {call} has not returned after {:?} (the plugin process was killed after {} samples)",
                     link.plugin,
                     inner.stall_timeout,
-                    grouped(link.completed.load(Ordering::Relaxed))
+                    HumanCount(link.completed.load(Ordering::Relaxed))
                 ));
             }
         }
@@ -555,7 +557,7 @@ fn exited(inner: &Inner, status: ExitStatus) {
         std::thread::sleep(Duration::from_millis(1));
     }
     let cause = killed.unwrap_or_else(|| {
-        let samples = grouped(link.completed.load(Ordering::Relaxed));
+        let samples = HumanCount(link.completed.load(Ordering::Relaxed));
         match (status.signal(), status.code()) {
             (Some(signal), _) => format!(
                 "plugin process killed by {} after {samples} samples",
@@ -782,30 +784,4 @@ fn signal_name(signal: i32) -> String {
         _ => return format!("signal {signal}"),
     };
     name.to_string()
-}
-
-/// 1234567 as "1,234,567".
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::grouped;
-
-    #[test]
-    fn counts_are_grouped_by_thousands() {
-        assert_eq!(grouped(0), "0");
-        assert_eq!(grouped(999), "999");
-        assert_eq!(grouped(1_000), "1,000");
-        assert_eq!(grouped(1_234_567), "1,234,567");
-    }
 }
