@@ -240,7 +240,7 @@ impl Shared {
         &self.log
     }
 
-    fn fail_lost(&self, message: String) {
+    pub(crate) fn fail_lost(&self, message: String) {
         self.fail(message);
         self.failure.lost.store(true, Ordering::Release);
     }

@@ -10,10 +10,11 @@ use super::completion::{Completer, Shared, FAILED_SUT_DRAIN, LOG};
 use super::diagnostics::Diagnostic;
 use super::effective::EffectiveSettings;
 use super::progress::{record_scheduled, ProgressRecorder};
-use super::query_gen::QueryGenerator;
+use super::query_gen::{CountLimit, QueryGenerator};
 use super::rng::{generate_canonical, Mt19937};
 use super::settings::{TestMode, TestScenario};
 use super::sut::SystemUnderTest;
+use super::sut_calls::{SutCall, SutCalls};
 use super::types::QuerySample;
 
 /// Sequence ids and the fixed-seed engine that gives every generated sample its accuracy-log
@@ -96,6 +97,8 @@ pub(crate) struct SeriesOutcome {
 #[derive(Clone, Copy)]
 pub(crate) struct SeriesContext<'a> {
     pub(crate) sut: &'a dyn SystemUnderTest,
+    /// Marks the calls into the SUT, for the stall watch.
+    pub(crate) sut_calls: &'a SutCalls,
     pub(crate) shared: &'a Shared,
     pub(crate) completer: &'a Completer,
     pub(crate) settings: &'a EffectiveSettings,
@@ -213,10 +216,17 @@ impl<'a, 'c> Issuer<'a, 'c> {
 /// Queries of at least this many samples have their status pages faulted in ahead.
 const PREFAULT_MIN_SAMPLES: usize = 4096;
 
-/// Hands one query to the SUT; a panic in the SUT becomes an error message.
-pub(super) fn issue(ctx: &SeriesContext<'_>, samples: &[QuerySample]) -> Result<(), String> {
+/// Hands one query to the SUT from issuing thread `thread`; a panic in the SUT becomes an
+/// error message.
+pub(super) fn issue(
+    ctx: &SeriesContext<'_>,
+    samples: &[QuerySample],
+    thread: usize,
+) -> Result<(), String> {
     catch_unwind(AssertUnwindSafe(|| {
-        ctx.sut.issue_query(samples, ctx.completer)
+        ctx.sut_calls.within(thread, SutCall::IssueQuery, || {
+            ctx.sut.issue_query(samples, ctx.completer)
+        })
     }))
     .map_err(|panic| panic_message(&panic))
 }
@@ -370,7 +380,7 @@ pub(crate) fn run_series(
                 scheduled,
             );
         }
-        let result = issue(ctx, &current);
+        let result = issue(ctx, &current, 0);
         queries_issued += issued_now;
         samples_issued += current.len() as u64;
         if let Some(progress) = ctx.progress {
@@ -434,8 +444,15 @@ pub(crate) fn run_series(
     // The official code generates every query up front, so its counts and sequence ids cover
     // queries that were never issued. Finish the count the same way.
     let issued_from_generator = generator.generated_queries();
-    let (remaining, duration_ns) = generator.count_remaining(ctx.abort);
-    let generated_query_count = issued_from_generator + remaining;
+    let limit = CountLimit::after_issuing(ctx.abort, settings.max_duration_ms);
+    let remaining = generator.count_remaining(&limit);
+    if remaining.estimated {
+        shared
+            .diagnostics
+            .push(estimated_count(issued_from_generator + remaining.queries));
+    }
+    let duration_ns = remaining.final_timestamp;
+    let generated_query_count = issued_from_generator + remaining.queries;
     issuer.sequence.next_sample_id = generator.next_sample_id();
     issuer.sequence.next_query_id = query_base + generated_query_count;
 
@@ -522,7 +539,11 @@ pub(super) fn flush_and_drain(ctx: &SeriesContext<'_>, target: u64) -> u64 {
     let shared = ctx.shared;
     // Issuing has ended.
     ctx.sut.issuer_idle();
-    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| ctx.sut.flush_queries())) {
+    let flush = || {
+        ctx.sut_calls
+            .within(0, SutCall::FlushQueries, || ctx.sut.flush_queries())
+    };
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(flush)) {
         shared.diagnostics.push(Diagnostic::error(
             "error_runtime",
             format!(
@@ -552,6 +573,17 @@ pub(super) fn flush_and_drain(ctx: &SeriesContext<'_>, target: u64) -> u64 {
         ));
     }
     never_completed
+}
+
+/// The warning of a series whose schedule was too long to count in time.
+pub(crate) fn estimated_count(queries: u64) -> Diagnostic {
+    Diagnostic::warning(
+        "warning_generic_message",
+        format!(
+            "The schedule was too long to count within max_duration_ms: its generated query \
+             count ({queries}) is estimated from the mean interval."
+        ),
+    )
 }
 
 fn report_stop(shared: &Shared, stop: &StopReason, mode: TestMode, ran_out: bool) {

@@ -88,7 +88,7 @@ pub(crate) fn run_series_threaded(
                             }
                             index = next;
                         }
-                        let result = issue(ctx, &batch);
+                        let result = issue(ctx, &batch, thread);
                         let queries_now = ((index - first) / threads + 1) as u64;
                         let total =
                             issued_total.fetch_add(queries_now, Ordering::AcqRel) + queries_now;

@@ -25,6 +25,7 @@ mod results;
 pub mod rng;
 mod settings;
 mod sut;
+mod sut_calls;
 pub mod testing;
 mod types;
 
@@ -33,7 +34,9 @@ pub use completion::{AccuracyRecord, Completer, CompletionAnomalies, CompletionS
 pub use diagnostics::{Diagnostic, Severity};
 pub use effective::EffectiveSettings;
 pub use engine::FindPeakReport;
-pub use engine::{start_test, start_test_with, SeriesReport, TestContext, TestError, TestResult};
+pub use engine::{
+    start_test, start_test_with, AbandonHook, SeriesReport, TestContext, TestError, TestResult,
+};
 pub use issue::StopReason;
 pub use progress::{ExternalProgress, ProgressHandle, ProgressSnapshot};
 pub use query_gen::GenerationError;

@@ -2,6 +2,7 @@
 //! time as the issue loop asks, so start-up does not grow with the length of the run.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use super::loadable_sets::LoadableSet;
 use super::rng::{exponential_gap_ns, period_ns, shuffle, uniform_int, Mt19937};
@@ -272,10 +273,10 @@ impl QueryGenerator {
     /// Runs the rest of the generation without producing samples (ids still advance), and
     /// returns how many more queries there would have been and the final
     /// `generated_query_duration`. Reports the official counts after a run stopped early.
-    pub fn count_remaining(&mut self, stop: &AtomicBool) -> (u64, i64) {
-        let remaining = self.timeline.count_remaining(stop);
+    pub fn count_remaining(&mut self, limit: &CountLimit<'_>) -> Remaining {
+        let remaining = self.timeline.count_remaining(limit);
         self.next_sample_id += remaining.samples;
-        (remaining.queries, remaining.final_timestamp)
+        remaining
     }
 
     /// The final timestamp, one interval past the last query (`generated_query_duration`).
@@ -457,6 +458,8 @@ pub struct Remaining {
     pub queries: u64,
     pub samples: u64,
     pub final_timestamp: i64,
+    /// The count ran past its deadline: the rest is estimated from the mean gap.
+    pub estimated: bool,
 }
 
 impl Timeline {
@@ -516,17 +519,34 @@ impl Timeline {
     }
 
     /// The queries (and their samples) still to come, consuming the schedule. A Poisson
-    /// schedule is counted draw by draw (minutes for billions of queries): once `stop` is set
-    /// (the test was aborted) the count ends where it is.
-    pub fn count_remaining(&mut self, stop: &AtomicBool) -> Remaining {
+    /// schedule is counted draw by draw (minutes for billions of queries): once `limit.stop`
+    /// is set (the test was aborted) the count ends where it is, and past `limit.deadline` the
+    /// rest is estimated from the mean gap instead (`Remaining::estimated`).
+    pub fn count_remaining(&mut self, limit: &CountLimit<'_>) -> Remaining {
         let mut queries = 0u64;
         loop {
-            if queries.is_multiple_of(1 << 16) && queries > 0 && stop.load(Ordering::Relaxed) {
-                return Remaining {
-                    queries,
-                    samples: queries * self.samples_per_query,
-                    final_timestamp: self.timestamp,
-                };
+            if queries.is_multiple_of(1 << 16) && queries > 0 {
+                if limit.stop.load(Ordering::Relaxed) {
+                    return Remaining {
+                        queries,
+                        samples: queries * self.samples_per_query,
+                        final_timestamp: self.timestamp,
+                        estimated: false,
+                    };
+                }
+                if limit
+                    .deadline
+                    .is_some_and(|deadline| Instant::now() >= deadline)
+                {
+                    let rest = self.estimate_rest();
+                    let queries = queries + rest;
+                    return Remaining {
+                        queries,
+                        samples: queries * self.samples_per_query,
+                        final_timestamp: self.timestamp + (rest as f64 * self.mean_gap_ns()) as i64,
+                        estimated: true,
+                    };
+                }
             }
             if let Schedule::Period(period) = self.schedule {
                 if self.generated > 0 && !self.equal_issue && !self.remainder_pending {
@@ -545,6 +565,7 @@ impl Timeline {
                         queries,
                         samples: queries * self.samples_per_query,
                         final_timestamp: self.timestamp,
+                        estimated: false,
                     };
                 }
             }
@@ -558,7 +579,57 @@ impl Timeline {
                 queries: queries + u64::from(remainder.is_some()),
                 samples: queries * self.samples_per_query + remainder.unwrap_or(0),
                 final_timestamp: self.timestamp,
+                estimated: false,
             };
         }
     }
+
+    /// The mean gap between queries, in ns.
+    fn mean_gap_ns(&self) -> f64 {
+        match &self.schedule {
+            Schedule::Poisson { qps, .. } => 1e9 / qps,
+            Schedule::Period(period) => *period as f64,
+        }
+    }
+
+    /// How many more queries the generation loop would make, from the mean gap.
+    fn estimate_rest(&self) -> u64 {
+        let gap = self.mean_gap_ns();
+        let by_time = if self.prev_timestamp < self.gen_duration_ns && gap > 0.0 {
+            ((self.gen_duration_ns - self.prev_timestamp) as f64 / gap).ceil() as u64
+        } else {
+            0
+        };
+        by_time.max(self.min_queries.saturating_sub(self.generated))
+    }
+}
+
+/// How long a count may run on past a run's `max_duration_ms` before it is estimated.
+const COUNT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl<'a> CountLimit<'a> {
+    /// A count made while a series issues, from its start: in a series with `max_duration_ms`
+    /// it may take that long and the grace. Without one (0) it is exact however long it
+    /// takes, as upstream.
+    pub fn while_issuing(stop: &'a AtomicBool, max_duration_ms: u64) -> Self {
+        let deadline = (max_duration_ms > 0).then(|| {
+            Instant::now() + std::time::Duration::from_millis(max_duration_ms) + COUNT_GRACE
+        });
+        CountLimit { stop, deadline }
+    }
+
+    /// A count made once issuing ended: with `max_duration_ms`, only the grace is left.
+    pub fn after_issuing(stop: &'a AtomicBool, max_duration_ms: u64) -> Self {
+        let deadline = (max_duration_ms > 0).then(|| Instant::now() + COUNT_GRACE);
+        CountLimit { stop, deadline }
+    }
+}
+
+/// When [`Timeline::count_remaining`] must end.
+#[derive(Clone, Copy)]
+pub struct CountLimit<'a> {
+    /// Set when the test is aborted: the count ends where it is.
+    pub stop: &'a AtomicBool,
+    /// Past it, the rest is estimated (a run with `max_duration_ms` ends in bounded time).
+    pub deadline: Option<Instant>,
 }

@@ -263,6 +263,10 @@ pub struct LogSettings {
     /// Write result.json beside the logs. A caller that adds to the result (a power result)
     /// turns it off and writes the file itself, once.
     pub write_result_json: bool,
+    /// A call into the SUT (`issue_query`, `flush_queries`) still running after this long ends
+    /// the test INVALID, every log written, without waiting for the call (see
+    /// `TestContext::on_abandoned`). `None`, as the official LoadGen: wait forever.
+    pub sut_call_timeout: Option<Duration>,
 }
 
 impl Default for LogSettings {
@@ -274,6 +278,7 @@ impl Default for LogSettings {
             issue_spin: DEFAULT_ISSUE_SPIN,
             record_query_schedule: false,
             write_result_json: true,
+            sut_call_timeout: None,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! What a test runs with beside its settings: objects of the program that runs it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::diagnostics::Diagnostic;
 use crate::progress::ProgressHandle;
@@ -20,4 +21,25 @@ pub struct TestContext {
     pub earlier_diagnostics: Vec<Diagnostic>,
     /// Path of an audit.config to apply (model `*`); `None` applies none.
     pub audit_config: Option<PathBuf>,
+    /// Called with the result of a test given up because a call into the SUT outlasted
+    /// `LogSettings::sut_call_timeout`, once every log is written. A program that cannot wait
+    /// for that call ends its process here; otherwise the test returns the result once the
+    /// call returns, which it may never do.
+    pub on_abandoned: Option<AbandonHook>,
+}
+
+/// See [`TestContext::on_abandoned`].
+#[derive(Clone)]
+pub struct AbandonHook(pub Arc<dyn Fn(&crate::TestResult) + Send + Sync>);
+
+impl std::fmt::Debug for AbandonHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AbandonHook")
+    }
+}
+
+impl PartialEq for AbandonHook {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }

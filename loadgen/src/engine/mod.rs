@@ -4,7 +4,7 @@ mod context;
 mod find_peak;
 mod trace;
 
-pub use self::context::TestContext;
+pub use self::context::{AbandonHook, TestContext};
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +20,8 @@ use crate::diagnostics::Diagnostic;
 use crate::early_stopping;
 use crate::effective::EffectiveSettings;
 use crate::issue::{
-    panic_message, run_series, SequenceState, SeriesContext, SeriesOutcome, StopReason,
+    estimated_count, panic_message, run_series, SequenceState, SeriesContext, SeriesOutcome,
+    StopReason,
 };
 use crate::issue_threads::run_series_threaded;
 use crate::loadable_sets::{generate_loadable_sets, LoadableSet};
@@ -29,10 +30,11 @@ use crate::logging::writer::LogWriter;
 use crate::logging::{keys, summary, write_atomically, LogFiles, LogSender};
 use crate::measurements::{collect_performance, last_completion_ns};
 use crate::progress::ProgressRecorder;
-use crate::query_gen::{GenerationError, GenerationParams, QueryGenerator};
+use crate::query_gen::{CountLimit, GenerationError, GenerationParams, QueryGenerator};
 use crate::results::PerformanceSummary;
 use crate::settings::{LogSettings, TestMode, TestScenario, TestSettings};
 use crate::sut::{QuerySampleLibrary, SystemUnderTest};
+use crate::sut_calls::{StallWatch, SutCalls};
 use crate::types::{QuerySample, QuerySampleIndex};
 
 /// Why a test could not run at all. Problems during a run end it INVALID instead.
@@ -109,6 +111,9 @@ pub struct TestResult {
     pub log_files: Option<LogFiles>,
     /// Where the SUT came from (`TestContext::provenance`).
     pub provenance: Vec<(String, String)>,
+    /// Why the test was given up with a call into the SUT still running
+    /// (`LogSettings::sut_call_timeout`): it has no series and no performance result.
+    pub abandoned: Option<String>,
 }
 
 impl TestResult {
@@ -227,8 +232,10 @@ pub fn start_test_with(
     let abort_generation = crate::abort::generation();
     let aborted = AtomicBool::new(false);
 
+    let sut_calls = SutCalls::new(issue_threads(&effective));
     let engine = Engine {
         sut,
+        sut_calls: &sut_calls,
         shared: Arc::clone(&shared),
         completer: Completer::new(Arc::clone(&shared)),
         settings: effective.clone(),
@@ -245,33 +252,86 @@ pub fn start_test_with(
         sequence: SequenceState::new(),
         series: Vec::new(),
     };
-    let watch_abort = AtomicBool::new(true);
+    let mut stall_watch = log_settings
+        .sut_call_timeout
+        .map(|timeout| StallWatch::new(&sut_calls, timeout));
+    let mut writer = writer;
+    let mut abandoned = None;
     let outcome = std::thread::scope(|scope| {
+        let coordinator = std::thread::current();
         let issuer = std::thread::Builder::new()
             .name("mlperf-issue".to_string())
             .spawn_scoped(scope, move || {
                 engine.shared.register_issuer();
-                engine.run(qsl)
+                let run = engine.run(qsl);
+                coordinator.unpark();
+                run
             })?;
-        // Relay `abort_test` to the issue loop without it polling a global.
-        scope.spawn(|| {
-            while watch_abort.load(Ordering::Relaxed) {
-                if crate::abort::generation() != abort_generation {
-                    aborted.store(true, Ordering::Relaxed);
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(5));
+        // Relay `abort_test` to the issue loop without it polling a global, and watch the
+        // calls into the SUT, until the issue loop ends.
+        while !issuer.is_finished() {
+            if crate::abort::generation() != abort_generation {
+                aborted.store(true, Ordering::Relaxed);
             }
-        });
-        let joined = issuer.join();
-        watch_abort.store(false, Ordering::Relaxed);
-        joined.map_err(|panic| TestError::EnginePanic(panic_message(&panic)))
+            if let Some(call) = stall_watch.as_mut().and_then(|w| w.check(&sut_calls)) {
+                stall_watch = None;
+                let timeout = log_settings.sut_call_timeout.unwrap_or_default();
+                let reason = format!(
+                    "{sut_name} {} has not returned after {timeout:?}",
+                    call.name()
+                );
+                // The issue loop cannot finish the test: it is inside the SUT. Finish it here
+                // from what is known without it, every log written.
+                shared.fail_lost(reason.clone());
+                shared.wait_for_logging(Duration::from_secs(1));
+                let mut diagnostics = diagnostics.clone();
+                diagnostics.extend(shared.diagnostics.take());
+                let result = TestResult {
+                    sut_name: sut_name.clone(),
+                    qsl_name: qsl_name.clone(),
+                    qsl_total_sample_count: qsl_total,
+                    qsl_performance_sample_count: qsl_psc,
+                    test_datetime: test_datetime.clone(),
+                    requested: requested.clone(),
+                    effective: effective.clone(),
+                    series: Vec::new(),
+                    performance: None,
+                    find_peak: None,
+                    accuracy_log: std::mem::take(
+                        &mut *shared
+                            .accuracy_log
+                            .lock()
+                            .unwrap_or_else(|poisoned| poisoned.into_inner()),
+                    ),
+                    diagnostics,
+                    anomalies: shared.anomalies(),
+                    log_files: files.clone(),
+                    provenance: context.provenance.clone(),
+                    abandoned: Some(reason),
+                };
+                let result = finish_abandoned(result, &log, writer.take())?;
+                if let Some(hook) = &context.on_abandoned {
+                    (hook.0)(&result);
+                }
+                // The hook did not end the process: wait for the call, however long it takes.
+                abandoned = Some(result);
+            }
+            std::thread::park_timeout(COORDINATOR_POLL);
+        }
+        issuer
+            .join()
+            .map_err(|panic| TestError::EnginePanic(panic_message(&panic)))
     });
+    if let Some(result) = abandoned {
+        return Ok(result);
+    }
     let (series, performance, find_peak) = match outcome.and_then(|run| run) {
         Ok(run) => run,
         Err(error) => {
             // The detail log keeps the reason the run could not go on.
-            note(Diagnostic::error("error_runtime", error.to_string()));
+            let diagnostic = Diagnostic::error("error_runtime", error.to_string());
+            log.diagnostic(&diagnostic);
+            diagnostics.push(diagnostic);
             log.detail("num_errors", error_count(&diagnostics));
             if let Some(writer) = writer {
                 writer.finish().map_err(TestError::LogOutput)?;
@@ -335,6 +395,7 @@ pub fn start_test_with(
         anomalies,
         log_files: files.clone(),
         provenance: context.provenance.clone(),
+        abandoned: None,
     };
     if let (Some(writer), Some(files)) = (writer, &files) {
         writer.finish().map_err(TestError::LogOutput)?;
@@ -343,6 +404,47 @@ pub fn start_test_with(
         if log_settings.write_result_json {
             write_atomically(&files.result, &result_json(&result)).map_err(TestError::LogOutput)?;
         }
+    }
+    Ok(result)
+}
+
+/// How often the coordinating thread looks at the abort flag and the calls into the SUT.
+const COORDINATOR_POLL: Duration = Duration::from_millis(5);
+
+/// The issuing threads whose calls into the SUT are watched: Server's issue threads, or one.
+fn issue_threads(settings: &EffectiveSettings) -> usize {
+    if settings.scenario == TestScenario::Server {
+        settings.requested.server_num_issue_query_threads.min(256) as usize
+    } else {
+        1
+    }
+}
+
+/// Ends the logs of a test abandoned with a call into the SUT running: the reason as an error
+/// and the result INVALID in the detail log, the summary and result.json.
+fn finish_abandoned(
+    mut result: TestResult,
+    log: &LogSender,
+    writer: Option<LogWriter>,
+) -> Result<TestResult, TestError> {
+    let reason = result.abandoned.clone().unwrap_or_default();
+    let diagnostic = Diagnostic::error(
+        "error_runtime",
+        format!("{reason}: the test was abandoned with the call still running."),
+    );
+    log.diagnostic(&diagnostic);
+    result.diagnostics.push(diagnostic);
+    log.details(vec![
+        ("result_validity".into(), "INVALID".into()),
+        ("result_invalid_reason".into(), reason.into()),
+    ]);
+    log.detail("num_errors", error_count(&result.diagnostics));
+    if let (Some(writer), Some(files)) = (writer, &result.log_files) {
+        writer.finish().map_err(TestError::LogOutput)?;
+        write_atomically(&files.summary, summary::render_summary(&result).as_bytes())
+            .map_err(TestError::LogOutput)?;
+        // Written here even for a caller that writes its own: that caller is still waiting.
+        write_atomically(&files.result, &result_json(&result)).map_err(TestError::LogOutput)?;
     }
     Ok(result)
 }
@@ -369,6 +471,7 @@ type RunOutput = (
 
 pub(super) struct Engine<'a> {
     sut: &'a dyn SystemUnderTest,
+    sut_calls: &'a SutCalls,
     pub(super) shared: Arc<Shared>,
     completer: Completer,
     pub(super) settings: EffectiveSettings,
@@ -553,6 +656,7 @@ impl Engine<'_> {
         check_query_memory(generator.samples_per_query())?;
         let ctx = SeriesContext {
             sut: self.sut,
+            sut_calls: self.sut_calls,
             shared: &self.shared,
             completer: &self.completer,
             settings,
@@ -572,18 +676,21 @@ impl Engine<'_> {
         let outcome = std::thread::scope(|scope| {
             // The official log names the query count before issuing; a Poisson schedule is
             // counted on another thread meanwhile, later lines held back until it is known.
-            let aborted = self.aborted;
+            let limit = CountLimit::while_issuing(self.aborted, settings.max_duration_ms);
             if timeline.is_poisson() {
                 log.hold();
                 let mut timeline = timeline;
                 scope.spawn(move || {
-                    let total = timeline.count_remaining(aborted);
+                    let total = timeline.count_remaining(&limit);
+                    if total.estimated {
+                        shared.diagnostics.push(estimated_count(total.queries));
+                    }
                     let keys = keys::generated(total.queries, generated_spq, total.final_timestamp);
                     log.release(keys.into_iter().map(|(k, v)| log.entry(&k, v)).collect());
                 });
             } else {
                 let mut timeline = timeline;
-                let total = timeline.count_remaining(aborted);
+                let total = timeline.count_remaining(&limit);
                 log.details(keys::generated(
                     total.queries,
                     generated_spq,

@@ -55,6 +55,9 @@ const TIME_PER_OUTPUT_TOKEN_LABELS: BlockLabels = BlockLabels {
 /// and error counts, which is all an AccuracyOnly run prints.
 pub fn render_summary(result: &TestResult) -> String {
     let mut out = Lines::default();
+    if let Some(reason) = &result.abandoned {
+        write_abandoned(&mut out, result, reason);
+    }
     if let Some(performance) = &result.performance {
         write_results(&mut out, result, performance);
         write_additional_stats(&mut out, performance);
@@ -113,17 +116,30 @@ fn target_ns(stats: Option<&LatencyStats>) -> i64 {
     stats.map_or(0, |s| s.target_ns)
 }
 
-/// Header, headline numbers, validity, recommendations and early stopping.
-fn write_results(out: &mut Lines, result: &TestResult, performance: &PerformanceSummary) {
-    let settings = &result.effective;
-    let scenario = settings.scenario;
+/// The header of a test given up with a call into the SUT running, which has no numbers: its
+/// validity and why, in the place and words of the results block.
+fn write_abandoned(out: &mut Lines, result: &TestResult, reason: &str) {
+    write_header(out, result);
+    out.line("Result is : INVALID");
+    out.line("Recommendations:");
+    out.line(format!(" * The test was abandoned: {reason}."));
+}
 
+fn write_header(out: &mut Lines, result: &TestResult) {
+    let settings = &result.effective;
     out.line(BANNER);
     out.line("MLPerf Results Summary");
     out.line(BANNER);
     out.line(format!("SUT name : {}", result.sut_name));
-    out.line(format!("Scenario : {}", scenario.as_str()));
+    out.line(format!("Scenario : {}", settings.scenario.as_str()));
     out.line(format!("Mode     : {}", settings.mode.as_str()));
+}
+
+/// Header, headline numbers, validity, recommendations and early stopping.
+fn write_results(out: &mut Lines, result: &TestResult, performance: &PerformanceSummary) {
+    let settings = &result.effective;
+    let scenario = settings.scenario;
+    write_header(out, result);
 
     let percentile = percentile_label(settings.target_latency_percentile);
     let first_token_line = |out: &mut Lines| {

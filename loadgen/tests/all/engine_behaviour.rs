@@ -1031,3 +1031,50 @@ fn accuracy_copies_finish_before_the_next_set_replaces_the_memory_they_read() {
         );
     }
 }
+
+#[test]
+fn max_duration_bounds_a_run_whose_schedule_is_too_long_to_count() {
+    struct Inline;
+    impl SystemUnderTest for Inline {
+        fn name(&self) -> &str {
+            "Inline"
+        }
+        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+            for s in samples {
+                completer.query_samples_complete(&[QuerySampleResponse::new(s.id, &[])]);
+            }
+        }
+    }
+    // 10^8 queries per second for 600 s: counting the Poisson schedule draw by draw, before
+    // and after issuing, takes many minutes; max_duration_ms ends the run in about its time.
+    let settings = TestSettings {
+        scenario: TestScenario::Server,
+        server_target_qps: 1e8,
+        min_duration_ms: 600_000,
+        max_duration_ms: 300,
+        ..TestSettings::default()
+    };
+    let mut qsl = RecordingQsl::new(100, 100);
+    let started = std::time::Instant::now();
+    let result = start_test(&Inline, &mut qsl, &settings, &short_drain()).unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let series = &result.series[0];
+    assert!(
+        matches!(series.stop, StopReason::MaxDuration(_)),
+        "{:?}",
+        series.stop
+    );
+    assert!(result
+        .diagnostics
+        .iter()
+        .any(|d| d.severity == Severity::Warning && d.message.contains("too long to count")));
+    // The estimate is the mean: 6 * 10^10 queries within a fraction of a percent.
+    let ratio = series.generated_query_count as f64 / 6e10;
+    assert!(
+        (ratio - 1.0).abs() < 0.001,
+        "{}",
+        series.generated_query_count
+    );
+    assert!(!result.performance.unwrap().validity.valid);
+}

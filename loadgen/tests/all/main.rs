@@ -10,4 +10,5 @@ mod golden_scenarios;
 mod issuer_idle;
 mod log_files;
 mod result_schema;
+mod stalled_sut;
 mod support;

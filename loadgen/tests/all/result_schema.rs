@@ -335,7 +335,7 @@ fn can_import_jsonschema(python: &Path) -> bool {
 }
 
 /// The official-LoadGen venv's Python, if it has `jsonschema`; otherwise skips (or fails on CI).
-fn python_or_skip(test: &str) -> Option<PathBuf> {
+pub(crate) fn python_or_skip(test: &str) -> Option<PathBuf> {
     let candidate = match std::env::var_os("MLPERF_OFFICIAL_PYTHON") {
         Some(p) => PathBuf::from(p),
         None => repo_root().join(".venv/bin/python"),
@@ -400,7 +400,7 @@ print(json.dumps(report))
 "##;
 
 /// Validates the files; returns each file's errors (empty when valid).
-fn validate(python: &Path, files: &[PathBuf]) -> Vec<(PathBuf, Vec<String>)> {
+pub(crate) fn validate(python: &Path, files: &[PathBuf]) -> Vec<(PathBuf, Vec<String>)> {
     let output = Command::new(python)
         .arg("-c")
         .arg(VALIDATOR)
