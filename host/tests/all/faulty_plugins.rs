@@ -1,7 +1,7 @@
-//! Plugins that misbehave, compiled from C on the fly: what a run leaves behind and reports
-//! when a plugin hands back garbage or takes the process down.
+//! Plugins that misbehave (plugins/faulty, its fault chosen by `--plugin-set`): what a run
+//! leaves behind and reports when a plugin hands back garbage or takes the process down.
 
-use crate::support::{self, compile_c_plugin, TempDir};
+use crate::support::{self, TempDir};
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -9,59 +9,17 @@ use std::time::Duration;
 
 const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 
-/// A plugin completing every sample inline; `on_sample` runs first for each (with `n`, the
-/// samples seen so far, and `r`, the response about to be completed).
-pub(crate) fn plugin_source(on_sample: &str) -> String {
-    plugin_source_with(on_sample, "")
+/// `--plugin-set KEY=VALUE` for each of `sets`, configuring the faulty plugin.
+pub(crate) fn plugin_sets<'a>(sets: &[&'a str]) -> Vec<&'a str> {
+    sets.iter().flat_map(|set| ["--plugin-set", set]).collect()
 }
 
-/// As [`plugin_source`], `on_destroy` run by its destroy.
-pub(crate) fn plugin_source_with(on_sample: &str, on_destroy: &str) -> String {
-    format!(
-        r#"#include <stdlib.h>
-#include <unistd.h>
-#include "mlperf_plugin.h"
-static const mlperf_host_api *host;
-static unsigned long n;
-static const unsigned char byte = 1;
-static mlperf_error *create(const mlperf_host_api *h, const char *c, size_t len, void **i) {{
-    (void)c; (void)len; host = h; *i = 0; return 0; }}
-static void destroy(void *i) {{ (void)i; {on_destroy} }}
-static mlperf_error *issue(void *i, const mlperf_sample *s, size_t count) {{
-    (void)i;
-    for (size_t k = 0; k < count; k++) {{
-        mlperf_response r = {{ sizeof r, s[k].id, &byte, 1, 0 }};
-        n++;
-        {on_sample}
-        host->complete(host->context, &r, 1);
-    }}
-    return 0;
-}}
-static mlperf_error *flush(void *i) {{ (void)i; return 0; }}
-static mlperf_plugin_api api;
-MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t major, uint32_t minor) {{
-    (void)minor;
-    if (major != MLPERF_PLUGIN_ABI_MAJOR) return 0;
-    api.struct_size = sizeof api;
-    api.abi_major = MLPERF_PLUGIN_ABI_MAJOR;
-    api.abi_minor = MLPERF_PLUGIN_ABI_MINOR;
-    api.kind = MLPERF_PLUGIN_KIND_SUT;
-    api.name = "faulty";
-    api.version = "0";
-    api.create = create;
-    api.destroy = destroy;
-    api.issue_query = issue;
-    api.flush_queries = flush;
-    return &api;
-}}
-"#
-    )
-}
-
-fn run(dir: &Path, plugin: &Path, mode: &str, out: &str) -> Output {
+/// A run of the faulty plugin configured by `sets`.
+fn run(dir: &Path, mode: &str, out: &str, sets: &[&str]) -> Output {
     Command::new(EXE)
         .args(["run", "--plugin"])
-        .arg(plugin)
+        .arg(support::faulty_plugin())
+        .args(plugin_sets(sets))
         .args(["--mode", mode, "--out", out, "--total-samples", "64"])
         .args(["--set", "min_duration_ms=0", "--set", "min_query_count=100"])
         .current_dir(dir)
@@ -73,17 +31,19 @@ fn run(dir: &Path, plugin: &Path, mode: &str, out: &str) -> Output {
 #[test]
 fn a_response_claiming_more_bytes_than_memory_holds_ends_the_run_naming_the_sample() {
     let dir = TempDir::new();
+    // The length defaults to UINT64_MAX.
     for (name, length, mode) in [
-        ("huge", "UINT64_MAX", "AccuracyOnly"),
-        ("large", "(1ULL << 40)", "AccuracyOnly"),
-        ("huge_perf", "UINT64_MAX", "PerformanceOnly"),
+        ("huge", None, "AccuracyOnly"),
+        (
+            "large",
+            Some("response_length=1099511627776"),
+            "AccuracyOnly",
+        ),
+        ("huge_perf", None, "PerformanceOnly"),
     ] {
-        let plugin = compile_c_plugin(
-            dir.path(),
-            name,
-            &plugin_source(&format!("if (n == 5) r.length = {length};")),
-        );
-        let output = run(dir.path(), &plugin, mode, name);
+        let mut sets = vec!["fault=huge_response", "at_sample=5"];
+        sets.extend(length);
+        let output = run(dir.path(), mode, name, &sets);
         let stderr = support::text(&output.stderr);
         assert_eq!(
             output.status.code(),
@@ -111,15 +71,18 @@ fn a_response_claiming_more_bytes_than_memory_holds_ends_the_run_naming_the_samp
 #[test]
 fn a_plugin_that_exits_mid_run_leaves_nothing_of_the_earlier_run_in_out() {
     let dir = TempDir::new();
-    let good = compile_c_plugin(dir.path(), "good", &plugin_source(""));
-    let exits = compile_c_plugin(dir.path(), "exits", &plugin_source("if (n == 50) exit(0);"));
-    support::assert_ok(&run(dir.path(), &good, "PerformanceOnly", "logs"));
+    support::assert_ok(&run(dir.path(), "PerformanceOnly", "logs", &[]));
     let out = dir.path().join("logs");
     for file in ["mlperf_log_summary.txt", "result.json"] {
         assert!(out.join(file).is_file(), "the first run wrote {file}");
     }
 
-    run(dir.path(), &exits, "PerformanceOnly", "logs");
+    run(
+        dir.path(),
+        "PerformanceOnly",
+        "logs",
+        &["fault=exit", "at_sample=50"],
+    );
     // At most its own detail log, begun (never the earlier run's, which ends with a verdict);
     // no summary or result.json of the run before it.
     let detail = std::fs::read_to_string(out.join("mlperf_log_detail.txt")).unwrap_or_default();
@@ -217,11 +180,12 @@ fn sigterm_ends_the_run_invalid_with_every_log_written_and_exit_143() {
 fn a_second_sigint_exits_at_once_while_the_first_waits_for_the_drain() {
     let dir = TempDir::new();
     // Never completes a sample: after the first signal the engine waits for them.
-    let plugin = compile_c_plugin(dir.path(), "holds", &plugin_source("continue;"));
-    let plugin = plugin.to_str().unwrap();
+    let plugin = support::faulty_plugin();
     let args = [
         "--plugin",
-        plugin,
+        plugin.to_str().unwrap(),
+        "--plugin-set",
+        "fault=hold",
         "--drain-timeout",
         "120",
         "--set",
@@ -252,12 +216,11 @@ fn a_second_sigint_exits_at_once_while_the_first_waits_for_the_drain() {
 #[test]
 fn a_destroy_that_never_returns_ends_the_command_after_the_stall_timeout_with_every_file() {
     let dir = TempDir::new();
-    let source = plugin_source_with("", "for (;;) pause();");
-    let plugin = compile_c_plugin(dir.path(), "stuck", &source);
     let started = std::time::Instant::now();
     let output = Command::new(EXE)
         .args(["run", "--plugin"])
-        .arg(&plugin)
+        .arg(support::faulty_plugin())
+        .args(["--plugin-set", "fault=hang_destroy"])
         .args([
             "--stall-timeout",
             "1",

@@ -3,8 +3,8 @@
 //! written and the cause in the summary, the detail log and result.json; a healthy plugin
 //! gives the same results as in-process.
 
-use crate::faulty_plugins::{plugin_source, plugin_source_with, signal, start_run, wait_within};
-use crate::support::{self, compile_c_plugin, TempDir};
+use crate::faulty_plugins::{plugin_sets, signal, start_run, wait_within};
+use crate::support::{self, TempDir};
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -55,30 +55,28 @@ fn assert_invalid_because(output: &Output, status: i32, out: &Path, cause: &str)
 #[test]
 fn a_crash_an_exit_or_a_kill_of_the_plugin_process_ends_the_run_invalid_with_the_cause() {
     let dir = TempDir::new();
+    let plugin = support::faulty_plugin();
     for (name, fault, cause) in [
         (
             "segv",
-            "if (n == 50) *(volatile int *)0 = 0;",
+            "fault=segfault",
             "plugin process killed by SIGSEGV after 49 samples",
         ),
         (
             "abort",
-            "if (n == 50) abort();",
+            "fault=abort",
             "plugin process killed by SIGABRT after 49 samples",
         ),
         (
             "exit0",
-            "if (n == 50) exit(0);",
+            "fault=exit",
             "plugin process exited with status 0 after 49 samples",
         ),
-        (
-            "oom",
-            "extern int kill(int, int); if (n == 50) kill(getpid(), 9);",
-            "plugin process killed by SIGKILL",
-        ),
+        // As the OOM killer would.
+        ("oom", "fault=kill", "plugin process killed by SIGKILL"),
     ] {
-        let plugin = compile_c_plugin(dir.path(), name, &plugin_source(fault));
-        let (output, took) = run_isolated(dir.path(), &plugin, name, &[]);
+        let sets = plugin_sets(&[fault, "at_sample=50"]);
+        let (output, took) = run_isolated(dir.path(), &plugin, name, &sets);
         assert_invalid_because(&output, 1, &dir.path().join(name), cause);
         assert!(
             support::text(&output.stderr).contains(cause),
@@ -92,12 +90,10 @@ fn a_crash_an_exit_or_a_kill_of_the_plugin_process_ends_the_run_invalid_with_the
 #[test]
 fn a_call_that_never_returns_is_ended_after_the_stall_timeout() {
     let dir = TempDir::new();
-    let plugin = compile_c_plugin(
-        dir.path(),
-        "hangs",
-        &plugin_source("if (n == 50) for (;;) pause();"),
-    );
-    let (output, took) = run_isolated(dir.path(), &plugin, "logs", &["--stall-timeout", "1"]);
+    let plugin = support::faulty_plugin();
+    let mut args = plugin_sets(&["fault=hang_issue", "at_sample=50"]);
+    args.extend(["--stall-timeout", "1"]);
+    let (output, took) = run_isolated(dir.path(), &plugin, "logs", &args);
     assert_invalid_because(
         &output,
         1,
@@ -107,12 +103,9 @@ fn a_call_that_never_returns_is_ended_after_the_stall_timeout() {
     assert!(took < Duration::from_secs(15), "took {took:?}");
 
     // A destroy that never returns: the process is killed, every file is already written.
-    let plugin = compile_c_plugin(
-        dir.path(),
-        "stuck",
-        &plugin_source_with("", "for (;;) pause();"),
-    );
-    let (output, took) = run_isolated(dir.path(), &plugin, "stuck", &["--stall-timeout", "1"]);
+    let mut args = plugin_sets(&["fault=hang_destroy"]);
+    args.extend(["--stall-timeout", "1"]);
+    let (output, took) = run_isolated(dir.path(), &plugin, "stuck", &args);
     assert_eq!(
         output.status.code(),
         Some(1),
@@ -200,15 +193,11 @@ fn sigterm_to_the_host_ends_the_run_and_its_plugin_process() {
     assert!(!Path::new(&format!("/proc/{plugin}")).exists());
 }
 
-/// A plugin answering every sample with its own data (an echo).
-fn echo_source() -> String {
-    plugin_source("r.data = s[k].data; r.length = s[k].length;")
-}
-
 #[test]
 fn an_isolated_plugin_reads_the_loaded_samples_and_returns_the_same_accuracy_log() {
     let dir = TempDir::new();
-    let plugin = compile_c_plugin(dir.path(), "echo", &echo_source());
+    // Answers every sample with its own data.
+    let plugin = support::faulty_plugin();
     let dataset = dir.path().join("samples.npy");
     let count = 40;
     let data: Vec<u8> = (0..count * 12).map(|i| (i * 7 % 251) as u8).collect();
@@ -218,6 +207,7 @@ fn an_isolated_plugin_reads_the_loaded_samples_and_returns_the_same_accuracy_log
         let output = Command::new(EXE)
             .args(["run", "--isolate", isolate, "--plugin"])
             .arg(&plugin)
+            .args(["--plugin-set", "echo=true"])
             .arg("--dataset")
             .arg(&dataset)
             // Several sets: each load reaches the plugin process as a new image.

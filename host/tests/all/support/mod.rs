@@ -27,6 +27,11 @@ pub fn null_plugin() -> std::path::PathBuf {
     plugin_library("libmlperf_plugin_null.so")
 }
 
+/// The fault-injection plugin (plugins/faulty), its fault chosen by `--plugin-set`.
+pub fn faulty_plugin() -> std::path::PathBuf {
+    plugin_library("libmlperf_faulty.so")
+}
+
 /// A fresh directory, removed when dropped.
 pub struct TempDir(pub std::path::PathBuf);
 
