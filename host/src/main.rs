@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use mlperf_host::engine_bench::{self, BenchReport, Completion};
+use mlperf_host::plugin::isolated;
 
 #[derive(Parser)]
 #[command(
@@ -46,6 +47,14 @@ enum Command {
     IsolatedPlugin {
         /// The host's process id: the plugin process ends with it.
         host_pid: u32,
+    },
+    /// The process of a power-meter plugin under `run --isolate process` (started by the host).
+    #[command(name = "isolated-meter", hide = true)]
+    IsolatedMeter {
+        /// The host's process id: the meter's process ends with it.
+        host_pid: u32,
+        /// The `--power plugin:…` spec.
+        spec: String,
     },
 }
 
@@ -129,12 +138,17 @@ fn main() -> ExitCode {
         Command::Sysinfo(args) => cli::sysinfo::main(&args),
         Command::Submit(args) => cli::submit::main(&args),
         Command::Check(args) => cli::check::main(&args),
-        Command::IsolatedPlugin { host_pid } => {
-            cli::init_logging(0, false);
-            let status = mlperf_host::plugin::isolated::child_main(host_pid);
-            ExitCode::from(status as u8)
+        Command::IsolatedPlugin { host_pid } => child_process(|| isolated::child_main(host_pid)),
+        Command::IsolatedMeter { host_pid, spec } => {
+            child_process(|| isolated::meter_main(host_pid, &spec))
         }
     }
+}
+
+/// A process `--isolate process` starts: logs as the host's default, exits with `main`'s status.
+fn child_process(main: impl FnOnce() -> i32) -> ExitCode {
+    cli::init_logging(0, false);
+    ExitCode::from(main() as u8)
 }
 
 fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
@@ -187,6 +201,7 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
                     .then(|| mlperf_host::plugin::isolated::Isolation {
                         executable: std::env::current_exe().expect("this executable"),
                         stall_timeout: std::time::Duration::from_secs(60),
+                        timed_preprocess: None,
                     });
                 let spec = path.display().to_string();
                 let sut =

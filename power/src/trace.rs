@@ -3,9 +3,11 @@
 
 use std::time::SystemTime;
 
+use serde::{Deserialize, Serialize};
+
 /// One reading. `watts` <= 0 marks a sample the meter could not take (PTDaemon writes -1);
 /// the checker's mean leaves such samples out.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PowerSample {
     pub time: SystemTime,
     pub watts: f64,
@@ -32,7 +34,7 @@ impl PowerSample {
 }
 
 /// A meter's record of one measurement, in time order.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Trace {
     pub samples: Vec<PowerSample>,
     /// Energy counter readings in joules (wraparound already corrected), for meters with one.

@@ -80,12 +80,27 @@ pub struct PreprocessSection {
 }
 
 /// Optional sandbox limits of a preprocessing module (the sandbox's defaults otherwise).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct PreprocessLimits {
     pub memory_limit_mib: Option<usize>,
     pub time_limit_ms: Option<u64>,
     /// A deterministic instruction budget per sample instead of the time limit.
     pub fuel: Option<u64>,
+}
+
+impl PreprocessLimits {
+    /// The default sandbox with these limits applied.
+    pub fn sandbox(self) -> wasm_preprocess::Sandbox {
+        let mut sandbox = wasm_preprocess::Sandbox::default();
+        if let Some(mib) = self.memory_limit_mib {
+            sandbox.memory_limit = mib << 20;
+        }
+        if let Some(ms) = self.time_limit_ms {
+            sandbox.time_limit = std::time::Duration::from_millis(ms);
+        }
+        sandbox.fuel = self.fuel;
+        sandbox
+    }
 }
 
 /// How a run's accuracy log is scored.

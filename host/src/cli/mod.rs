@@ -91,6 +91,27 @@ pub fn exit_without_plugin(args: &run_args::RunArgs) -> ! {
     mlperf_host::official::engine::exit_immediately(1)
 }
 
+/// What `run` and `audit` do when a call into an in-process plugin outlasts `--stall-timeout`:
+/// the engine has written every log, INVALID with the reason; print the summary and end the
+/// process with status 1 without waiting for the call.
+pub fn abandon_hook(args: &run_args::RunArgs) -> mlperf_host::loadgen::AbandonHook {
+    let (out, quiet) = (args.out.clone(), args.quiet);
+    mlperf_host::loadgen::AbandonHook(std::sync::Arc::new(move |result| {
+        if !quiet {
+            print!(
+                "{}",
+                mlperf_host::loadgen::logging::summary::render_summary(result)
+            );
+        }
+        eprintln!(
+            "error: {} (--stall-timeout): the run is INVALID; exiting without the plugin (logs in {})",
+            result.abandoned.as_deref().unwrap_or("a call into the plugin has not returned"),
+            out.display()
+        );
+        mlperf_host::official::engine::exit_immediately(1)
+    }))
+}
+
 /// An error and its causes on one line, each after a colon (as `report_error` prints them).
 pub fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();

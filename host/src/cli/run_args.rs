@@ -147,9 +147,9 @@ pub struct RunArgs {
     /// duration with a unit).
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
     pub drain_timeout: Duration,
-    /// How long the plugin's destroy may take at the end of the run: past it the command
-    /// exits 1 (every file already written) without waiting for it (seconds, or a duration
-    /// with a unit).
+    /// How long a call into the plugin (issue_query, flush_queries, destroy) may take: past it
+    /// the run ends INVALID with every file written and the command exits 1 without waiting
+    /// for the call (seconds, or a duration with a unit).
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
     pub stall_timeout: Duration,
     /// How long before each scheduled issue the issuing thread busy-waits instead of sleeping
@@ -159,8 +159,9 @@ pub struct RunArgs {
     pub issue_spin: Duration,
 
     /// Run the plugin in a child process (`process`), so that its crash, `exit()` or hang
-    /// ends the run INVALID with every log written, instead of ending the host. Recommended
-    /// for new or untrusted plugins.
+    /// ends the run INVALID with every log written, instead of ending the host (its timed
+    /// preprocessing runs there too); `--power plugin:` meters get a process each, whose
+    /// failure fails only the power result. Recommended for new or untrusted plugins.
     #[arg(long, value_enum, default_value = "none", help_heading = "Plugin")]
     pub isolate: IsolateArg,
 

@@ -11,7 +11,7 @@ use mlperf_host::loadgen::config::{ConfigFile, ConfigLoader};
 use mlperf_host::loadgen::{TestMode, TestScenario, TestSettings};
 use mlperf_host::official::engine::TestSettings as OfficialSettings;
 use mlperf_host::official::settings::{field_text, official_mode, official_scenario};
-use mlperf_host::plugin::isolated::Isolation;
+use mlperf_host::plugin::isolated::{Isolation, TimedModule};
 use mlperf_host::session::{
     EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan,
 };
@@ -82,6 +82,7 @@ pub fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
             issue_spin: args.issue_spin,
             stall_timeout: args.stall_timeout,
         },
+        on_abandoned: Some(super::abandon_hook(args)),
     })
 }
 
@@ -90,18 +91,28 @@ fn isolation(args: &RunArgs, samples: &SamplePlan) -> anyhow::Result<Option<Isol
     if args.isolate == IsolateArg::None {
         return Ok(None);
     }
-    if let SamplePlan::Dataset {
-        preprocess: Some(PreprocessPlan { timed: true, .. }),
-        ..
-    } = samples
-    {
-        bail!("--isolate process does not run timed preprocessing (--preprocess-timed, or a benchmark's timed module) yet: preprocess at load, or run in-process");
-    }
+    // Timed preprocessing runs in the plugin's process, on the raw samples it is handed.
+    let timed_preprocess = match samples {
+        SamplePlan::Dataset {
+            preprocess:
+                Some(PreprocessPlan {
+                    module,
+                    timed: true,
+                    limits,
+                }),
+            ..
+        } => Some(TimedModule {
+            module: module.clone(),
+            limits: *limits,
+        }),
+        _ => None,
+    };
     let executable = std::env::current_exe()
         .context("--isolate process: cannot find this executable to start the plugin process")?;
     Ok(Some(Isolation {
         executable,
         stall_timeout: args.stall_timeout,
+        timed_preprocess,
     }))
 }
 

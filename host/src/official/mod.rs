@@ -7,7 +7,7 @@
 //! library would wait forever, the process ends with an INVALID verdict.
 
 mod adapters;
-mod outstanding;
+pub(crate) mod outstanding;
 pub mod result;
 pub mod settings;
 mod sink;

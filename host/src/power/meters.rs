@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mlperf_power::{Phase, PowerSource, SourceInfo, Trace};
 
 use super::PowerError;
+use crate::plugin::isolated::{IsolatedMeter, Isolation};
 use crate::plugin::power as power_plugin;
 
 /// The meters of one run. Dropped (on any path, errors included), they are
@@ -29,16 +30,22 @@ pub struct Recording {
 
 impl Meters {
     /// Opens every `--power` spec; None without any. A meter that cannot be opened is an
-    /// error here, before the run.
-    pub fn open(specs: &[String]) -> Result<Option<Meters>, PowerError> {
+    /// error here, before the run. With `isolation` (`--isolate process`) a meter plugin is
+    /// opened in a process of its own.
+    pub fn open(
+        specs: &[String],
+        isolation: Option<&Isolation>,
+    ) -> Result<Option<Meters>, PowerError> {
         if specs.is_empty() {
             return Ok(None);
         }
         let mut meters = Vec::new();
         for spec in specs {
-            let meter = match spec.strip_prefix("plugin:") {
-                Some(plugin) => open_plugin(spec, plugin),
-                None => mlperf_power::source::open(spec),
+            let meter = match (spec.strip_prefix("plugin:"), isolation) {
+                (Some(_), Some(isolation)) => IsolatedMeter::spawn(spec, isolation)
+                    .map(|meter| Box::new(meter) as Box<dyn PowerSource>),
+                (Some(plugin), None) => open_plugin(spec, plugin),
+                (None, _) => mlperf_power::source::open(spec),
             }
             .map_err(|source| PowerError::Open {
                 spec: spec.clone(),

@@ -80,7 +80,7 @@ impl<'a> Session<'a> {
     pub fn run(&mut self, plan: &RunPlan) -> Result<RunOutcome, SessionError> {
         // Refused here, before anything runs: a meter that cannot be reached, a bad data
         // set, a bad plugin.
-        let mut meters = Meters::open(&plan.power)?;
+        let mut meters = Meters::open(&plan.power, plan.plugin.isolation.as_ref())?;
         let mut library = SampleLibrary::open(&plan.samples)?;
         let mut sut = open_plugin(&plan.plugin, &plan.samples)?;
         library.attach(&mut sut);
@@ -227,6 +227,7 @@ fn run_test(
             library.provenance(),
         ]
         .concat(),
+        on_abandoned: plan.on_abandoned.clone(),
         ..TestContext::default()
     };
     let settings = &plan.settings;
@@ -262,6 +263,9 @@ fn run_test(
                 issue_spin: plan.log.issue_spin,
                 // The session writes it, after the power result.
                 write_result_json: false,
+                // An isolated plugin's calls return at once; its process is watched instead.
+                sut_call_timeout: matches!(sut, Instance::InProcess(_))
+                    .then_some(plan.log.stall_timeout),
                 ..LogSettings::default()
             };
             start_test_with(sut, qsl, settings, &log, &context)

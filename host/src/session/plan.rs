@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mlperf_loadgen::TestSettings;
+use mlperf_loadgen::{AbandonHook, TestSettings};
 
 use crate::benchmark::{Benchmark, PreprocessLimits};
 use crate::official::engine::TestSettings as OfficialSettings;
@@ -30,6 +30,10 @@ pub struct RunPlan {
     /// compliance test, whose run folder may hold only LoadGen's files.
     pub results_dir: PathBuf,
     pub log: LogOptions,
+    /// Called when a test is given up because a call into an in-process plugin outlasted
+    /// `log.stall_timeout`, its logs written (see `TestContext::on_abandoned`): the command
+    /// line ends the process there. Without one the session waits for the call.
+    pub on_abandoned: Option<AbandonHook>,
 }
 
 /// Which LoadGen runs the test.
@@ -81,6 +85,7 @@ pub struct LogOptions {
     pub drain_timeout: Duration,
     /// How long before each scheduled issue the issuing thread busy-waits.
     pub issue_spin: Duration,
-    /// How long the plugin's `destroy` may take before the session goes on without it.
+    /// How long a call into the plugin (`issue_query`, `flush_queries`, `destroy`) may take
+    /// before the run goes on without it.
     pub stall_timeout: Duration,
 }

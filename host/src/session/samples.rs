@@ -6,11 +6,9 @@ use std::sync::Arc;
 
 use mlperf_loadgen::testing::NullQsl;
 use mlperf_loadgen::QuerySampleLibrary;
-use wasm_preprocess::Sandbox;
 
 use super::plan::{PreprocessPlan, SamplePlan};
 use super::SessionError;
-use crate::benchmark::PreprocessLimits;
 use crate::plugin::Instance;
 use crate::samples::{DatasetLibrary, NpySource, Preprocessing, SampleSource};
 
@@ -59,7 +57,7 @@ impl SampleLibrary {
                 timed,
                 limits,
             }) => {
-                let preprocessing = Preprocessing::load_in(module, *timed, sandbox(*limits))
+                let preprocessing = Preprocessing::load_in(module, *timed, limits.sandbox())
                     .map_err(|source| SessionError::PreprocessModule {
                         module: module.clone(),
                         source: Box::new(source),
@@ -112,19 +110,6 @@ impl SampleLibrary {
             SampleLibrary::Dataset { library, .. } => library,
         }
     }
-}
-
-/// The default sandbox with a benchmark's limits applied.
-fn sandbox(limits: PreprocessLimits) -> Sandbox {
-    let mut sandbox = Sandbox::default();
-    if let Some(mib) = limits.memory_limit_mib {
-        sandbox.memory_limit = mib << 20;
-    }
-    if let Some(ms) = limits.time_limit_ms {
-        sandbox.time_limit = std::time::Duration::from_millis(ms);
-    }
-    sandbox.fuel = limits.fuel;
-    sandbox
 }
 
 fn open_source(path: &Path) -> Result<Box<NpySource>, SessionError> {

@@ -291,3 +291,56 @@ fn an_isolated_plugin_that_cannot_start_is_refused_with_its_reason() {
         support::describe(&output)
     );
 }
+
+#[test]
+fn timed_preprocessing_runs_in_the_plugin_process_with_the_same_answers() {
+    support::require_data("fmnist");
+    let dir = TempDir::new();
+    let run = |out: &Path, isolated: bool, scenario: &str| {
+        let mut command = Command::new(EXE);
+        command
+            .args(["run", "--benchmark", "fmnist", "--scenario", scenario])
+            .args(["--mode", "AccuracyOnly", "--preprocess-timed", "--out"])
+            .arg(out)
+            .current_dir(support::repo())
+            .env("ORT_DYLIB_PATH", support::ort_library())
+            .env_remove("MLPERF_HOST_LOG");
+        if isolated {
+            command.args(["--isolate", "process"]);
+        }
+        let output = command.output().expect("run mlperf-host");
+        assert!(output.status.success(), "{}", support::describe(&output));
+        output
+    };
+    // SingleStream reuses each query's output buffer once its sample is released (the plugin
+    // process tracks what it completed); Offline preprocesses one query of every sample.
+    for scenario in ["SingleStream", "Offline"] {
+        let (inline, isolated) = (
+            dir.path().join(format!("inline-{scenario}")),
+            dir.path().join(format!("isolated-{scenario}")),
+        );
+        run(&inline, false, scenario);
+        run(&isolated, true, scenario);
+        // The same responses for the same samples (Offline's workers complete in any order).
+        let log = |dir: &Path| {
+            let text = std::fs::read_to_string(dir.join("mlperf_log_accuracy.json")).unwrap();
+            let records: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+            let mut samples: Vec<(u64, String)> = records
+                .iter()
+                .map(|r| (r["qsl_idx"].as_u64().unwrap(), r["data"].to_string()))
+                .collect();
+            samples.sort();
+            samples
+        };
+        let (inline_log, isolated_log) = (log(&inline), log(&isolated));
+        assert_eq!(inline_log.len(), 10_000, "{scenario}");
+        assert!(
+            inline_log == isolated_log,
+            "{scenario}: the responses differ"
+        );
+        let score = |dir: &Path| std::fs::read_to_string(dir.join("accuracy.txt")).unwrap();
+        assert_eq!(score(&inline), score(&isolated), "{scenario}");
+        let detail = std::fs::read_to_string(isolated.join("mlperf_log_detail.txt")).unwrap();
+        assert!(detail.contains(r#""key": "sut_preprocess_timed", "value": "true""#));
+    }
+}

@@ -225,7 +225,7 @@ fn a_stalled_read_does_not_hang_stop() {
 
 /// A plain C power meter: 42 W at 12 V and 3.5 A, except the second reading, which has no
 /// watts; no energy counter. `tweak` (C statements on `api`) changes one thing.
-fn c_meter(tweak: &str) -> String {
+pub(crate) fn c_meter(tweak: &str) -> String {
     format!(
         r#"#include <math.h>
 #include "mlperf_plugin.h"

@@ -355,7 +355,7 @@ impl Drop for PtdSimulator {
     }
 }
 
-const SHORT_SINGLE_STREAM: [&str; 8] = [
+pub(crate) const SHORT_SINGLE_STREAM: [&str; 8] = [
     "--scenario",
     "SingleStream",
     "--latency",

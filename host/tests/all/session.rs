@@ -83,6 +83,7 @@ fn plan(out: &Path, results: &Path) -> RunPlan {
             issue_spin: Duration::ZERO,
             stall_timeout: Duration::from_secs(10),
         },
+        on_abandoned: None,
     }
 }
 
@@ -145,6 +146,7 @@ fn an_isolated_plugin_runs_the_same_plan_in_a_process_of_its_own() {
     plan.plugin.isolation = Some(mlperf_host::plugin::isolated::Isolation {
         executable: env!("CARGO_BIN_EXE_mlperf-host").into(),
         stall_timeout: Duration::from_secs(10),
+        timed_preprocess: None,
     });
     let mut recorder = Recorder::default();
     let outcome = Session::new(&mut recorder).run(&plan).unwrap();

@@ -14,13 +14,15 @@ mod sysfs;
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 pub use nvml::{describe_gpus, GpuDescription, GpuInventory};
 pub use simulated::Simulated;
 
 use crate::trace::Trace;
 
 /// What a meter measures.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Scope {
     /// The whole system at the wall socket (what MLPerf power results are).
     Wall,
@@ -29,7 +31,7 @@ pub enum Scope {
 }
 
 /// Where the readings come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Provenance {
     /// A power analyzer through SPEC PTDaemon.
     Ptd,
@@ -39,7 +41,8 @@ pub enum Provenance {
     Simulated,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+// Serde: the host hands these between its processes (a meter plugin isolated in its own).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SourceInfo {
     /// The spec it was opened from, e.g. "sim:200".
     pub name: String,
@@ -51,7 +54,7 @@ pub struct SourceInfo {
     pub identity: String,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, Serialize, Deserialize)]
 pub enum SourceError {
     #[error("power source {spec:?}: {message}")]
     Spec { spec: String, message: String },
@@ -61,7 +64,7 @@ pub enum SourceError {
 
 /// The two runs of MLCommons' power procedure: a ranging run with the analyzer's ranges on
 /// automatic, then the testing run (the one that counts) at the ranges ranging measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Phase {
     Ranging,
     Testing,

@@ -14,8 +14,9 @@ use super::protocol::{self, ToHost, ToPlugin};
 use super::region::*;
 use super::shm::{receive_fd, Mapping};
 use crate::loadgen::{Completer, CompletionSink, QuerySample, QuerySampleResponse, ResponseId};
+use crate::official::outstanding::OutstandingIds;
 use crate::plugin::PluginSut;
-use crate::samples::{LoadedSamples, SampleArena};
+use crate::samples::{LoadedSamples, Preprocessing, SampleArena};
 
 /// The descriptors the host hands the process: the shared region, the control socket and the
 /// socket sample images arrive on.
@@ -28,10 +29,7 @@ pub const HEARTBEAT: Duration = Duration::from_millis(100);
 
 /// Runs the plugin process; returns its exit status.
 pub fn main(host_pid: u32) -> i32 {
-    // Die with the host: a plugin process must never outlive the run that started it.
-    // SAFETY: prctl with an integer argument.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-    if std::os::unix::process::parent_id() != host_pid {
+    if !die_with_host(host_pid) {
         return 1;
     }
     for fd in [REGION_FD, CONTROL_FD, IMAGES_FD] {
@@ -46,6 +44,14 @@ pub fn main(host_pid: u32) -> i32 {
             1
         }
     }
+}
+
+/// Has this process killed when the host ends: a plugin's (or a meter's) process must never
+/// outlive the run that started it. False when the host is already gone.
+pub fn die_with_host(host_pid: u32) -> bool {
+    // SAFETY: prctl with an integer argument.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    std::os::unix::process::parent_id() == host_pid
 }
 
 fn serve() -> Result<(), String> {
@@ -67,6 +73,7 @@ fn serve() -> Result<(), String> {
         spec,
         config,
         samples,
+        timed_preprocess,
     }) = protocol::receive(&mut commands).map_err(|e| e.to_string())?
     else {
         return Err("the host closed the control socket before start".into());
@@ -86,6 +93,20 @@ fn serve() -> Result<(), String> {
     if samples {
         sut.read_samples_from(Arc::clone(&arena));
     }
+    if let Some(timed) = &timed_preprocess {
+        match Preprocessing::load_in(&timed.module, true, timed.limits.sandbox()) {
+            Ok(preprocessing) => sut.preprocess_timed(Arc::new(preprocessing)),
+            Err(error) => {
+                send(&ToHost::StartFailed {
+                    message: format!(
+                        "timed preprocessing module {}: {error}",
+                        timed.module.display()
+                    ),
+                })?;
+                return Ok(());
+            }
+        }
+    }
     send(&ToHost::Ready {
         name: crate::loadgen::SystemUnderTest::name(&sut).to_string(),
         attributes: sut.attributes().to_vec(),
@@ -95,10 +116,13 @@ fn serve() -> Result<(), String> {
         region: Arc::clone(&region),
         producer: Mutex::new(Producer::default()),
         control: Arc::clone(&control),
+        // Timed preprocessing reuses a query's buffers once its samples are released.
+        outstanding: timed_preprocess.is_some().then(OutstandingIds::default),
     });
-    let completer = Completer::forwarding_to(sink);
+    let completer = Completer::forwarding_to(Arc::clone(&sink) as Arc<dyn CompletionSink>);
     let mut server = Server {
         region: &region,
+        sink: &sink,
         sut: &sut,
         completer: &completer,
         arena: &arena,
@@ -139,6 +163,7 @@ fn unstamp_call(region: &Region) {
 
 struct Server<'a, F: Fn(&ToHost) -> Result<(), String>> {
     region: &'a Region,
+    sink: &'a RingSink,
     sut: &'a PluginSut,
     completer: &'a Completer,
     arena: &'a SampleArena,
@@ -227,6 +252,9 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
                     index: entry.index as usize,
                 });
                 if self.query.len() == self.expected {
+                    if let Some(outstanding) = &self.sink.outstanding {
+                        outstanding.issue(&self.query);
+                    }
                     stamp_call(self.region, CALL_ISSUE);
                     crate::loadgen::SystemUnderTest::issue_query(
                         self.sut,
@@ -267,6 +295,8 @@ struct RingSink {
     region: Arc<Region>,
     producer: Mutex<Producer>,
     control: Arc<Mutex<UnixStream>>,
+    /// The samples not yet completed, kept only for timed preprocessing.
+    outstanding: Option<OutstandingIds>,
 }
 
 impl RingSink {
@@ -351,6 +381,16 @@ impl RingSink {
 impl CompletionSink for RingSink {
     fn complete(&self, responses: &[QuerySampleResponse<'_>]) {
         self.push(responses, DONE_COMPLETE);
+        // Copied into the response arena: nothing reads the sample's memory any more.
+        if let Some(outstanding) = &self.outstanding {
+            outstanding.admit(responses, true, |_| {});
+        }
+    }
+
+    fn is_released(&self, id: ResponseId) -> bool {
+        self.outstanding
+            .as_ref()
+            .is_some_and(|outstanding| !outstanding.contains(id.0))
     }
 
     fn first_token(&self, responses: &[QuerySampleResponse<'_>]) {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use indicatif::HumanCount;
 
 use super::child::{CONTROL_FD, IMAGES_FD, REGION_FD};
-use super::protocol::{self, ToHost, ToPlugin};
+use super::protocol::{self, TimedModule, ToHost, ToPlugin};
 use super::region::*;
 use super::shm::{send_fd, Mapping};
 use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, ResponseId, SystemUnderTest};
@@ -44,6 +44,8 @@ pub struct Isolation {
     /// A call into the plugin that has not returned after this long ends the run; so does a
     /// start or a `destroy` that takes longer.
     pub stall_timeout: Duration,
+    /// Timed preprocessing, run in the plugin's process.
+    pub timed_preprocess: Option<TimedModule>,
 }
 
 /// What the host and its threads share about the process.
@@ -215,6 +217,7 @@ impl IsolatedSut {
             spec: spec.to_string(),
             config: config.to_string(),
             samples,
+            timed_preprocess: isolation.timed_preprocess.clone(),
         };
         protocol::send(&mut control, &start).map_err(|e| failed("control socket", e))?;
         match sut
@@ -558,16 +561,7 @@ fn exited(inner: &Inner, status: ExitStatus) {
     }
     let cause = killed.unwrap_or_else(|| {
         let samples = HumanCount(link.completed.load(Ordering::Relaxed));
-        match (status.signal(), status.code()) {
-            (Some(signal), _) => format!(
-                "plugin process killed by {} after {samples} samples",
-                signal_name(signal)
-            ),
-            (None, Some(code)) => {
-                format!("plugin process exited with status {code} after {samples} samples")
-            }
-            _ => format!("plugin process ended after {samples} samples"),
-        }
+        format!("plugin process {} after {samples} samples", ended(status))
     });
     if orderly {
         return;
@@ -765,6 +759,15 @@ fn deliver(link: &Link, kind: Option<u64>, responses: &[QuerySampleResponse<'_>]
         }
         Some(DONE_FIRST_TOKEN) => completer.first_token_complete(responses),
         _ => {}
+    }
+}
+
+/// How a process ended, as the messages say it: `killed by SIGSEGV`, `exited with status 0`.
+pub(super) fn ended(status: ExitStatus) -> String {
+    match (status.signal(), status.code()) {
+        (Some(signal), _) => format!("killed by {}", signal_name(signal)),
+        (None, Some(code)) => format!("exited with status {code}"),
+        _ => "ended".into(),
     }
 }
 

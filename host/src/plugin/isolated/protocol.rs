@@ -1,9 +1,19 @@
 //! Control messages between the host and the plugin's process: one JSON object per line on a
-//! Unix socket, for everything but the data path (which is the shared region's rings).
+//! Unix socket, for everything but the data path (which is the shared region's rings). A power
+//! meter's process speaks the same lines on its stdin and stdout ([`ToMeter`]).
 
 use std::io::{BufRead, Write};
 
+use mlperf_power::{Phase, SourceInfo};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+/// A preprocessing module run on issued samples (`--preprocess-timed`): in the plugin's
+/// process, on the raw samples of its images, as the host runs it in-process.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TimedModule {
+    pub module: std::path::PathBuf,
+    pub limits: crate::benchmark::PreprocessLimits,
+}
 
 /// Host to plugin process.
 #[derive(Debug, Serialize, Deserialize)]
@@ -14,6 +24,8 @@ pub enum ToPlugin {
         config: String,
         /// Issued samples carry data from sample images the host sends.
         samples: bool,
+        /// Preprocessing the process runs on each issued sample, inside the timed path.
+        timed_preprocess: Option<TimedModule>,
     },
 }
 
@@ -36,6 +48,23 @@ pub enum ToHost {
     Fail { message: String },
     /// `destroy` returned; the process exits.
     Destroyed,
+}
+
+/// Host to a power meter's process: the [`mlperf_power::PowerSource`] calls. Each is answered
+/// with one line, the call's `Result` (`()`, or the `Trace` for `Stop`, or its `SourceError`).
+#[derive(Debug, Serialize, Deserialize)]
+pub enum ToMeter {
+    Prepare(Phase),
+    Start { mark: String },
+    Stop,
+    Finish,
+}
+
+/// A power meter's process's first line (inside a `Result`: or why the meter was refused).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct MeterOpened {
+    pub info: SourceInfo,
+    pub needs_ranging: bool,
 }
 
 pub fn send<T: Serialize>(out: &mut impl Write, message: &T) -> std::io::Result<()> {

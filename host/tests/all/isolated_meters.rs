@@ -1,0 +1,154 @@
+//! `run --isolate process` with a power-meter plugin: the meter runs in a process of its own.
+//! A healthy meter gives the same power result as in-process; one whose process crashes or
+//! exits mid-run fails only the power result, naming the cause, and the run's logs and
+//! performance result stand; one that crashes while opening is refused before the run.
+
+use crate::power_plugin::c_meter;
+use crate::power_runs::SHORT_SINGLE_STREAM;
+use crate::support::{self, compile_c_plugin, TempDir};
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
+
+/// A real invalid access (not raise(), which the host's handler would swallow).
+const SEGFAULT: &str = "{ volatile int *volatile nowhere = 0; *nowhere = 1; }";
+
+/// A second-long SingleStream run of the null plugin into `dir/out` with the meter `power`,
+/// isolated or not; its output, and how long it took.
+fn run(dir: &Path, out: &str, power: &str, isolated: bool) -> (Output, Duration) {
+    let started = Instant::now();
+    let output = Command::new(EXE)
+        .arg("run")
+        .args(SHORT_SINGLE_STREAM)
+        .args(["--power", power, "--out", out])
+        .args(
+            isolated
+                .then_some(["--isolate", "process"])
+                .into_iter()
+                .flatten(),
+        )
+        .current_dir(dir)
+        .env_remove("MLPERF_HOST_LOG")
+        .output()
+        .expect("run mlperf-host");
+    (output, started.elapsed())
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// The value's shape: its keys and their shapes, without the values.
+fn shape(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), shape(v))).collect(),
+        Value::Array(items) => items.iter().map(shape).collect(),
+        _ => Value::Null,
+    }
+}
+
+#[test]
+fn an_isolated_meter_plugin_gives_the_same_power_result_as_in_process() {
+    let dir = TempDir::new();
+    let example_c = support::plugin_library("libmlperf_example_c.so");
+    let power = format!("plugin:{}?watts=60&device=npu0", example_c.display());
+    let mut summaries = Vec::new();
+    for (out, isolated) in [("in-process", false), ("isolated", true)] {
+        let (output, took) = run(dir.path(), out, &power, isolated);
+        support::assert_ok(&output);
+        assert!(took < Duration::from_secs(10), "{out}: {took:?}");
+        let stdout = support::text(&output.stdout);
+        assert!(stdout.contains("Power result : VALID"), "{out}: {stdout}");
+        let out = dir.path().join(out);
+        let summary = json(&out.join("power_summary.json"));
+        let source = &summary["sources"][0];
+        assert_eq!(source["scope"], "component: npu0 board power (simulated)");
+        assert_eq!(source["provenance"], "simulated");
+        assert_eq!(source["accounting"]["average_watts"], 60.0);
+        assert!(out.join("spl.txt").is_file());
+        let result = json(&out.join("result.json"));
+        assert_eq!(result["power"]["valid"], true, "{}", result["power"]);
+        summaries.push(summary);
+    }
+    assert_eq!(shape(&summaries[0]), shape(&summaries[1]));
+    let [local, isolated] = [&summaries[0]["sources"][0], &summaries[1]["sources"][0]];
+    for key in [
+        "source",
+        "identity",
+        "period_seconds",
+        "scope",
+        "trace_file",
+    ] {
+        assert_eq!(local[key], isolated[key], "{key}");
+    }
+}
+
+#[test]
+fn a_meter_plugin_process_that_crashes_or_exits_mid_run_fails_only_the_power_result() {
+    let dir = TempDir::new();
+    // Five-millisecond reads: the twentieth falls inside the second-long run.
+    let fault_at_read_20 = |fault: &str| {
+        c_meter("")
+            .replace(
+                "#include <math.h>",
+                "#include <math.h>\n#include <stdlib.h>",
+            )
+            .replace(
+                "int n = (*(int *)i)++;",
+                &format!("int n = (*(int *)i)++;\n    if (n == 20) {fault}"),
+            )
+    };
+    for (name, fault, cause) in [
+        ("segv", SEGFAULT, "power plugin process killed by SIGSEGV"),
+        (
+            "exit0",
+            "exit(0);",
+            "power plugin process exited with status 0",
+        ),
+    ] {
+        let meter = compile_c_plugin(dir.path(), name, &fault_at_read_20(fault));
+        let power = format!("plugin:{}", meter.display());
+        let (output, took) = run(dir.path(), name, &power, true);
+        // As a meter that fails in-process: the performance result stands.
+        support::assert_ok(&output);
+        assert!(took < Duration::from_secs(10), "{name}: {took:?}");
+        let (stdout, stderr) = (support::text(&output.stdout), support::text(&output.stderr));
+        assert!(stderr.contains(cause), "{name}: {stderr}");
+        assert!(
+            stdout.contains("Power result : INVALID"),
+            "{name}: {stdout}"
+        );
+        let out = dir.path().join(name);
+        let summary = std::fs::read_to_string(out.join("mlperf_log_summary.txt")).unwrap();
+        assert!(summary.contains("Result is : VALID"), "{summary}");
+        let detail = std::fs::read_to_string(out.join("mlperf_log_detail.txt")).unwrap();
+        assert!(detail.contains("\"key\": \"result_validity\""), "whole");
+        let reasons =
+            json(&out.join("power_summary.json"))["sources"][0]["invalid_reasons"].to_string();
+        assert!(reasons.contains(cause), "{name}: {reasons}");
+        let result = json(&out.join("result.json"));
+        assert_eq!(result["power"]["valid"], false, "{}", result["power"]);
+    }
+}
+
+#[test]
+fn a_meter_plugin_process_that_crashes_while_opening_is_refused_before_the_run() {
+    let dir = TempDir::new();
+    let meter = compile_c_plugin(dir.path(), "crash_open", &c_meter(SEGFAULT));
+    let power = format!("plugin:{}", meter.display());
+    let (output, took) = run(dir.path(), "out", &power, true);
+    let described = support::describe(&output);
+    assert_eq!(output.status.code(), Some(1), "{described}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let stderr = support::text(&output.stderr);
+    assert!(
+        stderr.contains("power plugin process killed by SIGSEGV"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("out/mlperf_log_detail.txt").exists());
+}
