@@ -43,6 +43,7 @@
 
 #include "mlperf_plugin.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,261 +51,182 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FAULTY_NAME "faulty"
-#define FAULTY_VERSION "0.1.0"
-#define FAULTY_MAX_LEAK_BYTES (1ull << 40)
+#define ME "faulty"
 
-typedef enum fault_kind {
-    FAULT_NONE,
-    FAULT_SEGFAULT,
-    FAULT_ABORT,
-    FAULT_EXIT,
-    FAULT_KILL,
-    FAULT_HANG_ISSUE,
-    FAULT_HANG_FLUSH,
-    FAULT_HANG_DESTROY,
-    FAULT_HOLD,
-    FAULT_FAIL_ISSUE,
-    FAULT_HUGE_RESPONSE,
-    FAULT_GARBAGE_RESPONSE,
-    FAULT_LEAK,
-} fault_kind;
-
-/* Indexed by fault_kind. */
-static const char *const fault_names[] = {
+enum { NONE, SEGFAULT, ABORT, EXIT, KILL, HANG_ISSUE, HANG_FLUSH, HANG_DESTROY, HOLD,
+       FAIL_ISSUE, HUGE_RESPONSE, GARBAGE_RESPONSE, LEAK };
+static const char *const faults[] = {
     "none", "segfault", "abort", "exit", "kill", "hang_issue", "hang_flush", "hang_destroy",
-    "hold", "fail_issue", "huge_response", "garbage_response", "leak",
+    "hold", "fail_issue", "huge_response", "garbage_response", "leak", NULL,
 };
-#define FAULT_COUNT (sizeof fault_names / sizeof fault_names[0])
+static const char *const booleans[] = {"false", "true", NULL};
 
-typedef struct faulty_config {
-    fault_kind fault;
-    uint64_t at_sample;
-    int exit_status;
-    int echo;
-    uint64_t response_length;
-    uint64_t leak_bytes;
-} faulty_config;
+/* The config is one number per key, in this order; a word's number is its place in `words`. */
+enum { FAULT, AT_SAMPLE, EXIT_STATUS, ECHO, RESPONSE_LENGTH, LEAK_BYTES, KEYS };
+static const struct key {
+    const char *name, *expected;
+    const char *const *words; /* NULL: a decimal number from min to max */
+    uint64_t min, max, initial;
+} keys[KEYS] = {
+    {"fault", "one of none, segfault, abort, exit, kill, hang_issue, hang_flush, hang_destroy, "
+              "hold, fail_issue, huge_response, garbage_response, leak", faults, 0, 0, NONE},
+    {"at_sample", "an integer of at least 1", NULL, 1, UINT64_MAX, 1},
+    {"exit_status", "an integer from 0 to 255", NULL, 0, 255, 0},
+    {"echo", "true or false", booleans, 0, 0, 0},
+    {"response_length", "an integer of at least 0", NULL, 0, UINT64_MAX, UINT64_MAX},
+    {"leak_bytes", "an integer from 1 to 2^40", NULL, 1, 1ull << 40, 1u << 20},
+};
 
-typedef struct faulty_instance {
+typedef struct faulty {
     mlperf_host_api host; /* our copy: the part the host knows, the rest zeroed */
-    faulty_config config;
+    uint64_t set[KEYS];
     uint64_t seen; /* samples issued so far */
-} faulty_instance;
+} faulty;
 
-/* ---- Errors: the message in the same block, freed by release ------------------------------- */
+/* ---- Errors: each one malloc'd with room for its message; one static for want of memory ---- */
 
-typedef struct faulty_error {
+typedef struct oops {
     mlperf_error base;
-    char message[];
-} faulty_error;
+    char text[1024]; /* longer messages are cut short */
+} oops;
 
-static void faulty_error_release(mlperf_error *error) {
-    free(error);
-}
-
-static void static_error_release(mlperf_error *error) {
-    (void)error;
-}
-
-static mlperf_error out_of_memory_error = {
-    sizeof(mlperf_error), NULL, MLPERF_ERROR_RESOURCE_EXHAUSTED, FAULTY_NAME ": out of memory",
-    static_error_release,
+static void release(mlperf_error *error);
+static oops no_memory = {
+    {sizeof(mlperf_error), NULL, MLPERF_ERROR_RESOURCE_EXHAUSTED, ME ": out of memory", release},
+    "",
 };
+static void release(mlperf_error *error) {
+    if (error != &no_memory.base) {
+        free(error);
+    }
+}
 
-static mlperf_error *make_error(int32_t code, const char *format, ...) {
+static mlperf_error *oops_of(int32_t code, const char *format, ...) {
+    oops *made = malloc(sizeof *made);
+    if (made == NULL) {
+        return &no_memory.base;
+    }
     va_list args;
     va_start(args, format);
-    int length = vsnprintf(NULL, 0, format, args);
+    vsnprintf(made->text, sizeof made->text, format, args);
     va_end(args);
-    faulty_error *error = malloc(sizeof(faulty_error) + (size_t)(length < 0 ? 0 : length) + 1);
-    if (error == NULL) {
-        return &out_of_memory_error;
-    }
-    va_start(args, format);
-    vsnprintf(error->message, (size_t)(length < 0 ? 0 : length) + 1, format, args);
-    va_end(args);
-    error->base.struct_size = sizeof(mlperf_error);
-    error->base.next = NULL;
-    error->base.code = code;
-    error->base.message = error->message;
-    error->base.release = faulty_error_release;
-    return &error->base;
+    made->base = no_memory.base;
+    made->base.code = code;
+    made->base.message = made->text;
+    return &made->base;
 }
 
-/* ---- Config: the TOML subset of example-c, strings also bare -------------------------------- */
+/* ---- Config: `key = value` lines, `#` comments, "..." or '...' or bare strings --------------- */
 
-static int is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\r';
+typedef struct span {
+    const char *at, *end;
+} span;
+
+static int blank(char c) {
+    return c != '\0' && strchr(" \t\r", c) != NULL;
 }
 
-static void trim(const char **begin, const char **end) {
-    while (*begin < *end && is_space(**begin)) {
-        ++*begin;
-    }
-    while (*end > *begin && is_space((*end)[-1])) {
-        --*end;
-    }
+static span trimmed(span s) {
+    for (; s.at < s.end && blank(*s.at); ++s.at) {}
+    for (; s.end > s.at && blank(s.end[-1]); --s.end) {}
+    return s;
 }
 
-/* Where a `#` outside quotes starts a comment, or end. */
-static const char *comment_start(const char *begin, const char *end) {
-    char quote = 0;
-    for (const char *p = begin; p < end; ++p) {
-        if (quote != 0) {
-            quote = *p == quote ? 0 : quote;
-        } else if (*p == '"' || *p == '\'') {
-            quote = *p;
-        } else if (*p == '#') {
-            return p;
-        }
-    }
-    return end;
+static int same(span s, const char *word) {
+    size_t n = (size_t)(s.end - s.at);
+    return strlen(word) == n && strncmp(s.at, word, n) == 0;
 }
 
-/* Strips "..." or '...' from a value; bare text stays. -1 for an unclosed or escaped string. */
-static int unquote(const char **begin, const char **end) {
-    char quote = **begin;
-    if (*begin == *end || (quote != '"' && quote != '\'')) {
+/* The value without its quotes; 0 for an unclosed quote, or a quote or `\` inside one. */
+static int unquoted(span *s) {
+    char quote = s->at < s->end ? *s->at : 0;
+    if (quote != '"' && quote != '\'') {
+        return 1;
+    }
+    if (s->end - s->at < 2 || s->end[-1] != quote) {
         return 0;
     }
-    if (*end - *begin < 2 || (*end)[-1] != quote) {
-        return -1;
-    }
-    ++*begin;
-    --*end;
-    size_t length = (size_t)(*end - *begin);
-    if (memchr(*begin, quote, length) != NULL || memchr(*begin, '\\', length) != NULL) {
-        return -1;
-    }
-    return 0;
+    const char *inside = s->at + 1;
+    size_t n = (size_t)(s->end - inside) - 1;
+    *s = (span){inside, inside + n};
+    return memchr(inside, quote, n) == NULL && memchr(inside, '\\', n) == NULL;
 }
 
-static int is(const char *begin, const char *end, const char *word) {
-    return strlen(word) == (size_t)(end - begin) && memcmp(begin, word, (size_t)(end - begin)) == 0;
-}
-
-/* A decimal integer from min to max. Returns 0 on success. */
-static int parse_uint(const char *begin, const char *end, uint64_t min, uint64_t max,
-                      uint64_t *out) {
-    uint64_t value = 0;
-    if (begin == end) {
-        return -1;
-    }
-    for (const char *p = begin; p < end; ++p) {
-        if (*p < '0' || *p > '9') {
-            return -1;
+/* Reads `s` as key `k` wants it into *out; 0 if it is not a value of k. */
+static int read_value(const struct key *k, span s, uint64_t *out) {
+    if (k->words != NULL) {
+        for (*out = 0; k->words[*out] != NULL; ++*out) {
+            if (same(s, k->words[*out])) {
+                return 1;
+            }
         }
-        uint64_t digit = (uint64_t)(*p - '0');
-        if (value > (max - digit) / 10) {
-            return -1;
+        return 0;
+    }
+    char digits[24];
+    while (s.end - s.at > 1 && *s.at == '0') {
+        ++s.at; /* leading zeros, which could overflow `digits` */
+    }
+    size_t n = (size_t)(s.end - s.at);
+    if (n == 0 || n >= sizeof digits) {
+        return 0;
+    }
+    memcpy(digits, s.at, n);
+    digits[n] = '\0';
+    errno = 0;
+    *out = strtoull(digits, NULL, 10);
+    return strspn(digits, "0123456789") == n && errno == 0 && *out >= k->min && *out <= k->max;
+}
+
+/* Cuts `#...` off, where the `#` is outside quotes. */
+static span uncommented(span s) {
+    char quote = 0;
+    for (const char *p = s.at; p < s.end; ++p) {
+        if (quote == 0 && *p == '#') {
+            s.end = p;
+            break;
+        } else if (quote == 0 && (*p == '"' || *p == '\'')) {
+            quote = *p;
+        } else if (*p == quote) {
+            quote = 0;
         }
-        value = value * 10 + digit;
     }
-    if (value < min) {
-        return -1;
-    }
-    *out = value;
-    return 0;
+    return s;
 }
 
-static mlperf_error *bad_value(const char *key, unsigned line, const char *expected,
-                               const char *value, const char *value_end) {
-    return make_error(MLPERF_ERROR_INVALID_CONFIG,
-                      FAULTY_NAME ": config key `%s` (line %u): expected %s, got `%.*s`", key,
-                      line, expected, (int)(value_end - value), value);
-}
-
-static mlperf_error *parse_config(const char *text, size_t length, faulty_config *config) {
-    config->fault = FAULT_NONE;
-    config->at_sample = 1;
-    config->exit_status = 0;
-    config->echo = 0;
-    config->response_length = UINT64_MAX;
-    config->leak_bytes = 1u << 20;
-
+static mlperf_error *configure(const char *text, size_t length, uint64_t set[KEYS]) {
+    for (int k = 0; k < KEYS; ++k) {
+        set[k] = keys[k].initial;
+    }
     int in_table = 0;
-    unsigned line_number = 0;
-    const char *text_end = text + length;
-    for (const char *line = text; text != NULL && line < text_end;) {
-        const char *newline = memchr(line, '\n', (size_t)(text_end - line));
-        const char *begin = line;
-        const char *end = comment_start(line, newline != NULL ? newline : text_end);
-        line = newline != NULL ? newline + 1 : text_end;
-        ++line_number;
-        trim(&begin, &end);
-        if (begin == end) {
+    unsigned number = 1;
+    for (span rest = {text, text == NULL ? NULL : text + length}; rest.at < rest.end; ++number) {
+        const char *newline = memchr(rest.at, '\n', (size_t)(rest.end - rest.at));
+        span line = trimmed(uncommented((span){rest.at, newline ? newline : rest.end}));
+        rest.at = newline ? newline + 1 : rest.end;
+        const char *equals = memchr(line.at, '=', (size_t)(line.end - line.at));
+        in_table |= line.at < line.end && *line.at == '[';
+        if (line.at == line.end || *line.at == '[') {
             continue;
+        } else if (equals == NULL) {
+            return oops_of(MLPERF_ERROR_INVALID_CONFIG,
+                           ME ": config line %u: expected `key = value`", number);
         }
-        if (*begin == '[') {
-            in_table = 1;
-            continue;
+        span name = trimmed((span){line.at, equals}), raw = trimmed((span){equals + 1, line.end});
+        span value = raw;
+        int k = 0;
+        while (k < KEYS && !same(name, keys[k].name)) {
+            ++k;
         }
-        const char *equals = memchr(begin, '=', (size_t)(end - begin));
-        if (equals == NULL) {
-            return make_error(MLPERF_ERROR_INVALID_CONFIG,
-                              FAULTY_NAME ": config line %u: expected `key = value`", line_number);
-        }
-        const char *key = begin, *key_end = equals, *value = equals + 1, *value_end = end;
-        trim(&key, &key_end);
-        trim(&value, &value_end);
-        if (in_table) {
-            continue;
-        }
-        /* The value as written, for messages, and without its quotes, to parse. */
-        const char *raw = value, *raw_end = value_end;
-        int quoting = unquote(&value, &value_end);
-
-        uint64_t number = 0;
-        if (is(key, key_end, "fault")) {
-            size_t kind = 0;
-            while (quoting == 0 && kind < FAULT_COUNT && !is(value, value_end, fault_names[kind])) {
-                ++kind;
-            }
-            if (quoting != 0 || kind == FAULT_COUNT) {
-                return bad_value("fault", line_number,
-                                 "one of none, segfault, abort, exit, kill, hang_issue, "
-                                 "hang_flush, hang_destroy, hold, fail_issue, huge_response, "
-                                 "garbage_response, leak",
-                                 raw, raw_end);
-            }
-            config->fault = (fault_kind)kind;
-        } else if (is(key, key_end, "at_sample")) {
-            if (quoting != 0 || parse_uint(value, value_end, 1, UINT64_MAX, &number) != 0) {
-                return bad_value("at_sample", line_number, "an integer of at least 1", raw,
-                                 raw_end);
-            }
-            config->at_sample = number;
-        } else if (is(key, key_end, "exit_status")) {
-            if (quoting != 0 || parse_uint(value, value_end, 0, 255, &number) != 0) {
-                return bad_value("exit_status", line_number, "an integer from 0 to 255", raw,
-                                 raw_end);
-            }
-            config->exit_status = (int)number;
-        } else if (is(key, key_end, "echo")) {
-            if (quoting != 0 || !(is(value, value_end, "true") || is(value, value_end, "false"))) {
-                return bad_value("echo", line_number, "true or false", raw, raw_end);
-            }
-            config->echo = is(value, value_end, "true");
-        } else if (is(key, key_end, "response_length")) {
-            if (quoting != 0 || parse_uint(value, value_end, 0, UINT64_MAX, &number) != 0) {
-                return bad_value("response_length", line_number, "an integer of at least 0", raw,
-                                 raw_end);
-            }
-            config->response_length = number;
-        } else if (is(key, key_end, "leak_bytes")) {
-            if (quoting != 0 ||
-                parse_uint(value, value_end, 1, FAULTY_MAX_LEAK_BYTES, &number) != 0) {
-                return bad_value("leak_bytes", line_number, "an integer from 1 to 2^40", raw,
-                                 raw_end);
-            }
-            config->leak_bytes = number;
+        if (!in_table && k < KEYS && !(unquoted(&value) && read_value(&keys[k], value, &set[k]))) {
+            return oops_of(MLPERF_ERROR_INVALID_CONFIG,
+                           ME ": config key `%s` (line %u): expected %s, got `%.*s`", keys[k].name,
+                           number, keys[k].expected, (int)(raw.end - raw.at), raw.at);
         }
     }
     return NULL;
 }
 
-/* ---- The faults ----------------------------------------------------------------------------- */
+/* ---- The faults ------------------------------------------------------------------------------ */
 
 /* Blocks this thread for good without burning CPU; pause() returns only for a handled signal. */
 static void hang(void) {
@@ -313,11 +235,14 @@ static void hang(void) {
     }
 }
 
-/* A real invalid access, not raise(SIGSEGV). The volatile pointer keeps the compiler from
- * seeing the NULL and turning the store into a trap (SIGILL). */
-static void segfault(void) {
-    volatile int *volatile nowhere = NULL;
-    *nowhere = 1;
+/* Logs `faulty: <what><fault> at sample <at>` where the host takes log lines. */
+static void say(const faulty *self, int32_t level, const char *what, uint64_t fault, uint64_t at) {
+    char line[128];
+    int n = snprintf(line, sizeof line, ME ": %s%s at sample %llu", what, faults[fault],
+                     (unsigned long long)at);
+    if (self->host.log != NULL && n > 0) {
+        self->host.log(self->host.context, level, line, strlen(line));
+    }
 }
 
 /* Memory taken and never given back; every page is written, so it is really used (and the
@@ -333,161 +258,125 @@ static void leak(uint64_t bytes) {
     block[bytes - 1] = 1;
 }
 
-static void host_log(const faulty_instance *instance, int32_t level, const char *format, ...) {
-    if (instance->host.log == NULL) {
-        return;
-    }
-    char line[256];
-    va_list args;
-    va_start(args, format);
-    int length = vsnprintf(line, sizeof line, format, args);
-    va_end(args);
-    if (length > 0) {
-        size_t size = (size_t)length < sizeof line ? (size_t)length : sizeof line - 1;
-        instance->host.log(instance->host.context, level, line, size);
-    }
-}
-
-/* The faults that leave issue_query by another door than its return. */
-static void strike(const faulty_instance *instance) {
-    switch (instance->config.fault) {
-    case FAULT_SEGFAULT:
-        segfault();
+/* The faults that leave issue_query by another door than its return. A real invalid access,
+ * not raise(SIGSEGV): the volatile pointer keeps the compiler from seeing the NULL and turning
+ * the store into a trap (SIGILL). */
+static void strike(const faulty *self) {
+    volatile int *volatile nowhere = NULL;
+    switch (self->set[FAULT]) {
+    case SEGFAULT:
+        *nowhere = 1;
         break;
-    case FAULT_ABORT:
+    case ABORT:
         abort();
-    case FAULT_EXIT:
-        exit(instance->config.exit_status);
-    case FAULT_KILL:
+    case EXIT:
+        exit((int)self->set[EXIT_STATUS]);
+    case KILL:
         kill(getpid(), SIGKILL);
         hang(); /* until the signal lands */
         break;
-    case FAULT_HANG_ISSUE:
+    case HANG_ISSUE:
         hang();
-        break;
-    default:
         break;
     }
 }
 
-/* ---- The ABI functions ---------------------------------------------------------------------- */
+/* ---- The ABI functions ----------------------------------------------------------------------- */
 
 static mlperf_error *faulty_create(const mlperf_host_api *host, const char *config_toml,
                                    size_t config_length, void **instance_out) {
     if (instance_out == NULL) {
-        return make_error(MLPERF_ERROR_INVALID_ARGUMENT, FAULTY_NAME ": instance is NULL");
+        return oops_of(MLPERF_ERROR_INVALID_ARGUMENT, ME ": instance is NULL");
     }
     *instance_out = NULL;
-    if (host == NULL ||
-        host->struct_size < offsetof(mlperf_host_api, complete) + sizeof host->complete ||
+    size_t known = host == NULL ? 0 : host->struct_size;
+    if (known < offsetof(mlperf_host_api, complete) + sizeof host->complete ||
         host->abi_major != MLPERF_PLUGIN_ABI_MAJOR || host->complete == NULL) {
-        return make_error(MLPERF_ERROR_INVALID_ARGUMENT,
-                          FAULTY_NAME ": the host table is missing, of another ABI major, or "
-                                      "has no complete callback");
+        return oops_of(MLPERF_ERROR_INVALID_ARGUMENT, ME ": the host table is missing, of another "
+                                                      "ABI major, or has no complete callback");
     }
     if (config_toml == NULL && config_length != 0) {
-        return make_error(MLPERF_ERROR_INVALID_ARGUMENT,
-                          FAULTY_NAME ": config_toml is NULL but config_length is %zu",
-                          config_length);
+        return oops_of(MLPERF_ERROR_INVALID_ARGUMENT,
+                       ME ": config_toml is NULL but config_length is %zu", config_length);
     }
-    faulty_config config;
-    mlperf_error *error = parse_config(config_toml, config_length, &config);
-    if (error != NULL) {
-        return error;
+    uint64_t set[KEYS];
+    mlperf_error *error = configure(config_toml, config_length, set);
+    faulty *self = error == NULL ? calloc(1, sizeof *self) : NULL;
+    if (self == NULL) {
+        return error != NULL ? error : &no_memory.base;
     }
-    faulty_instance *instance = calloc(1, sizeof *instance);
-    if (instance == NULL) {
-        return &out_of_memory_error;
-    }
-    memcpy(&instance->host, host,
-           host->struct_size < sizeof instance->host ? host->struct_size : sizeof instance->host);
-    instance->host.struct_size = sizeof instance->host;
-    instance->config = config;
-    host_log(instance, MLPERF_LOG_INFO, FAULTY_NAME ": fault %s at sample %llu",
-             fault_names[config.fault], (unsigned long long)config.at_sample);
-    *instance_out = instance;
+    memcpy(&self->host, host, known < sizeof self->host ? known : sizeof self->host);
+    self->host.struct_size = sizeof self->host;
+    memcpy(self->set, set, sizeof set);
+    say(self, MLPERF_LOG_INFO, "fault ", set[FAULT], set[AT_SAMPLE]);
+    *instance_out = self;
     return NULL;
 }
 
 static void faulty_destroy(void *instance) {
-    faulty_instance *faulty = instance;
-    if (faulty != NULL && faulty->config.fault == FAULT_HANG_DESTROY) {
+    faulty *self = instance;
+    if (self != NULL && self->set[FAULT] == HANG_DESTROY) {
         hang();
     }
-    free(faulty);
+    free(self);
 }
 
-static mlperf_error *faulty_issue_query(void *opaque, const mlperf_sample *samples,
+static mlperf_error *faulty_issue_query(void *instance, const mlperf_sample *samples,
                                         size_t count) {
-    faulty_instance *instance = opaque;
+    static const unsigned char one_byte = 1;
+    faulty *self = instance;
     if (count == 0) {
         return NULL;
-    }
-    if (instance == NULL || samples == NULL) {
-        return make_error(MLPERF_ERROR_INVALID_ARGUMENT,
-                          FAULTY_NAME ": issue_query: NULL argument");
+    } else if (self == NULL || samples == NULL) {
+        return oops_of(MLPERF_ERROR_INVALID_ARGUMENT, ME ": issue_query: NULL argument");
     }
     /* We read up to `length`, all of ABI 1.0's sample; a later host's samples are larger. */
     size_t stride = samples->struct_size;
     if (stride < offsetof(mlperf_sample, length) + sizeof samples->length) {
-        return make_error(MLPERF_ERROR_INVALID_ARGUMENT,
-                          FAULTY_NAME ": issue_query: sample struct_size %zu is too small",
-                          stride);
+        return oops_of(MLPERF_ERROR_INVALID_ARGUMENT,
+                       ME ": issue_query: sample struct_size %zu is too small", stride);
     }
-    const faulty_config *config = &instance->config;
-    if (config->fault == FAULT_FAIL_ISSUE && instance->seen + count >= config->at_sample) {
-        /* All or nothing: none of this call's samples is completed. */
-        instance->seen += count;
-        return make_error(MLPERF_ERROR_DEVICE,
-                          FAULTY_NAME ": issue_query fails from sample %llu on "
-                                      "(fault = fail_issue)",
-                          (unsigned long long)config->at_sample);
+    uint64_t fault = self->set[FAULT], at = self->set[AT_SAMPLE];
+    if (fault == FAIL_ISSUE && self->seen + count >= at) {
+        self->seen += count; /* all or nothing: none of this call's samples is completed */
+        return oops_of(MLPERF_ERROR_DEVICE,
+                       ME ": issue_query fails from sample %llu on (fault = fail_issue)",
+                       (unsigned long long)at);
     }
-
-    static const unsigned char one_byte = 1;
-    for (size_t i = 0; i < count; ++i) {
-        const mlperf_sample *sample =
-            (const mlperf_sample *)((const char *)samples + i * stride);
-        uint64_t n = ++instance->seen;
-        int struck = n == config->at_sample;
-        if (struck && config->fault != FAULT_NONE) {
-            host_log(instance, MLPERF_LOG_WARN, FAULTY_NAME ": %s at sample %llu",
-                     fault_names[config->fault], (unsigned long long)n);
+    for (const char *next = (const char *)samples; count > 0; --count, next += stride) {
+        const mlperf_sample *sample = (const mlperf_sample *)next;
+        uint64_t n = ++self->seen;
+        int struck = n == at;
+        if (struck && fault != NONE) {
+            say(self, MLPERF_LOG_WARN, "", fault, n);
         }
-        if (config->fault == FAULT_HOLD && n >= config->at_sample) {
+        if (n >= at && fault == HOLD) {
             continue;
-        }
-        if (config->fault == FAULT_LEAK && n >= config->at_sample) {
-            leak(config->leak_bytes);
+        } else if (n >= at && fault == LEAK) {
+            leak(self->set[LEAK_BYTES]);
         }
         if (struck) {
-            strike(instance);
+            strike(self);
         }
-
-        mlperf_response responses[2];
-        responses[0].struct_size = sizeof(mlperf_response);
-        responses[0].id = sample->id;
-        responses[0].data = config->echo ? sample->data : &one_byte;
-        responses[0].length = config->echo ? sample->length : 1;
-        responses[0].n_tokens = 0;
-        if (struck && config->fault == FAULT_HUGE_RESPONSE) {
-            responses[0].data = &one_byte;
-            responses[0].length = config->response_length;
-        }
-        instance->host.complete(instance->host.context, responses, 1);
-        if (struck && config->fault == FAULT_GARBAGE_RESPONSE) {
+        int echo = self->set[ECHO] != 0, huge = struck && fault == HUGE_RESPONSE;
+        mlperf_response answers[2] = {{
+            sizeof(mlperf_response), sample->id, echo && !huge ? sample->data : &one_byte,
+            huge ? self->set[RESPONSE_LENGTH] : echo ? sample->length : 1, 0,
+        }};
+        self->host.complete(self->host.context, answers, 1);
+        if (struck && fault == GARBAGE_RESPONSE) {
             /* The same id again, then an id no host issues (ids are never 0). */
-            responses[1] = responses[0];
-            responses[1].id = 0;
-            instance->host.complete(instance->host.context, responses, 2);
+            answers[1] = answers[0];
+            answers[1].id = 0;
+            self->host.complete(self->host.context, answers, 2);
         }
     }
     return NULL;
 }
 
-static mlperf_error *faulty_flush_queries(void *opaque) {
-    faulty_instance *instance = opaque;
-    if (instance != NULL && instance->config.fault == FAULT_HANG_FLUSH) {
+static mlperf_error *faulty_flush_queries(void *instance) {
+    const faulty *self = instance;
+    if (self != NULL && self->set[FAULT] == HANG_FLUSH) {
         hang();
     }
     return NULL;
@@ -495,28 +384,22 @@ static mlperf_error *faulty_flush_queries(void *opaque) {
 
 /* NEEDS_SAMPLE_DATA: with echo = true the answers are the samples' data. Every sample completes
  * inline, so no ASYNC_COMPLETION; one issuing thread at a time, so no CONCURRENT_ISSUE. */
-static const mlperf_plugin_api faulty_api = {
-    sizeof(mlperf_plugin_api),
-    NULL,
-    MLPERF_PLUGIN_ABI_MAJOR,
-    MLPERF_PLUGIN_ABI_MINOR,
-    MLPERF_PLUGIN_KIND_SUT,
-    0,
-    FAULTY_NAME,
-    FAULTY_VERSION,
-    MLPERF_CAP_NEEDS_SAMPLE_DATA,
-    NULL, /* init */
-    faulty_create,
-    faulty_destroy,
-    NULL, /* attributes */
-    faulty_issue_query,
-    faulty_flush_queries,
-    NULL, /* power_info */
-    NULL, /* read_power */
+static const mlperf_plugin_api table = {
+    .struct_size = sizeof(mlperf_plugin_api),
+    .abi_major = MLPERF_PLUGIN_ABI_MAJOR,
+    .abi_minor = MLPERF_PLUGIN_ABI_MINOR,
+    .kind = MLPERF_PLUGIN_KIND_SUT,
+    .name = ME,
+    .version = "0.1.0",
+    .capabilities = MLPERF_CAP_NEEDS_SAMPLE_DATA,
+    .create = faulty_create,
+    .destroy = faulty_destroy,
+    .issue_query = faulty_issue_query,
+    .flush_queries = faulty_flush_queries,
 };
 
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t host_abi_major,
                                                                   uint32_t host_abi_minor) {
     (void)host_abi_minor;
-    return host_abi_major == MLPERF_PLUGIN_ABI_MAJOR ? &faulty_api : NULL;
+    return host_abi_major == MLPERF_PLUGIN_ABI_MAJOR ? &table : NULL;
 }
