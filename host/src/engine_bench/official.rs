@@ -31,6 +31,8 @@ pub fn run_case_with(
         let mut qsl = NullQsl::holding(qsl_samples);
         let watch = Watch {
             drain_timeout: Duration::from_secs(30),
+            stall_timeout: None,
+            sut_name: String::new(),
             on_abort: report_abort,
             progress: None,
         };

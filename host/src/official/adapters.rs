@@ -61,7 +61,9 @@ impl official::SystemUnderTest for OfficialSut<'_> {
             .fetch_add(samples.len() as u64, Ordering::Release);
         // A panicking SUT fails the run; it never unwinds into the official library.
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| {
-            self.inner.issue_query(samples, &self.completer);
+            self.sink
+                .sut_calls
+                .within(false, || self.inner.issue_query(samples, &self.completer));
             self.inner.issuer_idle();
         })) {
             self.completer.fail(format!(
@@ -72,7 +74,12 @@ impl official::SystemUnderTest for OfficialSut<'_> {
     }
 
     fn flush_queries(&self) {
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.inner.flush_queries())) {
+        let flush = || {
+            self.sink
+                .sut_calls
+                .within(true, || self.inner.flush_queries())
+        };
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(flush)) {
             self.completer.fail(format!(
                 "the system under test panicked in flush_queries: {}",
                 panic_message(&*panic)

@@ -31,6 +31,10 @@ use watchdog::Watchdog;
 pub struct Watch {
     /// End the run when samples are outstanding and none completes for this long.
     pub drain_timeout: Duration,
+    /// End the run when a call into the SUT has not returned after this long (`None`: wait).
+    pub stall_timeout: Option<Duration>,
+    /// The SUT's name, for the reason a stall gives.
+    pub sut_name: String,
     /// Called (on the watchdog's thread) before the process ends on an abort, with the
     /// reason: the caller's last words (a verdict file, a message).
     pub on_abort: fn(&AbortReport),

@@ -26,7 +26,35 @@ pub(crate) struct OfficialSink {
     pub(crate) outstanding: OutstandingIds,
     /// Calls into the official library under way, which may still read response data.
     forwarding: AtomicU64,
+    /// Calls into the SUT begun and ended, and which kind began last: the watchdog's view of
+    /// a call that never returns.
+    pub(crate) sut_calls: SutCallCounts,
     failure: Mutex<Option<String>>,
+}
+
+/// Calls into the SUT from the official library's threads.
+#[derive(Default)]
+pub(crate) struct SutCallCounts {
+    pub(crate) begun: AtomicU64,
+    pub(crate) ended: AtomicU64,
+    /// The last call begun was `flush_queries` (else `issue_query`).
+    pub(crate) flushing: std::sync::atomic::AtomicBool,
+}
+
+impl SutCallCounts {
+    /// Runs `call`, counted as begun and (even when it unwinds) ended.
+    pub(crate) fn within<R>(&self, flush: bool, call: impl FnOnce() -> R) -> R {
+        struct End<'a>(&'a AtomicU64);
+        impl Drop for End<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::Release);
+            }
+        }
+        self.flushing.store(flush, Ordering::Relaxed);
+        self.begun.fetch_add(1, Ordering::Release);
+        let _end = End(&self.ended);
+        call()
+    }
 }
 
 impl OfficialSink {

@@ -68,6 +68,7 @@ fn watch_run(
     let mut last_completed = 0;
     let started = Instant::now();
     let mut progress_at = started;
+    let mut calls_ended = (0, started);
     loop {
         {
             let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -84,6 +85,8 @@ fn watch_run(
         let completed = sink.completed.load(Ordering::Acquire);
         let reason = if let Some(failure) = sink.failure() {
             Some(failure)
+        } else if let Some(stall) = stalled_call(sink, watch, &mut calls_ended) {
+            Some(stall)
         } else {
             // Time without anything outstanding is not a stall.
             if completed != last_completed || completed >= issued {
@@ -108,6 +111,29 @@ fn watch_run(
             );
         }
     }
+}
+
+/// The reason to end the run when a call into the SUT is under way and none has returned for
+/// `watch.stall_timeout`; `ended` is the last count of returned calls and when it changed.
+fn stalled_call(sink: &OfficialSink, watch: &Watch, ended: &mut (u64, Instant)) -> Option<String> {
+    let timeout = watch.stall_timeout?;
+    let calls = &sink.sut_calls;
+    let now_ended = calls.ended.load(Ordering::Acquire);
+    if now_ended != ended.0 || calls.begun.load(Ordering::Acquire) == now_ended {
+        *ended = (now_ended, Instant::now());
+        return None;
+    }
+    (ended.1.elapsed() >= timeout).then(|| {
+        let call = if calls.flushing.load(Ordering::Relaxed) {
+            "flush_queries"
+        } else {
+            "issue_query"
+        };
+        format!(
+            "{} {call} has not returned after {timeout:?} (--stall-timeout)",
+            watch.sut_name
+        )
+    })
 }
 
 /// Hands the counters to the progress bar, if there is one.

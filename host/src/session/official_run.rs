@@ -31,6 +31,8 @@ pub fn run(
     set_abort_target(out, provenance);
     let watch = Watch {
         drain_timeout: options.drain_timeout,
+        stall_timeout: Some(options.stall_timeout),
+        sut_name: sut.name().to_string(),
         on_abort,
         progress: context.progress.clone(),
     };

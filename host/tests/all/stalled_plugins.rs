@@ -134,3 +134,35 @@ fn a_flush_that_never_returns_ends_the_run_after_the_stall_timeout() {
     );
     assert!(took < Duration::from_secs(10), "took {took:?}");
 }
+
+#[test]
+fn under_the_official_engine_a_stalled_call_aborts_it_after_the_stall_timeout() {
+    assert!(
+        mlperf_host::official::engine::is_available(),
+        "this build has no official LoadGen: {}",
+        mlperf_host::official::engine::SETUP_COMMAND
+    );
+    let dir = TempDir::new();
+    let (output, took) = run(
+        dir.path(),
+        "official",
+        &[
+            "--engine",
+            "official",
+            "--plugin-set",
+            "fault=hang_issue",
+            "--plugin-set",
+            "at_sample=50",
+        ],
+    );
+    let shown = support::describe(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    let reason = "faulty issue_query has not returned after 1s (--stall-timeout)";
+    assert!(support::text(&output.stderr).contains(reason), "{shown}");
+    // The official library's logs are as far as it wrote them; the verdict is beside them.
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("official/result.json")).unwrap())
+            .unwrap();
+    assert_eq!(result["aborted"], reason);
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
