@@ -92,6 +92,8 @@ pub(crate) struct SeriesOutcome {
     pub(crate) generated_query_duration_ns: i64,
     /// Samples still not completed when the drain gave up.
     pub(crate) never_completed: u64,
+    /// The generated count past the issued queries is estimated (see `CountLimit`).
+    pub(crate) count_estimated: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -446,11 +448,6 @@ pub(crate) fn run_series(
     let issued_from_generator = generator.generated_queries();
     let limit = CountLimit::after_issuing(ctx.abort, settings.max_duration_ms);
     let remaining = generator.count_remaining(&limit);
-    if remaining.estimated {
-        shared
-            .diagnostics
-            .push(estimated_count(issued_from_generator + remaining.queries));
-    }
     let duration_ns = remaining.final_timestamp;
     let generated_query_count = issued_from_generator + remaining.queries;
     issuer.sequence.next_sample_id = generator.next_sample_id();
@@ -472,6 +469,7 @@ pub(crate) fn run_series(
         generated_query_count,
         generated_query_duration_ns: duration_ns,
         never_completed,
+        count_estimated: remaining.estimated,
     }
 }
 

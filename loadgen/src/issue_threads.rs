@@ -161,6 +161,7 @@ pub(crate) fn run_series_threaded(
         generated_query_count: query_count as u64,
         generated_query_duration_ns: generator.final_timestamp(),
         never_completed,
+        count_estimated: false,
     }
 }
 

@@ -89,10 +89,13 @@ impl Drop for Leave<'_> {
     }
 }
 
-/// The coordinating thread's view: since when each word has shown the same call.
+/// The coordinating thread's view: since when each word has shown the same call with no
+/// sample completed meanwhile. A SUT may legitimately work inside one call for the whole run
+/// (an Offline query answered inline), so only a call during which nothing completes stalls.
 pub(crate) struct StallWatch {
     timeout: Duration,
     seen: Vec<(u64, Instant)>,
+    completed: u64,
 }
 
 impl StallWatch {
@@ -101,15 +104,18 @@ impl StallWatch {
         StallWatch {
             timeout,
             seen: (0..calls.words.len()).map(|_| (0, now)).collect(),
+            completed: 0,
         }
     }
 
-    /// The call that has been running for at least the timeout, if one has.
-    pub(crate) fn check(&mut self, calls: &SutCalls) -> Option<SutCall> {
+    /// The call that has been running for at least the timeout without a sample completing,
+    /// if one has; `completed` counts the samples completed so far.
+    pub(crate) fn check(&mut self, calls: &SutCalls, completed: u64) -> Option<SutCall> {
         let now = Instant::now();
+        let progressed = std::mem::replace(&mut self.completed, completed) != completed;
         for (thread, seen) in self.seen.iter_mut().enumerate() {
             let word = calls.read(thread);
-            if word & INSIDE == 0 || word != seen.0 {
+            if progressed || word & INSIDE == 0 || word != seen.0 {
                 *seen = (word, now);
                 continue;
             }
@@ -137,7 +143,7 @@ mod tests {
         for _ in 0..1000 {
             calls.within(0, SutCall::IssueQuery, || ());
         }
-        assert_eq!(watch.check(&calls), None);
+        assert_eq!(watch.check(&calls, 0), None);
 
         let entered = std::sync::Barrier::new(2);
         let release = std::sync::atomic::AtomicBool::new(false);
@@ -151,12 +157,34 @@ mod tests {
                 })
             });
             entered.wait();
-            assert_eq!(watch.check(&calls), None, "just entered");
+            assert_eq!(watch.check(&calls, 0), None, "just entered");
             std::thread::sleep(Duration::from_millis(40));
-            assert_eq!(watch.check(&calls), Some(SutCall::FlushQueries));
+            assert_eq!(watch.check(&calls, 0), Some(SutCall::FlushQueries));
             release.store(true, Ordering::Relaxed);
         });
-        assert_eq!(watch.check(&calls), None, "returned");
+        assert_eq!(watch.check(&calls, 0), None, "returned");
+    }
+
+    #[test]
+    fn a_call_that_keeps_completing_samples_is_no_stall() {
+        let calls = SutCalls::new(1);
+        let mut watch = StallWatch::new(&calls, Duration::from_millis(20));
+        calls.within(0, SutCall::IssueQuery, || {
+            for completed in 1..=4 {
+                std::thread::sleep(Duration::from_millis(10));
+                assert_eq!(
+                    watch.check(&calls, completed),
+                    None,
+                    "progress at {completed}"
+                );
+            }
+            std::thread::sleep(Duration::from_millis(30));
+            assert_eq!(
+                watch.check(&calls, 4),
+                Some(SutCall::IssueQuery),
+                "no progress"
+            );
+        });
     }
 
     #[test]
@@ -164,12 +192,12 @@ mod tests {
         let calls = SutCalls::new(1);
         let mut watch = StallWatch::new(&calls, Duration::from_millis(20));
         calls.within(0, SutCall::IssueQuery, || {
-            assert_eq!(watch.check(&calls), None);
+            assert_eq!(watch.check(&calls, 0), None);
         });
         std::thread::sleep(Duration::from_millis(30));
         calls.within(0, SutCall::IssueQuery, || {
             // The earlier call was seen inside 30 ms ago, but this is another one.
-            assert_eq!(watch.check(&calls), None);
+            assert_eq!(watch.check(&calls, 0), None);
         });
     }
 }

@@ -68,7 +68,7 @@ fn watch_run(
     let mut last_completed = 0;
     let started = Instant::now();
     let mut progress_at = started;
-    let mut calls_ended = (0, started);
+    let mut calls_ended = (0, 0, started);
     loop {
         {
             let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -85,7 +85,7 @@ fn watch_run(
         let completed = sink.completed.load(Ordering::Acquire);
         let reason = if let Some(failure) = sink.failure() {
             Some(failure)
-        } else if let Some(stall) = stalled_call(sink, watch, &mut calls_ended) {
+        } else if let Some(stall) = stalled_call(sink, watch, &mut calls_ended, completed) {
             Some(stall)
         } else {
             // Time without anything outstanding is not a stall.
@@ -113,17 +113,24 @@ fn watch_run(
     }
 }
 
-/// The reason to end the run when a call into the SUT is under way and none has returned for
-/// `watch.stall_timeout`; `ended` is the last count of returned calls and when it changed.
-fn stalled_call(sink: &OfficialSink, watch: &Watch, ended: &mut (u64, Instant)) -> Option<String> {
+/// The reason to end the run when a call into the SUT is under way and, for
+/// `watch.stall_timeout`, none has returned and no sample completed (one call may legitimately
+/// answer a whole Offline query inline); `last` is the count of returned calls and of completed
+/// samples last seen, and since when.
+fn stalled_call(
+    sink: &OfficialSink,
+    watch: &Watch,
+    last: &mut (u64, u64, Instant),
+    completed: u64,
+) -> Option<String> {
     let timeout = watch.stall_timeout?;
     let calls = &sink.sut_calls;
-    let now_ended = calls.ended.load(Ordering::Acquire);
-    if now_ended != ended.0 || calls.begun.load(Ordering::Acquire) == now_ended {
-        *ended = (now_ended, Instant::now());
+    let ended = calls.ended.load(Ordering::Acquire);
+    if (ended, completed) != (last.0, last.1) || calls.begun.load(Ordering::Acquire) == ended {
+        *last = (ended, completed, Instant::now());
         return None;
     }
-    (ended.1.elapsed() >= timeout).then(|| {
+    (last.2.elapsed() >= timeout).then(|| {
         let call = if calls.flushing.load(Ordering::Relaxed) {
             "flush_queries"
         } else {

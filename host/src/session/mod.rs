@@ -14,10 +14,11 @@ mod plan;
 mod samples;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use mlperf_loadgen::{
-    start_test_with, EffectiveSettings, LogOutputSettings, LogSettings, ProgressHandle,
-    TestContext, TestMode, TestScenario,
+    start_test_with, AbandonHook, EffectiveSettings, LogOutputSettings, LogSettings,
+    ProgressHandle, TestContext, TestMode, TestResult, TestScenario,
 };
 use mlperf_power::Phase;
 
@@ -227,7 +228,18 @@ fn run_test(
             library.provenance(),
         ]
         .concat(),
-        on_abandoned: plan.on_abandoned.clone(),
+        on_abandoned: plan.on_abandoned.clone().map(|hook| {
+            // result.json goes where the session writes it (a compliance test's folder, not
+            // its run_1/), before the caller's hook ends the process.
+            let results = dirs.results.to_path_buf();
+            AbandonHook(Arc::new(move |result: &TestResult| {
+                let outcome = TestOutcome::Native(Box::new(result.clone()));
+                if let Err(error) = write_result_json(&results, &outcome, None) {
+                    tracing::error!("{error}");
+                }
+                (hook.0)(result)
+            }))
+        }),
         ..TestContext::default()
     };
     let settings = &plan.settings;

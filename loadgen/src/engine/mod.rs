@@ -6,9 +6,10 @@ mod trace;
 
 pub use self::context::{AbandonHook, TestContext};
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
@@ -257,23 +258,30 @@ pub fn start_test_with(
         .map(|timeout| StallWatch::new(&sut_calls, timeout));
     let mut writer = writer;
     let mut abandoned = None;
+    let issue_loop_done = AtomicBool::new(false);
     let outcome = std::thread::scope(|scope| {
         let coordinator = std::thread::current();
+        let issue_loop_done = &issue_loop_done;
         let issuer = std::thread::Builder::new()
             .name("mlperf-issue".to_string())
             .spawn_scoped(scope, move || {
                 engine.shared.register_issuer();
                 let run = engine.run(qsl);
+                issue_loop_done.store(true, Ordering::Release);
                 coordinator.unpark();
                 run
             })?;
         // Relay `abort_test` to the issue loop without it polling a global, and watch the
         // calls into the SUT, until the issue loop ends.
-        while !issuer.is_finished() {
+        while !issue_loop_done.load(Ordering::Acquire) {
             if crate::abort::generation() != abort_generation {
                 aborted.store(true, Ordering::Relaxed);
             }
-            if let Some(call) = stall_watch.as_mut().and_then(|w| w.check(&sut_calls)) {
+            let completed = shared.completed.load(Ordering::Relaxed);
+            if let Some(call) = stall_watch
+                .as_mut()
+                .and_then(|w| w.check(&sut_calls, completed))
+            {
                 stall_watch = None;
                 let timeout = log_settings.sut_call_timeout.unwrap_or_default();
                 let reason = format!(
@@ -282,7 +290,6 @@ pub fn start_test_with(
                 );
                 // The issue loop cannot finish the test: it is inside the SUT. Finish it here
                 // from what is known without it, every log written.
-                shared.fail_lost(reason.clone());
                 shared.wait_for_logging(Duration::from_secs(1));
                 let mut diagnostics = diagnostics.clone();
                 diagnostics.extend(shared.diagnostics.take());
@@ -307,14 +314,19 @@ pub fn start_test_with(
                     anomalies: shared.anomalies(),
                     log_files: files.clone(),
                     provenance: context.provenance.clone(),
-                    abandoned: Some(reason),
+                    abandoned: Some(reason.clone()),
                 };
-                let result = finish_abandoned(result, &log, writer.take())?;
+                // Nothing here may fail or unwind: leaving the scope would wait for the stuck
+                // thread. A log that could not be written is reported once the call returns.
+                let (result, written) = finish_abandoned(result, &log, writer.take(), log_settings);
+                // Only now: an issue thread stopping on this failure would log to a detail
+                // log that is being closed.
+                shared.fail_lost(reason);
                 if let Some(hook) = &context.on_abandoned {
-                    (hook.0)(&result);
+                    let _ = catch_unwind(AssertUnwindSafe(|| (hook.0)(&result)));
                 }
                 // The hook did not end the process: wait for the call, however long it takes.
-                abandoned = Some(result);
+                abandoned = Some(written.map(|()| result));
             }
             std::thread::park_timeout(COORDINATOR_POLL);
         }
@@ -323,7 +335,7 @@ pub fn start_test_with(
             .map_err(|panic| TestError::EnginePanic(panic_message(&panic)))
     });
     if let Some(result) = abandoned {
-        return Ok(result);
+        return result;
     }
     let (series, performance, find_peak) = match outcome.and_then(|run| run) {
         Ok(run) => run,
@@ -421,12 +433,14 @@ fn issue_threads(settings: &EffectiveSettings) -> usize {
 }
 
 /// Ends the logs of a test abandoned with a call into the SUT running: the reason as an error
-/// and the result INVALID in the detail log, the summary and result.json.
+/// and the result INVALID in the detail log, the summary and (unless the caller writes it)
+/// result.json. Never fails: a file that could not be written is the second value.
 fn finish_abandoned(
     mut result: TestResult,
     log: &LogSender,
     writer: Option<LogWriter>,
-) -> Result<TestResult, TestError> {
+    log_settings: &LogSettings,
+) -> (TestResult, Result<(), TestError>) {
     let reason = result.abandoned.clone().unwrap_or_default();
     let diagnostic = Diagnostic::error(
         "error_runtime",
@@ -439,14 +453,23 @@ fn finish_abandoned(
         ("result_invalid_reason".into(), reason.into()),
     ]);
     log.detail("num_errors", error_count(&result.diagnostics));
+    let mut written = Ok(());
     if let (Some(writer), Some(files)) = (writer, &result.log_files) {
-        writer.finish().map_err(TestError::LogOutput)?;
-        write_atomically(&files.summary, summary::render_summary(&result).as_bytes())
-            .map_err(TestError::LogOutput)?;
-        // Written here even for a caller that writes its own: that caller is still waiting.
-        write_atomically(&files.result, &result_json(&result)).map_err(TestError::LogOutput)?;
+        written = writer
+            .finish()
+            .and_then(|()| {
+                write_atomically(&files.summary, summary::render_summary(&result).as_bytes())
+            })
+            .and_then(|()| {
+                if log_settings.write_result_json {
+                    write_atomically(&files.result, &result_json(&result))
+                } else {
+                    Ok(())
+                }
+            })
+            .map_err(TestError::LogOutput);
     }
-    Ok(result)
+    (result, written)
 }
 
 fn error_count(diagnostics: &[Diagnostic]) -> u64 {
@@ -673,10 +696,13 @@ impl Engine<'_> {
         let base = self.sequence.next_sample_id;
         let generated_spq = generator.samples_per_query() as u64;
         let timeline = generator.timeline();
+        // The whole series' count, made before issuing (and logged as generated_query_count).
+        let counted = Mutex::new(None);
         let outcome = std::thread::scope(|scope| {
             // The official log names the query count before issuing; a Poisson schedule is
             // counted on another thread meanwhile, later lines held back until it is known.
             let limit = CountLimit::while_issuing(self.aborted, settings.max_duration_ms);
+            let counted = &counted;
             if timeline.is_poisson() {
                 log.hold();
                 let mut timeline = timeline;
@@ -687,6 +713,7 @@ impl Engine<'_> {
                     }
                     let keys = keys::generated(total.queries, generated_spq, total.final_timestamp);
                     log.release(keys.into_iter().map(|(k, v)| log.entry(&k, v)).collect());
+                    *counted.lock().unwrap_or_else(|p| p.into_inner()) = Some(total);
                 });
             } else {
                 let mut timeline = timeline;
@@ -696,6 +723,7 @@ impl Engine<'_> {
                     generated_spq,
                     total.final_timestamp,
                 ));
+                *counted.lock().unwrap_or_else(|p| p.into_inner()) = Some(total);
             }
             if mode == TestMode::PerformanceOnly && needs_estimate(settings) {
                 // Work out early stopping's tables while the run issues, so the end of the
@@ -731,6 +759,16 @@ impl Engine<'_> {
             series_done.store(true, Ordering::Relaxed);
             outcome
         });
+        let mut outcome = outcome;
+        let counted = counted.into_inner().unwrap_or_else(|p| p.into_inner());
+        if let Some(total) = counted.filter(|t| t.estimated || outcome.count_estimated) {
+            // Counted twice and estimated at least once: the count made first, which the
+            // detail log already names, stands for result.json and the next series' ids too.
+            outcome.generated_query_count = total.queries;
+            outcome.generated_query_duration_ns = total.final_timestamp;
+            self.sequence.next_query_id = outcome.query_base + total.queries;
+            self.sequence.next_sample_id = outcome.sample_base + total.samples;
+        }
         let last_completion = last_completion_ns(&self.shared, &outcome);
         let active = Duration::from_nanos((last_completion - outcome.start_ns).max(0) as u64);
         let scheduled_offsets_ns = if self.record_schedule {

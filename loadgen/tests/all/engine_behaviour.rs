@@ -1065,10 +1065,20 @@ fn max_duration_bounds_a_run_whose_schedule_is_too_long_to_count() {
         "{:?}",
         series.stop
     );
-    assert!(result
+    // One count, estimated once: the detail log's generated_query_count is the result's.
+    let warnings: Vec<_> = result
         .diagnostics
         .iter()
-        .any(|d| d.severity == Severity::Warning && d.message.contains("too long to count")));
+        .filter(|d| d.severity == Severity::Warning && d.message.contains("too long to count"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0]
+            .message
+            .contains(&format!("({})", series.generated_query_count)),
+        "{}",
+        warnings[0].message
+    );
     // The estimate is the mean: 6 * 10^10 queries within a fraction of a percent.
     let ratio = series.generated_query_count as f64 / 6e10;
     assert!(

@@ -251,3 +251,36 @@ fn calls_shorter_than_the_timeout_and_runs_without_one_are_left_alone() {
     assert_eq!(result.abandoned, None);
     assert_eq!(result.series[0].queries_issued, 20);
 }
+
+#[test]
+fn one_long_call_that_keeps_completing_samples_is_no_stall() {
+    // Offline answered inline: one issue_query for the whole run, 1 ms a sample, far longer
+    // than the timeout; it completes samples all along, so it is waited for.
+    struct Inline;
+    impl SystemUnderTest for Inline {
+        fn name(&self) -> &str {
+            "inline"
+        }
+        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+            for sample in samples {
+                std::thread::sleep(Duration::from_millis(1));
+                completer.query_samples_complete(&[QuerySampleResponse::new(sample.id, &[1])]);
+            }
+        }
+    }
+    let log = LogSettings {
+        sut_call_timeout: Some(Duration::from_millis(100)),
+        ..LogSettings::default()
+    };
+    let mut settings = settings(TestScenario::Offline, TestMode::PerformanceOnly);
+    settings.min_query_count = 400;
+    let mut qsl = NullQsl {
+        total: 64,
+        performance: 64,
+    };
+    let result =
+        start_test_with(&Inline, &mut qsl, &settings, &log, &TestContext::default()).unwrap();
+    assert_eq!(result.abandoned, None);
+    assert_eq!(result.series[0].samples_issued, 400);
+    assert_eq!(result.series[0].never_completed, 0);
+}

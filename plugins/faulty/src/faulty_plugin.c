@@ -31,8 +31,8 @@
  *   response_length = N     the length huge_response claims (default UINT64_MAX)
  *   leak_bytes      = N     what leak takes per sample, 1..2^40 (default 1048576)
  *
- * Hangs block in pause(), burning no CPU, until the process is killed. The host serialises
- * issue_query (no MLPERF_CAP_CONCURRENT_ISSUE), so the sample counter needs no lock.
+ * Hangs block in pause(), burning no CPU, until the process is killed. Server's issue threads
+ * may call issue_query at once, so the sample counter is atomic: one sample is the at_sample-th.
  *
  *   mlperf-host run --plugin target/release/libmlperf_faulty.so \
  *       --plugin-set fault=segfault --plugin-set at_sample=50 --isolate process
@@ -337,15 +337,16 @@ static mlperf_error *faulty_issue_query(void *instance, const mlperf_sample *sam
                        ME ": issue_query: sample struct_size %zu is too small", stride);
     }
     uint64_t fault = self->set[FAULT], at = self->set[AT_SAMPLE];
-    if (fault == FAIL_ISSUE && self->seen + count >= at) {
-        self->seen += count; /* all or nothing: none of this call's samples is completed */
+    if (fault == FAIL_ISSUE && __atomic_load_n(&self->seen, __ATOMIC_RELAXED) + count >= at) {
+        /* all or nothing: none of this call's samples is completed */
+        __atomic_add_fetch(&self->seen, count, __ATOMIC_RELAXED);
         return oops_of(MLPERF_ERROR_DEVICE,
                        ME ": issue_query fails from sample %llu on (fault = fail_issue)",
                        (unsigned long long)at);
     }
     for (const char *next = (const char *)samples; count > 0; --count, next += stride) {
         const mlperf_sample *sample = (const mlperf_sample *)next;
-        uint64_t n = ++self->seen;
+        uint64_t n = __atomic_add_fetch(&self->seen, 1, __ATOMIC_RELAXED);
         int struck = n == at;
         if (struck && fault != NONE) {
             say(self, MLPERF_LOG_WARN, "", fault, n);

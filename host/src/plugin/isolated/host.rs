@@ -508,6 +508,7 @@ fn watch(mut child: Child, inner: &Inner) {
     let header = inner.region.header();
     let mut beat = header.heartbeat.0.load(Ordering::Relaxed);
     let mut beat_seen = Instant::now();
+    let mut call_seen = (0, 0, Instant::now());
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return exited(inner, status),
@@ -527,18 +528,20 @@ fn watch(mut child: Child, inner: &Inner) {
                 HumanCount(link.completed.load(Ordering::Relaxed))
             ));
         }
+        // A call stalls when it runs on with no sample completing: one call may answer a
+        // whole Offline query inline.
         let started = header.call_started.0.load(Ordering::Acquire);
-        if started != 0 {
-            let running = Duration::from_nanos(monotonic_ns().saturating_sub(started - 1));
-            if running > inner.stall_timeout {
-                let call = call_name(header.call.0.load(Ordering::Relaxed));
-                link.kill(format!(
-                    "plugin {} {call} has not returned after {:?} (the plugin process was killed after {} samples)",
-                    link.plugin,
-                    inner.stall_timeout,
-                    HumanCount(link.completed.load(Ordering::Relaxed))
-                ));
-            }
+        let completed = link.completed.load(Ordering::Relaxed);
+        if (started, completed) != (call_seen.0, call_seen.1) {
+            call_seen = (started, completed, Instant::now());
+        } else if started != 0 && call_seen.2.elapsed() > inner.stall_timeout {
+            let call = call_name(header.call.0.load(Ordering::Relaxed));
+            link.kill(format!(
+                "plugin {} {call} has not returned after {:?} (the plugin process was killed after {} samples)",
+                link.plugin,
+                inner.stall_timeout,
+                HumanCount(completed)
+            ));
         }
         std::thread::sleep(WATCH_EVERY);
     }
