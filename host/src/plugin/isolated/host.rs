@@ -143,7 +143,10 @@ impl IsolatedSut {
         command
             .arg(SUBCOMMAND)
             .arg(std::process::id().to_string())
-            .stdin(Stdio::null());
+            .stdin(Stdio::null())
+            // Its own process group: a Ctrl-C at the terminal reaches the host, which aborts
+            // the test in order, not the plugin (which dies with the host in any case).
+            .process_group(0);
         // SAFETY: only async-signal-safe calls (fcntl, dup2) between fork and exec.
         unsafe { command.pre_exec(move || place_descriptors(passed)) };
         let child = command

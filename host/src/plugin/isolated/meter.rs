@@ -5,6 +5,7 @@
 //! the cause; the run, its logs and its performance result go on.
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -49,6 +50,8 @@ impl IsolatedMeter {
             .arg(METER_SUBCOMMAND)
             .arg(std::process::id().to_string())
             .arg(spec)
+            // As the plugin's process: out of the terminal's Ctrl-C, ended with the host.
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
