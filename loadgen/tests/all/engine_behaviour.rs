@@ -1034,17 +1034,7 @@ fn accuracy_copies_finish_before_the_next_set_replaces_the_memory_they_read() {
 
 #[test]
 fn max_duration_bounds_a_run_whose_schedule_is_too_long_to_count() {
-    struct Inline;
-    impl SystemUnderTest for Inline {
-        fn name(&self) -> &str {
-            "Inline"
-        }
-        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
-            for s in samples {
-                completer.query_samples_complete(&[QuerySampleResponse::new(s.id, &[])]);
-            }
-        }
-    }
+    let inline = crate::stalled_sut::Paced::new(Duration::ZERO, Duration::ZERO);
     // 10^8 queries per second for 600 s: counting the Poisson schedule draw by draw, before
     // and after issuing, takes many minutes; max_duration_ms ends the run in about its time.
     let settings = TestSettings {
@@ -1056,7 +1046,7 @@ fn max_duration_bounds_a_run_whose_schedule_is_too_long_to_count() {
     };
     let mut qsl = RecordingQsl::new(100, 100);
     let started = std::time::Instant::now();
-    let result = start_test(&Inline, &mut qsl, &settings, &short_drain()).unwrap();
+    let result = start_test(&inline, &mut qsl, &settings, &short_drain()).unwrap();
     let took = started.elapsed();
     assert!(took < Duration::from_secs(15), "took {took:?}");
     let series = &result.series[0];

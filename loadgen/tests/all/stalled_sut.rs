@@ -49,6 +49,40 @@ impl SystemUnderTest for StallingSut {
     }
 }
 
+/// Completes every sample inline, after `per_query` at each call and `per_sample` before
+/// each sample.
+pub(crate) struct Paced {
+    per_query: Duration,
+    per_sample: Duration,
+}
+
+impl Paced {
+    pub(crate) fn new(per_query: Duration, per_sample: Duration) -> Self {
+        Paced {
+            per_query,
+            per_sample,
+        }
+    }
+}
+
+impl SystemUnderTest for Paced {
+    fn name(&self) -> &str {
+        "paced"
+    }
+
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        if !self.per_query.is_zero() {
+            std::thread::sleep(self.per_query);
+        }
+        for sample in samples {
+            if !self.per_sample.is_zero() {
+                std::thread::sleep(self.per_sample);
+            }
+            completer.query_samples_complete(&[QuerySampleResponse::new(sample.id, &[1])]);
+        }
+    }
+}
+
 fn out_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mlperf-stall-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -204,18 +238,7 @@ fn a_stalled_flush_is_abandoned_too() {
 #[test]
 fn calls_shorter_than_the_timeout_and_runs_without_one_are_left_alone() {
     // Every call slow, none beyond the bound: a normal result.
-    struct Slow;
-    impl SystemUnderTest for Slow {
-        fn name(&self) -> &str {
-            "slow"
-        }
-        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
-            std::thread::sleep(Duration::from_millis(20));
-            for sample in samples {
-                completer.query_samples_complete(&[QuerySampleResponse::new(sample.id, &[1])]);
-            }
-        }
-    }
+    let slow = Paced::new(Duration::from_millis(20), Duration::ZERO);
     let log = LogSettings {
         sut_call_timeout: Some(Duration::from_millis(150)),
         ..LogSettings::default()
@@ -227,7 +250,7 @@ fn calls_shorter_than_the_timeout_and_runs_without_one_are_left_alone() {
         performance: 64,
     };
     let result =
-        start_test_with(&Slow, &mut qsl, &settings, &log, &TestContext::default()).unwrap();
+        start_test_with(&slow, &mut qsl, &settings, &log, &TestContext::default()).unwrap();
     assert_eq!(result.abandoned, None);
     assert_eq!(result.series[0].queries_issued, 20);
     assert!(result.performance.is_some());
@@ -256,18 +279,7 @@ fn calls_shorter_than_the_timeout_and_runs_without_one_are_left_alone() {
 fn one_long_call_that_keeps_completing_samples_is_no_stall() {
     // Offline answered inline: one issue_query for the whole run, 1 ms a sample, far longer
     // than the timeout; it completes samples all along, so it is waited for.
-    struct Inline;
-    impl SystemUnderTest for Inline {
-        fn name(&self) -> &str {
-            "inline"
-        }
-        fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
-            for sample in samples {
-                std::thread::sleep(Duration::from_millis(1));
-                completer.query_samples_complete(&[QuerySampleResponse::new(sample.id, &[1])]);
-            }
-        }
-    }
+    let inline = Paced::new(Duration::ZERO, Duration::from_millis(1));
     let log = LogSettings {
         sut_call_timeout: Some(Duration::from_millis(100)),
         ..LogSettings::default()
@@ -279,7 +291,7 @@ fn one_long_call_that_keeps_completing_samples_is_no_stall() {
         performance: 64,
     };
     let result =
-        start_test_with(&Inline, &mut qsl, &settings, &log, &TestContext::default()).unwrap();
+        start_test_with(&inline, &mut qsl, &settings, &log, &TestContext::default()).unwrap();
     assert_eq!(result.abandoned, None);
     assert_eq!(result.series[0].samples_issued, 400);
     assert_eq!(result.series[0].never_completed, 0);
