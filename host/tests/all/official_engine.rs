@@ -48,7 +48,7 @@ fn run_both(dir: &Path, name: &str, args: &[&str]) -> (PathBuf, PathBuf) {
     (native, official)
 }
 
-fn require_official() {
+pub(crate) fn require_official() {
     assert!(
         mlperf_host::official::engine::is_available(),
         "this build has no official LoadGen: {}",

@@ -137,11 +137,7 @@ fn a_flush_that_never_returns_ends_the_run_after_the_stall_timeout() {
 
 #[test]
 fn under_the_official_engine_a_stalled_call_aborts_it_after_the_stall_timeout() {
-    assert!(
-        mlperf_host::official::engine::is_available(),
-        "this build has no official LoadGen: {}",
-        mlperf_host::official::engine::SETUP_COMMAND
-    );
+    crate::official_engine::require_official();
     let dir = TempDir::new();
     let (output, took) = run(
         dir.path(),
