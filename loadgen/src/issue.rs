@@ -668,7 +668,8 @@ pub(super) fn wait_until(ctx: &SeriesContext<'_>, scheduled_ns: i64) {
     let (shared, spin_ns) = (ctx.shared, ctx.issue_spin_ns);
     let now = shared.clock.now_ns();
     if now < scheduled_ns {
-        ctx.sut.issuer_idle();
+        ctx.sut
+            .issuer_idle_until(shared.clock.instant_at(scheduled_ns));
     }
     if scheduled_ns - now > spin_ns {
         let wake = shared.clock.instant_at(scheduled_ns - spin_ns);

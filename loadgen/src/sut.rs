@@ -21,6 +21,12 @@ pub trait SystemUnderTest: Send + Sync {
     /// back-to-back `issue_query` calls lets it go here, on that thread: a Python binding
     /// keeps the interpreter lock while queries are due.
     fn issuer_idle(&self) {}
+    /// As [`issuer_idle`](Self::issuer_idle), for a wait that ends at `deadline`, when the
+    /// next query is due: a SUT that polls for completions meanwhile stops by then, so the
+    /// query goes out on time.
+    fn issuer_idle_until(&self, _deadline: std::time::Instant) {
+        self.issuer_idle()
+    }
 }
 
 /// The query sample library: the data set the engine samples from.

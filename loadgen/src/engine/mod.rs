@@ -259,6 +259,9 @@ pub fn start_test_with(
     let mut writer = writer;
     let mut abandoned = None;
     let issue_loop_done = AtomicBool::new(false);
+    // Registered before the first look at the generation: an abort in between still wakes it.
+    let _woken_by_abort = crate::abort::WokenByAbort::register();
+    let poll = coordinator_poll(log_settings.sut_call_timeout);
     let outcome = std::thread::scope(|scope| {
         let coordinator = std::thread::current();
         let issue_loop_done = &issue_loop_done;
@@ -328,7 +331,7 @@ pub fn start_test_with(
                 // The hook did not end the process: wait for the call, however long it takes.
                 abandoned = Some(written.map(|()| result));
             }
-            std::thread::park_timeout(COORDINATOR_POLL);
+            std::thread::park_timeout(poll);
         }
         issuer
             .join()
@@ -420,8 +423,14 @@ pub fn start_test_with(
     Ok(result)
 }
 
-/// How often the coordinating thread looks at the abort flag and the calls into the SUT.
-const COORDINATOR_POLL: Duration = Duration::from_millis(5);
+/// How often the coordinating thread looks at the calls into the SUT: often enough to see a
+/// stall soon after `timeout`, and no more (an abort and the issue loop's end wake it).
+fn coordinator_poll(timeout: Option<Duration>) -> Duration {
+    match timeout {
+        Some(timeout) => (timeout / 8).clamp(Duration::from_millis(1), Duration::from_millis(250)),
+        None => Duration::from_millis(250),
+    }
+}
 
 /// The issuing threads whose calls into the SUT are watched: Server's issue threads, or one.
 fn issue_threads(settings: &EffectiveSettings) -> usize {

@@ -135,3 +135,53 @@ fn each_issue_thread_lets_go() {
         ..quick(TestScenario::Server)
     });
 }
+
+/// Records the deadlines `issuer_idle_until` is given and when the next query arrives.
+#[derive(Default)]
+struct DeadlineSut {
+    /// (deadline, the next issue_query's arrival).
+    waits: Mutex<Vec<(Instant, Option<Instant>)>>,
+}
+
+impl SystemUnderTest for DeadlineSut {
+    fn name(&self) -> &str {
+        "deadlines"
+    }
+
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        let now = Instant::now();
+        if let Some(last) = self.waits.lock().unwrap().last_mut() {
+            last.1.get_or_insert(now);
+        }
+        for sample in samples {
+            completer.query_samples_complete(&[QuerySampleResponse::new(sample.id, &[])]);
+        }
+    }
+
+    fn issuer_idle_until(&self, deadline: Instant) {
+        self.waits.lock().unwrap().push((deadline, None));
+    }
+}
+
+#[test]
+fn a_wait_for_the_next_query_tells_the_sut_when_it_is_due() {
+    let sut = DeadlineSut::default();
+    let mut qsl = RecordingQsl::new(64, 64);
+    let settings = TestSettings {
+        server_target_qps: 500.0,
+        min_query_count: 50,
+        ..quick(TestScenario::Server)
+    };
+    start_test(&sut, &mut qsl, &settings, &LogSettings::default()).expect("the test runs");
+    let waits = sut.waits.into_inner().unwrap();
+    assert!(waits.len() >= 40, "{} waits before queries", waits.len());
+    for (deadline, issued) in waits.iter().filter_map(|(d, i)| Some((*d, (*i)?))) {
+        // The query goes out once it is due, and not long after (the deadline is its time).
+        assert!(issued >= deadline, "issued before its deadline");
+        assert!(
+            issued - deadline < Duration::from_millis(50),
+            "issued {:?} after the deadline",
+            issued - deadline
+        );
+    }
+}
