@@ -65,6 +65,9 @@ enum Case {
     Server,
     /// Every case above, each in its own process.
     All,
+    /// Two threads handing a word back and forth (`--queries` times): the floor of a
+    /// SingleStream query that crosses cores, as an isolated plugin's does.
+    RoundTrip,
 }
 
 #[derive(clap::Args)]
@@ -152,6 +155,14 @@ fn child_process(main: impl FnOnce() -> i32) -> ExitCode {
 }
 
 fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
+    if args.case == Case::RoundTrip {
+        let report = engine_bench::cross_core_round_trip(args.queries);
+        match args.json {
+            true => println!("{}", serde_json::to_string(&report)?),
+            false => print_report(&report),
+        }
+        return Ok(());
+    }
     let several_engines = matches!(args.engine, BenchEngine::Both | BenchEngine::All);
     let reports = if args.case == Case::All || several_engines {
         let cases: Vec<(&str, &str)> = match args.case {
@@ -163,6 +174,7 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
             Case::SingleStream => vec![("single-stream", completion_name(args.completion))],
             Case::Offline => vec![("offline", completion_name(args.completion))],
             Case::Server => vec![("server", completion_name(args.completion))],
+            Case::RoundTrip => unreachable!("handled above"),
         };
         let mut reports = Vec::new();
         for (case, completion) in cases {
@@ -182,7 +194,7 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
                 "server",
                 engine_bench::server_settings(args.qps, args.duration_ms),
             ),
-            Case::All => unreachable!(),
+            Case::All | Case::RoundTrip => unreachable!(),
         };
         match &args.plugin {
             Some(path) => {

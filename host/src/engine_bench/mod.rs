@@ -6,6 +6,9 @@
 //! the same cases, with the same SUT, through the official LoadGen.
 
 pub mod official;
+mod round_trip;
+
+pub use round_trip::cross_core_round_trip;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -194,6 +197,9 @@ impl SystemUnderTest for FirstIssue<'_> {
     }
     fn issuer_idle(&self) {
         self.inner.issuer_idle();
+    }
+    fn issuer_idle_until(&self, deadline: Instant) {
+        self.inner.issuer_idle_until(deadline);
     }
 }
 

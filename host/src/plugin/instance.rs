@@ -128,4 +128,11 @@ impl SystemUnderTest for Instance {
             Instance::Isolated(sut) => sut.issuer_idle(),
         }
     }
+
+    fn issuer_idle_until(&self, deadline: std::time::Instant) {
+        match self {
+            Instance::InProcess(sut) => sut.issuer_idle_until(deadline),
+            Instance::Isolated(sut) => sut.issuer_idle_until(deadline),
+        }
+    }
 }

@@ -276,6 +276,40 @@ fn token_runs_and_the_result_keys_are_the_same_isolated() {
 }
 
 #[test]
+fn several_server_issue_threads_share_the_isolated_issue_ring() {
+    let dir = TempDir::new();
+    let started = Instant::now();
+    let output = Command::new(EXE)
+        .args(["run", "--isolate", "process", "--scenario", "Server"])
+        .args(["--set", "server_num_issue_query_threads=3"])
+        .args(["--set", "server_target_qps=20000"])
+        .args([
+            "--set",
+            "min_duration_ms=300",
+            "--set",
+            "min_query_count=6000",
+        ])
+        .args(["--drain-timeout", "10", "--out", "threads"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    // Pushed at once without the ring's lock, entries were lost and the drain never ended.
+    assert!(started.elapsed() < Duration::from_secs(30));
+    support::assert_ok(&output);
+    let result: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("threads").join("result.json")).unwrap(),
+    )
+    .unwrap();
+    let performance = &result["performance"];
+    let queries = performance["query_count"].as_u64().unwrap();
+    assert!(queries >= 6000, "{result}");
+    assert_eq!(performance["sample_count"].as_u64(), Some(queries));
+    let summary =
+        std::fs::read_to_string(dir.path().join("threads").join("mlperf_log_summary.txt")).unwrap();
+    assert!(summary.contains("No errors encountered"), "{summary}");
+}
+
+#[test]
 fn an_isolated_plugin_that_cannot_start_is_refused_with_its_reason() {
     let dir = TempDir::new();
     let (output, _) = run_isolated(dir.path(), &dir.path().join("missing.so"), "logs", &[]);

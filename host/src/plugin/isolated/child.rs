@@ -148,17 +148,18 @@ fn start_heartbeat(region: Arc<Region>) {
         });
 }
 
+/// Marks a call into the plugin (the host's watcher times how long the mark stays).
 fn stamp_call(region: &Region, call: u32) {
     let header = region.header();
     header.call.0.store(call, Ordering::Relaxed);
-    header
-        .call_started
-        .0
-        .store(monotonic_ns() + 1, Ordering::Release);
+    // Only this thread writes it: a plain increment, no locked instruction.
+    let calls = header.calls.0.load(Ordering::Relaxed);
+    header.calls.0.store(calls | 1, Ordering::Release);
 }
 
 fn unstamp_call(region: &Region) {
-    region.header().call_started.0.store(0, Ordering::Release);
+    let calls = &region.header().calls.0;
+    calls.store(calls.load(Ordering::Relaxed) + 1, Ordering::Release);
 }
 
 struct Server<'a, F: Fn(&ToHost) -> Result<(), String>> {
@@ -180,34 +181,30 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
         let ring = &self.region.header().issue;
         let mut tail = ring.tail.0.load(Ordering::Relaxed);
         loop {
-            let head = ring.head.0.load(Ordering::Acquire);
-            if head == tail {
+            // SAFETY: this thread is the issue ring's one consumer.
+            let Some(entry) = (unsafe { self.region.issue_slot(tail).take(tail) }) else {
+                // What was taken is given back before waiting.
+                ring.tail.0.store(tail, Ordering::Release);
+                wake(&ring.producer_asleep.0);
                 wait_until(
                     &ring.consumer_asleep.0,
                     SPINS,
                     Duration::from_millis(100),
-                    || ring.head.0.load(Ordering::Acquire) != tail,
+                    || self.region.issue_slot(tail).holds(tail),
                 );
                 continue;
+            };
+            tail += 1;
+            // A large query streams through the ring: room is given back as it is read.
+            if tail.is_multiple_of(1024) {
+                ring.tail.0.store(tail, Ordering::Release);
+                wake(&ring.producer_asleep.0);
             }
-            while tail != head {
-                // SAFETY: an entry the host published (below head) and will not rewrite
-                // before the tail passes it.
-                let entry = unsafe { *self.region.issue_slot(tail) };
-                tail += 1;
-                // A large query streams through the ring: room is given back as it is read.
-                if tail.is_multiple_of(1024) {
-                    ring.tail.0.store(tail, Ordering::Release);
-                    wake(&ring.producer_asleep.0);
-                }
-                if entry.kind == KIND_DESTROY {
-                    ring.tail.0.store(tail, Ordering::Release);
-                    return Ok(());
-                }
-                self.take(entry)?;
+            if entry.kind == KIND_DESTROY {
+                ring.tail.0.store(tail, Ordering::Release);
+                return Ok(());
             }
-            ring.tail.0.store(tail, Ordering::Release);
-            wake(&ring.producer_asleep.0);
+            self.take(entry)?;
         }
     }
 
@@ -335,8 +332,7 @@ impl RingSink {
                     )
                 };
                 if !room() {
-                    // What is written so far goes first, so the host can make room.
-                    ring.head.0.store(head, Ordering::Release);
+                    // What is written so far is published: the host's reader makes room.
                     wake(&ring.consumer_asleep.0);
                     while !wait_until(
                         &ring.producer_asleep.0,
@@ -358,21 +354,14 @@ impl RingSink {
                     )
                 };
             }
-            // SAFETY: a slot the host has released (room above).
-            unsafe {
-                self.region.done_slot(head).write(DoneEntry {
-                    id: response.id.0,
-                    n_tokens: response.n_tokens,
-                    offset,
-                    length,
-                    kind,
-                })
-            };
+            let entry = DoneEntry::new(kind, response.id.0, offset, length, response.n_tokens);
+            // SAFETY: the completion ring's producer (under the lock), in a slot the host has
+            // released (room above).
+            unsafe { self.region.done_slot(head).publish(head, entry) };
             producer.arena_head = offset + length;
             producer.head = head + 1;
         }
         if producer.head != published {
-            ring.head.0.store(producer.head, Ordering::Release);
             wake_unless_polled(&header.done_polled.0, &ring.consumer_asleep.0);
         }
     }

@@ -5,6 +5,7 @@
 //! every log.
 
 use std::io::BufReader;
+use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -34,7 +35,7 @@ pub const SUBCOMMAND: &str = "isolated-plugin";
 /// killed.
 const HEARTBEAT_STALL: Duration = Duration::from_millis(1_500);
 /// How often the watcher looks at the process.
-const WATCH_EVERY: Duration = Duration::from_millis(20);
+const WATCH_EVERY: Duration = Duration::from_millis(50);
 
 /// How to start the plugin's process.
 #[derive(Debug, Clone)]
@@ -99,14 +100,20 @@ struct Inner {
     link: Arc<Link>,
     images: UnixStream,
     replies: Mutex<Receiver<ToHost>>,
-    /// The issue ring's producer state (only the issuing thread writes).
-    issue_head: AtomicU64,
-    issue_tail_seen: AtomicU64,
+    /// The issue ring's producer state.
+    producer: Mutex<IssueProducer>,
     /// Samples written to the issue ring.
     issued: AtomicU64,
     /// Held by whoever reads the completion ring (the reader thread or the issuing thread).
     consuming: AtomicBool,
     stall_timeout: Duration,
+}
+
+/// The next issue entry to write, and the consumer's tail when last read.
+#[derive(Clone, Copy, Default)]
+struct IssueProducer {
+    head: u64,
+    tail: u64,
 }
 
 /// A plugin instance living in a process of its own.
@@ -173,8 +180,7 @@ impl IsolatedSut {
             link: Arc::clone(&link),
             images,
             replies: Mutex::new(replies),
-            issue_head: AtomicU64::new(0),
-            issue_tail_seen: AtomicU64::new(0),
+            producer: Mutex::new(IssueProducer::default()),
             issued: AtomicU64::new(0),
             consuming: AtomicBool::new(false),
             stall_timeout: isolation.stall_timeout,
@@ -376,14 +382,14 @@ impl Inner {
     /// process went away first.
     fn push(&self, count: usize, entry: impl Fn(usize) -> IssueEntry) -> Result<(), usize> {
         let ring = &self.region.header().issue;
-        let mut head = self.issue_head.load(Ordering::Relaxed);
-        let mut tail = self.issue_tail_seen.load(Ordering::Relaxed);
+        // Server's issue threads push at once.
+        let mut producer = self.producer.lock().unwrap_or_else(|p| p.into_inner());
+        let IssueProducer { mut head, mut tail } = *producer;
         let mut result = Ok(());
         for i in 0..count {
             if head - tail >= ISSUE_SLOTS {
                 tail = ring.tail.0.load(Ordering::Acquire);
                 if head - tail >= ISSUE_SLOTS {
-                    ring.head.0.store(head, Ordering::Release);
                     wake(&ring.consumer_asleep.0);
                     let room = || head - ring.tail.0.load(Ordering::Acquire) < ISSUE_SLOTS;
                     while !wait_until(&ring.producer_asleep.0, SPINS, WATCH_EVERY, room) {
@@ -398,14 +404,13 @@ impl Inner {
                     tail = ring.tail.0.load(Ordering::Acquire);
                 }
             }
-            // SAFETY: a slot the consumer has passed (room checked above).
-            unsafe { self.region.issue_slot(head).write(entry(i)) };
+            // SAFETY: the issue ring's producer (under the lock), in a slot the consumer has
+            // passed (room checked above).
+            unsafe { self.region.issue_slot(head).publish(head, entry(i)) };
             head += 1;
         }
-        ring.head.0.store(head, Ordering::Release);
         wake(&ring.consumer_asleep.0);
-        self.issue_head.store(head, Ordering::Relaxed);
-        self.issue_tail_seen.store(tail, Ordering::Relaxed);
+        *producer = IssueProducer { head, tail };
         result
     }
 
@@ -458,6 +463,12 @@ impl SystemUnderTest for IsolatedSut {
         if link.gone.load(Ordering::Relaxed) {
             return refuse(samples, completer);
         }
+        // An issuing thread behind schedule issues without waiting in between: it takes the
+        // completions that are back as it goes (the process does not wake the reader while
+        // the issuing thread polls).
+        if self.inner.outstanding() {
+            self.inner.take_completions();
+        }
         let pushed = self.inner.push(samples.len(), |i| IssueEntry {
             id: samples[i].id.0,
             index: samples[i].index as u64,
@@ -473,7 +484,11 @@ impl SystemUnderTest for IsolatedSut {
     }
 
     fn issuer_idle(&self) {
-        self.inner.poll_completions();
+        self.inner.poll_completions(None);
+    }
+
+    fn issuer_idle_until(&self, deadline: Instant) {
+        self.inner.poll_completions(Some(deadline));
     }
 
     fn flush_queries(&self) {
@@ -533,11 +548,11 @@ fn watch(mut child: Child, inner: &Inner) {
         }
         // A call stalls when it runs on with no sample completing: one call may answer a
         // whole Offline query inline.
-        let started = header.call_started.0.load(Ordering::Acquire);
+        let calls = header.calls.0.load(Ordering::Acquire);
         let completed = link.completed.load(Ordering::Relaxed);
-        if (started, completed) != (call_seen.0, call_seen.1) {
-            call_seen = (started, completed, Instant::now());
-        } else if started != 0 && call_seen.2.elapsed() > inner.stall_timeout {
+        if (calls, completed) != (call_seen.0, call_seen.1) {
+            call_seen = (calls, completed, Instant::now());
+        } else if calls % 2 == 1 && call_seen.2.elapsed() > inner.stall_timeout {
             let call = call_name(header.call.0.load(Ordering::Relaxed));
             link.kill(format!(
                 "plugin {} {call} has not returned after {:?} (the plugin process was killed after {} samples)",
@@ -610,43 +625,63 @@ const READER_SPINS: u32 = 500;
 /// answering inline answers within them; a slower one is left to the reader).
 const ISSUER_POLLS: u32 = 2_000;
 
-/// Reads the completion ring until the process has exited and the ring is empty.
+/// Reads the completion ring until the process has exited and the ring is empty. While the
+/// issuing thread polls, the completions are its to take: the reader sleeps, so that it takes
+/// no core from the issuing thread or the plugin's process.
 fn receive_completions(inner: &Inner) {
-    let ring = &inner.region.header().done;
+    let header = inner.region.header();
     let link = &inner.link;
+    let polled = || header.done_polled.0.load(Ordering::Relaxed) != 0;
     loop {
-        match inner.take_completions() {
-            Some(0) | None => {}
-            Some(_) => continue,
+        if !polled() {
+            match inner.take_completions() {
+                Some(0) | None => {}
+                Some(_) => continue,
+            }
         }
-        let tail = ring.tail.0.load(Ordering::Acquire);
-        if link.exited.load(Ordering::SeqCst) && ring.head.0.load(Ordering::Acquire) == tail {
+        if link.exited.load(Ordering::SeqCst) && !inner.completion_ready() {
             if inner.take_completions() == Some(0) {
                 link.drained.store(true, Ordering::SeqCst);
                 return;
             }
             continue;
         }
+        let spins = if polled() { 0 } else { READER_SPINS };
         let woken = wait_until(
-            &ring.consumer_asleep.0,
-            READER_SPINS,
+            &header.done.consumer_asleep.0,
+            spins,
             Duration::from_millis(50),
-            || ring.head.0.load(Ordering::Acquire) != ring.tail.0.load(Ordering::Acquire),
+            || !polled() && inner.completion_ready(),
         );
         if woken && inner.consuming.load(Ordering::Relaxed) {
             // The issuing thread is taking them.
             std::thread::yield_now();
+        } else if !woken && inner.completion_ready() {
+            // Left waiting a whole timeout while the issuing thread polls: taken anyway.
+            inner.take_completions();
         }
     }
 }
 
 impl Inner {
+    /// Whether samples written to the issue ring have not come back yet.
+    #[inline]
+    fn outstanding(&self) -> bool {
+        self.issued.load(Ordering::Relaxed) != self.link.completed.load(Ordering::Relaxed)
+    }
+
+    /// Whether the completion ring holds an entry not taken yet.
+    #[inline]
+    fn completion_ready(&self) -> bool {
+        let tail = self.region.header().done.tail.0.load(Ordering::Acquire);
+        self.region.done_slot(tail).holds(tail)
+    }
+
     /// Hands the engine what the completion ring holds, unless another thread is at it
     /// (`None`); returns how many entries were taken.
     fn take_completions(&self) -> Option<u64> {
-        let ring = &self.region.header().done;
         // Nothing to take: no need for the (contended) flag.
-        if ring.head.0.load(Ordering::Acquire) == ring.tail.0.load(Ordering::Relaxed) {
+        if !self.completion_ready() {
             return Some(0);
         }
         if self
@@ -661,67 +696,97 @@ impl Inner {
         let link = &self.link;
         let start = ring.tail.0.load(Ordering::Relaxed);
         let mut tail = start;
-        let mut batch = [QuerySampleResponse::new(ResponseId(0), &[]); BATCH];
-        loop {
-            let head = ring.head.0.load(Ordering::Acquire);
-            if head == tail {
-                break;
+        // Not initialised up front: that alone would cost more than a SingleStream query.
+        let mut batch = [const { MaybeUninit::<QuerySampleResponse<'_>>::uninit() }; BATCH];
+        let filled_part = |batch: &[MaybeUninit<QuerySampleResponse<'_>>], filled: usize| {
+            // SAFETY: the first `filled` elements are written.
+            unsafe {
+                std::slice::from_raw_parts(batch.as_ptr() as *const QuerySampleResponse<'_>, filled)
             }
-            let end = head.min(tail + BATCH as u64);
+        };
+        let mut released = header.arena_tail.0.load(Ordering::Relaxed);
+        loop {
             let mut kind = None;
             let mut filled = 0;
-            let mut released = header.arena_tail.0.load(Ordering::Relaxed);
-            for seq in tail..end {
-                // SAFETY: an entry the process published (below head).
-                let entry = unsafe { self.region.done_slot(seq).read() };
-                if kind.is_some_and(|k| k != entry.kind) {
-                    deliver(link, kind, &batch[..filled]);
+            while filled < BATCH {
+                // SAFETY: the completion ring's one consumer (holding `consuming`).
+                let Some(entry) = (unsafe { self.region.done_slot(tail).take(tail) }) else {
+                    break;
+                };
+                if kind.is_some_and(|k| k != entry.kind()) {
+                    deliver(link, kind, filled_part(&batch, filled));
                     filled = 0;
                 }
-                kind = Some(entry.kind);
-                batch[filled] = QuerySampleResponse::with_tokens(
+                kind = Some(entry.kind());
+                batch[filled].write(QuerySampleResponse::with_tokens(
                     ResponseId(entry.id),
                     response_bytes(self, &entry),
-                    entry.n_tokens,
-                );
+                    entry.n_tokens(),
+                ));
                 filled += 1;
-                released = released.max(entry.offset.saturating_add(entry.length));
+                tail += 1;
+                released = released.max(entry.offset.saturating_add(entry.length()));
             }
-            deliver(link, kind, &batch[..filled]);
-            tail = end;
+            if kind.is_none() {
+                break;
+            }
+            deliver(link, kind, filled_part(&batch, filled));
             header.arena_tail.0.store(released, Ordering::Release);
             ring.tail.0.store(tail, Ordering::Release);
             wake(&ring.producer_asleep.0);
+            if filled < BATCH {
+                break;
+            }
         }
         self.consuming.store(false, Ordering::Release);
         Some(tail - start)
     }
 
-    /// The issuing thread is about to wait: while samples are outstanding, it takes their
-    /// completions itself for a short while, sparing the hand-over to the reader thread.
-    fn poll_completions(&self) {
-        let link = &self.link;
-        if self.issued.load(Ordering::Relaxed) == link.completed.load(Ordering::Relaxed) {
+    /// The issuing thread is about to wait (until `deadline`, when the next query is due):
+    /// while samples are outstanding, it takes their completions itself for a short while,
+    /// sparing the hand-over to the reader thread.
+    fn poll_completions(&self, deadline: Option<Instant>) {
+        let outstanding = || self.outstanding();
+        if !outstanding() {
             return;
         }
         let header = self.region.header();
-        let ring = &header.done;
-        header.done_polled.0.store(1, Ordering::SeqCst);
+        let polled = &header.done_polled.0;
+        // Left set while the issuing thread comes back soon (every issuing thread polls
+        // before it waits): a store per query would move its cache line between processes.
+        if polled.load(Ordering::Relaxed) == 0 {
+            polled.store(1, Ordering::SeqCst);
+        }
         let mut taken = 0;
+        let mut due = false;
         for _ in 0..ISSUER_POLLS {
             taken += self.take_completions().unwrap_or(0);
-            if taken > 0
-                && ring.head.0.load(Ordering::Acquire) == ring.tail.0.load(Ordering::Acquire)
-            {
-                break;
+            let settled = taken > 0 && !self.completion_ready();
+            match deadline {
+                // Waiting for completions: one is enough.
+                None if settled => break,
+                // Waiting for the next query: until nothing is outstanding or it is due.
+                Some(deadline) => {
+                    if settled && !outstanding() {
+                        break;
+                    }
+                    if Instant::now() >= deadline {
+                        due = true;
+                        break;
+                    }
+                }
+                None => {}
             }
             std::hint::spin_loop();
         }
-        header.done_polled.0.store(0, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-        // A completion published while the producer saw the poll: the reader takes it.
-        if ring.head.0.load(Ordering::Acquire) != ring.tail.0.load(Ordering::Acquire) {
-            wake_anyway(&ring.consumer_asleep.0);
+        if !due && outstanding() {
+            // A longer wait: the reader takes the rest, woken by the process from now on.
+            polled.store(0, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            // A completion published while the producer saw the poll: the reader takes it.
+            if self.completion_ready() {
+                wake_anyway(&header.done.consumer_asleep.0);
+            }
         }
     }
 }
@@ -729,15 +794,16 @@ impl Inner {
 /// A completion's bytes in the arena; a corrupt entry (the plugin wrote over the shared
 /// region) reads as empty and fails the run.
 fn response_bytes<'a>(inner: &'a Inner, entry: &DoneEntry) -> &'a [u8] {
-    if entry.length == 0 {
+    let length = entry.length();
+    if length == 0 {
         return &[];
     }
     let at = entry.offset % ARENA_BYTES;
-    if entry.length > MAX_ISOLATED_RESPONSE || at + entry.length > ARENA_BYTES {
+    if length > MAX_ISOLATED_RESPONSE || at + length > ARENA_BYTES {
         inner.link.fail(
             format!(
                 "plugin process wrote a corrupt completion (sample id {}, {} bytes at {})",
-                entry.id, entry.length, entry.offset
+                entry.id, length, entry.offset
             ),
             false,
         );
@@ -745,12 +811,7 @@ fn response_bytes<'a>(inner: &'a Inner, entry: &DoneEntry) -> &'a [u8] {
     }
     // SAFETY: within the arena (checked); the process does not reuse these bytes until the
     // host releases them after delivery.
-    unsafe {
-        std::slice::from_raw_parts(
-            inner.region.arena(entry.offset, entry.length),
-            entry.length as usize,
-        )
-    }
+    unsafe { std::slice::from_raw_parts(inner.region.arena(entry.offset, length), length as usize) }
 }
 
 fn deliver(link: &Link, kind: Option<u64>, responses: &[QuerySampleResponse<'_>]) {
@@ -760,8 +821,10 @@ fn deliver(link: &Link, kind: Option<u64>, responses: &[QuerySampleResponse<'_>]
     match kind {
         Some(DONE_COMPLETE) => {
             completer.query_samples_complete(responses);
+            // Only the thread holding `consuming` delivers: no locked increment needed.
+            let completed = link.completed.load(Ordering::Relaxed);
             link.completed
-                .fetch_add(responses.len() as u64, Ordering::Relaxed);
+                .store(completed + responses.len() as u64, Ordering::Relaxed);
         }
         Some(DONE_FIRST_TOKEN) => completer.first_token_complete(responses),
         _ => {}

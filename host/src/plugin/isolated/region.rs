@@ -1,9 +1,11 @@
 //! The shared region both processes map: a header of atomics, the issue ring (host to
 //! plugin process), the completion ring (back) and the response arena the completions' bytes
-//! are copied into. Each ring has one producer and one consumer; a side that finds nothing to
-//! do spins briefly, then sleeps on a futex word the other side wakes only when it is set, so
-//! a busy run makes no system call per sample.
+//! are copied into. Each ring has one producer and one consumer; an entry is published by a
+//! stamp in its own slot, so the consumer reads one cache line per entry and no head index.
+//! A side that finds nothing to do spins briefly, then sleeps on a futex word the other side
+//! wakes only when it is set, so a busy run makes no system call per sample.
 
+use std::cell::UnsafeCell;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -19,7 +21,7 @@ pub const ARENA_BYTES: u64 = 64 << 20;
 /// never waits for the whole arena to drain.
 pub const MAX_ISOLATED_RESPONSE: u64 = ARENA_BYTES / 2;
 
-const MAGIC: u64 = u64::from_le_bytes(*b"mlpiso01");
+const MAGIC: u64 = u64::from_le_bytes(*b"mlpiso02");
 
 /// `IssueEntry::kind` of the first sample of a query: the query's length (at least 1).
 /// Continuation samples carry 0; the largest values are markers.
@@ -56,9 +58,8 @@ pub struct Padded<T>(pub T);
 
 #[repr(C)]
 pub struct RingControl {
-    /// Entries published by the producer (a running count).
-    pub head: Padded<AtomicU64>,
-    /// Entries taken by the consumer.
+    /// Entries taken by the consumer (a running count); the producer reads it only when the
+    /// ring looks full.
     pub tail: Padded<AtomicU64>,
     /// 1 while the consumer sleeps for entries.
     pub consumer_asleep: Padded<AtomicU32>,
@@ -71,9 +72,9 @@ pub struct Header {
     magic: u64,
     /// Advanced by the plugin process's heartbeat thread.
     pub heartbeat: Padded<AtomicU64>,
-    /// CLOCK_MONOTONIC ns (plus one) when the plugin process entered a call into the plugin;
-    /// 0 outside calls.
-    pub call_started: Padded<AtomicU64>,
+    /// Odd while the plugin process is in a call into the plugin; advanced on entry and on
+    /// return, so the host's watcher sees a call that stays.
+    pub calls: Padded<AtomicU64>,
     /// Which call (`CALL_*`).
     pub call: Padded<AtomicU32>,
     pub issue: RingControl,
@@ -87,6 +88,45 @@ pub struct Header {
     pub done_polled: Padded<AtomicU32>,
 }
 
+/// A ring entry: its payload and the stamp that publishes it (the entry's running number
+/// plus one; a zeroed slot holds nothing).
+#[repr(C, align(32))]
+pub struct Slot<T> {
+    stamp: AtomicU64,
+    payload: UnsafeCell<T>,
+}
+
+impl<T: Copy> Slot<T> {
+    /// Writes entry `seq` and publishes it.
+    ///
+    /// # Safety
+    /// Only the ring's producer calls it, for a slot the consumer has released (it has taken
+    /// entry `seq` - slots).
+    pub unsafe fn publish(&self, seq: u64, payload: T) {
+        // SAFETY: nobody reads the payload until the stamp says it is there (caller).
+        unsafe { self.payload.get().write(payload) };
+        self.stamp.store(seq + 1, Ordering::Release);
+    }
+
+    /// Whether entry `seq` is published here.
+    #[inline]
+    pub fn holds(&self, seq: u64) -> bool {
+        self.stamp.load(Ordering::Acquire) == seq + 1
+    }
+
+    /// Entry `seq`, once published.
+    ///
+    /// # Safety
+    /// Only the ring's consumer calls it; the producer does not rewrite the slot before the
+    /// consumer's tail passes `seq`.
+    #[inline]
+    pub unsafe fn take(&self, seq: u64) -> Option<T> {
+        // SAFETY: published (stamp) and not rewritten before it is released (caller).
+        self.holds(seq)
+            .then(|| unsafe { self.payload.get().read_volatile() })
+    }
+}
+
 /// One sample of a query, or a marker.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
@@ -97,23 +137,64 @@ pub struct IssueEntry {
 }
 
 /// One completion or first token; its bytes at `offset` (a running count) in the arena.
+/// Packed so that a slot is half a cache line: an Offline run moves millions of them.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct DoneEntry {
     pub id: u64,
-    pub n_tokens: i64,
     pub offset: u64,
-    pub length: u64,
-    pub kind: u64,
+    /// The length, and [`FIRST_TOKEN_BIT`] for a first token.
+    length_kind: u32,
+    n_tokens: i32,
 }
+
+/// Set in `DoneEntry::length_kind` for a first token (responses are far shorter).
+const FIRST_TOKEN_BIT: u32 = 1 << 31;
+
+impl DoneEntry {
+    /// `length` at most [`MAX_ISOLATED_RESPONSE`]; a token count beyond i32 is clamped.
+    pub fn new(kind: u64, id: u64, offset: u64, length: u64, n_tokens: i64) -> DoneEntry {
+        debug_assert!(length <= MAX_ISOLATED_RESPONSE);
+        let kind_bit = if kind == DONE_FIRST_TOKEN {
+            FIRST_TOKEN_BIT
+        } else {
+            0
+        };
+        DoneEntry {
+            id,
+            offset,
+            length_kind: length as u32 | kind_bit,
+            n_tokens: n_tokens.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+        }
+    }
+
+    pub fn kind(&self) -> u64 {
+        match self.length_kind & FIRST_TOKEN_BIT {
+            0 => DONE_COMPLETE,
+            _ => DONE_FIRST_TOKEN,
+        }
+    }
+
+    pub fn length(&self) -> u64 {
+        (self.length_kind & !FIRST_TOKEN_BIT) as u64
+    }
+
+    pub fn n_tokens(&self) -> i64 {
+        self.n_tokens as i64
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Slot<IssueEntry>>() == 32);
+const _: () = assert!(std::mem::size_of::<Slot<DoneEntry>>() == 32);
+const _: () = assert!(MAX_ISOLATED_RESPONSE < FIRST_TOKEN_BIT as u64);
 
 const fn header_len() -> usize {
     std::mem::size_of::<Header>().next_multiple_of(4096)
 }
 const ISSUE_AT: usize = header_len();
-const DONE_AT: usize = ISSUE_AT + ISSUE_SLOTS as usize * std::mem::size_of::<IssueEntry>();
+const DONE_AT: usize = ISSUE_AT + ISSUE_SLOTS as usize * std::mem::size_of::<Slot<IssueEntry>>();
 const ARENA_AT: usize =
-    (DONE_AT + DONE_SLOTS as usize * std::mem::size_of::<DoneEntry>()).next_multiple_of(4096);
+    (DONE_AT + DONE_SLOTS as usize * std::mem::size_of::<Slot<DoneEntry>>()).next_multiple_of(4096);
 /// The region's size.
 pub const REGION_BYTES: usize = ARENA_AT + ARENA_BYTES as usize;
 
@@ -155,17 +236,21 @@ impl Region {
         unsafe { &*(self.mapping.as_ptr() as *const Header) }
     }
 
-    /// Issue entry `seq` (mod the ring size).
-    pub fn issue_slot(&self, seq: u64) -> *mut IssueEntry {
+    /// The issue ring's slot of entry `seq`.
+    #[inline]
+    pub fn issue_slot(&self, seq: u64) -> &Slot<IssueEntry> {
         let at = (seq % ISSUE_SLOTS) as usize;
-        // SAFETY: within the issue ring.
-        unsafe { (self.mapping.as_ptr().add(ISSUE_AT) as *mut IssueEntry).add(at) }
+        // SAFETY: within the issue ring, aligned (page-aligned base, slot-sized steps); zero is
+        // a valid slot.
+        unsafe { &*(self.mapping.as_ptr().add(ISSUE_AT) as *const Slot<IssueEntry>).add(at) }
     }
 
-    pub fn done_slot(&self, seq: u64) -> *mut DoneEntry {
+    /// The completion ring's slot of entry `seq`.
+    #[inline]
+    pub fn done_slot(&self, seq: u64) -> &Slot<DoneEntry> {
         let at = (seq % DONE_SLOTS) as usize;
-        // SAFETY: within the completion ring.
-        unsafe { (self.mapping.as_ptr().add(DONE_AT) as *mut DoneEntry).add(at) }
+        // SAFETY: as in issue_slot, within the completion ring.
+        unsafe { &*(self.mapping.as_ptr().add(DONE_AT) as *const Slot<DoneEntry>).add(at) }
     }
 
     /// The arena's bytes at running offset `offset`, `length` long (not wrapping: the
@@ -176,17 +261,6 @@ impl Region {
         // SAFETY: within the arena.
         unsafe { self.mapping.as_ptr().add(ARENA_AT + at) }
     }
-}
-
-/// CLOCK_MONOTONIC in ns, the same in both processes.
-pub fn monotonic_ns() -> u64 {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: fills `now`.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
-    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
 fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
