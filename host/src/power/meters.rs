@@ -2,6 +2,7 @@
 //! before anything runs, started a sampling period before the first issue and stopped a
 //! period after the last completion, each sampling on its own thread.
 
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mlperf_power::{Phase, PowerSource, SourceInfo, Trace};
@@ -13,7 +14,8 @@ use crate::plugin::power as power_plugin;
 /// The meters of one run. Dropped (on any path, errors included), they are
 /// finished: a PTDaemon analyzer gets its ranges back.
 pub struct Meters {
-    meters: Vec<Box<dyn PowerSource>>,
+    /// Shared with a [`MetersFinisher`] only: the session's thread is the one user otherwise.
+    meters: Arc<Mutex<Vec<Box<dyn PowerSource>>>>,
     /// Names this session's measurements: `<session>_ranging`, `<session>_testing`.
     session: String,
 }
@@ -59,22 +61,33 @@ impl Meters {
             .unwrap_or_default()
             .as_secs();
         Ok(Some(Meters {
-            meters,
+            meters: Arc::new(Mutex::new(meters)),
             session: format!("mlperf-host-{started}"),
         }))
     }
 
+    fn meters(&self) -> MutexGuard<'_, Vec<Box<dyn PowerSource>>> {
+        self.meters.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Finishes the meters from elsewhere (a test abandoned in a call ends the process).
+    pub fn finisher(&self) -> MetersFinisher {
+        MetersFinisher(Arc::clone(&self.meters))
+    }
+
     /// Whether a meter (a PTDaemon analyzer) needs a ranging run before the testing run.
     pub fn needs_ranging(&self) -> bool {
-        self.meters.iter().any(|m| m.needs_ranging())
+        self.meters().iter().any(|m| m.needs_ranging())
     }
 
     /// Prepares and starts every meter for `phase`. On an error the meters already started
     /// are stopped, and the run does not begin.
     pub fn start(&mut self, phase: Phase) -> Result<String, PowerError> {
         let mark = format!("{}_{}", self.session, phase.as_str());
-        for index in 0..self.meters.len() {
-            let meter = &mut self.meters[index];
+        let margin = self.margin();
+        let mut meters = self.meters();
+        for index in 0..meters.len() {
+            let meter = &mut meters[index];
             let name = meter.info().name;
             let started = meter
                 .prepare(phase)
@@ -85,22 +98,23 @@ impl Meters {
                     source,
                 });
             if let Err(error) = started {
-                for meter in &mut self.meters[..index] {
+                for meter in &mut meters[..index] {
                     let _ = meter.stop();
                 }
                 return Err(error);
             }
         }
+        drop(meters);
         // Every meter samples before the first issue (a PTDaemon analyzer's first sample
         // comes about a period after Go, so two).
-        std::thread::sleep(2 * self.margin());
+        std::thread::sleep(2 * margin);
         Ok(mark)
     }
 
     /// The longest sampling period of the meters (at most [`MOST_MARGIN`]): the margin kept
     /// on both sides of a run.
     fn margin(&self) -> Duration {
-        self.meters
+        self.meters()
             .iter()
             .map(|m| m.info().period)
             .max()
@@ -110,16 +124,16 @@ impl Meters {
 
     /// Which meters need a ranging run (the ranging rule applies to those).
     pub fn ranged(&self) -> Vec<bool> {
-        self.meters.iter().map(|m| m.needs_ranging()).collect()
+        self.meters().iter().map(|m| m.needs_ranging()).collect()
     }
 
     /// Stops every meter; a meter that failed leaves its reason in place of a trace.
     pub fn stop(&mut self, mark: String) -> Recording {
         // And at least once after the last completion.
         std::thread::sleep(self.margin());
-        let infos = self.meters.iter().map(|m| m.info()).collect();
-        let traces = self
-            .meters
+        let mut meters = self.meters();
+        let infos = meters.iter().map(|m| m.info()).collect();
+        let traces = meters
             .iter_mut()
             .map(|meter| {
                 let mut trace = meter.stop().map_err(|e| e.to_string())?;
@@ -141,7 +155,20 @@ impl Meters {
 impl Drop for Meters {
     /// Lets go of the meters (PTDaemon: restores its ranges); failures are only warned of.
     fn drop(&mut self) {
-        for meter in &mut self.meters {
+        self.finisher().finish();
+    }
+}
+
+/// Finishes a run's meters from another place than the session's thread.
+#[derive(Clone)]
+pub struct MetersFinisher(Arc<Mutex<Vec<Box<dyn PowerSource>>>>);
+
+impl MetersFinisher {
+    /// Finishes every meter not finished yet (PTDaemon: ends a measurement left running and
+    /// restores its ranges); failures are only warned of.
+    pub fn finish(&self) {
+        let mut meters = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        for mut meter in meters.drain(..) {
             if let Err(error) = meter.finish() {
                 tracing::warn!("{error}");
             }

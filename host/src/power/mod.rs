@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 pub use logged_run::{read_logged_run, report_dir, LoggedRun};
-pub use meters::{Meters, Recording};
+pub use meters::{Meters, MetersFinisher, Recording};
 pub use outputs::{account_recording, clear_old_outputs, write_summary, write_traces};
 pub use result::{PowerResult, SourceResult};
 

@@ -26,7 +26,7 @@ use crate::benchmark::accuracy::{evaluate_into, Score};
 use crate::compliance::{AccuracyFallback, Verification};
 use crate::logs::{RESULT_JSON, SUMMARY_LOG};
 use crate::plugin::Instance;
-use crate::power::{self, Meters, PowerResult, Recording};
+use crate::power::{self, Meters, MetersFinisher, PowerResult, Recording};
 
 pub use audit::{AuditOutcome, AuditPlan, References};
 pub use error::SessionError;
@@ -111,7 +111,7 @@ impl<'a> Session<'a> {
                 logs: &ranging_dir,
                 results: &ranging_dir,
             };
-            let result = self.test(plan, &sut, &mut library, &dirs);
+            let result = self.test(plan, &sut, &mut library, &dirs, Some(meters.finisher()));
             let recording = meters.stop(mark);
             let result = result?;
             write_result_json(&ranging_dir, &result, None)?;
@@ -145,7 +145,8 @@ impl<'a> Session<'a> {
             logs: &plan.out,
             results: &plan.results_dir,
         };
-        let result = self.test(plan, &sut, &mut library, &dirs);
+        let finisher = meters.as_ref().map(Meters::finisher);
+        let result = self.test(plan, &sut, &mut library, &dirs, finisher);
         let recording = meters.as_mut().zip(mark).map(|(m, mark)| m.stop(mark));
         let ranged = meters.as_ref().map(Meters::ranged).unwrap_or_default();
         // Finished now (PTDaemon's ranges restored), not after the reports.
@@ -198,25 +199,27 @@ impl<'a> Session<'a> {
         sut: &Instance,
         library: &mut SampleLibrary,
         dirs: &TestDirs<'_>,
+        meters: Option<MetersFinisher>,
     ) -> Result<TestOutcome, SessionError> {
         // A test started after the signal would not see its abort.
         if let Some((_, signal)) = interrupt::received() {
             return Err(SessionError::Interrupted(signal));
         }
         let progress = self.observer.test_starting();
-        let result = run_test(plan, sut, library, dirs, progress);
+        let result = run_test(plan, sut, library, dirs, progress, meters);
         self.observer.test_finished();
         result
     }
 }
 
-/// One LoadGen test into `dirs.logs`.
+/// One LoadGen test into `dirs.logs`; `meters` are finished if the test is abandoned.
 fn run_test(
     plan: &RunPlan,
     sut: &Instance,
     library: &mut SampleLibrary,
     dirs: &TestDirs<'_>,
     progress: Option<ProgressHandle>,
+    meters: Option<MetersFinisher>,
 ) -> Result<TestOutcome, SessionError> {
     let context = TestContext {
         audit_config: plan.audit_config.clone(),
@@ -230,12 +233,16 @@ fn run_test(
         .concat(),
         on_abandoned: plan.on_abandoned.clone().map(|hook| {
             // result.json goes where the session writes it (a compliance test's folder, not
-            // its run_1/), before the caller's hook ends the process.
+            // its run_1/), and the meters are let go of (PTDaemon's ranges restored), before
+            // the caller's hook ends the process.
             let results = dirs.results.to_path_buf();
             AbandonHook(Arc::new(move |result: &TestResult| {
                 let outcome = TestOutcome::Native(Box::new(result.clone()));
                 if let Err(error) = write_result_json(&results, &outcome, None) {
                     tracing::error!("{error}");
+                }
+                if let Some(meters) = &meters {
+                    meters.finish();
                 }
                 (hook.0)(result)
             }))

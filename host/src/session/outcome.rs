@@ -23,8 +23,8 @@ pub enum TestOutcome {
 }
 
 impl TestOutcome {
-    /// The message of a backend that failed or panicked (under the official engine such a
-    /// run never returns: the watchdog ends it).
+    /// The message of a backend that failed, panicked or stalled in a call (under the
+    /// official engine such a run never returns: the watchdog ends it).
     pub fn failure(&self) -> Option<String> {
         match self {
             TestOutcome::Native(result) => failure(result),
@@ -53,7 +53,8 @@ impl TestOutcome {
                 .performance
                 .as_ref()
                 .map(|p| p.validity.reasons.join("; "))
-                .filter(|r| !r.is_empty()),
+                .filter(|r| !r.is_empty())
+                .or_else(|| result.abandoned.clone()),
             TestOutcome::Official(result) => official_run::invalid_reasons(result),
         }
     }
@@ -98,8 +99,11 @@ fn document<T: serde::Serialize>(
     Ok(text)
 }
 
-/// The message of a backend that failed or panicked.
+/// The message of a backend that failed, panicked, or was abandoned inside a call.
 fn failure(result: &TestResult) -> Option<String> {
+    if let Some(reason) = &result.abandoned {
+        return Some(reason.clone());
+    }
     result.series.iter().find_map(|series| match &series.stop {
         StopReason::SutFailed(message) | StopReason::SutPanicked(message) => Some(message.clone()),
         _ => None,

@@ -309,13 +309,13 @@ fn power_report_fails_a_testing_run_far_below_ranging_and_names_bad_files() {
 }
 
 /// An `mlperf-ptd-simulator` child sampling every 50 ms, killed when dropped.
-struct PtdSimulator {
+pub(crate) struct PtdSimulator {
     child: std::process::Child,
     port: u16,
 }
 
 impl PtdSimulator {
-    fn start(options: &[&str]) -> PtdSimulator {
+    pub(crate) fn start(options: &[&str]) -> PtdSimulator {
         use std::io::BufRead;
         let exe = Path::new(EXE).with_file_name("mlperf-ptd-simulator");
         assert!(
@@ -343,7 +343,7 @@ impl PtdSimulator {
         PtdSimulator { child, port }
     }
 
-    fn spec(&self) -> String {
+    pub(crate) fn spec(&self) -> String {
         format!("ptd://127.0.0.1:{}?settle=0&timeout=5", self.port)
     }
 }

@@ -139,6 +139,33 @@ fn without_meters_result_json_has_no_power_and_lies_beside_the_logs() {
 }
 
 #[test]
+fn a_test_abandoned_inside_a_call_is_a_failure_of_the_outcome() {
+    let dir = TempDir::new();
+    let mut plan = plan(dir.path(), dir.path());
+    plan.power.clear();
+    plan.plugin.spec = crate::support::faulty_plugin().display().to_string();
+    // Stuck well past the stall timeout, then back: without a hook, the session waits for the
+    // call and returns the abandoned test.
+    plan.plugin.config = "fault = \"hang_issue\"\nat_sample = 50\nhang_ms = 1500\n".into();
+    plan.log.stall_timeout = Duration::from_millis(300);
+    let mut recorder = Recorder::default();
+    let outcome = Session::new(&mut recorder).run(&plan).unwrap();
+    let failure = outcome
+        .result
+        .failure()
+        .expect("the abandoned test is a failure");
+    assert!(
+        failure.contains("has not returned after 300ms"),
+        "{failure}"
+    );
+    assert!(outcome.result.incomplete());
+    assert!(!outcome.result.is_valid());
+    assert_eq!(outcome.result.invalid_reasons(), Some(failure));
+    let result = json(&dir.path().join("result.json"));
+    assert!(result["abandoned"].is_string(), "{result}");
+}
+
+#[test]
 fn an_isolated_plugin_runs_the_same_plan_in_a_process_of_its_own() {
     let dir = TempDir::new();
     let mut plan = plan(dir.path(), dir.path());

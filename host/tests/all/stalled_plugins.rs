@@ -162,3 +162,40 @@ fn under_the_official_engine_a_stalled_call_aborts_it_after_the_stall_timeout() 
     assert_eq!(result["aborted"], reason);
     assert!(took < Duration::from_secs(10), "took {took:?}");
 }
+
+#[test]
+fn an_abandoned_run_ends_the_analyzers_measurement_and_restores_its_ranges() {
+    let dir = TempDir::new();
+    let commands = dir.path().join("commands.txt");
+    let simulator =
+        crate::power_runs::PtdSimulator::start(&["--log-commands", commands.to_str().unwrap()]);
+    let spec = simulator.spec();
+    let (output, _) = run(
+        dir.path(),
+        "ptd",
+        &[
+            "--plugin-set",
+            "fault=hang_issue",
+            "--plugin-set",
+            "at_sample=500",
+            "--power",
+            &spec,
+        ],
+    );
+    // The stall strikes in the ranging run, the analyzer measuring at automatic ranges.
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        support::describe(&output)
+    );
+    let log = std::fs::read_to_string(&commands).unwrap();
+    let sent: Vec<&str> = log.lines().collect();
+    let go = sent
+        .iter()
+        .position(|c| c.starts_with("Go,"))
+        .expect("a measurement began");
+    assert_eq!(sent[go + 1], "Stop", "{log}");
+    // The ranges the analyzer had before the run (the simulator's: 300 V, 20 A), not Auto.
+    assert_eq!(&sent[go + 2..], ["SR,V,300", "SR,A,20"], "{log}");
+}

@@ -30,8 +30,10 @@
  *   echo            = false true: answer each sample with its own data (default false: 1 byte)
  *   response_length = N     the length huge_response claims (default UINT64_MAX)
  *   leak_bytes      = N     what leak takes per sample, 1..2^40 (default 1048576)
+ *   hang_ms         = N     how long the hang_* faults block, in ms; then the call goes on as
+ *                           if nothing happened (default 0: until the process is killed)
  *
- * Hangs block in pause(), burning no CPU, until the process is killed. Server's issue threads
+ * Hangs block in pause() (or nanosleep, for hang_ms), burning no CPU. Server's issue threads
  * may call issue_query at once, so the sample counter is atomic: one sample is the at_sample-th.
  *
  *   mlperf-host run --plugin target/release/libmlperf_faulty.so \
@@ -49,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ME "faulty"
@@ -62,7 +65,7 @@ static const char *const faults[] = {
 static const char *const booleans[] = {"false", "true", NULL};
 
 /* The config is one number per key, in this order; a word's number is its place in `words`. */
-enum { FAULT, AT_SAMPLE, EXIT_STATUS, ECHO, RESPONSE_LENGTH, LEAK_BYTES, KEYS };
+enum { FAULT, AT_SAMPLE, EXIT_STATUS, ECHO, RESPONSE_LENGTH, LEAK_BYTES, HANG_MS, KEYS };
 static const struct key {
     const char *name, *expected;
     const char *const *words; /* NULL: a decimal number from min to max */
@@ -75,6 +78,7 @@ static const struct key {
     {"echo", "true or false", booleans, 0, 0, 0},
     {"response_length", "an integer of at least 0", NULL, 0, UINT64_MAX, UINT64_MAX},
     {"leak_bytes", "an integer from 1 to 2^40", NULL, 1, 1ull << 40, 1u << 20},
+    {"hang_ms", "an integer from 0 to 86400000", NULL, 0, 86400000, 0},
 };
 
 typedef struct faulty {
@@ -228,10 +232,14 @@ static mlperf_error *configure(const char *text, size_t length, uint64_t set[KEY
 
 /* ---- The faults ------------------------------------------------------------------------------ */
 
-/* Blocks this thread for good without burning CPU; pause() returns only for a handled signal. */
-static void hang(void) {
-    for (;;) {
-        pause();
+/* Blocks this thread without burning CPU: for `ms` milliseconds, or for good when `ms` is 0
+ * (pause() returns only for a handled signal). */
+static void hang(uint64_t ms) {
+    struct timespec left = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (ms == 0 || nanosleep(&left, &left) != 0) {
+        if (ms == 0) {
+            pause();
+        }
     }
 }
 
@@ -273,10 +281,10 @@ static void strike(const faulty *self) {
         exit((int)self->set[EXIT_STATUS]);
     case KILL:
         kill(getpid(), SIGKILL);
-        hang(); /* until the signal lands */
+        hang(0); /* until the signal lands */
         break;
     case HANG_ISSUE:
-        hang();
+        hang(self->set[HANG_MS]);
         break;
     }
 }
@@ -316,7 +324,7 @@ static mlperf_error *faulty_create(const mlperf_host_api *host, const char *conf
 static void faulty_destroy(void *instance) {
     faulty *self = instance;
     if (self != NULL && self->set[FAULT] == HANG_DESTROY) {
-        hang();
+        hang(self->set[HANG_MS]);
     }
     free(self);
 }
@@ -378,7 +386,7 @@ static mlperf_error *faulty_issue_query(void *instance, const mlperf_sample *sam
 static mlperf_error *faulty_flush_queries(void *instance) {
     const faulty *self = instance;
     if (self != NULL && self->set[FAULT] == HANG_FLUSH) {
-        hang();
+        hang(self->set[HANG_MS]);
     }
     return NULL;
 }

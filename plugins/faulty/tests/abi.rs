@@ -39,6 +39,7 @@ fn create_refuses_a_bad_value_naming_its_key_and_takes_a_good_config() {
         ("exit_status = 256", "`exit_status`"),
         ("echo = yes", "`echo`"),
         ("leak_bytes = 0", "`leak_bytes`"),
+        ("hang_ms = 86400001", "`hang_ms`"),
         ("fault", "line 1"),
     ] {
         // SAFETY: the plugin's table; `host` outlives the instance.
@@ -112,4 +113,14 @@ fn the_faults_that_return_strike_at_the_nth_sample_across_calls() {
         instance.issue(&samples).unwrap();
         assert_eq!(ids(host), [1, 2, 3, 4]);
     });
+    run(
+        "fault = hang_issue\nat_sample = 2\nhang_ms = 200",
+        &|instance, host| {
+            let started = std::time::Instant::now();
+            instance.issue(&samples).unwrap();
+            // The hang ends, and the call then goes on as if nothing happened.
+            assert!(started.elapsed() >= std::time::Duration::from_millis(200));
+            assert_eq!(ids(host), [1, 2, 3, 4]);
+        },
+    );
 }
