@@ -152,3 +152,22 @@ fn a_meter_plugin_process_that_crashes_while_opening_is_refused_before_the_run()
     );
     assert!(!dir.path().join("out/mlperf_log_detail.txt").exists());
 }
+
+#[test]
+fn nan_readings_cross_from_the_meter_process_as_in_process() {
+    let dir = TempDir::new();
+    // Every 50th read is NaN (a failed read), the others 42 W.
+    let source = c_meter("").replace("n == 1 ? NAN", "n % 50 == 1 ? NAN");
+    let meter = compile_c_plugin(dir.path(), "nan", &source);
+    let power = format!("plugin:{}", meter.display());
+    for (out, isolated) in [("in-process", false), ("isolated", true)] {
+        let (output, _) = run(dir.path(), out, &power, isolated);
+        // JSON has no NaN: serde_json writes null, which reads back as NaN (a failed read).
+        support::assert_ok(&output);
+        let summary = json(&dir.path().join(out).join("power_summary.json"));
+        let accounting = &summary["sources"][0]["accounting"];
+        assert_eq!(accounting["average_watts"], 42.0, "{out}: {summary}");
+        let invalid = accounting["invalid_samples"].as_u64().unwrap();
+        assert!((2..=6).contains(&invalid), "{out}: {summary}");
+    }
+}

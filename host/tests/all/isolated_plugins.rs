@@ -347,8 +347,10 @@ fn timed_preprocessing_runs_in_the_plugin_process_with_the_same_answers() {
         output
     };
     // SingleStream reuses each query's output buffer once its sample is released (the plugin
-    // process tracks what it completed); Offline preprocesses one query of every sample.
-    for scenario in ["SingleStream", "Offline"] {
+    // process tracks what it completed); Offline preprocesses one query of every sample;
+    // Server's two workers batch queries, so a buffer is reused while others are in flight
+    // (one handed back too early would be overwritten under a worker: other answers).
+    for scenario in ["SingleStream", "Offline", "Server"] {
         let (inline, isolated) = (
             dir.path().join(format!("inline-{scenario}")),
             dir.path().join(format!("isolated-{scenario}")),
