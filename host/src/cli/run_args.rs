@@ -165,8 +165,9 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "none", help_heading = "Plugin")]
     pub isolate: IsolateArg,
 
-    /// The backend: a plugin library path, or a plugin name found through
-    /// MLPERF_HOST_PLUGIN_PATH, the standard plugin directories and beside this executable.
+    /// The backend: a plugin library path or a plugin folder (holding its plugin.toml), or a
+    /// plugin name found through MLPERF_HOST_PLUGIN_PATH, the standard plugin directories and
+    /// beside this executable. An existing file or plugin folder comes before a name.
     /// [default: null, configured by --latency and --tokens]
     #[arg(long, value_name = "PATH|NAME", help_heading = "Plugin")]
     pub plugin: Option<String>,

@@ -65,10 +65,26 @@ pub fn search_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// A path (anything with a separator or that exists) is used as is; a name is looked up.
+/// A path before a name: an existing file is the library; a plugin folder (one holding a
+/// `plugin.toml`, as installed) is its manifest's library; anything else with a separator is
+/// a path (missing: the loader says so). Otherwise `spec` is a name looked up in the plugin
+/// directories, so a folder of that name in the current directory does not shadow it.
 pub fn resolve(spec: &str) -> Result<PathBuf, PluginError> {
     let as_path = Path::new(spec);
-    if spec.contains(std::path::MAIN_SEPARATOR) || as_path.exists() {
+    if as_path.is_file() {
+        return Ok(as_path.to_path_buf());
+    }
+    let manifest_path = as_path.join("plugin.toml");
+    if as_path.is_dir() && manifest_path.is_file() {
+        return Ok(Manifest::read(&manifest_path)?.library_path());
+    }
+    if spec.contains(std::path::MAIN_SEPARATOR) {
+        if as_path.is_dir() {
+            return Err(PluginError::Io {
+                path: as_path.to_path_buf(),
+                message: "not a regular file (a directory without a plugin.toml)".into(),
+            });
+        }
         return Ok(as_path.to_path_buf());
     }
     let dirs = search_dirs();

@@ -11,9 +11,10 @@ fn exe() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mlperf-host"))
 }
 
-/// A plugin directory holding `null/plugin.toml` beside a copy of the null plugin.
-fn plugin_dir() -> PathBuf {
-    let root = std::env::temp_dir().join(format!("mlperf-plugin-dir-{}", std::process::id()));
+/// A plugin directory holding `null/plugin.toml` beside a copy of the null plugin (`tag`
+/// keeps tests apart).
+fn plugin_dir(tag: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("mlperf-plugin-dir-{}-{tag}", std::process::id()));
     let dir = root.join("null");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(null_plugin(), dir.join("libmlperf_plugin_null.so")).unwrap();
@@ -52,7 +53,7 @@ fn inspect_shows_abi_kind_capabilities_attributes_and_sha256() {
 
 #[test]
 fn plugins_are_found_by_name_through_the_plugin_path() {
-    let root = plugin_dir();
+    let root = plugin_dir("by-name");
     let list = exe()
         .args(["plugins", "list"])
         .env("MLPERF_HOST_PLUGIN_PATH", &root)
@@ -95,6 +96,41 @@ fn plugins_are_found_by_name_through_the_plugin_path() {
     let message = String::from_utf8(missing.stderr).unwrap();
     assert!(
         message.contains("plugin `no-such-plugin` not found"),
+        "{message}"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_path_comes_before_a_name_and_a_plugin_folder_is_a_path() {
+    let root = plugin_dir("paths");
+    // A folder named `null` where the command runs, without a manifest: not the plugin.
+    let cwd = root.join("work");
+    std::fs::create_dir_all(cwd.join("null")).unwrap();
+    let run = |plugin: &std::ffi::OsStr, out: &str| {
+        exe()
+            .args(["run", "--quiet", "--scenario", "Offline", "--plugin"])
+            .arg(plugin)
+            .args(["--set", "min_duration_ms=0", "--set", "min_query_count=100"])
+            .args(["--out", out])
+            .current_dir(&cwd)
+            .env("MLPERF_HOST_PLUGIN_PATH", &root)
+            .output()
+            .unwrap()
+    };
+    let by_name = run("null".as_ref(), "by-name");
+    assert!(by_name.status.success(), "{}", support::describe(&by_name));
+    // An installed plugin's folder, given as a path.
+    let folder = run(root.join("null").as_os_str(), "folder");
+    assert!(folder.status.success(), "{}", support::describe(&folder));
+    let detail = std::fs::read_to_string(cwd.join("folder/mlperf_log_detail.txt")).unwrap();
+    assert!(detail.contains("\"key\": \"sut_plugin_name\", \"value\": \"null\""));
+    // A folder path without a manifest is refused, naming it (not "Is a directory").
+    let empty = run("./null".as_ref(), "empty");
+    assert!(!empty.status.success());
+    let message = support::text(&empty.stderr);
+    assert!(
+        message.contains("./null: not a regular file (a directory without a plugin.toml)"),
         "{message}"
     );
     std::fs::remove_dir_all(&root).unwrap();
