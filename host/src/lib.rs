@@ -11,6 +11,7 @@ pub use mlperf_loadgen as loadgen;
 
 pub mod benchmark;
 pub mod compliance;
+pub mod conformance;
 pub mod engine_bench;
 pub mod logs;
 pub mod official;
@@ -19,3 +20,15 @@ pub mod power;
 pub mod samples;
 pub mod session;
 pub mod submission;
+
+/// An error and its causes on one line, each after a colon.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -112,17 +112,7 @@ pub fn abandon_hook(args: &run_args::RunArgs) -> mlperf_host::loadgen::AbandonHo
     }))
 }
 
-/// An error and its causes on one line, each after a colon (as `report_error` prints them).
-pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
+pub use mlperf_host::error_chain;
 
 /// Maps a subcommand's result to the process exit status.
 pub fn exit_with(result: anyhow::Result<()>) -> ExitCode {

@@ -82,6 +82,39 @@ pub enum PluginsCommand {
         #[arg(long, value_name = "FILE.toml")]
         plugin_config: Option<PathBuf>,
     },
+    /// Conformance suite: load, create and destroy, then a short run of every scenario in
+    /// performance and accuracy mode (and with tokens, for a token plugin), each judged by
+    /// what the engine saw. One line per check and a verdict; exits 1 on a failed check.
+    Test(TestArgs),
+}
+
+#[derive(clap::Args)]
+pub struct TestArgs {
+    /// A plugin library path, plugin folder or name.
+    plugin: String,
+    /// The plugin's configuration (TOML).
+    #[arg(long, value_name = "FILE.toml")]
+    plugin_config: Option<PathBuf>,
+    /// Set one plugin configuration key. Repeatable.
+    #[arg(long = "plugin-set", value_name = "KEY=VALUE", value_parser = parse_plugin_set)]
+    plugin_set: Vec<(String, String)>,
+    /// Where the plugin runs: in a child process (the default here, so a crash or a hang
+    /// fails its check and the suite goes on), or in this process.
+    #[arg(long, value_enum, default_value = "process")]
+    isolate: super::run_args::IsolateArg,
+    /// A `.npy` data set for a plugin that reads sample data (default: index-only samples).
+    #[arg(long, value_name = "FILE.npy")]
+    dataset: Option<PathBuf>,
+    /// Also check a token run (configure the plugin to report tokens, e.g. the null plugin
+    /// with --plugin-set tokens=true).
+    #[arg(long)]
+    tokens: bool,
+    /// How long a call into the plugin, a drain or a destroy may take.
+    #[arg(long, default_value = "10s", value_parser = super::parse_duration)]
+    timeout: std::time::Duration,
+    /// Keep the runs' logs in DIR (default: a temporary folder, removed).
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
 }
 
 pub fn main(command: &PluginsCommand) -> ExitCode {
@@ -92,6 +125,7 @@ pub fn main(command: &PluginsCommand) -> ExitCode {
             plugin,
             plugin_config,
         } => inspect(plugin, plugin_config.as_deref()),
+        PluginsCommand::Test(args) => return conformance(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -151,4 +185,72 @@ fn inspect(spec: &str, config: Option<&Path>) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+fn conformance(args: &TestArgs) -> ExitCode {
+    match run_conformance(args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(error) => super::report_error(&error),
+    }
+}
+
+/// Runs the suite, printing a line per check; whether every check passed.
+fn run_conformance(args: &TestArgs) -> anyhow::Result<bool> {
+    use mlperf_host::conformance::{Suite, Verdict};
+
+    let config = plugin_config(
+        toml::Table::new(),
+        args.plugin_config.as_deref(),
+        &args.plugin_set,
+    )?;
+    let isolation = match args.isolate {
+        super::run_args::IsolateArg::None => None,
+        super::run_args::IsolateArg::Process => Some(plugin::isolated::Isolation {
+            executable: std::env::current_exe()
+                .context("cannot find this executable to start the plugin process")?,
+            stall_timeout: args.timeout,
+            timed_preprocess: None,
+        }),
+    };
+    // The runs' logs: kept where asked, else in a scratch folder removed at the end.
+    let work_dir = match &args.keep {
+        Some(dir) => dir.clone(),
+        None => std::env::temp_dir().join(format!("mlperf-plugins-test-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&work_dir)
+        .with_context(|| format!("cannot create {}", work_dir.display()))?;
+    let suite = Suite {
+        spec: args.plugin.clone(),
+        config,
+        isolation,
+        dataset: args.dataset.clone(),
+        timeout: args.timeout,
+        tokens: args.tokens,
+        work_dir: work_dir.clone(),
+    };
+    println!("plugins test {}", args.plugin);
+    let checks = suite.run(|check| match &check.verdict {
+        Verdict::Pass => println!("  ok    {}", check.name),
+        Verdict::Fail(why) => println!("  FAIL  {}: {why}", check.name),
+        Verdict::Skip(why) => println!("  skip  {} ({why})", check.name),
+    });
+    let failed = checks
+        .iter()
+        .filter(|c| matches!(c.verdict, Verdict::Fail(_)))
+        .count();
+    let passed = checks.iter().filter(|c| c.verdict == Verdict::Pass).count();
+    let verdict = if failed == 0 {
+        "CONFORMS"
+    } else {
+        "DOES NOT CONFORM"
+    };
+    println!(
+        "{verdict}: {passed} passed, {failed} failed, {} skipped",
+        checks.len() - passed - failed
+    );
+    if args.keep.is_none() {
+        let _ = std::fs::remove_dir_all(&work_dir);
+    }
+    Ok(failed == 0)
 }

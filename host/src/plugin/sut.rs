@@ -223,10 +223,13 @@ impl SystemUnderTest for PluginSut {
         };
         // SAFETY: the plugin's error object, if any.
         let error = unsafe { take_error(error) };
-        if error.is_some() {
+        // The failure first: a completion sink in another process receives them in order,
+        // and must not see the test end on the refused samples before it.
+        let failed = error.is_some();
+        self.report("issue_query", error);
+        if failed {
             refuse(samples, completer);
         }
-        self.report("issue_query", error);
     }
 
     fn prepare_query(&self, samples: &[QuerySample]) {
@@ -256,10 +259,12 @@ impl PluginSut {
         });
         match preprocessed {
             Ok(()) => {
-                if error.is_some() {
+                // As in issue_query: the failure before the refused samples.
+                let failed = error.is_some();
+                self.report("issue_query", error);
+                if failed {
                     refuse(samples, completer);
                 }
-                self.report("issue_query", error);
             }
             Err(failure) => {
                 completer.fail(format!("timed preprocessing failed: {failure}"));

@@ -160,3 +160,91 @@ fn a_panicking_plugin_exits_non_zero_with_logs_written() {
     assert!(out.join("result.json").is_file());
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// `plugins test` on `plugin` with `args`: its exit success and its lines.
+fn conformance(plugin: &std::path::Path, args: &[&str]) -> (bool, String) {
+    let output = exe()
+        .args(["plugins", "test"])
+        .arg(plugin)
+        .args(["--timeout", "2s"])
+        .args(args)
+        .output()
+        .unwrap();
+    (output.status.success(), support::text(&output.stdout))
+}
+
+#[test]
+fn the_shipped_plugins_pass_the_conformance_suite() {
+    let example_c = support::plugin_library("libmlperf_example_c.so");
+    for (plugin, args) in [
+        (
+            null_plugin(),
+            vec!["--tokens", "--plugin-set", "tokens=true"],
+        ),
+        (
+            null_plugin(),
+            vec!["--isolate", "none", "--plugin-set", "workers=2"],
+        ),
+        (example_c, vec!["--plugin-set", "workers=2"]),
+    ] {
+        let (passed, text) = conformance(&plugin, &args);
+        assert!(passed, "{args:?}\n{text}");
+        assert!(text.contains("CONFORMS: "), "{text}");
+        assert!(!text.contains("FAIL"), "{text}");
+        for scenario in ["SingleStream", "MultiStream", "Server", "Offline"] {
+            for mode in ["performance", "accuracy"] {
+                let line =
+                    format!("  ok    {scenario} {mode}: every sample completes exactly once");
+                assert!(text.contains(&line), "{line:?} missing in\n{text}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_faulty_plugin_fails_the_conformance_checks_its_fault_breaks() {
+    let faulty = support::faulty_plugin();
+    for (fault, expected) in [
+        (
+            "garbage_response",
+            "1 completions of samples already completed, 1 of ids never issued",
+        ),
+        (
+            "segfault",
+            "plugin process killed by SIGSEGV after 9 samples",
+        ),
+        // The plugin's error reaches the host ahead of the samples it refused, isolated too
+        // (Offline is one call: the test could end on them before the error arrived).
+        (
+            "fail_issue",
+            "faulty: issue_query fails from sample 10 on (fault = fail_issue)",
+        ),
+    ] {
+        let set = format!("fault={fault}");
+        let (passed, text) = conformance(
+            &faulty,
+            &["--plugin-set", &set, "--plugin-set", "at_sample=10"],
+        );
+        assert!(!passed, "{fault}: {text}");
+        assert!(text.contains("DOES NOT CONFORM"), "{fault}: {text}");
+        assert!(
+            text.contains("  ok    loads (faulty 0.1.0, ABI 1.2"),
+            "{fault}: {text}"
+        );
+        for scenario in ["SingleStream", "MultiStream", "Server", "Offline"] {
+            let line =
+                format!("  FAIL  {scenario} performance: every sample completes exactly once: ");
+            let found = text.lines().find(|l| l.starts_with(&line));
+            assert!(
+                found.is_some_and(|l| l.contains(expected)),
+                "{fault}, {scenario}: {found:?}\n{text}"
+            );
+        }
+    }
+    let (passed, text) = conformance(&faulty, &["--plugin-set", "fault=hang_destroy"]);
+    assert!(!passed);
+    assert!(
+        text.contains("  FAIL  creates an instance with its config, and destroy returns: destroy has not returned after 2s"),
+        "{text}"
+    );
+}

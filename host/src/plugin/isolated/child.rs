@@ -115,7 +115,6 @@ fn serve() -> Result<(), String> {
     let sink = Arc::new(RingSink {
         region: Arc::clone(&region),
         producer: Mutex::new(Producer::default()),
-        control: Arc::clone(&control),
         // Timed preprocessing reuses a query's buffers once its samples are released.
         outstanding: timed_preprocess.is_some().then(OutstandingIds::default),
     });
@@ -291,7 +290,6 @@ struct Producer {
 struct RingSink {
     region: Arc<Region>,
     producer: Mutex<Producer>,
-    control: Arc<Mutex<UnixStream>>,
     /// The samples not yet completed, kept only for timed preprocessing.
     outstanding: Option<OutstandingIds>,
 }
@@ -299,71 +297,78 @@ struct RingSink {
 impl RingSink {
     fn push(&self, responses: &[QuerySampleResponse<'_>], kind: u64) {
         let header = self.region.header();
-        let ring = &header.done;
         let mut producer = self.producer.lock().unwrap_or_else(|p| p.into_inner());
         let published = producer.head;
         for response in responses {
             let mut data = response.data;
             if data.len() as u64 > MAX_ISOLATED_RESPONSE {
-                self.fail(format!(
+                let message = format!(
                     "completed sample id {} with a response of {} bytes (an isolated plugin's response holds at most {MAX_ISOLATED_RESPONSE} bytes)",
                     response.id.0,
                     data.len()
-                ));
+                );
+                self.publish(&mut producer, DONE_FAIL, 0, message.as_bytes(), 0);
                 data = &[];
             }
-            let length = data.len() as u64;
-            let mut offset = producer.arena_head;
-            let at = offset % ARENA_BYTES;
-            if at + length > ARENA_BYTES {
-                offset += ARENA_BYTES - at;
-            }
-            let head = producer.head;
-            // The host's positions are read only when the cached ones say full: they live on
-            // cache lines the host writes.
-            let fits = |tail: u64, arena_tail: u64| {
-                head - tail < DONE_SLOTS && offset + length - arena_tail <= ARENA_BYTES
-            };
-            if !fits(producer.tail_seen, producer.arena_tail_seen) {
-                let room = || {
-                    fits(
-                        ring.tail.0.load(Ordering::Acquire),
-                        header.arena_tail.0.load(Ordering::Acquire),
-                    )
-                };
-                if !room() {
-                    // What is written so far is published: the host's reader makes room.
-                    wake(&ring.consumer_asleep.0);
-                    while !wait_until(
-                        &ring.producer_asleep.0,
-                        SPINS,
-                        Duration::from_millis(100),
-                        room,
-                    ) {}
-                }
-                producer.tail_seen = ring.tail.0.load(Ordering::Acquire);
-                producer.arena_tail_seen = header.arena_tail.0.load(Ordering::Acquire);
-            }
-            if length > 0 {
-                // SAFETY: `length` bytes of the arena the host has released (room above).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        data.as_ptr(),
-                        self.region.arena(offset, length),
-                        length as usize,
-                    )
-                };
-            }
-            let entry = DoneEntry::new(kind, response.id.0, offset, length, response.n_tokens);
-            // SAFETY: the completion ring's producer (under the lock), in a slot the host has
-            // released (room above).
-            unsafe { self.region.done_slot(head).publish(head, entry) };
-            producer.arena_head = offset + length;
-            producer.head = head + 1;
+            self.publish(&mut producer, kind, response.id.0, data, response.n_tokens);
         }
         if producer.head != published {
-            wake_unless_polled(&header.done_polled.0, &ring.consumer_asleep.0);
+            wake_unless_polled(&header.done_polled.0, &header.done.consumer_asleep.0);
         }
+    }
+
+    /// Writes one entry (its bytes into the arena), waiting for room.
+    fn publish(&self, producer: &mut Producer, kind: u64, id: u64, data: &[u8], n_tokens: i64) {
+        let header = self.region.header();
+        let ring = &header.done;
+        let length = data.len() as u64;
+        let mut offset = producer.arena_head;
+        let at = offset % ARENA_BYTES;
+        if at + length > ARENA_BYTES {
+            offset += ARENA_BYTES - at;
+        }
+        let head = producer.head;
+        // The host's positions are read only when the cached ones say full: they live on
+        // cache lines the host writes.
+        let fits = |tail: u64, arena_tail: u64| {
+            head - tail < DONE_SLOTS && offset + length - arena_tail <= ARENA_BYTES
+        };
+        if !fits(producer.tail_seen, producer.arena_tail_seen) {
+            let room = || {
+                fits(
+                    ring.tail.0.load(Ordering::Acquire),
+                    header.arena_tail.0.load(Ordering::Acquire),
+                )
+            };
+            if !room() {
+                // What is written so far is published: the host's reader makes room.
+                wake(&ring.consumer_asleep.0);
+                while !wait_until(
+                    &ring.producer_asleep.0,
+                    SPINS,
+                    Duration::from_millis(100),
+                    room,
+                ) {}
+            }
+            producer.tail_seen = ring.tail.0.load(Ordering::Acquire);
+            producer.arena_tail_seen = header.arena_tail.0.load(Ordering::Acquire);
+        }
+        if length > 0 {
+            // SAFETY: `length` bytes of the arena the host has released (room above).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    data.as_ptr(),
+                    self.region.arena(offset, length),
+                    length as usize,
+                )
+            };
+        }
+        let entry = DoneEntry::new(kind, id, offset, length, n_tokens);
+        // SAFETY: the completion ring's producer (under the lock), in a slot the host has
+        // released (room above).
+        unsafe { self.region.done_slot(head).publish(head, entry) };
+        producer.arena_head = offset + length;
+        producer.head = head + 1;
     }
 }
 
@@ -387,8 +392,13 @@ impl CompletionSink for RingSink {
     }
 
     fn fail(&self, message: String) {
-        let mut control = self.control.lock().unwrap_or_else(|p| p.into_inner());
-        // The host's end gone means the run is over: nothing to tell.
-        let _ = protocol::send(&mut *control, &ToHost::Fail { message });
+        // Through the ring, ahead of the completions of the samples the failure refused (on
+        // the control socket it could arrive after the test had ended on them).
+        let mut bytes = message.into_bytes();
+        bytes.truncate(64 << 10);
+        self.push(
+            &[QuerySampleResponse::new(ResponseId(0), &bytes)],
+            DONE_FAIL,
+        );
     }
 }

@@ -601,7 +601,6 @@ fn read_control(control: UnixStream, link: &Link, replies: mpsc::Sender<ToHost>)
     let mut control = BufReader::new(control);
     loop {
         match protocol::receive::<ToHost>(&mut control) {
-            Ok(Some(ToHost::Fail { message })) => link.fail(message, false),
             Ok(Some(reply)) => {
                 let _ = replies.send(reply);
             }
@@ -815,6 +814,13 @@ fn response_bytes<'a>(inner: &'a Inner, entry: &DoneEntry) -> &'a [u8] {
 }
 
 fn deliver(link: &Link, kind: Option<u64>, responses: &[QuerySampleResponse<'_>]) {
+    if kind == Some(DONE_FAIL) {
+        // Also before the first issue: kept for it.
+        for response in responses {
+            link.fail(String::from_utf8_lossy(response.data).into_owned(), false);
+        }
+        return;
+    }
     let Some(completer) = link.completer.get() else {
         return;
     };

@@ -44,8 +44,6 @@ pub enum ToHost {
     Reserved { ok: bool },
     /// A sample image is mapped (or could not be: `error`).
     SamplesMapped { error: Option<String> },
-    /// The plugin failed (its `fail`, an error from a call, a refused response).
-    Fail { message: String },
     /// `destroy` returned; the process exits.
     Destroyed,
 }

@@ -38,6 +38,9 @@ pub const FIRST_MARKER: u64 = u64::MAX - 15;
 /// `DoneEntry::kind`.
 pub const DONE_COMPLETE: u64 = 0;
 pub const DONE_FIRST_TOKEN: u64 = 1;
+/// The plugin failed: the message's bytes in the arena. In the ring, so that it reaches the
+/// host before the completions of the samples it refused.
+pub const DONE_FAIL: u64 = 2;
 
 /// What the plugin's process is doing, in `Header::call`.
 pub const CALL_ISSUE: u32 = 1;
@@ -148,17 +151,20 @@ pub struct DoneEntry {
     n_tokens: i32,
 }
 
-/// Set in `DoneEntry::length_kind` for a first token (responses are far shorter).
+/// Set in `DoneEntry::length_kind` for a first token, and for a failure (responses are far
+/// shorter).
 const FIRST_TOKEN_BIT: u32 = 1 << 31;
+const FAIL_BIT: u32 = 1 << 30;
+const KIND_BITS: u32 = FIRST_TOKEN_BIT | FAIL_BIT;
 
 impl DoneEntry {
     /// `length` at most [`MAX_ISOLATED_RESPONSE`]; a token count beyond i32 is clamped.
     pub fn new(kind: u64, id: u64, offset: u64, length: u64, n_tokens: i64) -> DoneEntry {
         debug_assert!(length <= MAX_ISOLATED_RESPONSE);
-        let kind_bit = if kind == DONE_FIRST_TOKEN {
-            FIRST_TOKEN_BIT
-        } else {
-            0
+        let kind_bit = match kind {
+            DONE_FIRST_TOKEN => FIRST_TOKEN_BIT,
+            DONE_FAIL => FAIL_BIT,
+            _ => 0,
         };
         DoneEntry {
             id,
@@ -169,14 +175,15 @@ impl DoneEntry {
     }
 
     pub fn kind(&self) -> u64 {
-        match self.length_kind & FIRST_TOKEN_BIT {
+        match self.length_kind & KIND_BITS {
             0 => DONE_COMPLETE,
-            _ => DONE_FIRST_TOKEN,
+            FIRST_TOKEN_BIT => DONE_FIRST_TOKEN,
+            _ => DONE_FAIL,
         }
     }
 
     pub fn length(&self) -> u64 {
-        (self.length_kind & !FIRST_TOKEN_BIT) as u64
+        (self.length_kind & !KIND_BITS) as u64
     }
 
     pub fn n_tokens(&self) -> i64 {
@@ -186,7 +193,7 @@ impl DoneEntry {
 
 const _: () = assert!(std::mem::size_of::<Slot<IssueEntry>>() == 32);
 const _: () = assert!(std::mem::size_of::<Slot<DoneEntry>>() == 32);
-const _: () = assert!(MAX_ISOLATED_RESPONSE < FIRST_TOKEN_BIT as u64);
+const _: () = assert!(MAX_ISOLATED_RESPONSE < FAIL_BIT as u64);
 
 const fn header_len() -> usize {
     std::mem::size_of::<Header>().next_multiple_of(4096)

@@ -1,0 +1,286 @@
+//! `mlperf-host plugins test`: a conformance suite for any SUT plugin, C or Rust. Each check
+//! is a real, short LoadGen run (or a load, or a create and destroy) through the same session
+//! a benchmark uses, judged by what the engine saw: every sample completed exactly once, no
+//! failure, `destroy` returning, the accuracy log covering the data set once, token order.
+//! With isolation (the default of the command) a plugin that crashes or hangs fails its check
+//! with the cause, and the suite goes on.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mlperf_loadgen::{AbandonHook, TestMode, TestScenario, TestSettings};
+
+use crate::logs::ACCURACY_LOG;
+use crate::plugin::isolated::Isolation;
+use crate::plugin::{self, Instance, Plugin};
+use crate::session::{
+    EnginePlan, LogOptions, Observer, PluginPlan, RunPlan, SamplePlan, Session, TestOutcome,
+};
+
+/// Samples in the data set the runs draw from (all of them in an accuracy run).
+const SAMPLES: usize = 64;
+
+/// What to test, and how.
+pub struct Suite {
+    /// A plugin library path, folder or name.
+    pub spec: String,
+    /// The configuration (TOML text) each instance is created with.
+    pub config: String,
+    /// Run each test's plugin in a process of its own.
+    pub isolation: Option<Isolation>,
+    /// A `.npy` data set for plugins that read sample data; index-only samples without one.
+    pub dataset: Option<PathBuf>,
+    /// How long a call, a drain or a `destroy` may take before its check fails.
+    pub timeout: Duration,
+    /// The config makes the plugin produce tokens: check a token run.
+    pub tokens: bool,
+    /// Where the runs' logs go.
+    pub work_dir: PathBuf,
+}
+
+/// One check's verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Fail(String),
+    /// Not applicable to this plugin.
+    Skip(String),
+}
+
+/// A named check and its verdict.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub name: String,
+    pub verdict: Verdict,
+}
+
+impl Suite {
+    /// Runs every check, handing each to `report` as it is decided; returns them all.
+    pub fn run(&self, mut report: impl FnMut(&Check)) -> Vec<Check> {
+        let mut checks = Vec::new();
+        let mut decide = |name: String, verdict: Verdict| {
+            let check = Check { name, verdict };
+            report(&check);
+            checks.push(check);
+        };
+        let capabilities = match self.load() {
+            Ok((summary, capabilities)) => {
+                decide(format!("loads ({summary})"), Verdict::Pass);
+                capabilities
+            }
+            Err(why) => {
+                decide("loads".into(), Verdict::Fail(why));
+                return checks;
+            }
+        };
+        decide(
+            "creates an instance with its config, and destroy returns".into(),
+            self.create_and_destroy(),
+        );
+        for scenario in TestScenario::ALL {
+            for mode in [TestMode::PerformanceOnly, TestMode::AccuracyOnly] {
+                let name = format!(
+                    "{scenario:?} {}: every sample completes exactly once",
+                    mode_name(mode)
+                );
+                decide(name, self.short_run(scenario, mode, false));
+            }
+        }
+        let name = "Server with tokens: a first token before each completion".to_string();
+        match (self.tokens, capabilities.contains(&"tokens")) {
+            (true, true) => decide(
+                name,
+                self.short_run(TestScenario::Server, TestMode::PerformanceOnly, true),
+            ),
+            (true, false) => decide(name, Verdict::Fail("no tokens capability".into())),
+            (false, _) => decide(
+                name,
+                Verdict::Skip("--tokens, with a config that makes the plugin report tokens".into()),
+            ),
+        }
+        checks
+    }
+
+    /// Loads the library and checks its table; a summary and its capabilities.
+    fn load(&self) -> Result<(String, Vec<&'static str>), String> {
+        let path = plugin::resolve(&self.spec).map_err(|e| e.to_string())?;
+        let plugin = Plugin::open(&path).map_err(|e| e.to_string())?;
+        let info = &plugin.info;
+        if info.kind != "sut" {
+            return Err(format!(
+                "a {} plugin, not a system-under-test backend",
+                info.kind
+            ));
+        }
+        let summary = format!(
+            "{} {}, ABI {}, capabilities: {}",
+            info.name,
+            info.version,
+            info.abi,
+            match info.capabilities.is_empty() {
+                true => "none".to_string(),
+                false => info.capabilities.join(", "),
+            }
+        );
+        Ok((summary, info.capabilities.clone()))
+    }
+
+    fn create_and_destroy(&self) -> Verdict {
+        let instance = match Instance::open(
+            &self.spec,
+            &self.config,
+            self.dataset.is_some(),
+            self.isolation.as_ref(),
+        ) {
+            Ok(instance) => instance,
+            Err(error) => return Verdict::Fail(error.to_string()),
+        };
+        match instance.destroy_within(self.timeout) {
+            true => Verdict::Pass,
+            false => Verdict::Fail(format!("destroy has not returned after {:?}", self.timeout)),
+        }
+    }
+
+    /// A short run of `scenario` in `mode`, judged by what the engine saw.
+    fn short_run(&self, scenario: TestScenario, mode: TestMode, tokens: bool) -> Verdict {
+        let out = self.work_dir.join(format!(
+            "{scenario:?}-{}{}",
+            mode_name(mode),
+            if tokens { "-tokens" } else { "" }
+        ));
+        let plan = self.plan(short_settings(scenario, mode, tokens), &out);
+        let outcome = match Session::new(&mut Quiet).run(&plan) {
+            Ok(outcome) => outcome,
+            Err(error) => return Verdict::Fail(crate::error_chain(&error)),
+        };
+        let TestOutcome::Native(result) = &outcome.result else {
+            return Verdict::Fail("not a native engine result".into());
+        };
+        if let Some(failure) = outcome.result.failure() {
+            return Verdict::Fail(failure);
+        }
+        let never: u64 = result.series.iter().map(|s| s.never_completed).sum();
+        if never > 0 {
+            return Verdict::Fail(format!(
+                "{never} samples never completed (nor after flush_queries; waited {:?})",
+                self.timeout
+            ));
+        }
+        let refused = result.anomalies;
+        if refused.duplicate > 0 || refused.unknown > 0 {
+            return Verdict::Fail(format!(
+                "{} completions of samples already completed, {} of ids never issued",
+                refused.duplicate, refused.unknown
+            ));
+        }
+        if outcome.destroy_stalled {
+            return Verdict::Fail(format!("destroy has not returned after {:?}", self.timeout));
+        }
+        if let Some(error) = result
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == mlperf_loadgen::Severity::Error)
+        {
+            return Verdict::Fail(error.message.clone());
+        }
+        if mode == TestMode::AccuracyOnly {
+            let total = result.qsl_total_sample_count;
+            if let Err(why) = covers_the_data_set_once(&out.join(ACCURACY_LOG), total) {
+                return Verdict::Fail(why);
+            }
+        }
+        Verdict::Pass
+    }
+
+    fn plan(&self, settings: TestSettings, out: &Path) -> RunPlan {
+        let samples = match &self.dataset {
+            Some(path) => SamplePlan::Dataset {
+                path: path.clone(),
+                performance: None,
+                preprocess: None,
+            },
+            None => SamplePlan::Indices {
+                total: SAMPLES,
+                performance: SAMPLES,
+            },
+        };
+        RunPlan {
+            model: "conformance".into(),
+            benchmark: None,
+            settings,
+            engine: EnginePlan::Native,
+            audit_config: None,
+            plugin: PluginPlan {
+                spec: self.spec.clone(),
+                config: self.config.clone(),
+                context: None,
+                isolation: self.isolation.clone(),
+            },
+            samples,
+            power: Vec::new(),
+            out: out.to_path_buf(),
+            results_dir: out.to_path_buf(),
+            log: LogOptions {
+                trace: false,
+                drain_timeout: self.timeout,
+                issue_spin: Duration::ZERO,
+                stall_timeout: self.timeout,
+            },
+            on_abandoned: None::<AbandonHook>,
+        }
+    }
+}
+
+/// Short settings for `scenario`: a few hundred samples, no minimum duration, bounds loose
+/// enough that validity is not what is tested.
+fn short_settings(scenario: TestScenario, mode: TestMode, tokens: bool) -> TestSettings {
+    TestSettings {
+        scenario,
+        mode,
+        min_duration_ms: 0,
+        min_query_count: match scenario {
+            TestScenario::MultiStream => 40,
+            TestScenario::Offline => 512,
+            _ => 200,
+        },
+        single_stream_expected_latency_ns: 1_000_000.0,
+        multi_stream_expected_latency_ns: 8_000_000.0,
+        server_target_qps: 2_000.0,
+        server_target_latency_ns: 1_000_000_000,
+        offline_expected_qps: 1_000.0,
+        use_token_latencies: tokens,
+        ..TestSettings::default()
+    }
+}
+
+/// The accuracy log holds one record for each of the data set's `total` samples.
+fn covers_the_data_set_once(log: &Path, total: usize) -> Result<(), String> {
+    let text = std::fs::read_to_string(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let records: Vec<serde_json::Value> =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", log.display()))?;
+    let indices: BTreeSet<u64> = records
+        .iter()
+        .filter_map(|r| r["qsl_idx"].as_u64())
+        .collect();
+    if records.len() != total || indices.len() != total {
+        return Err(format!(
+            "the accuracy log has {} records of {} distinct samples for a data set of {total}",
+            records.len(),
+            indices.len()
+        ));
+    }
+    Ok(())
+}
+
+fn mode_name(mode: TestMode) -> &'static str {
+    match mode {
+        TestMode::AccuracyOnly => "accuracy",
+        _ => "performance",
+    }
+}
+
+/// Nothing shown: the suite prints one line per check.
+struct Quiet;
+
+impl Observer for Quiet {}
