@@ -318,6 +318,7 @@ impl RingSink {
     }
 
     /// Writes one entry (its bytes into the arena), waiting for room.
+    #[inline(always)]
     fn publish(&self, producer: &mut Producer, kind: u64, id: u64, data: &[u8], n_tokens: i64) {
         let header = self.region.header();
         let ring = &header.done;
