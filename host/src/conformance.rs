@@ -241,7 +241,7 @@ fn short_settings(scenario: TestScenario, mode: TestMode, tokens: bool) -> TestS
         min_duration_ms: 0,
         min_query_count: match scenario {
             TestScenario::MultiStream => 40,
-            TestScenario::Offline => 512,
+            TestScenario::Offline => 2048,
             _ => 200,
         },
         single_stream_expected_latency_ns: 1_000_000.0,

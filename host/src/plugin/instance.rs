@@ -110,8 +110,9 @@ impl SystemUnderTest for Instance {
     }
 
     fn prepare_query(&self, samples: &[QuerySample]) {
-        if let Instance::InProcess(sut) = self {
-            sut.prepare_query(samples)
+        match self {
+            Instance::InProcess(sut) => sut.prepare_query(samples),
+            Instance::Isolated(sut) => sut.prepare_query(samples),
         }
     }
 

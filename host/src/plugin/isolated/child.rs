@@ -129,6 +129,8 @@ fn serve() -> Result<(), String> {
         send: &send,
         query: Vec::new(),
         expected: 0,
+        prepared: Vec::new(),
+        preparing: 0,
     };
     server.serve_issue_ring()?;
     drop(server);
@@ -172,6 +174,10 @@ struct Server<'a, F: Fn(&ToHost) -> Result<(), String>> {
     /// The query being received.
     query: Vec<QuerySample>,
     expected: usize,
+    /// A large query received ahead of its issue, and how many of its samples are still to
+    /// come (continuation entries go here while they are).
+    prepared: Vec<QuerySample>,
+    preparing: usize,
 }
 
 impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
@@ -220,24 +226,40 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
             }
             KIND_RESERVE => {
                 let samples = entry.index as usize;
-                let mut ok = self.sut.reserve_samples(samples);
-                self.query.clear();
-                ok &= self
-                    .query
-                    .try_reserve_exact(samples.saturating_sub(self.query.capacity()))
-                    .is_ok();
-                if ok {
-                    // Touched now, not inside the timed window.
-                    let blank = QuerySample {
-                        id: ResponseId(0),
-                        index: 0,
-                    };
-                    self.query.resize(samples, blank);
-                    self.query.clear();
-                }
+                let ok = self.sut.reserve_samples(samples)
+                    && reserve_touched(&mut self.query, samples)
+                    && reserve_touched(&mut self.prepared, samples);
                 (self.send)(&ToHost::Reserved { ok })?;
             }
+            KIND_PREPARE => {
+                self.prepared.clear();
+                self.preparing = entry.index as usize;
+            }
+            KIND_ISSUE_PREPARED => {
+                let key = (self.prepared.first().map(|s| s.id.0), self.prepared.len());
+                if self.preparing > 0 || key != (Some(entry.id), entry.index as usize) {
+                    use crate::loadgen::CompletionSink;
+                    self.sink.fail(format!(
+                        "the plugin process was asked to issue a prepared query it does not hold (sample id {}, {} samples)",
+                        entry.id, entry.index
+                    ));
+                    return Ok(());
+                }
+                std::mem::swap(&mut self.query, &mut self.prepared);
+                self.issue();
+            }
             kind if kind >= FIRST_MARKER => {}
+            0 if self.preparing > 0 => {
+                self.prepared.push(QuerySample {
+                    id: ResponseId(entry.id),
+                    index: entry.index as usize,
+                });
+                self.preparing -= 1;
+                if self.preparing == 0 {
+                    // As the engine prepares it in-process: the plugin's samples made now.
+                    crate::loadgen::SystemUnderTest::prepare_query(self.sut, &self.prepared);
+                }
+            }
             kind => {
                 if kind > 0 {
                     self.query.clear();
@@ -248,21 +270,22 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
                     index: entry.index as usize,
                 });
                 if self.query.len() == self.expected {
-                    if let Some(outstanding) = &self.sink.outstanding {
-                        outstanding.issue(&self.query);
-                    }
-                    stamp_call(self.region, CALL_ISSUE);
-                    crate::loadgen::SystemUnderTest::issue_query(
-                        self.sut,
-                        &self.query,
-                        self.completer,
-                    );
-                    unstamp_call(self.region);
-                    self.query.clear();
+                    self.issue();
                 }
             }
         }
         Ok(())
+    }
+
+    /// Hands the plugin the query received.
+    fn issue(&mut self) {
+        if let Some(outstanding) = &self.sink.outstanding {
+            outstanding.issue(&self.query);
+        }
+        stamp_call(self.region, CALL_ISSUE);
+        crate::loadgen::SystemUnderTest::issue_query(self.sut, &self.query, self.completer);
+        unstamp_call(self.region);
+        self.query.clear();
     }
 
     /// Maps the sample image the host sends and makes it the loaded set.
@@ -274,6 +297,25 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
         self.arena.replace(set);
         Ok(())
     }
+}
+
+/// Empties `query` and gives it room for `samples`, its pages touched now rather than inside
+/// the timed window; false when the memory cannot be had.
+fn reserve_touched(query: &mut Vec<QuerySample>, samples: usize) -> bool {
+    query.clear();
+    if query
+        .try_reserve_exact(samples.saturating_sub(query.capacity()))
+        .is_err()
+    {
+        return false;
+    }
+    let blank = QuerySample {
+        id: ResponseId(0),
+        index: 0,
+    };
+    query.resize(samples, blank);
+    query.clear();
+    true
 }
 
 /// The completion ring's producer state, under the sink's lock.

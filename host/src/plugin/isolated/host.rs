@@ -104,6 +104,8 @@ struct Inner {
     producer: Mutex<IssueProducer>,
     /// Samples written to the issue ring.
     issued: AtomicU64,
+    /// The large query sent ahead (`prepare_query`): its first sample id and length.
+    prepared: Mutex<Option<(u64, usize)>>,
     /// Held by whoever reads the completion ring (the reader thread or the issuing thread).
     consuming: AtomicBool,
     stall_timeout: Duration,
@@ -182,6 +184,7 @@ impl IsolatedSut {
             replies: Mutex::new(replies),
             producer: Mutex::new(IssueProducer::default()),
             issued: AtomicU64::new(0),
+            prepared: Mutex::new(None),
             consuming: AtomicBool::new(false),
             stall_timeout: isolation.stall_timeout,
         });
@@ -469,17 +472,67 @@ impl SystemUnderTest for IsolatedSut {
         if self.inner.outstanding() {
             self.inner.take_completions();
         }
-        let pushed = self.inner.push(samples.len(), |i| IssueEntry {
-            id: samples[i].id.0,
-            index: samples[i].index as u64,
-            kind: if i == 0 { samples.len() as u64 } else { 0 },
-        });
+        let key = prepared_key(samples);
+        let prepared = key.is_some()
+            && self
+                .inner
+                .prepared
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                == key;
+        let pushed = match prepared {
+            // Sent ahead, untimed: one entry issues it.
+            true => self
+                .inner
+                .push(1, |_| IssueEntry {
+                    id: samples[0].id.0,
+                    index: samples.len() as u64,
+                    kind: KIND_ISSUE_PREPARED,
+                })
+                .map_err(|_| 0),
+            false => self.inner.push(samples.len(), |i| IssueEntry {
+                id: samples[i].id.0,
+                index: samples[i].index as u64,
+                kind: if i == 0 { samples.len() as u64 } else { 0 },
+            }),
+        };
         let written = pushed.err().unwrap_or(samples.len());
         self.inner
             .issued
             .fetch_add(written as u64, Ordering::Relaxed);
         if written < samples.len() {
             refuse(&samples[written..], completer);
+        }
+    }
+
+    fn prepare_query(&self, samples: &[QuerySample]) {
+        let Some(key) = prepared_key(samples) else {
+            return;
+        };
+        let mut prepared = self
+            .inner
+            .prepared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        *prepared = None;
+        if self.inner.link.gone.load(Ordering::Relaxed) {
+            return;
+        }
+        let sent = self.inner.push(samples.len() + 1, |i| match i {
+            0 => IssueEntry {
+                id: 0,
+                index: samples.len() as u64,
+                kind: KIND_PREPARE,
+            },
+            i => IssueEntry {
+                id: samples[i - 1].id.0,
+                index: samples[i - 1].index as u64,
+                kind: 0,
+            },
+        });
+        if sent.is_ok() {
+            *prepared = Some(key);
         }
     }
 
@@ -497,6 +550,15 @@ impl SystemUnderTest for IsolatedSut {
             ..IssueEntry::default()
         });
     }
+}
+
+/// Queries at least this large (Offline's) are sent to the plugin's process when the engine
+/// prepares them, outside the timed window, as in-process plugins get them converted then.
+const PREPARE_AT: usize = 1024;
+
+/// The key of a query worth sending ahead: its first sample id and length.
+fn prepared_key(samples: &[QuerySample]) -> Option<(u64, usize)> {
+    (samples.len() >= PREPARE_AT).then(|| (samples[0].id.0, samples.len()))
 }
 
 /// In the child between fork and exec: the passed descriptors to 3, 4 and 5, whatever their

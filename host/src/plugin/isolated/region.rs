@@ -32,6 +32,11 @@ pub const KIND_DESTROY: u64 = u64::MAX - 1;
 pub const KIND_SAMPLES: u64 = u64::MAX - 2;
 /// Size the hand-over buffer for a query of `index` samples.
 pub const KIND_RESERVE: u64 = u64::MAX - 3;
+/// A large query's samples follow (`index` of them, continuation entries), ahead of its
+/// turn and outside the timed window (`prepare_query`).
+pub const KIND_PREPARE: u64 = u64::MAX - 4;
+/// Issue the prepared query: `id` its first sample's, `index` its length.
+pub const KIND_ISSUE_PREPARED: u64 = u64::MAX - 5;
 /// Markers start here; query lengths stay below.
 pub const FIRST_MARKER: u64 = u64::MAX - 15;
 
