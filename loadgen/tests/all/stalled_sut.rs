@@ -235,22 +235,30 @@ fn a_stalled_flush_is_abandoned_too() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn calls_shorter_than_the_timeout_and_runs_without_one_are_left_alone() {
-    // Every call slow, none beyond the bound: a normal result.
-    let slow = Paced::new(Duration::from_millis(20), Duration::ZERO);
+/// A test of `sut` with `settings` and calls into the SUT bounded by `timeout`, unlogged.
+fn run_with_timeout(
+    sut: &Paced,
+    settings: &TestSettings,
+    timeout: Duration,
+) -> mlperf_loadgen::TestResult {
     let log = LogSettings {
-        sut_call_timeout: Some(Duration::from_millis(150)),
+        sut_call_timeout: Some(timeout),
         ..LogSettings::default()
     };
-    let mut settings = settings(TestScenario::SingleStream, TestMode::PerformanceOnly);
-    settings.min_query_count = 20;
     let mut qsl = NullQsl {
         total: 64,
         performance: 64,
     };
-    let result =
-        start_test_with(&slow, &mut qsl, &settings, &log, &TestContext::default()).unwrap();
+    start_test_with(sut, &mut qsl, settings, &log, &TestContext::default()).unwrap()
+}
+
+#[test]
+fn calls_shorter_than_the_timeout_and_runs_without_one_are_left_alone() {
+    // Every call slow, none beyond the bound: a normal result.
+    let slow = Paced::new(Duration::from_millis(20), Duration::ZERO);
+    let mut settings = settings(TestScenario::SingleStream, TestMode::PerformanceOnly);
+    settings.min_query_count = 20;
+    let result = run_with_timeout(&slow, &settings, Duration::from_millis(150));
     assert_eq!(result.abandoned, None);
     assert_eq!(result.series[0].queries_issued, 20);
     assert!(result.performance.is_some());
@@ -262,6 +270,10 @@ fn calls_shorter_than_the_timeout_and_runs_without_one_are_left_alone() {
         std::thread::sleep(Duration::from_millis(400));
         release.store(true, Ordering::Relaxed);
     });
+    let mut qsl = NullQsl {
+        total: 64,
+        performance: 64,
+    };
     let result = start_test_with(
         &sut,
         &mut qsl,
@@ -280,18 +292,9 @@ fn one_long_call_that_keeps_completing_samples_is_no_stall() {
     // Offline answered inline: one issue_query for the whole run, 1 ms a sample, far longer
     // than the timeout; it completes samples all along, so it is waited for.
     let inline = Paced::new(Duration::ZERO, Duration::from_millis(1));
-    let log = LogSettings {
-        sut_call_timeout: Some(Duration::from_millis(100)),
-        ..LogSettings::default()
-    };
     let mut settings = settings(TestScenario::Offline, TestMode::PerformanceOnly);
     settings.min_query_count = 400;
-    let mut qsl = NullQsl {
-        total: 64,
-        performance: 64,
-    };
-    let result =
-        start_test_with(&inline, &mut qsl, &settings, &log, &TestContext::default()).unwrap();
+    let result = run_with_timeout(&inline, &settings, Duration::from_millis(100));
     assert_eq!(result.abandoned, None);
     assert_eq!(result.series[0].samples_issued, 400);
     assert_eq!(result.series[0].never_completed, 0);

@@ -807,8 +807,7 @@ impl Inner {
     /// while samples are outstanding, it takes their completions itself for a short while,
     /// sparing the hand-over to the reader thread.
     fn poll_completions(&self, deadline: Option<Instant>) {
-        let outstanding = || self.outstanding();
-        if !outstanding() {
+        if !self.outstanding() {
             return;
         }
         let header = self.region.header();
@@ -828,7 +827,7 @@ impl Inner {
                 None if settled => break,
                 // Waiting for the next query: until nothing is outstanding or it is due.
                 Some(deadline) => {
-                    if settled && !outstanding() {
+                    if settled && !self.outstanding() {
                         break;
                     }
                     if Instant::now() >= deadline {
@@ -840,7 +839,7 @@ impl Inner {
             }
             std::hint::spin_loop();
         }
-        if !due && outstanding() {
+        if !due && self.outstanding() {
             // A longer wait: the reader takes the rest, woken by the process from now on.
             polled.store(0, Ordering::SeqCst);
             fence(Ordering::SeqCst);
