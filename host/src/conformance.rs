@@ -15,7 +15,8 @@ use crate::logs::ACCURACY_LOG;
 use crate::plugin::isolated::Isolation;
 use crate::plugin::{self, Instance, Plugin};
 use crate::session::{
-    EnginePlan, LogOptions, Observer, PluginPlan, RunPlan, SamplePlan, Session, TestOutcome,
+    EnginePlan, LogOptions, Observer, PluginPlan, RunPlan, SamplePlan, SampleSetCalls, Session,
+    TestOutcome,
 };
 
 /// Samples in the data set the runs draw from (all of them in an accuracy run).
@@ -64,10 +65,10 @@ impl Suite {
             report(&check);
             checks.push(check);
         };
-        let capabilities = match self.load() {
-            Ok((summary, capabilities)) => {
+        let (capabilities, sample_set_calls) = match self.load() {
+            Ok((summary, capabilities, sample_set_calls)) => {
                 decide(format!("loads ({summary})"), Verdict::Pass);
-                capabilities
+                (capabilities, sample_set_calls)
             }
             Err(why) => {
                 decide("loads".into(), Verdict::Fail(why));
@@ -78,20 +79,28 @@ impl Suite {
             "creates an instance with its config, and destroy returns".into(),
             self.create_and_destroy(),
         );
+        let mut sets = SetTally::default();
         for scenario in TestScenario::ALL {
             for mode in [TestMode::PerformanceOnly, TestMode::AccuracyOnly] {
                 let name = format!(
                     "{scenario:?} {}: every sample completes exactly once",
                     mode_name(mode)
                 );
-                decide(name, self.short_run(scenario, mode, false));
+                let (verdict, calls) = self.short_run(scenario, mode, false);
+                sets.add(calls);
+                decide(name, verdict);
             }
         }
+        decide(
+            "load_samples and unload_samples: each loaded set handed over, then released".into(),
+            sets.verdict(sample_set_calls),
+        );
         let name = "Server with tokens: a first token before each completion".to_string();
         match (self.tokens, capabilities.contains(&"tokens")) {
             (true, true) => decide(
                 name,
-                self.short_run(TestScenario::Server, TestMode::PerformanceOnly, true),
+                self.short_run(TestScenario::Server, TestMode::PerformanceOnly, true)
+                    .0,
             ),
             (true, false) => decide(name, Verdict::Fail("no tokens capability".into())),
             (false, _) => decide(
@@ -102,8 +111,9 @@ impl Suite {
         checks
     }
 
-    /// Loads the library and checks its table; a summary and its capabilities.
-    fn load(&self) -> Result<(String, Vec<&'static str>), String> {
+    /// Loads the library and checks its table; a summary, its capabilities and whether it has
+    /// the sample set calls.
+    fn load(&self) -> Result<(String, Vec<&'static str>, bool), String> {
         let path = plugin::resolve(&self.spec).map_err(|e| e.to_string())?;
         let plugin = Plugin::open(&path).map_err(|e| e.to_string())?;
         let info = &plugin.info;
@@ -123,7 +133,11 @@ impl Suite {
                 false => info.capabilities.join(", "),
             }
         );
-        Ok((summary, info.capabilities.clone()))
+        Ok((
+            summary,
+            info.capabilities.clone(),
+            plugin.has_sample_set_calls(),
+        ))
     }
 
     fn create_and_destroy(&self) -> Verdict {
@@ -132,6 +146,7 @@ impl Suite {
             &self.config,
             self.dataset.is_some(),
             self.isolation.as_ref(),
+            None,
         ) {
             Ok(instance) => instance,
             Err(error) => return Verdict::Fail(error.to_string()),
@@ -142,8 +157,26 @@ impl Suite {
         }
     }
 
-    /// A short run of `scenario` in `mode`, judged by what the engine saw.
-    fn short_run(&self, scenario: TestScenario, mode: TestMode, tokens: bool) -> Verdict {
+    /// A short run of `scenario` in `mode`, judged by what the engine saw; the sample sets
+    /// handed to the plugin in it.
+    fn short_run(
+        &self,
+        scenario: TestScenario,
+        mode: TestMode,
+        tokens: bool,
+    ) -> (Verdict, Option<SampleSetCalls>) {
+        match self.run_and_judge(scenario, mode, tokens) {
+            Ok(calls) => (Verdict::Pass, Some(calls)),
+            Err(verdict) => (verdict, None),
+        }
+    }
+
+    fn run_and_judge(
+        &self,
+        scenario: TestScenario,
+        mode: TestMode,
+        tokens: bool,
+    ) -> Result<SampleSetCalls, Verdict> {
         let out = self.work_dir.join(format!(
             "{scenario:?}-{}{}",
             mode_name(mode),
@@ -152,45 +185,48 @@ impl Suite {
         let plan = self.plan(short_settings(scenario, mode, tokens), &out);
         let outcome = match Session::new(&mut Quiet).run(&plan) {
             Ok(outcome) => outcome,
-            Err(error) => return Verdict::Fail(crate::error_chain(&error)),
+            Err(error) => return Err(Verdict::Fail(crate::error_chain(&error))),
         };
         let TestOutcome::Native(result) = &outcome.result else {
-            return Verdict::Fail("not a native engine result".into());
+            return Err(Verdict::Fail("not a native engine result".into()));
         };
         if let Some(failure) = outcome.result.failure() {
-            return Verdict::Fail(failure);
+            return Err(Verdict::Fail(failure));
         }
         let never: u64 = result.series.iter().map(|s| s.never_completed).sum();
         if never > 0 {
-            return Verdict::Fail(format!(
+            return Err(Verdict::Fail(format!(
                 "{never} samples never completed (nor after flush_queries; waited {:?})",
                 self.timeout
-            ));
+            )));
         }
         let refused = result.anomalies;
         if refused.duplicate > 0 || refused.unknown > 0 {
-            return Verdict::Fail(format!(
+            return Err(Verdict::Fail(format!(
                 "{} completions of samples already completed, {} of ids never issued",
                 refused.duplicate, refused.unknown
-            ));
+            )));
         }
         if outcome.destroy_stalled {
-            return Verdict::Fail(format!("destroy has not returned after {:?}", self.timeout));
+            return Err(Verdict::Fail(format!(
+                "destroy has not returned after {:?}",
+                self.timeout
+            )));
         }
         if let Some(error) = result
             .diagnostics
             .iter()
             .find(|d| d.severity == mlperf_loadgen::Severity::Error)
         {
-            return Verdict::Fail(error.message.clone());
+            return Err(Verdict::Fail(error.message.clone()));
         }
         if mode == TestMode::AccuracyOnly {
             let total = result.qsl_total_sample_count;
             if let Err(why) = covers_the_data_set_once(&out.join(ACCURACY_LOG), total) {
-                return Verdict::Fail(why);
+                return Err(Verdict::Fail(why));
             }
         }
-        Verdict::Pass
+        Ok(outcome.sample_sets)
     }
 
     fn plan(&self, settings: TestSettings, out: &Path) -> RunPlan {
@@ -228,6 +264,52 @@ impl Suite {
                 stall_timeout: self.timeout,
             },
             on_abandoned: None::<AbandonHook>,
+        }
+    }
+}
+
+/// The sample sets of the runs that passed.
+#[derive(Default)]
+struct SetTally {
+    runs: u64,
+    loads: u64,
+    /// A run whose loads and unloads differ: its calls.
+    unpaired: Option<SampleSetCalls>,
+    unload_failure: Option<String>,
+}
+
+impl SetTally {
+    fn add(&mut self, calls: Option<SampleSetCalls>) {
+        let Some(calls) = calls else {
+            return;
+        };
+        self.runs += 1;
+        self.loads += calls.loads;
+        if let Some(failure) = &calls.unload_failure {
+            self.unload_failure.get_or_insert(failure.clone());
+        }
+        if calls.loads != calls.unloads || calls.loads == 0 {
+            self.unpaired.get_or_insert(calls);
+        }
+    }
+
+    /// `has_calls`: the plugin's table has load_samples or unload_samples.
+    fn verdict(&self, has_calls: bool) -> Verdict {
+        if !has_calls {
+            return Verdict::Skip("the plugin has neither function (ABI 1.3)".into());
+        }
+        if self.runs == 0 {
+            return Verdict::Fail("no run passed".into());
+        }
+        if let Some(failure) = &self.unload_failure {
+            return Verdict::Fail(failure.clone());
+        }
+        match &self.unpaired {
+            Some(calls) => Verdict::Fail(format!(
+                "a run loaded {} sets and released {}",
+                calls.loads, calls.unloads
+            )),
+            None => Verdict::Pass,
         }
     }
 }

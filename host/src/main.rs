@@ -216,8 +216,13 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
                         timed_preprocess: None,
                     });
                 let spec = path.display().to_string();
-                let sut =
-                    mlperf_host::plugin::Instance::open(&spec, &config, false, isolation.as_ref())?;
+                let sut = mlperf_host::plugin::Instance::open(
+                    &spec,
+                    &config,
+                    false,
+                    isolation.as_ref(),
+                    None,
+                )?;
                 if args.case == Case::Offline {
                     sut.reserve_samples(args.samples as usize);
                 }

@@ -1,5 +1,5 @@
 /*
- * mlperf_plugin.h — the plugin ABI of mlperf-host, version 1.2.
+ * mlperf_plugin.h — the plugin ABI of mlperf-host, version 1.3.
  *
  * A plugin is a shared library exporting the symbol MLPERF_PLUGIN_ENTRY_SYMBOL
  * ("mlperf_plugin_entry"), of type mlperf_plugin_entry_fn. The host calls it with the highest
@@ -13,7 +13,9 @@
  *
  * History: 1.0 the SUT backend; 1.1 power meters (mlperf_power_info, mlperf_power_reading,
  * the power entry, power_info and read_power appended to mlperf_plugin_api); 1.2 the host's
- * fail callback (appended to mlperf_host_api).
+ * fail callback (appended to mlperf_host_api); 1.3 the run description (mlperf_run_description,
+ * `run` appended to mlperf_host_api) and the loaded sample set (load_samples and unload_samples
+ * appended to mlperf_plugin_api).
  *
  * Compatibility rules:
  *   - A different major version is refused. Within a major, the host offers its highest minor
@@ -61,7 +63,7 @@ extern "C" {
 #endif
 
 #define MLPERF_PLUGIN_ABI_MAJOR 1u
-#define MLPERF_PLUGIN_ABI_MINOR 2u
+#define MLPERF_PLUGIN_ABI_MINOR 3u
 #define MLPERF_PLUGIN_ENTRY_SYMBOL "mlperf_plugin_entry"
 /* Since 1.1: the power meter of a library whose mlperf_plugin_entry is its SUT. */
 #define MLPERF_POWER_PLUGIN_ENTRY_SYMBOL "mlperf_power_plugin_entry"
@@ -111,7 +113,27 @@ typedef enum mlperf_plugin_kind {
     MLPERF_PLUGIN_KIND_POWER = 2   /* a power meter (since 1.1: power_info, read_power) */
 } mlperf_plugin_kind;
 
-/* What the host's scheduler must know. */
+/* What the host's scheduler must know. Each bit and what the host does with it:
+ *
+ *   ASYNC_COMPLETION   samples may complete after issue_query returns, from any thread. Without
+ *                      it the plugin completes every sample inline, before issue_query returns
+ *                      (the host then need not keep a query's samples after the call). Always
+ *                      safe to set.
+ *   CONCURRENT_ISSUE   issue_query is thread-safe: the host may call it from several threads at
+ *                      once (Server with server_num_issue_query_threads > 0). Without it the
+ *                      host makes those threads take turns (one call at a time).
+ *   NATIVE_BATCHING    the plugin batches samples itself, so the host hands it every query
+ *                      whole, as LoadGen issues it (one call per query: SingleStream and Server
+ *                      one sample, MultiStream samples_per_query, Offline all of them at once).
+ *                      This host never splits nor merges queries for any plugin, so the bit
+ *                      changes no call today; it is recorded in the logs and reserved for a
+ *                      host that coalesces queries for plugins without it.
+ *   TOKENS             the plugin reports first tokens (first_token) and token counts
+ *                      (n_tokens): required for a token-latency run (use_token_latencies),
+ *                      which the host refuses for a plugin without it.
+ *   NEEDS_SAMPLE_DATA  the plugin reads sample data. Without it the host may pass data = NULL
+ *                      (a run without a data set, such as the null plugin's overhead floor).
+ */
 #define MLPERF_CAP_ASYNC_COMPLETION (1ull << 0)  /* completes after issue_query returns */
 #define MLPERF_CAP_CONCURRENT_ISSUE (1ull << 1)  /* issue_query may be called concurrently */
 #define MLPERF_CAP_NATIVE_BATCHING  (1ull << 2)  /* batches samples itself */
@@ -167,6 +189,62 @@ typedef struct mlperf_response {
     int64_t n_tokens;         /* token runs: tokens generated; else 0 */
 } mlperf_response;
 
+/* ---- The run (since 1.3) ------------------------------------------------------------------- *
+ *
+ * What the instance is created for: one LoadGen test (the host creates a fresh instance per
+ * test). A batcher picks its policy from it: Server's latency bound and target rate, Offline's
+ * one query of every sample, SingleStream's one sample at a time. Handed at create through
+ * host->run (valid until destroy); read it only when host->struct_size covers `run`, and
+ * expect NULL (an instance made only to read its attributes, or a host of 1.2 and earlier):
+ * then pick defaults. Fields are the test's effective settings, as LoadGen derives them from
+ * mlperf.conf and user.conf; a field that does not apply to the scenario is 0.
+ */
+
+typedef enum mlperf_scenario {
+    MLPERF_SCENARIO_SINGLE_STREAM = 1,
+    MLPERF_SCENARIO_MULTI_STREAM = 2,
+    MLPERF_SCENARIO_SERVER = 3,
+    MLPERF_SCENARIO_OFFLINE = 4
+} mlperf_scenario;
+
+typedef enum mlperf_test_mode {
+    MLPERF_MODE_SUBMISSION = 1,    /* accuracy, then performance */
+    MLPERF_MODE_ACCURACY = 2,      /* every sample once, responses logged */
+    MLPERF_MODE_PERFORMANCE = 3,
+    MLPERF_MODE_FIND_PEAK = 4      /* performance runs searching the highest valid rate */
+} mlperf_test_mode;
+
+#define MLPERF_RUN_TOKEN_LATENCIES (1u << 0) /* a token run: report first tokens */
+
+typedef struct mlperf_run_description {
+    size_t struct_size;
+    const mlperf_extension *next;
+    uint32_t scenario;               /* an mlperf_scenario */
+    uint32_t mode;                   /* an mlperf_test_mode */
+    /* Samples in each query: SingleStream and Server 1, MultiStream its samples per query,
+     * Offline the one query's (every sample LoadGen issues in the run). */
+    uint64_t samples_per_query;
+    /* Queries per second LoadGen schedules (Server), or expects (Offline: offline_expected_qps;
+     * SingleStream and MultiStream: 1 s over the expected latency). */
+    double target_qps;
+    /* Server: the latency bound the percentile below must meet, ns; else 0. */
+    uint64_t target_latency_ns;
+    /* The latency percentile the result is judged at, e.g. 0.99 (0.9 for SingleStream). */
+    double target_latency_percentile;
+    /* SingleStream and MultiStream: the latency the user expects per query, ns; else 0. */
+    uint64_t expected_latency_ns;
+    uint64_t min_duration_ms;
+    uint64_t min_query_count;
+    /* Samples LoadGen loads at once (load_samples) and in the whole data set. */
+    uint64_t performance_sample_count;
+    uint64_t total_sample_count;
+    uint32_t flags;                  /* MLPERF_RUN_* bits */
+    uint32_t issue_threads;          /* Server: threads that call issue_query; else 0 */
+    /* Token runs (Server): the time-to-first-token and time-per-output-token bounds, ns. */
+    uint64_t ttft_latency_ns;
+    uint64_t tpot_latency_ns;
+} mlperf_run_description;
+
 /* ---- The host, as the plugin sees it ------------------------------------------------------ */
 
 typedef enum mlperf_log_level {
@@ -200,6 +278,12 @@ typedef struct mlperf_host_api {
      * inline within issue_query. The first failure is kept; later calls are ignored. Samples
      * the plugin still completes afterwards are accepted as usual. */
     void (*fail)(void *context, const char *message, size_t length);
+
+    /* ---- Appended in 1.3: read only when struct_size covers it ---- */
+
+    /* The test this instance is created for (see mlperf_run_description); valid until destroy.
+     * NULL when the instance serves no test. */
+    const mlperf_run_description *run;
 } mlperf_host_api;
 
 /* ---- Power meters (since 1.1) ------------------------------------------------------------- *
@@ -300,6 +384,22 @@ typedef struct mlperf_plugin_api {
     /* MLPERF_PLUGIN_KIND_POWER (NULL otherwise) */
     mlperf_error *(*power_info)(void *instance, mlperf_power_info *info);
     mlperf_error *(*read_power)(void *instance, mlperf_power_reading *reading);
+
+    /* ---- Appended in 1.3: read only when struct_size covers them; each may be NULL ---- */
+
+    /* MLPERF_PLUGIN_KIND_SUT. LoadGen loaded a set of samples (untimed, before a series of
+     * queries): `samples` (strided by struct_size) carry index, data, length, dtype and shape
+     * as issue_query's will, and id 0. The data stays where it is until the matching
+     * unload_samples, so a plugin may copy, pin, or preprocess the set onto its device here;
+     * issued samples of the set point at the same memory. Indices may repeat (MultiStream
+     * pads the set). The host calls unload_samples with the same set before the next load and
+     * before destroy; the two never overlap a query. An error from load_samples ends the test
+     * before the set's queries (the run fails with the plugin's message); one from
+     * unload_samples is logged and the results stand. Hosts of 1.2 and earlier never call
+     * them: the plugin must then work from issue_query's samples alone. */
+    mlperf_error *(*load_samples)(void *instance, const mlperf_sample *samples, size_t count);
+    /* The set of the last load_samples is being released: drop what was staged for it. */
+    mlperf_error *(*unload_samples)(void *instance, const mlperf_sample *samples, size_t count);
 } mlperf_plugin_api;
 
 /* The entry function: mlperf_plugin_entry, and in a SUT library that also offers a power meter,

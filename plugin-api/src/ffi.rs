@@ -13,7 +13,7 @@ use std::ffi::{c_char, c_void};
 use abi_stable::StableAbi;
 
 pub const ABI_MAJOR: u32 = 1;
-pub const ABI_MINOR: u32 = 2;
+pub const ABI_MINOR: u32 = 3;
 /// The entry symbol every plugin exports, NUL-terminated for `dlsym`.
 pub const ENTRY_SYMBOL: &[u8] = b"mlperf_plugin_entry\0";
 /// Since 1.1: the power meter's entry in a library whose [`ENTRY_SYMBOL`] is a SUT.
@@ -24,6 +24,18 @@ pub const CAP_CONCURRENT_ISSUE: u64 = 1 << 1;
 pub const CAP_NATIVE_BATCHING: u64 = 1 << 2;
 pub const CAP_TOKENS: u64 = 1 << 3;
 pub const CAP_NEEDS_SAMPLE_DATA: u64 = 1 << 4;
+
+pub const SCENARIO_SINGLE_STREAM: u32 = 1;
+pub const SCENARIO_MULTI_STREAM: u32 = 2;
+pub const SCENARIO_SERVER: u32 = 3;
+pub const SCENARIO_OFFLINE: u32 = 4;
+
+pub const MODE_SUBMISSION: u32 = 1;
+pub const MODE_ACCURACY: u32 = 2;
+pub const MODE_PERFORMANCE: u32 = 3;
+pub const MODE_FIND_PEAK: u32 = 4;
+
+pub const RUN_TOKEN_LATENCIES: u32 = 1 << 0;
 
 pub const KIND_SUT: u32 = 1;
 pub const KIND_POWER: u32 = 2;
@@ -97,6 +109,29 @@ pub struct mlperf_response {
     pub n_tokens: i64,
 }
 
+/// Since 1.3: the test an instance is created for.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy)]
+pub struct mlperf_run_description {
+    pub struct_size: usize,
+    pub next: *const mlperf_extension,
+    pub scenario: u32,
+    pub mode: u32,
+    pub samples_per_query: u64,
+    pub target_qps: f64,
+    pub target_latency_ns: u64,
+    pub target_latency_percentile: f64,
+    pub expected_latency_ns: u64,
+    pub min_duration_ms: u64,
+    pub min_query_count: u64,
+    pub performance_sample_count: u64,
+    pub total_sample_count: u64,
+    pub flags: u32,
+    pub issue_threads: u32,
+    pub ttft_latency_ns: u64,
+    pub tpot_latency_ns: u64,
+}
+
 pub type CompleteFn =
     unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize);
 pub type LogFn =
@@ -130,6 +165,8 @@ pub struct mlperf_host_api {
     // `log`).
     pub fail:
         Option<unsafe extern "C" fn(context: *mut c_void, message: *const c_char, length: usize)>,
+    // Appended in 1.3: read only when `struct_size` covers it.
+    pub run: *const mlperf_run_description,
 }
 
 /// Since 1.1: what a power meter measures.
@@ -207,11 +244,30 @@ pub struct mlperf_plugin_api {
             reading: *mut mlperf_power_reading,
         ) -> *mut mlperf_error,
     >,
+    // Appended in 1.3: read only when `struct_size` covers them (see [`TABLE_SIZE_1_2`]).
+    pub load_samples: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            samples: *const mlperf_sample,
+            count: usize,
+        ) -> *mut mlperf_error,
+    >,
+    pub unload_samples: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            samples: *const mlperf_sample,
+            count: usize,
+        ) -> *mut mlperf_error,
+    >,
 }
 
 /// `sizeof(mlperf_plugin_api)` of ABI 1.0, before the power functions: the smallest table a
 /// host of this major accepts, and the size of every table of a 1.0 plugin.
 pub const TABLE_SIZE_1_0: usize = std::mem::offset_of!(mlperf_plugin_api, power_info);
+/// `sizeof(mlperf_plugin_api)` of ABI 1.1 and 1.2, before the sample set functions.
+pub const TABLE_SIZE_1_2: usize = std::mem::offset_of!(mlperf_plugin_api, load_samples);
+/// `sizeof(mlperf_host_api)` of ABI 1.2, before `run`.
+pub const HOST_SIZE_1_2: usize = std::mem::offset_of!(mlperf_host_api, run);
 
 // SAFETY: the table is immutable static data and its pointers name static strings and
 // functions; sharing it across threads is what the ABI intends.
@@ -236,22 +292,31 @@ const _: () = {
     assert!(offset_of!(mlperf_sample, shape) == 48);
     assert!(size_of::<mlperf_response>() == 40);
     assert!(offset_of!(mlperf_response, n_tokens) == 32);
-    assert!(size_of::<mlperf_host_api>() == 64);
+    assert!(size_of::<mlperf_host_api>() == 72);
     assert!(offset_of!(mlperf_host_api, context) == 24);
     assert!(offset_of!(mlperf_host_api, log) == 48);
     // 1.0's and 1.1's host table ended here; 1.2 appended `fail`.
     assert!(offset_of!(mlperf_host_api, fail) == 56);
+    // 1.2's host table ended here; 1.3 appended `run`.
+    assert!(HOST_SIZE_1_2 == 64);
+    assert!(size_of::<mlperf_run_description>() == 120);
+    assert!(offset_of!(mlperf_run_description, samples_per_query) == 24);
+    assert!(offset_of!(mlperf_run_description, flags) == 96);
+    assert!(offset_of!(mlperf_run_description, tpot_latency_ns) == 112);
     assert!(size_of::<mlperf_power_info>() == 40);
     assert!(offset_of!(mlperf_power_info, description) == 24);
     assert!(offset_of!(mlperf_power_info, period_ns) == 32);
     assert!(size_of::<mlperf_power_reading>() == 56);
     assert!(offset_of!(mlperf_power_reading, watts) == 16);
     assert!(offset_of!(mlperf_power_reading, energy_joules) == 48);
-    assert!(size_of::<mlperf_plugin_api>() == 120);
+    assert!(size_of::<mlperf_plugin_api>() == 136);
     assert!(offset_of!(mlperf_plugin_api, capabilities) == 48);
     assert!(offset_of!(mlperf_plugin_api, init) == 56);
     assert!(offset_of!(mlperf_plugin_api, flush_queries) == 96);
     // 1.0's table ended here; 1.1 appended the power functions.
     assert!(TABLE_SIZE_1_0 == 104);
     assert!(offset_of!(mlperf_plugin_api, read_power) == 112);
+    // 1.2's table ended here; 1.3 appended the sample set functions.
+    assert!(TABLE_SIZE_1_2 == 120);
+    assert!(offset_of!(mlperf_plugin_api, unload_samples) == 128);
 };

@@ -31,6 +31,8 @@ struct Recorded {
 pub struct RecordingHost {
     recorded: Box<Recorded>,
     api: mlperf_host_api,
+    /// What `api.run` points at, when set.
+    run: Option<Box<ffi::mlperf_run_description>>,
 }
 
 // SAFETY: the raw pointer in `api` is the context, pointing at the boxed, Sync `Recorded`.
@@ -56,6 +58,7 @@ impl RecordingHost {
         let recorded = Box::<Recorded>::default();
         let (struct_size, fail_callback) = match minor {
             0 | 1 => (std::mem::offset_of!(mlperf_host_api, fail), None),
+            2 => (ffi::HOST_SIZE_1_2, Some(fail as FailFn)),
             _ => (size_of::<mlperf_host_api>(), Some(fail as FailFn)),
         };
         let api = mlperf_host_api {
@@ -69,8 +72,21 @@ impl RecordingHost {
             first_token: Some(first_token),
             log: Some(log),
             fail: fail_callback,
+            run: ptr::null(),
         };
-        RecordingHost { recorded, api }
+        RecordingHost {
+            recorded,
+            api,
+            run: None,
+        }
+    }
+
+    /// This host (of 1.3 or later) hands `run` to the instances it creates.
+    pub fn with_run(mut self, run: ffi::mlperf_run_description) -> Self {
+        let run = Box::new(run);
+        self.api.run = ptr::from_ref(&*run);
+        self.run = Some(run);
+        self
     }
 
     pub fn api(&self) -> &mlperf_host_api {
@@ -209,6 +225,12 @@ unsafe extern "C" fn fail(context: *mut c_void, message: *const c_char, length: 
     recorded.changed.notify_all();
 }
 
+type SampleSetFn = unsafe extern "C" fn(
+    instance: *mut c_void,
+    samples: *const ffi::mlperf_sample,
+    count: usize,
+) -> *mut ffi::mlperf_error;
+
 /// One plugin instance driven through the raw table; destroyed on drop.
 pub struct RawInstance<'a> {
     api: &'a mlperf_plugin_api,
@@ -251,6 +273,42 @@ impl<'a> RawInstance<'a> {
         let issue = self.api.issue_query.expect("the table has issue_query");
         // SAFETY: a live instance and `samples.len()` samples.
         let error = unsafe { issue(self.instance, samples.as_ptr(), samples.len()) };
+        // SAFETY: released once here.
+        unsafe { PluginError::take(error) }.map_or(Ok(()), Err)
+    }
+
+    /// `load_samples` (ABI 1.3); Ok without a call when the plugin's table has none.
+    pub fn load(&self, samples: &[ffi::mlperf_sample]) -> Result<(), PluginError> {
+        self.sample_set(self.load_samples_fn(), samples)
+    }
+
+    /// `unload_samples` (ABI 1.3); Ok without a call when the plugin's table has none.
+    pub fn unload(&self, samples: &[ffi::mlperf_sample]) -> Result<(), PluginError> {
+        self.sample_set(self.unload_samples_fn(), samples)
+    }
+
+    fn load_samples_fn(&self) -> Option<SampleSetFn> {
+        (self.api.struct_size > ffi::TABLE_SIZE_1_2)
+            .then_some(self.api.load_samples)
+            .flatten()
+    }
+
+    fn unload_samples_fn(&self) -> Option<SampleSetFn> {
+        (self.api.struct_size > ffi::TABLE_SIZE_1_2)
+            .then_some(self.api.unload_samples)
+            .flatten()
+    }
+
+    fn sample_set(
+        &self,
+        function: Option<SampleSetFn>,
+        samples: &[ffi::mlperf_sample],
+    ) -> Result<(), PluginError> {
+        let Some(function) = function else {
+            return Ok(());
+        };
+        // SAFETY: a live instance and `samples.len()` samples.
+        let error = unsafe { function(self.instance, samples.as_ptr(), samples.len()) };
         // SAFETY: released once here.
         unsafe { PluginError::take(error) }.map_or(Ok(()), Err)
     }

@@ -19,7 +19,8 @@ pub fn open_sut(
 
 /// As [`open_sut`], with the configuration text ready.
 pub fn open_sut_with(spec: &str, config: &str) -> anyhow::Result<PluginSut> {
-    Ok(plugin::open_sut(spec, config)?)
+    // Made to read what the plugin says of itself: it serves no test.
+    Ok(plugin::open_sut(spec, config, None)?)
 }
 
 /// `base` with the `--plugin-config` file's keys over it and each `--plugin-set key=value`
@@ -179,7 +180,7 @@ fn inspect(spec: &str, config: Option<&Path>) -> anyhow::Result<()> {
     );
     if info.kind == "sut" {
         let config = plugin_config(toml::Table::new(), config, &[])?;
-        let sut = PluginSut::create(&plugin, &config)?;
+        let sut = PluginSut::create(&plugin, &config, None)?;
         for (key, value) in sut.attributes() {
             println!("attribute     : {key} = {value}");
         }

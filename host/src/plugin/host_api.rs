@@ -58,8 +58,11 @@ impl HostContext {
     }
 }
 
-/// The host API table handed to the plugin; `context` must outlive the instance.
-pub(crate) fn host_api(context: &HostContext) -> ffi::mlperf_host_api {
+/// The host API table handed to the plugin; `context` and `run` must outlive the instance.
+pub(crate) fn host_api(
+    context: &HostContext,
+    run: Option<&ffi::mlperf_run_description>,
+) -> ffi::mlperf_host_api {
     ffi::mlperf_host_api {
         struct_size: std::mem::size_of::<ffi::mlperf_host_api>(),
         next: std::ptr::null(),
@@ -70,6 +73,7 @@ pub(crate) fn host_api(context: &HostContext) -> ffi::mlperf_host_api {
         first_token: Some(host_first_token),
         log: Some(host_log),
         fail: Some(host_fail),
+        run: run.map_or(std::ptr::null(), std::ptr::from_ref),
     }
 }
 

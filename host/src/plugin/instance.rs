@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::isolated::{IsolatedSut, Isolation};
-use super::{PluginError, PluginSut};
+use super::{PluginError, PluginSut, RunDescription};
 use crate::loadgen::{Completer, QuerySample, SystemUnderTest};
 use crate::samples::{Preprocessing, SampleArena};
 
@@ -17,19 +17,36 @@ pub enum Instance {
 }
 
 impl Instance {
-    /// Opens the plugin `spec` with `config`: in this process, or (with `isolation`) in a
-    /// child process; `samples`: issued samples carry data.
+    /// Opens the plugin `spec` with `config` for the test `run` describes: in this process,
+    /// or (with `isolation`) in a child process; `samples`: issued samples carry data.
     pub fn open(
         spec: &str,
         config: &str,
         samples: bool,
         isolation: Option<&Isolation>,
+        run: Option<&RunDescription>,
     ) -> Result<Instance, PluginError> {
         match isolation {
-            None => super::open_sut(spec, config).map(Instance::InProcess),
+            None => super::open_sut(spec, config, run).map(Instance::InProcess),
             Some(isolation) => {
-                IsolatedSut::spawn(spec, config, samples, isolation).map(Instance::Isolated)
+                IsolatedSut::spawn(spec, config, samples, isolation, run).map(Instance::Isolated)
             }
+        }
+    }
+
+    /// See [`PluginSut::load_samples`].
+    pub fn load_samples(&self, indices: &[usize]) -> Result<(), String> {
+        match self {
+            Instance::InProcess(sut) => sut.load_samples(indices),
+            Instance::Isolated(sut) => sut.sample_set(true, indices),
+        }
+    }
+
+    /// See [`PluginSut::unload_samples`].
+    pub fn unload_samples(&self, indices: &[usize]) -> Result<(), String> {
+        match self {
+            Instance::InProcess(sut) => sut.unload_samples(indices),
+            Instance::Isolated(sut) => sut.sample_set(false, indices),
         }
     }
 
@@ -38,6 +55,18 @@ impl Instance {
             Instance::InProcess(sut) => sut.attributes(),
             Instance::Isolated(sut) => sut.attributes(),
         }
+    }
+
+    /// The plugin declares this capability (as the logs name it: `tokens`, ...).
+    pub fn has_capability(&self, name: &str) -> bool {
+        self.provenance().iter().any(|(key, value)| {
+            key == "plugin_capabilities" && value.split(',').any(|capability| capability == name)
+        })
+    }
+
+    /// The plugin's own name, for messages.
+    pub fn name_of_plugin(&self) -> String {
+        SystemUnderTest::name(self).to_string()
     }
 
     pub fn provenance(&self) -> Vec<(String, String)> {

@@ -164,6 +164,13 @@ impl Plugin {
         unsafe { &*self.api }
     }
 
+    /// The table has `load_samples` or `unload_samples` (ABI 1.3).
+    pub fn has_sample_set_calls(&self) -> bool {
+        let table = self.table();
+        table.struct_size > ffi::TABLE_SIZE_1_2
+            && (table.load_samples.is_some() || table.unload_samples.is_some())
+    }
+
     /// Refuses a plugin that is not a SUT backend or lacks a function a SUT needs.
     pub fn require_sut(&self) -> Result<(), PluginError> {
         let table = self.table();

@@ -9,6 +9,7 @@ pub mod isolated;
 mod loader;
 pub mod power;
 mod resolve;
+mod run;
 mod sut;
 mod timed;
 
@@ -16,11 +17,17 @@ pub use error::PluginError;
 pub use instance::Instance;
 pub use loader::{Plugin, PluginInfo};
 pub use resolve::{list, resolve, search_dirs, Manifest};
+pub use run::RunDescription;
 pub use sut::PluginSut;
 
 /// Finds the plugin `spec` names (a path or a name), loads and checks it, and creates an
-/// instance configured by `config` (TOML text).
-pub fn open_sut(spec: &str, config: &str) -> Result<PluginSut, PluginError> {
+/// instance configured by `config` (TOML text) for the test `run` describes (None: for no
+/// test).
+pub fn open_sut(
+    spec: &str,
+    config: &str,
+    run: Option<&RunDescription>,
+) -> Result<PluginSut, PluginError> {
     let plugin = Plugin::open(&resolve(spec)?)?;
     tracing::info!(
         path = %plugin.info.path.display(),
@@ -29,5 +36,5 @@ pub fn open_sut(spec: &str, config: &str) -> Result<PluginSut, PluginError> {
         sha256 = %plugin.info.sha256,
         "plugin loaded"
     );
-    PluginSut::create(&plugin, config)
+    PluginSut::create(&plugin, config, run)
 }

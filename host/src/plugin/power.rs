@@ -208,7 +208,7 @@ impl MeterInstance {
         let read_power = read_power.ok_or_else(|| missing("read_power"))?;
 
         let context = HostContext::new(info.name.clone());
-        let host = Box::new(host_api(&context));
+        let host = Box::new(host_api(&context, None));
         if let Some(init) = table.init {
             // SAFETY: the host table lives in `host` for as long as the instance.
             if let Some(error) = unsafe { take_error(init(&*host)) } {

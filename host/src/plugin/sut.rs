@@ -8,8 +8,9 @@ use mlperf_plugin_api::ffi;
 use super::error::PluginError;
 use super::host_api::{host_api, take_error, HostContext};
 use super::loader::{c_string, Plugin};
+use super::run::RunDescription;
 use super::timed::TimedPreprocess;
-use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, SystemUnderTest};
+use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, ResponseId, SystemUnderTest};
 use crate::samples::{LoadedSamples, Preprocessing, SampleArena};
 
 /// One created plugin instance. Dropping it destroys the instance (which stops the plugin's
@@ -18,8 +19,13 @@ pub struct PluginSut {
     // Field order matters on drop: the instance goes first (see Drop), the library last.
     instance: *mut c_void,
     table: *const ffi::mlperf_plugin_api,
-    // The table the plugin was given; it may keep the pointer until destroy.
+    // The table the plugin was given, and the run description it points at; the plugin may
+    // keep both pointers until destroy.
     _host: Box<ffi::mlperf_host_api>,
+    _run: Option<Box<ffi::mlperf_run_description>>,
+    /// Taken around issue_query when several threads issue to a plugin without
+    /// MLPERF_CAP_CONCURRENT_ISSUE.
+    issue_turns: Option<Mutex<()>>,
     context: Box<HostContext>,
     /// The hand-over buffer of large queries, possibly prepared ahead.
     samples: Mutex<Staged>,
@@ -34,20 +40,26 @@ pub struct PluginSut {
 }
 
 // SAFETY: the instance is only used through the ABI, whose functions the plugin makes safe to
-// call from the host's threads (concurrent issue only with MLPERF_CAP_CONCURRENT_ISSUE, which
-// the engine does not use without it); the completer is set once.
+// call from the host's threads (concurrent issue only with MLPERF_CAP_CONCURRENT_ISSUE: without
+// it, several issuing threads take turns through `issue_turns`); the completer is set once.
 unsafe impl Send for PluginSut {}
 // SAFETY: as for Send.
 unsafe impl Sync for PluginSut {}
 
 impl PluginSut {
-    /// Creates an instance of `plugin` configured by `config_toml`.
-    pub fn create(plugin: &Plugin, config_toml: &str) -> Result<PluginSut, PluginError> {
+    /// Creates an instance of `plugin` configured by `config_toml`, for the test `run`
+    /// describes (None: the instance serves no test).
+    pub fn create(
+        plugin: &Plugin,
+        config_toml: &str,
+        run: Option<&RunDescription>,
+    ) -> Result<PluginSut, PluginError> {
         plugin.require_sut()?;
         let table = plugin.table();
         let name = plugin.info.name.clone();
         let context = HostContext::new(name.clone());
-        let host = Box::new(host_api(&context));
+        let run_raw = run.map(|run| Box::new(run.to_raw()));
+        let host = Box::new(host_api(&context, run_raw.as_deref()));
         let call_error =
             |function: &'static str, (code, message): (i32, String)| PluginError::Call {
                 plugin: name.clone(),
@@ -80,6 +92,10 @@ impl PluginSut {
             instance,
             table: plugin.api,
             _host: host,
+            _run: run_raw,
+            issue_turns: (run.is_some_and(RunDescription::concurrent_issue)
+                && plugin.table().capabilities & ffi::CAP_CONCURRENT_ISSUE == 0)
+                .then(|| Mutex::new(())),
             context,
             samples: Mutex::new(Staged::default()),
             arena: None,
@@ -162,6 +178,63 @@ impl PluginSut {
         true
     }
 
+    /// Tells the plugin LoadGen loaded the samples of `indices` (their data in the arena by
+    /// now): its `load_samples` (ABI 1.3), if it has one. The error names the call.
+    pub fn load_samples(&self, indices: &[usize]) -> Result<(), String> {
+        self.sample_set("load_samples", self.table_sample_set(true), indices)
+    }
+
+    /// Tells the plugin the set of `indices` is released: its `unload_samples` (ABI 1.3).
+    pub fn unload_samples(&self, indices: &[usize]) -> Result<(), String> {
+        self.sample_set("unload_samples", self.table_sample_set(false), indices)
+    }
+
+    fn table_sample_set(&self, load: bool) -> Option<SampleSetFn> {
+        let table = self.table();
+        if table.struct_size <= ffi::TABLE_SIZE_1_2 {
+            return None;
+        }
+        match load {
+            true => table.load_samples,
+            false => table.unload_samples,
+        }
+    }
+
+    fn sample_set(
+        &self,
+        function: &str,
+        call: Option<SampleSetFn>,
+        indices: &[usize],
+    ) -> Result<(), String> {
+        let Some(call) = call else {
+            return Ok(());
+        };
+        let loaded = self.arena.as_deref().and_then(SampleArena::read);
+        let samples: Vec<ffi::mlperf_sample> = indices
+            .iter()
+            .map(|&index| {
+                let sample = QuerySample {
+                    id: ResponseId(0),
+                    index,
+                };
+                to_ffi(&sample, loaded.as_deref())
+            })
+            .collect();
+        drop(loaded);
+        // SAFETY: per the ABI; the samples point into the loaded set, which stays until the
+        // next load replaces it (after this set's unload).
+        let error = unsafe { call(self.instance, samples.as_ptr(), samples.len()) };
+        // SAFETY: the plugin's error object, if any.
+        match unsafe { take_error(error) } {
+            None => Ok(()),
+            Some((code, message)) => Err(format!(
+                "plugin {} {function} of {} samples failed (error {code}): {message}",
+                self.name,
+                indices.len()
+            )),
+        }
+    }
+
     /// The plugin's attributes (vendor, device, driver, precision, ...).
     pub fn attributes(&self) -> &[(String, String)] {
         &self.attributes
@@ -200,6 +273,10 @@ impl SystemUnderTest for PluginSut {
                 return refuse(samples, completer);
             }
         }
+        let _turn = self
+            .issue_turns
+            .as_ref()
+            .map(|turns| turns.lock().unwrap_or_else(|p| p.into_inner()));
         let issue = self.table().issue_query.expect("checked by require_sut");
         if let Some(timed) = &self.timed {
             return self.issue_timed(timed, samples, completer);
@@ -304,6 +381,12 @@ impl Staged {
             .extend(samples.iter().map(|s| to_ffi(s, loaded.as_deref())));
     }
 }
+
+type SampleSetFn = unsafe extern "C" fn(
+    instance: *mut c_void,
+    samples: *const ffi::mlperf_sample,
+    count: usize,
+) -> *mut ffi::mlperf_error;
 
 /// Queries up to this size are handed over from the stack.
 const SMALL_QUERY: usize = 8;

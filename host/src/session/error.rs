@@ -92,6 +92,8 @@ pub enum SessionError {
     Compliance(#[from] ComplianceError),
     #[error("the plugin's destroy has not returned after {0:?} (the testing run was not started)")]
     DestroyStalled(std::time::Duration),
+    #[error("a token run (use_token_latencies) needs a plugin that reports tokens: plugin {0} does not declare MLPERF_CAP_TOKENS")]
+    NoTokens(String),
     #[error("interrupted by {0} before the test started")]
     Interrupted(&'static str),
     #[error("scoring TEST01's baseline and compliance accuracy")]

@@ -11,6 +11,7 @@ mod official_run;
 mod old_files;
 mod outcome;
 mod plan;
+mod sample_sets;
 mod samples;
 
 use std::path::{Path, PathBuf};
@@ -25,14 +26,16 @@ use mlperf_power::Phase;
 use crate::benchmark::accuracy::{evaluate_into, Score};
 use crate::compliance::{AccuracyFallback, Verification};
 use crate::logs::{RESULT_JSON, SUMMARY_LOG};
-use crate::plugin::Instance;
+use crate::plugin::{Instance, RunDescription};
 use crate::power::{self, Meters, MetersFinisher, PowerResult, Recording};
+use mlperf_loadgen::QuerySampleLibrary;
 
 pub use audit::{AuditOutcome, AuditPlan, References};
 pub use error::SessionError;
 pub use old_files::RUN_FILES;
 pub use outcome::{RunOutcome, TestOutcome};
 pub use plan::{EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan};
+pub use sample_sets::SampleSetCalls;
 pub use samples::SampleLibrary;
 
 /// What a person running the session sees; every method does nothing by default.
@@ -83,7 +86,19 @@ impl<'a> Session<'a> {
         // set, a bad plugin.
         let mut meters = Meters::open(&plan.power, plan.plugin.isolation.as_ref())?;
         let mut library = SampleLibrary::open(&plan.samples)?;
-        let mut sut = open_plugin(&plan.plugin, &plan.samples)?;
+        let run = {
+            let qsl = library.as_qsl();
+            RunDescription::new(
+                &plan.settings,
+                qsl.performance_sample_count() as u64,
+                qsl.total_sample_count() as u64,
+            )
+        };
+        let mut sut = open_plugin(&plan.plugin, &plan.samples, &run)?;
+        if plan.settings.use_token_latencies && !sut.has_capability("tokens") {
+            return Err(SessionError::NoTokens(sut.name_of_plugin()));
+        }
+        let mut sample_sets = SampleSetCalls::default();
         library.attach(&mut sut);
         prepare_dir(&plan.out)?;
         prepare_dir(&plan.results_dir)?;
@@ -111,7 +126,14 @@ impl<'a> Session<'a> {
                 logs: &ranging_dir,
                 results: &ranging_dir,
             };
-            let result = self.test(plan, &sut, &mut library, &dirs, Some(meters.finisher()));
+            let result = self.test(
+                plan,
+                &sut,
+                &mut library,
+                &dirs,
+                Some(meters.finisher()),
+                &mut sample_sets,
+            );
             let recording = meters.stop(mark);
             let result = result?;
             write_result_json(&ranging_dir, &result, None)?;
@@ -134,7 +156,7 @@ impl<'a> Session<'a> {
             if !sut.destroy_within(plan.log.stall_timeout) {
                 return Err(SessionError::DestroyStalled(plan.log.stall_timeout));
             }
-            sut = open_plugin(&plan.plugin, &plan.samples)?;
+            sut = open_plugin(&plan.plugin, &plan.samples, &run)?;
             library.attach(&mut sut);
         }
         let mark = match meters.as_mut() {
@@ -146,7 +168,7 @@ impl<'a> Session<'a> {
             results: &plan.results_dir,
         };
         let finisher = meters.as_ref().map(Meters::finisher);
-        let result = self.test(plan, &sut, &mut library, &dirs, finisher);
+        let result = self.test(plan, &sut, &mut library, &dirs, finisher, &mut sample_sets);
         let recording = meters.as_mut().zip(mark).map(|(m, mark)| m.stop(mark));
         let ranged = meters.as_ref().map(Meters::ranged).unwrap_or_default();
         // Finished now (PTDaemon's ranges restored), not after the reports.
@@ -189,6 +211,7 @@ impl<'a> Session<'a> {
             scenario: plan.settings.scenario,
             power_valid,
             destroy_stalled: !destroyed,
+            sample_sets,
         })
     }
 
@@ -200,13 +223,14 @@ impl<'a> Session<'a> {
         library: &mut SampleLibrary,
         dirs: &TestDirs<'_>,
         meters: Option<MetersFinisher>,
+        sample_sets: &mut SampleSetCalls,
     ) -> Result<TestOutcome, SessionError> {
         // A test started after the signal would not see its abort.
         if let Some((_, signal)) = interrupt::received() {
             return Err(SessionError::Interrupted(signal));
         }
         let progress = self.observer.test_starting();
-        let result = run_test(plan, sut, library, dirs, progress, meters);
+        let result = run_test(plan, sut, library, dirs, progress, meters, sample_sets);
         self.observer.test_finished();
         result
     }
@@ -220,6 +244,7 @@ fn run_test(
     dirs: &TestDirs<'_>,
     progress: Option<ProgressHandle>,
     meters: Option<MetersFinisher>,
+    sample_sets: &mut SampleSetCalls,
 ) -> Result<TestOutcome, SessionError> {
     let context = TestContext {
         audit_config: plan.audit_config.clone(),
@@ -250,7 +275,11 @@ fn run_test(
         ..TestContext::default()
     };
     let settings = &plan.settings;
-    let qsl = library.as_qsl();
+    let mut qsl = sample_sets::PluginSampleSets {
+        library: library.as_qsl(),
+        sut,
+        calls: SampleSetCalls::default(),
+    };
     // The hand-over buffer of a large Offline query is made before the clock starts.
     let (effective, _) = EffectiveSettings::new(
         settings,
@@ -287,30 +316,38 @@ fn run_test(
                     .then_some(plan.log.stall_timeout),
                 ..LogSettings::default()
             };
-            start_test_with(sut, qsl, settings, &log, &context)
+            let result = start_test_with(sut, &mut qsl, settings, &log, &context)
                 .map(|result| TestOutcome::Native(Box::new(result)))
-                .map_err(SessionError::Native)
+                .map_err(SessionError::Native);
+            *sample_sets = qsl.calls.clone();
+            result
         }
         EnginePlan::Official(official_settings) => {
             official_run::write_provenance(dirs.results, &context.provenance)?;
             let result = official_run::run(
                 sut,
-                qsl,
+                &mut qsl,
                 official_settings,
                 &plan.log,
                 plan.audit_config.as_deref(),
                 &context,
                 dirs.logs,
-            )?;
-            Ok(TestOutcome::Official(Box::new(result)))
+            );
+            *sample_sets = qsl.calls.clone();
+            Ok(TestOutcome::Official(Box::new(result?)))
         }
     }
 }
 
-/// Opens, checks and creates the plan's plugin.
-fn open_plugin(plan: &PluginPlan, samples: &SamplePlan) -> Result<Instance, SessionError> {
+/// Opens, checks and creates the plan's plugin for the test `run` describes.
+fn open_plugin(
+    plan: &PluginPlan,
+    samples: &SamplePlan,
+    run: &RunDescription,
+) -> Result<Instance, SessionError> {
     let with_data = matches!(samples, SamplePlan::Dataset { .. });
-    Instance::open(&plan.spec, &plan.config, with_data, plan.isolation.as_ref()).map_err(|source| {
+    let isolation = plan.isolation.as_ref();
+    Instance::open(&plan.spec, &plan.config, with_data, isolation, Some(run)).map_err(|source| {
         match &plan.context {
             Some(context) => SessionError::PluginStart {
                 context: context.clone(),

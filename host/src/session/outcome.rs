@@ -13,6 +13,8 @@ pub struct RunOutcome {
     /// The plugin's `destroy` had not returned within the stall timeout (every file was
     /// written all the same).
     pub destroy_stalled: bool,
+    /// The sets the plugin was handed (`load_samples`) and released (`unload_samples`).
+    pub sample_sets: super::SampleSetCalls,
 }
 
 /// The test's result, as the engine that ran it gives it.

@@ -36,7 +36,7 @@ fn inspect_shows_abi_kind_capabilities_attributes_and_sha256() {
     assert!(output.status.success(), "{output:?}");
     let text = String::from_utf8(output.stdout).unwrap();
     for expected in [
-        "abi           : 1.2",
+        "abi           : 1.3",
         "kind          : sut",
         "capabilities  : async_completion, concurrent_issue, tokens",
         "layout check  : passed",
@@ -198,6 +198,11 @@ fn the_shipped_plugins_pass_the_conformance_suite() {
                 assert!(text.contains(&line), "{line:?} missing in\n{text}");
             }
         }
+        // Both the SDK's null plugin and the C example have the ABI 1.3 sample set calls.
+        assert!(
+            text.contains("  ok    load_samples and unload_samples: each loaded set handed over, then released"),
+            "{text}"
+        );
     }
 }
 
@@ -219,6 +224,8 @@ fn the_faulty_plugin_fails_the_conformance_checks_its_fault_breaks() {
             "fail_issue",
             "faulty: issue_query fails from sample 10 on (fault = fail_issue)",
         ),
+        // ABI 1.3: the load before the first query fails (MultiStream loads a padded set).
+        ("fail_load", "samples fails (fault = fail_load)"),
     ] {
         let set = format!("fault={fault}");
         let (passed, text) = conformance(
@@ -228,7 +235,7 @@ fn the_faulty_plugin_fails_the_conformance_checks_its_fault_breaks() {
         assert!(!passed, "{fault}: {text}");
         assert!(text.contains("DOES NOT CONFORM"), "{fault}: {text}");
         assert!(
-            text.contains("  ok    loads (faulty 0.1.0, ABI 1.2"),
+            text.contains("  ok    loads (faulty 0.1.0, ABI 1.3"),
             "{fault}: {text}"
         );
         for scenario in ["SingleStream", "MultiStream", "Server", "Offline"] {

@@ -85,7 +85,7 @@ fn every_scenario_hands_the_plugin_each_samples_own_bytes() {
             // Fewer performance samples than samples: accuracy mode loads several sets, and
             // each load replaces the arena's memory.
             let mut library = DatasetLibrary::new(source, 50);
-            let mut sut = PluginSut::create(&plugin, config).unwrap();
+            let mut sut = PluginSut::create(&plugin, config, None).unwrap();
             sut.read_samples_from(library.arena());
             let settings = TestSettings {
                 scenario,

@@ -609,7 +609,7 @@ fn run_engine(case: &Value, outdir: &Path, via_plugin: bool) -> Result<Record, S
         let plugin = mlperf_host::plugin::Plugin::open(&support::null_plugin())
             .map_err(|e| e.to_string())?;
         Some(
-            mlperf_host::plugin::PluginSut::create(&plugin, "workers = 0")
+            mlperf_host::plugin::PluginSut::create(&plugin, "workers = 0", None)
                 .map_err(|e| e.to_string())?,
         )
     } else {

@@ -21,6 +21,7 @@ mod plugin_runs;
 mod power_plugin;
 mod power_runs;
 mod preprocess_runs;
+mod sample_sets;
 mod session;
 mod stalled_plugins;
 mod submission_flow;

@@ -159,7 +159,7 @@ fn a_plugin_built_against_a_skewed_plugin_api_is_refused_at_load() {
     let plugin = Plugin::open(&control).unwrap_or_else(|e| panic!("control refused: {e}"));
     assert!(plugin.info.layout_checked, "{:?}", plugin.info);
     assert_eq!(plugin.info.name, "skew");
-    PluginSut::create(&plugin, "").unwrap();
+    PluginSut::create(&plugin, "", None).unwrap();
     drop(plugin);
     let inspect = cli(
         &["plugins", "inspect"],

@@ -46,7 +46,7 @@ MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t major
 }
 
 fn refusal(path: &Path) -> String {
-    match Plugin::open(path).and_then(|plugin| PluginSut::create(&plugin, "").map(|_| ())) {
+    match Plugin::open(path).and_then(|plugin| PluginSut::create(&plugin, "", None).map(|_| ())) {
         Ok(()) => panic!("{} was accepted", path.display()),
         Err(error) => error.to_string(),
     }
@@ -72,7 +72,7 @@ fn bad_plugins_are_refused_with_the_reason() {
     );
 
     let cases = [
-        ("refuses", "return 0;", "refused ABI 1.2"),
+        ("refuses", "return 0;", "refused ABI 1.3"),
         (
             "major2",
             "api.abi_major = 2;",
@@ -107,20 +107,33 @@ fn bad_plugins_are_refused_with_the_reason() {
     // The control: the same table untouched loads, reports itself and creates an instance.
     let good = compile_c_plugin(&dir, "good", &plugin_source(""));
     let plugin = Plugin::open(&good).unwrap();
-    assert_eq!(plugin.info.abi, "1.2");
+    assert_eq!(plugin.info.abi, "1.3");
     assert_eq!(plugin.info.kind, "sut");
     assert_eq!(plugin.info.sha256.len(), 64);
     assert!(
         !plugin.info.layout_checked,
         "a C plugin carries no layout descriptor"
     );
-    PluginSut::create(&plugin, "").unwrap();
+    PluginSut::create(&plugin, "", None).unwrap();
 
-    // Plugins of earlier minors still load and create: 1.1 (whose table is this one), and 1.0
-    // (whose table ends before the power functions). The host's 1.2 table is larger than what
-    // they know; they read what they know.
+    // Plugins of earlier minors still load and create: 1.2 and 1.1 (whose table ends before
+    // the sample set functions), and 1.0 (before the power functions too). The host's 1.3
+    // table is larger than what they know; they read what they know, and the host calls no
+    // function past their table (the sample set calls are skipped).
     for (name, tweak, abi) in [
-        ("minor1", "api.abi_minor = 1;", "1.1"),
+        (
+            "minor2",
+            // Past its struct_size the table holds a poisoned pointer: called, it would crash.
+            "api.abi_minor = 2; api.struct_size = offsetof(mlperf_plugin_api, load_samples); \
+             api.load_samples = api.unload_samples = \
+             (mlperf_error *(*)(void *, const mlperf_sample *, size_t))1;",
+            "1.2",
+        ),
+        (
+            "minor1",
+            "api.abi_minor = 1; api.struct_size = offsetof(mlperf_plugin_api, load_samples);",
+            "1.1",
+        ),
         (
             "minor0",
             "api.abi_minor = 0; api.struct_size = offsetof(mlperf_plugin_api, power_info);",
@@ -130,7 +143,7 @@ fn bad_plugins_are_refused_with_the_reason() {
         let so = compile_c_plugin(&dir, name, &plugin_source(tweak));
         let plugin = Plugin::open(&so).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(plugin.info.abi, abi);
-        PluginSut::create(&plugin, "").unwrap();
+        PluginSut::create(&plugin, "", None).unwrap();
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

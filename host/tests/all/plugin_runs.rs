@@ -29,7 +29,7 @@ fn quick(scenario: TestScenario) -> TestSettings {
 }
 
 fn sut(path: &Path, config: &str) -> PluginSut {
-    PluginSut::create(&Plugin::open(path).unwrap(), config).unwrap()
+    PluginSut::create(&Plugin::open(path).unwrap(), config, None).unwrap()
 }
 
 #[test]

@@ -158,7 +158,7 @@ fn the_c_examples_meter_is_read_through_its_second_entry() {
     // The null plugin too.
     let plugin = Plugin::open(&null_plugin()).unwrap();
     assert_eq!(plugin.info.kind, "sut");
-    PluginSut::create(&plugin, "").unwrap();
+    PluginSut::create(&plugin, "", None).unwrap();
 }
 
 #[test]
@@ -355,7 +355,7 @@ fn c_meters_and_plugins_of_abi_1_0() {
         (plugin.info.abi.as_str(), plugin.info.kind.as_str()),
         ("1.0", "sut")
     );
-    PluginSut::create(&plugin, "").unwrap();
+    PluginSut::create(&plugin, "", None).unwrap();
     let error = refusal(open_power_plugin(
         "plugin:old_sut",
         old_sut.to_str().unwrap(),

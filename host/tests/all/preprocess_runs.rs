@@ -126,7 +126,7 @@ fn every_scenario_hands_the_plugin_preprocessed_samples_untimed_and_timed() {
                 let source = Box::new(NpySource::open(&path).unwrap());
                 let mut library = DatasetLibrary::new(source, 50);
                 library.preprocess_with(Arc::clone(&preprocessing)).unwrap();
-                let mut sut = PluginSut::create(&plugin, config).unwrap();
+                let mut sut = PluginSut::create(&plugin, config, None).unwrap();
                 sut.read_samples_from(library.arena());
                 if timed {
                     sut.preprocess_timed(Arc::clone(&preprocessing));
@@ -203,7 +203,7 @@ fn timed_preprocessing_that_fails_ends_the_run_invalid_with_the_modules_message(
     let mut library = DatasetLibrary::new(source, 40);
     library.preprocess_with(Arc::clone(&preprocessing)).unwrap();
     let plugin = Plugin::open(&null_plugin()).unwrap();
-    let mut sut = PluginSut::create(&plugin, "response = 'data'").unwrap();
+    let mut sut = PluginSut::create(&plugin, "response = 'data'", None).unwrap();
     sut.read_samples_from(library.arena());
     sut.preprocess_timed(Arc::clone(&preprocessing));
     let settings = TestSettings {

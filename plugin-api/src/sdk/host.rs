@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 
 use crate::ffi::{self, mlperf_host_api, mlperf_response};
 
-use super::PluginError;
+use super::{PluginError, RunDescription};
 
 type CompleteFn =
     unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize);
@@ -19,13 +19,17 @@ type FailFn = unsafe extern "C" fn(context: *mut c_void, message: *const c_char,
 const HOST_SIZE_1_0: usize = std::mem::offset_of!(mlperf_host_api, fail);
 /// The host table's size up to and including `fail` (ABI 1.2).
 const HOST_SIZE_WITH_FAIL: usize = HOST_SIZE_1_0 + size_of::<Option<FailFn>>();
+/// The host table's size up to and including `run` (ABI 1.3).
+const HOST_SIZE_WITH_RUN: usize = ffi::HOST_SIZE_1_2 + size_of::<*const ()>();
 
-/// The host's callbacks, handed to [`SutPlugin::create`](super::SutPlugin::create).
-#[derive(Clone, Copy, Debug)]
+/// The host's callbacks, handed to [`SutPlugin::create`](super::SutPlugin::create), and the
+/// test the instance is created for.
+#[derive(Clone, Debug)]
 pub struct Host {
     abi_version: (u32, u32),
     pub(crate) completer: Completer,
     logger: Logger,
+    run: Option<RunDescription>,
 }
 
 impl Host {
@@ -56,6 +60,12 @@ impl Host {
             true => host.fail,
             false => None,
         };
+        // Appended in 1.3.
+        let run = match host.struct_size >= HOST_SIZE_WITH_RUN {
+            // SAFETY: the host's description, valid until destroy (copied here).
+            true => unsafe { RunDescription::from_raw(host.run) },
+            false => None,
+        };
         let complete = match host.complete {
             Some(complete) => complete,
             None if !needs_complete => complete_nothing,
@@ -78,7 +88,14 @@ impl Host {
                 context: host.context,
                 log: host.log,
             },
+            run,
         })
+    }
+
+    /// The test this instance is created for; None from a host older than ABI 1.3, or when
+    /// the instance serves no test (the host only reads its attributes): then pick defaults.
+    pub fn run(&self) -> Option<&RunDescription> {
+        self.run.as_ref()
     }
 
     /// The ABI version the host implements.

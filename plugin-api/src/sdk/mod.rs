@@ -11,6 +11,7 @@ mod host;
 mod plugin;
 mod power;
 mod power_shim;
+mod run;
 mod sample;
 mod shim;
 
@@ -18,6 +19,7 @@ pub use error::PluginError;
 pub use host::{Completer, Host, Level, Logger, Response};
 pub use plugin::SutPlugin;
 pub use power::{PowerInfo, PowerMeter, PowerReading, PowerScope};
+pub use run::{RunDescription, Scenario, TestMode};
 pub use sample::{DType, Sample};
 
 /// What [`export_plugin!`](crate::export_plugin) expands to; not an API.

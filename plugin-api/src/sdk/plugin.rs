@@ -21,6 +21,20 @@ pub trait SutPlugin: Send + Sync + Sized + 'static {
     fn issue_query(&self, samples: &[Sample<'_>], completer: &Completer)
         -> Result<(), PluginError>;
 
+    /// LoadGen loaded `samples` (untimed, before a series of queries; ids are 0): their data
+    /// stays put until [`SutPlugin::unload_samples`], so stage it on the device here if that
+    /// helps; issued samples of the set point at the same memory. Indices may repeat
+    /// (MultiStream pads the set). An error ends the run before any query. Hosts older than
+    /// ABI 1.3 never call it.
+    fn load_samples(&self, _samples: &[Sample<'_>]) -> Result<(), PluginError> {
+        Ok(())
+    }
+
+    /// The set of the last `load_samples` is released: drop what was staged for it.
+    fn unload_samples(&self, _samples: &[Sample<'_>]) -> Result<(), PluginError> {
+        Ok(())
+    }
+
     /// No more queries in this series: finish what is batched.
     fn flush_queries(&self) -> Result<(), PluginError> {
         Ok(())

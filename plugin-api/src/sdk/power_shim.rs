@@ -48,6 +48,8 @@ pub const fn power_table<T: PowerMeter>(
         flush_queries: None,
         power_info: Some(power_info::<T>),
         read_power: Some(read_power::<T>),
+        load_samples: None,
+        unload_samples: None,
     }
 }
 

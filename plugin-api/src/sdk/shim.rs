@@ -54,6 +54,8 @@ pub const fn sut_table<T: SutPlugin>(
         flush_queries: Some(flush_queries::<T>),
         power_info: None,
         read_power: None,
+        load_samples: Some(load_samples::<T>),
+        unload_samples: Some(unload_samples::<T>),
     }
 }
 
@@ -285,6 +287,43 @@ unsafe extern "C" fn issue_query<T: SutPlugin>(
                     .issue_query(samples, &instance.host.completer)
             })
         }
+    })
+}
+
+unsafe extern "C" fn load_samples<T: SutPlugin>(
+    instance_ptr: *mut c_void,
+    samples: *const mlperf_sample,
+    count: usize,
+) -> *mut mlperf_error {
+    // SAFETY: the host's arguments to load_samples.
+    unsafe { sample_set::<T>(instance_ptr, samples, count, T::load_samples) }
+}
+
+unsafe extern "C" fn unload_samples<T: SutPlugin>(
+    instance_ptr: *mut c_void,
+    samples: *const mlperf_sample,
+    count: usize,
+) -> *mut mlperf_error {
+    // SAFETY: the host's arguments to unload_samples.
+    unsafe { sample_set::<T>(instance_ptr, samples, count, T::unload_samples) }
+}
+
+/// `call` on the instance with the host's sample set.
+///
+/// # Safety
+/// `instance_ptr` came from `create::<T>`; `count` samples strided by struct_size, valid
+/// during the call.
+unsafe fn sample_set<T: SutPlugin>(
+    instance_ptr: *mut c_void,
+    samples: *const mlperf_sample,
+    count: usize,
+    call: fn(&T, &[Sample<'_>]) -> Result<(), PluginError>,
+) -> *mut mlperf_error {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let instance = unsafe { instance::<T>(instance_ptr) }?;
+        // SAFETY: the caller's contract.
+        unsafe { with_samples(samples, count, |samples| call(&instance.plugin, samples)) }
     })
 }
 

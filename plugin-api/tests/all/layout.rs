@@ -19,7 +19,7 @@ struct Entry {
 extern "C" {
     static mlperf_layout_entries: [Entry; 0];
     static mlperf_layout_count: usize;
-    static mlperf_layout_constants: [u64; 26];
+    static mlperf_layout_constants: [u64; 35];
     static mlperf_layout_entry_symbol: [c_char; 20];
     static mlperf_layout_power_entry_symbol: [c_char; 26];
 }
@@ -111,7 +111,31 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             complete,
             first_token,
             log,
-            fail
+            fail,
+            run
+        }
+    );
+    rust_layout!(
+        map,
+        fields,
+        mlperf_run_description {
+            struct_size,
+            next,
+            scenario,
+            mode,
+            samples_per_query,
+            target_qps,
+            target_latency_ns,
+            target_latency_percentile,
+            expected_latency_ns,
+            min_duration_ms,
+            min_query_count,
+            performance_sample_count,
+            total_sample_count,
+            flags,
+            issue_threads,
+            ttft_latency_ns,
+            tpot_latency_ns
         }
     );
     rust_layout!(
@@ -160,6 +184,8 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             flush_queries,
             power_info,
             read_power,
+            load_samples,
+            unload_samples,
         }
     );
     (map, fields)
@@ -197,7 +223,7 @@ fn every_rust_field_is_measured_in_c() {
 
 #[test]
 fn constants_match_the_header() {
-    let rust: [u64; 26] = [
+    let rust: [u64; 35] = [
         ABI_MAJOR.into(),
         ABI_MINOR.into(),
         CAP_ASYNC_COMPLETION,
@@ -207,6 +233,15 @@ fn constants_match_the_header() {
         CAP_NEEDS_SAMPLE_DATA,
         KIND_SUT.into(),
         KIND_POWER.into(),
+        SCENARIO_SINGLE_STREAM.into(),
+        SCENARIO_MULTI_STREAM.into(),
+        SCENARIO_SERVER.into(),
+        SCENARIO_OFFLINE.into(),
+        MODE_SUBMISSION.into(),
+        MODE_ACCURACY.into(),
+        MODE_PERFORMANCE.into(),
+        MODE_FIND_PEAK.into(),
+        RUN_TOKEN_LATENCIES.into(),
         POWER_SCOPE_COMPONENT.into(),
         POWER_SCOPE_WALL.into(),
         POWER_HAS_ENERGY_COUNTER.into(),

@@ -6,7 +6,8 @@ use abi_stable::StableAbi;
 
 /// A copy of the ABI's types as a plugin built against another plugin-api would have them,
 /// with `mlperf_sample`'s and `mlperf_response`'s fields given by the caller, and the fields of
-/// `mlperf_host_api` after `log` (by default 1.2's `fail`).
+/// `mlperf_host_api` after `log` (by default 1.2's `fail` and 1.3's `run`), and functions
+/// appended after 1.3's.
 macro_rules! abi_copy {
     (
         $module:ident,
@@ -24,6 +25,7 @@ macro_rules! abi_copy {
                         length: usize,
                     ),
                 >,
+                pub run: *const mlperf_run_description,
             },
             sample { $($sample)* },
             response { $($response)* }
@@ -100,6 +102,28 @@ macro_rules! abi_copy {
                 pub amps: f64,
                 pub power_factor: f64,
                 pub energy_joules: f64,
+            }
+
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_run_description {
+                pub struct_size: usize,
+                pub next: *const mlperf_extension,
+                pub scenario: u32,
+                pub mode: u32,
+                pub samples_per_query: u64,
+                pub target_qps: f64,
+                pub target_latency_ns: u64,
+                pub target_latency_percentile: f64,
+                pub expected_latency_ns: u64,
+                pub min_duration_ms: u64,
+                pub min_query_count: u64,
+                pub performance_sample_count: u64,
+                pub total_sample_count: u64,
+                pub flags: u32,
+                pub issue_threads: u32,
+                pub ttft_latency_ns: u64,
+                pub tpot_latency_ns: u64,
             }
 
             // Parameter names are part of what abi_stable compares.
@@ -185,6 +209,20 @@ macro_rules! abi_copy {
                     unsafe extern "C" fn(
                         instance: *mut c_void,
                         reading: *mut mlperf_power_reading,
+                    ) -> *mut mlperf_error,
+                >,
+                pub load_samples: Option<
+                    unsafe extern "C" fn(
+                        instance: *mut c_void,
+                        samples: *const mlperf_sample,
+                        count: usize,
+                    ) -> *mut mlperf_error,
+                >,
+                pub unload_samples: Option<
+                    unsafe extern "C" fn(
+                        instance: *mut c_void,
+                        samples: *const mlperf_sample,
+                        count: usize,
                     ) -> *mut mlperf_error,
                 >,
                 $($($appended)*)?
@@ -311,6 +349,7 @@ abi_copy!(
         pub fail: Option<
             unsafe extern "C" fn(context: *mut c_void, message: *const u8, length: usize),
         >,
+        pub run: *const mlperf_run_description,
     },
     sample {
         pub struct_size: usize,
@@ -374,7 +413,10 @@ fn the_host_tables_fail_is_part_of_the_checked_layout() {
     // host checks the layout only of plugins of its own minor, and loads others by struct_size).
     let message = check_layout(<host_of_1_1::mlperf_plugin_api as StableAbi>::LAYOUT).unwrap_err();
     assert!(message.contains("`mlperf_host_api`"), "{message}");
-    assert!(message.contains("missing field(s) [\"fail\"]"), "{message}");
+    assert!(
+        message.contains("missing field(s) [\"fail\", \"run\"]"),
+        "{message}"
+    );
     let message = check_layout(<fail_retyped::mlperf_plugin_api as StableAbi>::LAYOUT).unwrap_err();
     assert!(message.contains("mlperf_host_api"), "{message}");
     assert!(message.contains("fail"), "{message}");

@@ -27,6 +27,21 @@ impl SutPlugin for Echo {
             _ => {
                 host.logger()
                     .log(Level::Info, &format!("echo created with {config:?}"));
+                let run = match host.run() {
+                    Some(run) => format!(
+                        "run: {:?} {:?}, {} per query, {} qps, bound {:?} at {}, {} of {} loaded",
+                        run.scenario,
+                        run.mode,
+                        run.samples_per_query,
+                        run.target_qps,
+                        run.target_latency,
+                        run.target_latency_percentile,
+                        run.performance_sample_count,
+                        run.total_sample_count
+                    ),
+                    None => "run: none".into(),
+                };
+                host.logger().log(Level::Info, &run);
                 Ok(Echo {
                     logger: host.logger(),
                 })
@@ -63,6 +78,24 @@ impl SutPlugin for Echo {
                 .join()
                 .unwrap();
         }
+        Ok(())
+    }
+
+    fn load_samples(&self, samples: &[Sample<'_>]) -> Result<(), PluginError> {
+        if samples.iter().any(|s| s.index() == 666) {
+            return Err(PluginError::device("cannot stage index 666"));
+        }
+        let indices: Vec<u64> = samples.iter().map(|s| s.index()).collect();
+        let bytes: usize = samples.iter().map(|s| s.data().len()).sum();
+        self.logger
+            .log(Level::Info, &format!("loaded {indices:?} ({bytes} bytes)"));
+        Ok(())
+    }
+
+    fn unload_samples(&self, samples: &[Sample<'_>]) -> Result<(), PluginError> {
+        let indices: Vec<u64> = samples.iter().map(|s| s.index()).collect();
+        self.logger
+            .log(Level::Info, &format!("unloaded {indices:?}"));
         Ok(())
     }
 
@@ -175,6 +208,7 @@ fn issues_and_completes_through_the_table() {
         host.logs(),
         [
             (ffi::LOG_INFO, "echo created with \"x = 1\"".to_owned()),
+            (ffi::LOG_INFO, "run: none".to_owned()),
             (ffi::LOG_WARN, "flush fails".to_owned())
         ]
     );
@@ -345,4 +379,77 @@ fn without_the_hosts_fail_it_is_logged_as_an_error() {
         host.logs().last().unwrap(),
         &(ffi::LOG_ERROR, "lost samples [5]".to_owned())
     );
+}
+
+fn server_run() -> ffi::mlperf_run_description {
+    ffi::mlperf_run_description {
+        struct_size: size_of::<ffi::mlperf_run_description>(),
+        next: std::ptr::null(),
+        scenario: ffi::SCENARIO_SERVER,
+        mode: ffi::MODE_PERFORMANCE,
+        samples_per_query: 1,
+        target_qps: 250.0,
+        target_latency_ns: 15_000_000,
+        target_latency_percentile: 0.99,
+        expected_latency_ns: 0,
+        min_duration_ms: 600_000,
+        min_query_count: 100,
+        performance_sample_count: 1024,
+        total_sample_count: 50_000,
+        flags: 0,
+        issue_threads: 0,
+        ttft_latency_ns: 0,
+        tpot_latency_ns: 0,
+    }
+}
+
+fn info_lines(host: &RecordingHost) -> Vec<String> {
+    host.logs()
+        .into_iter()
+        .filter(|(level, _)| *level == ffi::LOG_INFO)
+        .map(|(_, line)| line)
+        .collect()
+}
+
+#[test]
+fn the_run_description_and_the_loaded_set_reach_the_plugin() {
+    let host = RecordingHost::new().with_run(server_run());
+    // SAFETY: the table of this binary's plugin; the host outlives the instance.
+    let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    instance
+        .load(&[sample(0, 3, b"abc"), sample(0, 5, b"de")])
+        .unwrap();
+    instance
+        .unload(&[sample(0, 3, b"abc"), sample(0, 5, b"de")])
+        .unwrap();
+    let error = instance.load(&[sample(0, 666, b"x")]).unwrap_err();
+    assert!(
+        error.message.contains("cannot stage index 666"),
+        "{error:?}"
+    );
+    assert_eq!(
+        info_lines(&host)[1..],
+        [
+            "run: Server Performance, 1 per query, 250 qps, bound 15ms at 0.99, 1024 of 50000 loaded",
+            "loaded [3, 5] (5 bytes)",
+            "unloaded [3, 5]",
+        ]
+    );
+}
+
+#[test]
+fn a_host_of_1_2_has_no_run_description_however_its_table_is_filled() {
+    // The pointer lies past the 1.2 table's struct_size: the plugin must not read it.
+    let host = RecordingHost::of_minor(2).with_run(server_run());
+    // SAFETY: as above.
+    let _instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    assert_eq!(info_lines(&host)[1], "run: none");
+
+    // A description of a scenario this SDK does not know is none either.
+    let mut unknown = server_run();
+    unknown.scenario = 9;
+    let host = RecordingHost::new().with_run(unknown);
+    // SAFETY: as above.
+    let _instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    assert_eq!(info_lines(&host)[1], "run: none");
 }

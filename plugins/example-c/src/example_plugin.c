@@ -1,6 +1,6 @@
 /*
  * example_plugin.c — a complete mlperf-host SUT backend in plain C99, implementing only
- * mlperf_plugin.h (ABI 1.2), with a power meter beside it. Copy it as the starting point of
+ * mlperf_plugin.h (ABI 1.3), with a power meter beside it. Copy it as the starting point of
  * your own plugin.
  *
  * What it does: it "runs" every sample by answering with the sample's index as 4 little-endian
@@ -26,6 +26,11 @@
  *
  *   watts      = 75           # the simulated draw, 1..100000 W (default 75)
  *   device     = "npu0"       # named in what the meter measures (default "cpu-simulated")
+ *
+ * Since ABI 1.3 the host says at create which test the instance serves (host->run: scenario,
+ * mode, samples per query, latency bound, ...; the example logs it) and hands over each set of
+ * samples LoadGen loads before timing (load_samples / unload_samples; the example keeps which
+ * indices are loaded and fails the run if a sample outside the set is ever issued).
  *
  * Where to put your own code is marked "YOUR DEVICE" below.
  *
@@ -331,6 +336,18 @@ typedef struct example_instance {
     /* The attributes handed out by attributes(); the strings live in config. */
     mlperf_attribute attributes[3];
 
+    /* The test this instance serves (ABI 1.3), copied at create; has_run = 0 when the host
+     * said nothing (a 1.2 host, or an instance made only for its attributes). */
+    mlperf_run_description run;
+    int has_run;
+
+    /* The loaded sample set (load_samples/unload_samples, ABI 1.3): one byte per index up to
+     * loaded_capacity, 1 = loaded. Written only by load and unload, which never overlap a
+     * query, so issue_query reads it without a lock. */
+    unsigned char *loaded;
+    uint64_t loaded_capacity;
+    int sets_handed; /* a load_samples came: issued samples must lie in the set */
+
     /* Worker mode only: the threads (written by create and destroy alone) ... */
     pthread_t *threads;
     unsigned threads_started;
@@ -480,6 +497,7 @@ static void free_instance(example_instance *instance) {
     }
     free(instance->threads);
     free(instance->queue);
+    free(instance->loaded);
     free(instance);
 }
 
@@ -516,6 +534,16 @@ static mlperf_error *example_create(const mlperf_host_api *host, const char *con
     memcpy(&instance->host, host,
            host->struct_size < sizeof instance->host ? host->struct_size : sizeof instance->host);
     instance->host.struct_size = sizeof instance->host;
+
+    /* The run description, from a 1.3 host (a smaller table has no `run`). A real batcher picks
+     * its policy here: Server's latency bound and rate, Offline's one large query. */
+    const mlperf_run_description *run =
+        host->struct_size >= offsetof(mlperf_host_api, run) + sizeof host->run ? host->run : NULL;
+    if (run != NULL && run->struct_size >= sizeof instance->run) {
+        instance->run = *run;
+        instance->has_run = 1;
+    }
+    instance->host.run = NULL; /* not kept: the copy above is */
 
     mlperf_error *error = parse_config(config_toml, config_length, &instance->config);
     if (error != NULL) {
@@ -574,6 +602,19 @@ static mlperf_error *example_create(const mlperf_host_api *host, const char *con
                           "max_batch %u",
              instance->config.device, instance->config.workers,
              (unsigned long long)instance->config.latency_us, instance->config.max_batch);
+    if (instance->has_run) {
+        static const char *const scenarios[] = {"?", "SingleStream", "MultiStream", "Server",
+                                                "Offline"};
+        uint32_t scenario = instance->run.scenario <= 4 ? instance->run.scenario : 0;
+        host_log(instance, MLPERF_LOG_INFO,
+                 EXAMPLE_NAME ": run: %s, %llu sample(s) per query, target %.1f qps, "
+                              "latency bound %llu ns at p%.1f, %llu of %llu samples loaded at once",
+                 scenarios[scenario], (unsigned long long)instance->run.samples_per_query,
+                 instance->run.target_qps, (unsigned long long)instance->run.target_latency_ns,
+                 instance->run.target_latency_percentile * 100.0,
+                 (unsigned long long)instance->run.performance_sample_count,
+                 (unsigned long long)instance->run.total_sample_count);
+    }
     *instance_out = instance;
     return NULL;
 }
@@ -604,6 +645,83 @@ static const mlperf_sample *sample_at(const mlperf_sample *samples, size_t strid
     return (const mlperf_sample *)((const char *)samples + i * stride);
 }
 
+/* Marks (value 1) or clears (0) the indices of a loaded set. YOUR DEVICE: copy or pin the set's
+ * data (sample->data, sample->length: valid until the matching unload) onto the device here,
+ * outside the timed run. */
+static mlperf_error *mark_set(example_instance *instance, const mlperf_sample *samples,
+                              size_t count, unsigned char value, const char *function) {
+    if (instance == NULL || (samples == NULL && count != 0)) {
+        return make_error(MLPERF_ERROR_INVALID_ARGUMENT, EXAMPLE_NAME ": %s: NULL argument",
+                          function);
+    }
+    if (count == 0) {
+        return NULL;
+    }
+    size_t stride = samples->struct_size;
+    if (stride < offsetof(mlperf_sample, index) + sizeof samples->index) {
+        return make_error(MLPERF_ERROR_INVALID_ARGUMENT,
+                          EXAMPLE_NAME ": %s: sample struct_size %zu is too small", function,
+                          stride);
+    }
+    for (size_t i = 0; i < count; ++i) {
+        uint64_t index = sample_at(samples, stride, i)->index;
+        if (index >= instance->loaded_capacity) {
+            if (value == 0) {
+                continue; /* never loaded */
+            }
+            uint64_t capacity = instance->loaded_capacity ? instance->loaded_capacity : 1024;
+            while (capacity <= index) {
+                capacity *= 2;
+            }
+            unsigned char *grown = realloc(instance->loaded, capacity);
+            if (grown == NULL) {
+                return make_error(MLPERF_ERROR_RESOURCE_EXHAUSTED,
+                                  EXAMPLE_NAME ": %s: cannot track %llu samples", function,
+                                  (unsigned long long)capacity);
+            }
+            memset(grown + instance->loaded_capacity, 0, capacity - instance->loaded_capacity);
+            instance->loaded = grown;
+            instance->loaded_capacity = capacity;
+        }
+        instance->loaded[index] = value;
+    }
+    return NULL;
+}
+
+static mlperf_error *example_load_samples(void *opaque, const mlperf_sample *samples,
+                                          size_t count) {
+    example_instance *instance = opaque;
+    mlperf_error *error = mark_set(instance, samples, count, 1, "load_samples");
+    if (error == NULL) {
+        instance->sets_handed = 1;
+        host_log(instance, MLPERF_LOG_DEBUG, EXAMPLE_NAME ": %zu samples loaded", count);
+    }
+    return error;
+}
+
+static mlperf_error *example_unload_samples(void *opaque, const mlperf_sample *samples,
+                                            size_t count) {
+    return mark_set(opaque, samples, count, 0, "unload_samples");
+}
+
+/* A sample outside the loaded set: the host broke the ABI's promise. Said through host.fail
+ * (since 1.2; the run ends INVALID) and refused. */
+static mlperf_error *outside_the_set(const example_instance *instance, uint64_t index) {
+    mlperf_error *error = make_error(MLPERF_ERROR_INVALID_ARGUMENT,
+                                     EXAMPLE_NAME ": issue_query: sample index %llu is not in "
+                                                  "the loaded set",
+                                     (unsigned long long)index);
+    if (instance->host.fail != NULL) {
+        instance->host.fail(instance->host.context, error->message, strlen(error->message));
+    }
+    return error;
+}
+
+static int is_loaded(const example_instance *instance, uint64_t index) {
+    return !instance->sets_handed ||
+           (index < instance->loaded_capacity && instance->loaded[index] != 0);
+}
+
 static mlperf_error *example_issue_query(void *opaque, const mlperf_sample *samples,
                                          size_t count) {
     example_instance *instance = opaque;
@@ -619,6 +737,12 @@ static mlperf_error *example_issue_query(void *opaque, const mlperf_sample *samp
         return make_error(MLPERF_ERROR_INVALID_ARGUMENT,
                           EXAMPLE_NAME ": issue_query: sample struct_size %zu is too small",
                           stride);
+    }
+    for (size_t i = 0; i < count; ++i) {
+        uint64_t index = sample_at(samples, stride, i)->index;
+        if (!is_loaded(instance, index)) {
+            return outside_the_set(instance, index);
+        }
     }
 
     if (instance->config.workers == 0) {
@@ -704,7 +828,7 @@ static mlperf_error *example_flush_queries(void *opaque) {
 static const mlperf_plugin_api example_api = {
     sizeof(mlperf_plugin_api),
     NULL,                    /* next: no extensions */
-    MLPERF_PLUGIN_ABI_MAJOR, /* we implement the header's version, 1.2 */
+    MLPERF_PLUGIN_ABI_MAJOR, /* we implement the header's version, 1.3 */
     MLPERF_PLUGIN_ABI_MINOR,
     MLPERF_PLUGIN_KIND_SUT,
     0, /* reserved */
@@ -719,17 +843,19 @@ static const mlperf_plugin_api example_api = {
     example_flush_queries,
     NULL, /* power_info: a SUT table has none (the meter has its own table, below) */
     NULL, /* read_power */
+    example_load_samples,
+    example_unload_samples,
 };
 
 /* The entry point. The host offers its highest ABI version; we answer with the version we
- * implement (1.2) if the major matches, NULL otherwise. Build with -fvisibility=hidden so that
+ * implement (1.3) if the major matches, NULL otherwise. Build with -fvisibility=hidden so that
  * the entries are the only symbols the library exports. */
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t host_abi_major,
                                                                   uint32_t host_abi_minor);
 
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t host_abi_major,
                                                                   uint32_t host_abi_minor) {
-    (void)host_abi_minor; /* any 1.x host can use a 1.2 SUT: it reads what it knows */
+    (void)host_abi_minor; /* any 1.x host can use a 1.3 SUT: it reads what it knows */
     if (host_abi_major != MLPERF_PLUGIN_ABI_MAJOR) {
         return NULL;
     }
@@ -832,6 +958,8 @@ static const mlperf_plugin_api example_meter_api = {
     NULL, /* flush_queries */
     meter_power_info,
     meter_read_power,
+    NULL, /* load_samples: a meter has none */
+    NULL, /* unload_samples */
 };
 
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_power_plugin_entry(uint32_t host_abi_major,

@@ -35,7 +35,7 @@ impl Plugin {
                 .expect("entry symbol");
             entry(ffi::ABI_MAJOR, ffi::ABI_MINOR)
         };
-        assert!(!api.is_null(), "the plugin refused ABI 1.2");
+        assert!(!api.is_null(), "the plugin refused ABI 1.3");
         Plugin {
             api,
             _library: library,
@@ -79,6 +79,7 @@ impl Plugin {
             first_token: None,
             log: Some(on_log),
             fail: None,
+            run: ptr::null(),
         });
         edit(&mut host);
         let mut instance = ptr::null_mut();
@@ -262,6 +263,19 @@ impl Instance<'_> {
         })
     }
 
+    /// `load_samples` (`load`) or `unload_samples`.
+    fn sample_set(&self, load: bool, samples: &[mlperf_sample]) -> Option<PluginError> {
+        let api = self.plugin.api();
+        let call = match load {
+            true => api.load_samples,
+            false => api.unload_samples,
+        };
+        // SAFETY: samples outlive the call.
+        take_error(unsafe {
+            (call.expect("sample set call"))(self.instance, samples.as_ptr(), samples.len())
+        })
+    }
+
     fn attributes(&self) -> HashMap<String, String> {
         let mut attributes: *const mlperf_attribute = ptr::null();
         let mut count = 0;
@@ -365,18 +379,18 @@ fn check_exactly_once(recorder: &Recorder, issued: &[mlperf_sample]) -> HashMap<
 // ---- Tests ------------------------------------------------------------------------------------
 
 #[test]
-fn entry_answers_abi_1_2_and_refuses_other_majors() {
+fn entry_answers_abi_1_3_and_refuses_other_majors() {
     let plugin = Plugin::load();
     assert!(plugin.entry(0, 0).is_null());
     assert!(plugin.entry(2, 0).is_null());
     assert!(plugin.entry(u32::MAX, 0).is_null());
-    // A host of a later 1.x minor gets the 1.2 table.
+    // A host of a later 1.x minor gets the 1.3 table.
     assert_eq!(plugin.entry(1, 7), plugin.api);
 
     let api = plugin.api();
     assert_eq!(api.struct_size, size_of::<ffi::mlperf_plugin_api>());
     assert!(api.next.is_null());
-    assert_eq!((api.abi_major, api.abi_minor), (1, 2));
+    assert_eq!((api.abi_major, api.abi_minor), (1, 3));
     assert_eq!(api.kind, ffi::KIND_SUT);
     // SAFETY: static NUL-terminated strings.
     let (name, version) = unsafe { (CStr::from_ptr(api.name), CStr::from_ptr(api.version)) };
@@ -391,6 +405,7 @@ fn entry_answers_abi_1_2_and_refuses_other_majors() {
     assert!(api.create.is_some() && api.destroy.is_some() && api.attributes.is_some());
     assert!(api.issue_query.is_some() && api.flush_queries.is_some());
     assert!(api.power_info.is_none() && api.read_power.is_none());
+    assert!(api.load_samples.is_some() && api.unload_samples.is_some());
 }
 
 #[test]
@@ -409,7 +424,7 @@ fn the_second_entry_is_a_power_meter() {
         &*entry(ffi::ABI_MAJOR, ffi::ABI_MINOR)
     };
     assert_eq!(api.kind, ffi::KIND_POWER);
-    assert_eq!((api.abi_major, api.abi_minor), (1, 2));
+    assert_eq!((api.abi_major, api.abi_minor), (1, 3));
     assert_eq!(api.struct_size, size_of::<ffi::mlperf_plugin_api>());
     assert!(api.issue_query.is_none() && api.flush_queries.is_none());
 
@@ -751,4 +766,82 @@ fn an_unusable_host_table_is_refused() {
     assert!(instance.issue(&issued).is_none());
     instance.recorder.wait_for(3);
     check_exactly_once(&instance.recorder, &issued);
+}
+
+#[test]
+fn only_samples_of_the_loaded_set_may_be_issued() {
+    let plugin = Plugin::load();
+    let set = |indices: std::ops::Range<u64>| -> Vec<mlperf_sample> {
+        indices.map(|index| sample(0, index)).collect()
+    };
+    for config in ["workers = 0", "workers = 1"] {
+        let instance = plugin.create(config).unwrap();
+        // Before any set is handed over (a 1.2 host never does) any sample goes.
+        assert!(instance.issue(&[sample(1, 4000)]).is_none());
+        assert!(instance.sample_set(true, &set(0..5)).is_none());
+        assert!(instance.issue(&[sample(2, 2)]).is_none());
+        let refused = instance
+            .issue(&[sample(3, 3), sample(4, 9)])
+            .expect("index 9 is not loaded");
+        assert_eq!(refused.code, ffi::ERROR_INVALID_ARGUMENT);
+        assert!(
+            refused
+                .message
+                .contains("sample index 9 is not in the loaded set"),
+            "{}",
+            refused.message
+        );
+        assert!(instance.sample_set(false, &set(0..5)).is_none());
+        // A set far beyond the first grows what the plugin tracks.
+        assert!(instance.sample_set(true, &set(5000..5010)).is_none());
+        assert!(
+            instance.issue(&[sample(5, 2)]).is_some(),
+            "index 2 was unloaded"
+        );
+        assert!(instance.issue(&[sample(6, 5009)]).is_none());
+        instance.recorder.wait_for(3);
+    }
+}
+
+#[test]
+fn the_run_description_is_read_only_from_a_host_table_that_has_it() {
+    let plugin = Plugin::load();
+    let run = Box::new(ffi::mlperf_run_description {
+        struct_size: size_of::<ffi::mlperf_run_description>(),
+        next: ptr::null(),
+        scenario: ffi::SCENARIO_OFFLINE,
+        mode: ffi::MODE_PERFORMANCE,
+        samples_per_query: 24_576,
+        target_qps: 2000.0,
+        target_latency_ns: 0,
+        target_latency_percentile: 0.9,
+        expected_latency_ns: 0,
+        min_duration_ms: 600_000,
+        min_query_count: 1,
+        performance_sample_count: 1024,
+        total_sample_count: 50_000,
+        flags: 0,
+        issue_threads: 0,
+        ttft_latency_ns: 0,
+        tpot_latency_ns: 0,
+    });
+    let described = plugin.create_with(b"", |host| host.run = &*run).unwrap();
+    let logs = lock(&described.recorder.logs).clone();
+    assert!(
+        logs.iter().any(|(_, line)| line
+            == "example-c: run: Offline, 24576 sample(s) per query, target 2000.0 qps, latency bound 0 ns at p90.0, 1024 of 50000 samples loaded at once"),
+        "{logs:?}"
+    );
+    // A 1.2 host's table ends before `run`: whatever lies there is not read.
+    let older = plugin
+        .create_with(b"", |host| {
+            host.struct_size = ffi::HOST_SIZE_1_2;
+            host.run = &*run;
+        })
+        .unwrap();
+    let logs = lock(&older.recorder.logs).clone();
+    assert!(
+        !logs.iter().any(|(_, line)| line.contains("run:")),
+        "{logs:?}"
+    );
 }

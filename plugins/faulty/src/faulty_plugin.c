@@ -24,6 +24,9 @@
  *     garbage_response    at_sample completes twice, followed by an id never issued (0)
  *     leak                from at_sample on, each sample mallocs and touches leak_bytes that are
  *                         never freed (a failed malloc aborts, as an xmalloc would)
+ *     fail_load           load_samples returns an error (MLPERF_ERROR_DEVICE; at_sample ignored)
+ *     hang_load           load_samples never returns (at_sample is ignored)
+ *     fail_unload         unload_samples returns an error (at_sample is ignored)
  *   at_sample       = 1     the fault strikes at the N-th sample seen, 1-based, counted across
  *                           issue_query calls (default 1)
  *   exit_status     = 0     the status of `exit`, 0..255 (default 0)
@@ -57,10 +60,12 @@
 #define ME "faulty"
 
 enum { NONE, SEGFAULT, ABORT, EXIT, KILL, HANG_ISSUE, HANG_FLUSH, HANG_DESTROY, HOLD,
-       FAIL_ISSUE, HUGE_RESPONSE, GARBAGE_RESPONSE, LEAK };
+       FAIL_ISSUE, HUGE_RESPONSE, GARBAGE_RESPONSE, LEAK, FAIL_LOAD, HANG_LOAD,
+       FAIL_UNLOAD };
 static const char *const faults[] = {
     "none", "segfault", "abort", "exit", "kill", "hang_issue", "hang_flush", "hang_destroy",
-    "hold", "fail_issue", "huge_response", "garbage_response", "leak", NULL,
+    "hold", "fail_issue", "huge_response", "garbage_response", "leak", "fail_load", "hang_load",
+    "fail_unload", NULL,
 };
 static const char *const booleans[] = {"false", "true", NULL};
 
@@ -72,7 +77,9 @@ static const struct key {
     uint64_t min, max, initial;
 } keys[KEYS] = {
     {"fault", "one of none, segfault, abort, exit, kill, hang_issue, hang_flush, hang_destroy, "
-              "hold, fail_issue, huge_response, garbage_response, leak", faults, 0, 0, NONE},
+              "hold, fail_issue, huge_response, garbage_response, leak, fail_load, hang_load, "
+              "fail_unload",
+     faults, 0, 0, NONE},
     {"at_sample", "an integer of at least 1", NULL, 1, UINT64_MAX, 1},
     {"exit_status", "an integer from 0 to 255", NULL, 0, 255, 0},
     {"echo", "true or false", booleans, 0, 0, 0},
@@ -391,6 +398,31 @@ static mlperf_error *faulty_flush_queries(void *instance) {
     return NULL;
 }
 
+/* ABI 1.3: the loaded set. Nothing is staged; the faults are the point. */
+static mlperf_error *faulty_load_samples(void *instance, const mlperf_sample *samples,
+                                         size_t count) {
+    const faulty *self = instance;
+    (void)samples;
+    if (self != NULL && self->set[FAULT] == HANG_LOAD) {
+        hang(self->set[HANG_MS]);
+    } else if (self != NULL && self->set[FAULT] == FAIL_LOAD) {
+        return oops_of(MLPERF_ERROR_DEVICE,
+                       ME ": load_samples of %zu samples fails (fault = fail_load)", count);
+    }
+    return NULL;
+}
+
+static mlperf_error *faulty_unload_samples(void *instance, const mlperf_sample *samples,
+                                           size_t count) {
+    const faulty *self = instance;
+    (void)samples;
+    if (self != NULL && self->set[FAULT] == FAIL_UNLOAD) {
+        return oops_of(MLPERF_ERROR_DEVICE,
+                       ME ": unload_samples of %zu samples fails (fault = fail_unload)", count);
+    }
+    return NULL;
+}
+
 /* NEEDS_SAMPLE_DATA: with echo = true the answers are the samples' data. Every sample completes
  * inline, so no ASYNC_COMPLETION; one issuing thread at a time, so no CONCURRENT_ISSUE. */
 static const mlperf_plugin_api table = {
@@ -405,6 +437,8 @@ static const mlperf_plugin_api table = {
     .destroy = faulty_destroy,
     .issue_query = faulty_issue_query,
     .flush_queries = faulty_flush_queries,
+    .load_samples = faulty_load_samples,
+    .unload_samples = faulty_unload_samples,
 };
 
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t host_abi_major,

@@ -74,13 +74,14 @@ fn serve() -> Result<(), String> {
         config,
         samples,
         timed_preprocess,
+        run,
     }) = protocol::receive(&mut commands).map_err(|e| e.to_string())?
     else {
         return Err("the host closed the control socket before start".into());
     };
     start_heartbeat(Arc::clone(&region));
 
-    let mut sut = match crate::plugin::open_sut(&spec, &config) {
+    let mut sut = match crate::plugin::open_sut(&spec, &config, run.as_ref()) {
         Ok(sut) => sut,
         Err(error) => {
             send(&ToHost::StartFailed {
@@ -131,6 +132,8 @@ fn serve() -> Result<(), String> {
         expected: 0,
         prepared: Vec::new(),
         preparing: 0,
+        set: Vec::new(),
+        set_call: None,
     };
     server.serve_issue_ring()?;
     drop(server);
@@ -178,6 +181,10 @@ struct Server<'a, F: Fn(&ToHost) -> Result<(), String>> {
     /// come (continuation entries go here while they are).
     prepared: Vec<QuerySample>,
     preparing: usize,
+    /// A sample set being received for `load_samples` or `unload_samples` (`set_call`: which,
+    /// and how many indices are still to come).
+    set: Vec<usize>,
+    set_call: Option<(u32, usize)>,
 }
 
 impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
@@ -248,7 +255,24 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
                 std::mem::swap(&mut self.query, &mut self.prepared);
                 self.issue();
             }
+            KIND_LOAD | KIND_UNLOAD => {
+                let call = if entry.kind == KIND_LOAD {
+                    CALL_LOAD
+                } else {
+                    CALL_UNLOAD
+                };
+                self.set.clear();
+                self.set_call = Some((call, entry.index as usize));
+                self.call_sample_set_when_complete()?;
+            }
             kind if kind >= FIRST_MARKER => {}
+            0 if self.set_call.is_some() => {
+                self.set.push(entry.index as usize);
+                if let Some((_, left)) = &mut self.set_call {
+                    *left -= 1;
+                }
+                self.call_sample_set_when_complete()?;
+            }
             0 if self.preparing > 0 => {
                 self.prepared.push(QuerySample {
                     id: ResponseId(entry.id),
@@ -275,6 +299,24 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
             }
         }
         Ok(())
+    }
+
+    /// Calls the plugin's `load_samples` or `unload_samples` once the whole set is here, and
+    /// answers the host.
+    fn call_sample_set_when_complete(&mut self) -> Result<(), String> {
+        let Some((call, 0)) = self.set_call else {
+            return Ok(());
+        };
+        self.set_call = None;
+        stamp_call(self.region, call);
+        let result = match call {
+            CALL_LOAD => self.sut.load_samples(&self.set),
+            _ => self.sut.unload_samples(&self.set),
+        };
+        unstamp_call(self.region);
+        (self.send)(&ToHost::SampleSet {
+            error: result.err(),
+        })
     }
 
     /// Hands the plugin the query received.

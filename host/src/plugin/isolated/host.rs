@@ -136,6 +136,7 @@ impl IsolatedSut {
         config: &str,
         samples: bool,
         isolation: &Isolation,
+        run: Option<&crate::plugin::RunDescription>,
     ) -> Result<IsolatedSut, PluginError> {
         let failed = |what: &str, e: std::io::Error| PluginError::Isolated {
             message: format!("cannot start the plugin process ({what}): {e}"),
@@ -230,6 +231,7 @@ impl IsolatedSut {
             config: config.to_string(),
             samples,
             timed_preprocess: isolation.timed_preprocess.clone(),
+            run: run.cloned(),
         };
         protocol::send(&mut control, &start).map_err(|e| failed("control socket", e))?;
         match sut
@@ -279,6 +281,42 @@ impl IsolatedSut {
                 self.inner.reply(self.inner.stall_timeout),
                 Ok(ToHost::Reserved { ok: true })
             )
+    }
+
+    /// Has the process call the plugin's `load_samples` (`load`) or `unload_samples` with the
+    /// samples of `indices`, and waits for it.
+    pub fn sample_set(&self, load: bool, indices: &[usize]) -> Result<(), String> {
+        // A process that is gone holds nothing to release (its end already failed the run).
+        if !load && self.inner.link.gone.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let kind = if load { KIND_LOAD } else { KIND_UNLOAD };
+        let gone = || self.inner.cause().unwrap_or_default();
+        self.inner
+            .push(indices.len() + 1, |i| match i {
+                0 => IssueEntry {
+                    id: 0,
+                    index: indices.len() as u64,
+                    kind,
+                },
+                i => IssueEntry {
+                    id: 0,
+                    index: indices[i - 1] as u64,
+                    kind: 0,
+                },
+            })
+            .map_err(|_| gone())?;
+        // The watcher kills a call that stalls; this wait only outlasts it.
+        match self
+            .inner
+            .reply(self.inner.stall_timeout + Duration::from_secs(5))?
+        {
+            ToHost::SampleSet { error: None } => Ok(()),
+            ToHost::SampleSet { error: Some(error) } => Err(error),
+            other => Err(format!(
+                "the plugin process answered {other:?} to the sample set"
+            )),
+        }
     }
 
     /// Sends every set `arena` is given to the process, before the load returns.

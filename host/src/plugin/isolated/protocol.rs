@@ -26,6 +26,8 @@ pub enum ToPlugin {
         samples: bool,
         /// Preprocessing the process runs on each issued sample, inside the timed path.
         timed_preprocess: Option<TimedModule>,
+        /// The test the instance is created for.
+        run: Option<crate::plugin::RunDescription>,
     },
 }
 
@@ -44,6 +46,8 @@ pub enum ToHost {
     Reserved { ok: bool },
     /// A sample image is mapped (or could not be: `error`).
     SamplesMapped { error: Option<String> },
+    /// The plugin's `load_samples` or `unload_samples` returned (its error, if any).
+    SampleSet { error: Option<String> },
     /// `destroy` returned; the process exits.
     Destroyed,
 }

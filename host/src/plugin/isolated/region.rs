@@ -37,6 +37,10 @@ pub const KIND_RESERVE: u64 = u64::MAX - 3;
 pub const KIND_PREPARE: u64 = u64::MAX - 4;
 /// Issue the prepared query: `id` its first sample's, `index` its length.
 pub const KIND_ISSUE_PREPARED: u64 = u64::MAX - 5;
+/// The loaded set's indices follow (`index` of them, continuation entries): call the
+/// plugin's `load_samples`, or with KIND_UNLOAD its `unload_samples`, and answer.
+pub const KIND_LOAD: u64 = u64::MAX - 6;
+pub const KIND_UNLOAD: u64 = u64::MAX - 7;
 /// Markers start here; query lengths stay below.
 pub const FIRST_MARKER: u64 = u64::MAX - 15;
 
@@ -51,12 +55,16 @@ pub const DONE_FAIL: u64 = 2;
 pub const CALL_ISSUE: u32 = 1;
 pub const CALL_FLUSH: u32 = 2;
 pub const CALL_DESTROY: u32 = 3;
+pub const CALL_LOAD: u32 = 4;
+pub const CALL_UNLOAD: u32 = 5;
 
 pub fn call_name(call: u32) -> &'static str {
     match call {
         CALL_ISSUE => "issue_query",
         CALL_FLUSH => "flush_queries",
         CALL_DESTROY => "destroy",
+        CALL_LOAD => "load_samples",
+        CALL_UNLOAD => "unload_samples",
         _ => "a call",
     }
 }

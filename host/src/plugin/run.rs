@@ -1,0 +1,135 @@
+//! The run description a plugin instance is created with (ABI 1.3): the test's effective
+//! settings, as the engine derives them, in the form `mlperf_run_description` carries.
+
+use mlperf_loadgen::{EffectiveSettings, TestMode, TestScenario, TestSettings};
+use mlperf_plugin_api::ffi;
+use serde::{Deserialize, Serialize};
+
+/// What a plugin is told about the test it serves: the test's settings and the sample
+/// library's counts, from which the engine derives the effective settings. Plain data, so
+/// that it also travels to an isolated plugin's process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDescription {
+    settings: TestSettings,
+    performance_sample_count: u64,
+    total_sample_count: u64,
+}
+
+impl RunDescription {
+    /// The description of a test of `settings` over a sample library of these counts.
+    pub fn new(
+        settings: &TestSettings,
+        performance_sample_count: u64,
+        total_sample_count: u64,
+    ) -> RunDescription {
+        RunDescription {
+            settings: settings.clone(),
+            performance_sample_count,
+            total_sample_count,
+        }
+    }
+
+    /// The struct handed to the plugin.
+    pub fn to_raw(&self) -> ffi::mlperf_run_description {
+        let settings = &self.settings;
+        let total = self.total_sample_count;
+        let (effective, _) = EffectiveSettings::new(settings, self.performance_sample_count, total);
+        let scenario = match effective.scenario {
+            TestScenario::SingleStream => ffi::SCENARIO_SINGLE_STREAM,
+            TestScenario::MultiStream => ffi::SCENARIO_MULTI_STREAM,
+            TestScenario::Server => ffi::SCENARIO_SERVER,
+            TestScenario::Offline => ffi::SCENARIO_OFFLINE,
+        };
+        let mode = match effective.mode {
+            TestMode::SubmissionRun => ffi::MODE_SUBMISSION,
+            TestMode::AccuracyOnly => ffi::MODE_ACCURACY,
+            TestMode::PerformanceOnly => ffi::MODE_PERFORMANCE,
+            TestMode::FindPeakPerformance => ffi::MODE_FIND_PEAK,
+        };
+        let expected_latency_ns = match effective.scenario {
+            TestScenario::SingleStream => settings.single_stream_expected_latency_ns,
+            TestScenario::MultiStream => settings.multi_stream_expected_latency_ns,
+            _ => 0.0,
+        };
+        let server = effective.scenario == TestScenario::Server;
+        let tokens = effective.use_token_latencies;
+        let server_only = |value: u64| if server { value } else { 0 };
+        let token_bound = |value: u64| if server && tokens { value } else { 0 };
+        ffi::mlperf_run_description {
+            struct_size: std::mem::size_of::<ffi::mlperf_run_description>(),
+            next: std::ptr::null(),
+            scenario,
+            mode,
+            samples_per_query: effective.samples_per_query,
+            target_qps: effective.target_qps,
+            target_latency_ns: server_only(effective.target_latency_ns),
+            target_latency_percentile: effective.target_latency_percentile,
+            expected_latency_ns: expected_latency_ns.max(0.0) as u64,
+            min_duration_ms: effective.min_duration_ms,
+            min_query_count: effective.min_query_count,
+            // What is loaded at once: an override above the data set's size loads it all.
+            performance_sample_count: effective.performance_sample_count.min(total),
+            total_sample_count: total,
+            flags: if tokens { ffi::RUN_TOKEN_LATENCIES } else { 0 },
+            issue_threads: u32::try_from(server_only(settings.server_num_issue_query_threads))
+                .unwrap_or(u32::MAX),
+            ttft_latency_ns: token_bound(effective.server_ttft_latency),
+            tpot_latency_ns: token_bound(effective.server_tpot_latency),
+        }
+    }
+
+    /// Several threads call `issue_query` at once.
+    pub fn concurrent_issue(&self) -> bool {
+        self.settings.scenario == TestScenario::Server
+            && self.settings.server_num_issue_query_threads > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_description_carries_the_bound_and_rate() {
+        let settings = TestSettings {
+            scenario: TestScenario::Server,
+            server_target_qps: 250.0,
+            server_target_latency_ns: 15_000_000,
+            server_num_issue_query_threads: 2,
+            ..TestSettings::default()
+        };
+        let described = RunDescription::new(&settings, 1024, 5000);
+        assert!(described.concurrent_issue());
+        let run = described.to_raw();
+        assert_eq!(run.scenario, ffi::SCENARIO_SERVER);
+        assert_eq!(run.mode, ffi::MODE_PERFORMANCE);
+        assert_eq!(run.samples_per_query, 1);
+        assert_eq!(run.target_qps, 250.0);
+        assert_eq!(run.target_latency_ns, 15_000_000);
+        assert_eq!(run.target_latency_percentile, 0.99);
+        assert_eq!(run.issue_threads, 2);
+        assert_eq!(run.expected_latency_ns, 0);
+        assert_eq!(
+            (run.performance_sample_count, run.total_sample_count),
+            (1024, 5000)
+        );
+    }
+
+    #[test]
+    fn offline_description_has_the_whole_query() {
+        let settings = TestSettings {
+            scenario: TestScenario::Offline,
+            offline_expected_qps: 1000.0,
+            min_duration_ms: 1000,
+            ..TestSettings::default()
+        };
+        let described = RunDescription::new(&settings, 100, 100);
+        assert!(!described.concurrent_issue());
+        let run = described.to_raw();
+        assert_eq!(run.scenario, ffi::SCENARIO_OFFLINE);
+        // 1.1 x 1000 qps x 1 s, as LoadGen sizes the one query.
+        assert_eq!(run.samples_per_query, 1100);
+        assert_eq!(run.target_latency_ns, 0);
+        assert_eq!(run.issue_threads, 0);
+    }
+}

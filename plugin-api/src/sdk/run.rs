@@ -1,0 +1,101 @@
+//! [`RunDescription`]: the test an instance is created for (ABI 1.3), typed.
+
+use std::time::Duration;
+
+use crate::ffi::{self, mlperf_run_description};
+
+/// The LoadGen scenario of the test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scenario {
+    SingleStream,
+    MultiStream,
+    Server,
+    Offline,
+}
+
+/// The LoadGen mode of the test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestMode {
+    Submission,
+    Accuracy,
+    Performance,
+    FindPeak,
+}
+
+/// What the host says about the test an instance serves (`mlperf_run_description`): the
+/// effective settings LoadGen derived from mlperf.conf and user.conf. A field that does not
+/// apply to the scenario is zero.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunDescription {
+    pub scenario: Scenario,
+    pub mode: TestMode,
+    /// SingleStream and Server 1, MultiStream its samples per query, Offline every sample of
+    /// its one query.
+    pub samples_per_query: u64,
+    /// Server: the scheduled rate; Offline: the expected one; SingleStream and MultiStream:
+    /// one second over the expected latency.
+    pub target_qps: f64,
+    /// Server: the bound the percentile must meet.
+    pub target_latency: Duration,
+    pub target_latency_percentile: f64,
+    /// SingleStream and MultiStream: the latency expected per query.
+    pub expected_latency: Duration,
+    pub min_duration: Duration,
+    pub min_query_count: u64,
+    /// Samples loaded at once (see [`SutPlugin::load_samples`](super::SutPlugin::load_samples)).
+    pub performance_sample_count: u64,
+    pub total_sample_count: u64,
+    /// A token run: report first tokens.
+    pub token_latencies: bool,
+    /// Server: threads that call `issue_query`; 0 otherwise.
+    pub issue_threads: u32,
+    /// Token runs (Server): time-to-first-token and time-per-output-token bounds.
+    pub ttft_latency: Duration,
+    pub tpot_latency: Duration,
+}
+
+impl RunDescription {
+    /// Reads the host's struct, or None when a value is not one this SDK knows (a host of a
+    /// later minor may add scenarios; the plugin then runs on its defaults).
+    ///
+    /// # Safety
+    /// `raw` points to a `mlperf_run_description` of at least `struct_size` bytes.
+    pub(crate) unsafe fn from_raw(raw: *const mlperf_run_description) -> Option<RunDescription> {
+        // SAFETY: the caller's contract.
+        let raw = unsafe { raw.as_ref() }?;
+        if raw.struct_size < size_of::<mlperf_run_description>() {
+            return None;
+        }
+        let scenario = match raw.scenario {
+            ffi::SCENARIO_SINGLE_STREAM => Scenario::SingleStream,
+            ffi::SCENARIO_MULTI_STREAM => Scenario::MultiStream,
+            ffi::SCENARIO_SERVER => Scenario::Server,
+            ffi::SCENARIO_OFFLINE => Scenario::Offline,
+            _ => return None,
+        };
+        let mode = match raw.mode {
+            ffi::MODE_SUBMISSION => TestMode::Submission,
+            ffi::MODE_ACCURACY => TestMode::Accuracy,
+            ffi::MODE_PERFORMANCE => TestMode::Performance,
+            ffi::MODE_FIND_PEAK => TestMode::FindPeak,
+            _ => return None,
+        };
+        Some(RunDescription {
+            scenario,
+            mode,
+            samples_per_query: raw.samples_per_query,
+            target_qps: raw.target_qps,
+            target_latency: Duration::from_nanos(raw.target_latency_ns),
+            target_latency_percentile: raw.target_latency_percentile,
+            expected_latency: Duration::from_nanos(raw.expected_latency_ns),
+            min_duration: Duration::from_millis(raw.min_duration_ms),
+            min_query_count: raw.min_query_count,
+            performance_sample_count: raw.performance_sample_count,
+            total_sample_count: raw.total_sample_count,
+            token_latencies: raw.flags & ffi::RUN_TOKEN_LATENCIES != 0,
+            issue_threads: raw.issue_threads,
+            ttft_latency: Duration::from_nanos(raw.ttft_latency_ns),
+            tpot_latency: Duration::from_nanos(raw.tpot_latency_ns),
+        })
+    }
+}
