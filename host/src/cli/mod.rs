@@ -5,6 +5,7 @@ pub mod audit;
 pub mod benchmark;
 pub mod check;
 pub mod console;
+mod plugin_sdk;
 pub mod plugins;
 pub mod power;
 pub mod progress;

@@ -87,6 +87,14 @@ pub enum PluginsCommand {
     /// performance and accuracy mode (and with tokens, for a token plugin), each judged by
     /// what the engine saw. One line per check and a verdict; exits 1 on a failed check.
     Test(TestArgs),
+    /// Install what a C or C++ plugin is built against under PREFIX: the ABI header, a
+    /// pkg-config file (`pkg-config --cflags mlperf-plugin`), a CMake package (target
+    /// `mlperf::plugin`) and the C example with a Makefile.
+    Sdk {
+        /// Where to install (include/, lib/pkgconfig/, lib/cmake/, share/mlperf-host/).
+        #[arg(long, value_name = "DIR")]
+        prefix: PathBuf,
+    },
 }
 
 #[derive(clap::Args)]
@@ -127,11 +135,25 @@ pub fn main(command: &PluginsCommand) -> ExitCode {
             plugin_config,
         } => inspect(plugin, plugin_config.as_deref()),
         PluginsCommand::Test(args) => return conformance(args),
+        PluginsCommand::Sdk { prefix } => sdk(prefix),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => super::report_error(&error),
     }
+}
+
+fn sdk(prefix: &Path) -> anyhow::Result<()> {
+    for file in super::plugin_sdk::install(prefix)? {
+        println!("installed {}", file.display());
+    }
+    let pkgconfig = prefix.join("lib").join("pkgconfig");
+    println!(
+        "build a plugin with: PKG_CONFIG_PATH={} cc $(pkg-config --cflags {}) ...",
+        pkgconfig.display(),
+        super::plugin_sdk::PACKAGE
+    );
+    Ok(())
 }
 
 fn list() -> anyhow::Result<()> {

@@ -255,3 +255,83 @@ fn the_faulty_plugin_fails_the_conformance_checks_its_fault_breaks() {
         "{text}"
     );
 }
+
+/// The `Cflags` of a pkg-config file, its `${variables}` resolved as pkg-config does.
+fn pc_cflags(pc: &str) -> String {
+    let mut variables: Vec<(String, String)> = Vec::new();
+    let resolve = |text: &str, variables: &[(String, String)]| {
+        variables
+            .iter()
+            .fold(text.to_string(), |text, (name, value)| {
+                text.replace(&format!("${{{name}}}"), value)
+            })
+    };
+    for line in pc.lines() {
+        if let Some(flags) = line.strip_prefix("Cflags:") {
+            return resolve(flags.trim(), &variables);
+        }
+        if let Some((name, value)) = line.split_once('=') {
+            if !name.contains(':') {
+                let value = resolve(value.trim(), &variables);
+                variables.push((name.trim().to_string(), value));
+            }
+        }
+    }
+    panic!("no Cflags in\n{pc}");
+}
+
+#[test]
+fn the_sdk_builds_a_conforming_plugin_from_its_pkg_config_file() {
+    let dir = support::TempDir::new();
+    let prefix = dir.path().join("sdk");
+    let output = exe()
+        .args(["plugins", "sdk", "--prefix"])
+        .arg(&prefix)
+        .output()
+        .unwrap();
+    support::assert_ok(&output);
+    let prefix = prefix.canonicalize().unwrap();
+    let header = std::fs::read_to_string(prefix.join("include/mlperf_plugin.h")).unwrap();
+    assert!(header.contains("#define MLPERF_PLUGIN_ABI_MINOR 3u"));
+    let pc = std::fs::read_to_string(prefix.join("lib/pkgconfig/mlperf-plugin.pc")).unwrap();
+    assert!(pc.contains("Version: 1.3\n"), "{pc}");
+    let cflags = pc_cflags(&pc);
+    assert_eq!(cflags, format!("-I{}/include", prefix.display()));
+    // pkg-config itself, where this machine has it, reads the file the same way.
+    let pkg_config = Command::new("pkg-config")
+        .args(["--cflags", "mlperf-plugin"])
+        .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))
+        .output();
+    if let Ok(found) = pkg_config {
+        assert!(found.status.success(), "{}", support::describe(&found));
+        assert_eq!(support::text(&found.stdout).trim(), cflags);
+    }
+    let cmake =
+        std::fs::read_to_string(prefix.join("lib/cmake/mlperf-plugin/mlperf-plugin-config.cmake"))
+            .unwrap();
+    assert!(
+        cmake.contains("add_library(mlperf::plugin INTERFACE IMPORTED)"),
+        "{cmake}"
+    );
+
+    // A vendor's build: the installed example, compiled with nothing but the SDK's flags.
+    let source = prefix.join("share/mlperf-host/example-c/example_plugin.c");
+    let library = dir.path().join("libnpu.so");
+    let compiled = Command::new("cc")
+        .args([
+            "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+        ])
+        .args(["-pthread", "-fvisibility=hidden", &cflags])
+        .arg(&source)
+        .arg("-o")
+        .arg(&library)
+        .output()
+        .unwrap();
+    support::assert_ok(&compiled);
+    let (passed, text) = conformance(&library, &["--plugin-set", "workers=1"]);
+    assert!(passed, "{text}");
+    assert!(
+        text.contains("  ok    loads (example-c 0.1.0, ABI 1.3"),
+        "{text}"
+    );
+}
