@@ -110,6 +110,30 @@ fn assert_accuracy_matches_local(settings: &[String], what: &str) {
     );
 }
 
+/// `plugins test network` with these settings over the digits data set says CONFORMS.
+fn assert_conforms(settings: &[String], what: &str) {
+    let mut command = Command::new(EXE);
+    command
+        .args([
+            "plugins",
+            "test",
+            "network",
+            "--dataset",
+            "data/digits/inputs.npy",
+        ])
+        .current_dir(repo())
+        .env("ORT_DYLIB_PATH", ort_library());
+    for setting in settings.iter().chain([&"output=\"label\"".to_string()]) {
+        command.args(["--plugin-set", setting]);
+    }
+    let output = command.output().expect("run mlperf-host");
+    assert!(
+        output.status.success() && text(&output.stdout).contains("CONFORMS: 11 passed, 0 failed"),
+        "{what}: {}",
+        describe(&output)
+    );
+}
+
 /// Short performance runs of every scenario; each completes all its samples, and the run
 /// names the network SUT and its nodes.
 fn assert_every_scenario_runs(settings: &[String], what: &str, latency_bound_ms: u64) {
@@ -174,6 +198,8 @@ fn mlserver_over_http_and_grpc_runs_every_scenario_with_the_local_plugins_answer
         assert_accuracy_matches_local(&batched, &what);
         let single = plugin_settings(protocol, &[endpoint], &["max_batch=8"]);
         assert_every_scenario_runs(&single, &what, 50);
+        // The conformance suite a vendor runs, on the shipped plugin against this server.
+        assert_conforms(&single, &what);
     }
 }
 

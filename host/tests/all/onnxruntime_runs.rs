@@ -314,3 +314,31 @@ fn a_server_run_with_dynamic_batching_keeps_its_latency_bound() {
     let p99 = latency["target_ns"].as_i64().unwrap();
     assert!(p99 <= 20_000_000, "p99 {p99} ns");
 }
+
+#[test]
+fn the_onnxruntime_plugin_passes_the_conformance_suite_on_digits() {
+    let _serial = one_at_a_time();
+    require_data("digits");
+    let output = Command::new(EXE)
+        .args([
+            "plugins",
+            "test",
+            "onnxruntime",
+            "--dataset",
+            "data/digits/inputs.npy",
+        ])
+        .args(["--plugin-set", "model=\"data/digits/model.onnx\""])
+        .args([
+            "--plugin-set",
+            "output=\"label\"",
+            "--plugin-set",
+            "workers=2",
+        ])
+        .current_dir(repo())
+        .env("ORT_DYLIB_PATH", ort_library())
+        .output()
+        .expect("run mlperf-host");
+    let stdout = assert_ok(&output);
+    // 899 samples: MultiStream's accuracy run pads its last query of 8 with 5 repeats.
+    assert!(stdout.contains("CONFORMS: 11 passed, 0 failed"), "{stdout}");
+}
