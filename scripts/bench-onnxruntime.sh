@@ -5,6 +5,9 @@
 #   fmnist   Offline samples/s (2 workers, batches of 256) and SingleStream p50/p90 latency;
 #   resnet50 Offline samples/s (inline, batches of 8, 2 intra-op threads) and SingleStream
 #            p50/p90 (2 intra-op threads).
+# Both sides read the same float32 inputs (data/<name>/inputs.npy; the host's benchmark
+# preprocessing is turned off for them), and each host run writes a folder of its own and is
+# read from its result.json.
 # Direct Offline is every sample over the total time of all its passes, in order (no gather)
 # and, for fmnist, also --shuffled (each batch gathered from samples in a random order);
 # direct SingleStream goes through the samples in order and, for fmnist, also --shuffled (in a
@@ -26,25 +29,45 @@ trap 'rm -rf "$out"' EXIT
 # Offline samples/s over all timed passes; SingleStream "p50 p90" in µs.
 direct_offline() { "$direct" --mode offline "$@" | awk '/^pass/ {n += $3; t += $3 / $(NF-1)} END {printf "%.1f", n / t}'; }
 direct_single() { "$direct" --mode single-stream "$@" | sed -n 's/.*p50 \([^,]*\), p90 \([^,]*\),.*/\1 \2/p' | awk '{print us($1), us($2)} function us(d) {return d ~ /ms$/ ? d * 1000 : d ~ /µs$/ ? d + 0 : d / 1000}'; }
-host_offline() { "$host" run --out "$out/run" --scenario Offline "$@" | awk '/^Samples per second/ {printf "%.1f", $4}'; }
+# A host run in a folder of its own (no earlier run's files to read by mistake); prints the
+# path of its result.json, or fails.
+host_run() {
+    local dir
+    dir="$(mktemp -d -p "$out")"
+    "$host" run --out "$dir" "$@" > "$dir/stdout" || { cat "$dir/stdout" >&2; return 1; }
+    echo "$dir/result.json"
+}
+host_offline() {
+    local result
+    result="$(host_run --scenario Offline "$@")"
+    python3 -c 'import json, sys; print("%.1f" % json.load(open(sys.argv[1]))["performance"]["samples_per_second"])' "$result"
+}
 host_single() {
-    "$host" run --out "$out/run" --scenario SingleStream "$@" > /dev/null
-    awk -F: '/^50.00 percentile latency/ {p50 = $2 / 1000} /^90.00 percentile latency/ {p90 = $2 / 1000} END {print p50, p90}' "$out/run/mlperf_log_summary.txt"
+    local result
+    result="$(host_run --scenario SingleStream "$@")"
+    python3 -c '
+import json, sys
+percentiles = dict(json.load(open(sys.argv[1]))["performance"]["sample_latency"]["percentiles"])
+print(percentiles[0.5] / 1000, percentiles[0.9] / 1000)' "$result"
 }
 
 fm=(--model data/fmnist/model.onnx --inputs data/fmnist/inputs.npy --output label)
 r50=(--model data/resnet50/model.onnx --inputs data/resnet50/inputs.npy --intra 2)
+# The host reads the very inputs the direct runs read: the benchmark's own data set (photo
+# crops, preprocessed at load) is set aside for resnet50's generated float32 inputs.
+r50_host=(--benchmark resnet50 --dataset data/resnet50/inputs.npy --preprocess none)
 for round in $(seq "$rounds"); do
-    echo "fmnist-offline-direct $(direct_offline "${fm[@]}" --batch 256 --workers 2 --passes 800)"
-    echo "fmnist-offline-host $(host_offline --benchmark fmnist --set min_duration_ms=3000)"
-    echo "fmnist-offline-direct-shuffled $(direct_offline "${fm[@]}" --batch 256 --workers 2 --passes 800 --shuffled)"
-    echo "fmnist-single-direct $(direct_single "${fm[@]}" --passes 30)"
-    echo "fmnist-single-host $(host_single --benchmark fmnist --set min_duration_ms=3000)"
-    echo "fmnist-single-direct-shuffled $(direct_single "${fm[@]}" --passes 30 --shuffled)"
-    echo "resnet50-offline-direct $(direct_offline "${r50[@]}" --batch 8 --workers 1 --passes 8)"
-    echo "resnet50-offline-host $(host_offline --benchmark resnet50 --set min_duration_ms=8000 --set min_query_count=1)"
-    echo "resnet50-single-direct $(direct_single "${r50[@]}" --passes 3)"
-    echo "resnet50-single-host $(host_single --benchmark resnet50 --set min_duration_ms=4000 --set min_query_count=1)"
+    # Each figure is taken before it is printed, so a failed run stops the script.
+    v="$(direct_offline "${fm[@]}" --batch 256 --workers 2 --passes 800)"; echo "fmnist-offline-direct $v"
+    v="$(host_offline --benchmark fmnist --dataset data/fmnist/inputs.npy --preprocess none --set min_duration_ms=3000)"; echo "fmnist-offline-host $v"
+    v="$(direct_offline "${fm[@]}" --batch 256 --workers 2 --passes 800 --shuffled)"; echo "fmnist-offline-direct-shuffled $v"
+    v="$(direct_single "${fm[@]}" --passes 30)"; echo "fmnist-single-direct $v"
+    v="$(host_single --benchmark fmnist --dataset data/fmnist/inputs.npy --preprocess none --set min_duration_ms=3000)"; echo "fmnist-single-host $v"
+    v="$(direct_single "${fm[@]}" --passes 30 --shuffled)"; echo "fmnist-single-direct-shuffled $v"
+    v="$(direct_offline "${r50[@]}" --batch 8 --workers 1 --passes 8)"; echo "resnet50-offline-direct $v"
+    v="$(host_offline "${r50_host[@]}" --set min_duration_ms=8000 --set min_query_count=1)"; echo "resnet50-offline-host $v"
+    v="$(direct_single "${r50[@]}" --passes 3)"; echo "resnet50-single-direct $v"
+    v="$(host_single "${r50_host[@]}" --set min_duration_ms=4000 --set min_query_count=1)"; echo "resnet50-single-host $v"
     echo "round $round of $rounds done" >&2
 done | tee "$out/all"
 
