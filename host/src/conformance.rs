@@ -151,9 +151,13 @@ impl Suite {
             Ok(instance) => instance,
             Err(error) => return Verdict::Fail(error.to_string()),
         };
-        match instance.destroy_within(self.timeout) {
-            true => Verdict::Pass,
-            false => Verdict::Fail(format!("destroy has not returned after {:?}", self.timeout)),
+        let destroyed = instance.destroy_within(self.timeout);
+        match (destroyed.returned, destroyed.late_callbacks) {
+            (false, _) => {
+                Verdict::Fail(format!("destroy has not returned after {:?}", self.timeout))
+            }
+            (true, 0) => Verdict::Pass,
+            (true, late) => Verdict::Fail(late_callbacks(late)),
         }
     }
 
@@ -212,6 +216,9 @@ impl Suite {
                 "destroy has not returned after {:?}",
                 self.timeout
             )));
+        }
+        if outcome.late_callbacks > 0 {
+            return Err(Verdict::Fail(late_callbacks(outcome.late_callbacks)));
         }
         if let Some(error) = result
             .diagnostics
@@ -361,6 +368,10 @@ fn covers_the_data_set_once(log: &Path, total: usize, padded_to: usize) -> Resul
         ));
     }
     Ok(())
+}
+
+fn late_callbacks(count: u64) -> String {
+    format!("{count} callbacks after destroy returned: a thread of the plugin outlives destroy")
 }
 
 fn mode_name(mode: TestMode) -> &'static str {

@@ -4,7 +4,7 @@
 
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use mlperf_plugin_api::ffi;
@@ -19,6 +19,10 @@ pub(crate) struct HostContext {
     /// The first failure the plugin reported before there was a completer (from create, or a
     /// thread of its own before the first issue): handed to the engine at the first issue.
     early_failure: Mutex<Option<String>>,
+    /// The plugin's destroy has returned (set only where the context outlives it: the plugin's
+    /// own process); callbacks after that are counted, not served.
+    destroyed: AtomicBool,
+    late_callbacks: AtomicU64,
 }
 
 impl HostContext {
@@ -27,7 +31,29 @@ impl HostContext {
             completer: OnceLock::new(),
             plugin,
             early_failure: Mutex::new(None),
+            destroyed: AtomicBool::new(false),
+            late_callbacks: AtomicU64::new(0),
         })
+    }
+
+    /// From now on callbacks are late: the plugin's destroy has returned.
+    pub(crate) fn mark_destroyed(&self) {
+        self.destroyed.store(true, Ordering::Release);
+    }
+
+    /// Callbacks that came after destroy returned.
+    pub(crate) fn late_callbacks(&self) -> u64 {
+        self.late_callbacks.load(Ordering::Acquire)
+    }
+
+    /// A callback arrives: true (and counted) when it comes after destroy returned.
+    #[inline]
+    fn late(&self) -> bool {
+        if !self.destroyed.load(Ordering::Relaxed) {
+            return false;
+        }
+        self.late_callbacks.fetch_add(1, Ordering::AcqRel);
+        true
     }
 
     /// The plugin cannot finish samples it accepted: the engine stops issuing and ends the run
@@ -235,6 +261,9 @@ fn deliver_batches<'a>(
 unsafe fn with_context(context: *mut c_void, deliver: impl FnOnce(&Completer)) {
     // SAFETY: the caller's contract; the context outlives the instance.
     let context = unsafe { &*(context as *const HostContext) };
+    if context.late() {
+        return;
+    }
     let delivered = catch_unwind(AssertUnwindSafe(|| {
         if let Some(completer) = context.completer.get() {
             deliver(completer);
@@ -324,6 +353,9 @@ unsafe extern "C" fn host_fail(context: *mut c_void, message: *const c_char, len
     let _ = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: as in host_complete.
         let context = unsafe { &*(context as *const HostContext) };
+        if context.late() {
+            return;
+        }
         // SAFETY: the plugin passes `length` bytes, per the ABI.
         let text = unsafe { message_text(message, length) };
         context.fail(format!("plugin {} failed: {text}", context.plugin));
@@ -339,6 +371,9 @@ unsafe extern "C" fn host_log(
     let _ = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: as in host_complete.
         let context = unsafe { &*(context as *const HostContext) };
+        if context.late() {
+            return;
+        }
         // SAFETY: the plugin passes `length` bytes, per the ABI.
         let text = unsafe { message_text(message, length) };
         let plugin = context.plugin.as_str();

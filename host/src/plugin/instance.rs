@@ -8,6 +8,16 @@ use super::{PluginError, PluginSut, RunDescription};
 use crate::loadgen::{Completer, QuerySample, SystemUnderTest};
 use crate::samples::{Preprocessing, SampleArena};
 
+/// How an instance's `destroy` went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Destroyed {
+    /// It returned within the limit.
+    pub returned: bool,
+    /// Callbacks from the plugin after it returned (a thread it did not join); counted only
+    /// for an isolated plugin, whose process keeps the host's table alive to see them.
+    pub late_callbacks: u64,
+}
+
 // One per run, never moved about: the in-process instance stays inline (no pointer to chase
 // on each issue).
 #[allow(clippy::large_enum_variant)]
@@ -99,12 +109,15 @@ impl Instance {
         }
     }
 
-    /// Destroys the instance, waiting at most `limit` for the plugin's `destroy`; false when
-    /// it had not returned by then (an in-process one is left to finish, or not, until the
-    /// process ends; an isolated one is killed).
-    pub fn destroy_within(self, limit: Duration) -> bool {
+    /// Destroys the instance, waiting at most `limit` for the plugin's `destroy`; not
+    /// `returned` when it had not by then (an in-process one is left to finish, or not, until
+    /// the process ends; an isolated one is killed).
+    pub fn destroy_within(self, limit: Duration) -> Destroyed {
         match self {
-            Instance::InProcess(sut) => destroy_in_process(sut, limit),
+            Instance::InProcess(sut) => Destroyed {
+                returned: destroy_in_process(sut, limit),
+                late_callbacks: 0,
+            },
             Instance::Isolated(sut) => sut.destroy_within(limit),
         }
     }

@@ -14,7 +14,7 @@ mod sut;
 mod timed;
 
 pub use error::PluginError;
-pub use instance::Instance;
+pub use instance::{Destroyed, Instance};
 pub use loader::{Plugin, PluginInfo};
 pub use resolve::{list, resolve, search_dirs, Manifest};
 pub use run::RunDescription;

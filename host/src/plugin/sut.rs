@@ -424,6 +424,23 @@ fn to_ffi(sample: &QuerySample, loaded: Option<&LoadedSamples>) -> ffi::mlperf_s
     raw
 }
 
+impl PluginSut {
+    /// Destroys the instance, then counts the plugin's callbacks for `grace` more: a thread
+    /// that outlives destroy (it should have been joined) calls the host late. For the
+    /// plugin's own process, which exits next: the host table, its context and the library
+    /// are kept (never freed nor unloaded), so that such a thread finds them still there.
+    pub(crate) fn destroy_counting_late_callbacks(self, grace: std::time::Duration) -> u64 {
+        let sut = std::mem::ManuallyDrop::new(self);
+        if let Some(destroy) = sut.table().destroy {
+            // SAFETY: destroyed once: the value is never dropped (no second destroy in Drop).
+            unsafe { destroy(sut.instance) };
+        }
+        sut.context.mark_destroyed();
+        std::thread::sleep(grace);
+        sut.context.late_callbacks()
+    }
+}
+
 impl Drop for PluginSut {
     fn drop(&mut self) {
         if let Some(destroy) = self.table().destroy {

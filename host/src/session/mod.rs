@@ -153,7 +153,7 @@ impl<'a> Session<'a> {
             ranging = Some((recording, result));
             // A fresh instance for the testing run, as the power workflow's second run of the
             // workload gets (an instance serves one test).
-            if !sut.destroy_within(plan.log.stall_timeout) {
+            if !sut.destroy_within(plan.log.stall_timeout).returned {
                 return Err(SessionError::DestroyStalled(plan.log.stall_timeout));
             }
             sut = open_plugin(&plan.plugin, &plan.samples, &run)?;
@@ -210,7 +210,8 @@ impl<'a> Session<'a> {
             result,
             scenario: plan.settings.scenario,
             power_valid,
-            destroy_stalled: !destroyed,
+            destroy_stalled: !destroyed.returned,
+            late_callbacks: destroyed.late_callbacks,
             sample_sets,
         })
     }

@@ -13,6 +13,9 @@ pub struct RunOutcome {
     /// The plugin's `destroy` had not returned within the stall timeout (every file was
     /// written all the same).
     pub destroy_stalled: bool,
+    /// The plugin called the host this many times after its destroy returned (counted for an
+    /// isolated plugin).
+    pub late_callbacks: u64,
     /// The sets the plugin was handed (`load_samples`) and released (`unload_samples`).
     pub sample_sets: super::SampleSetCalls,
 }

@@ -248,6 +248,17 @@ fn the_faulty_plugin_fails_the_conformance_checks_its_fault_breaks() {
             );
         }
     }
+    // A thread left behind by destroy calls the host afterwards: the plugin's process counts it.
+    let (passed, text) = conformance(&faulty, &["--plugin-set", "fault=late_callback"]);
+    assert!(!passed);
+    assert!(
+        text.contains("  FAIL  creates an instance with its config, and destroy returns: 1 callbacks after destroy returned: a thread of the plugin outlives destroy"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  FAIL  Offline accuracy: every sample completes exactly once: 1 callbacks after destroy returned"),
+        "{text}"
+    );
     let (passed, text) = conformance(&faulty, &["--plugin-set", "fault=hang_destroy"]);
     assert!(!passed);
     assert!(

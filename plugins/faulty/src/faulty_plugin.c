@@ -27,6 +27,9 @@
  *     fail_load           load_samples returns an error (MLPERF_ERROR_DEVICE; at_sample ignored)
  *     hang_load           load_samples never returns (at_sample is ignored)
  *     fail_unload         unload_samples returns an error (at_sample is ignored)
+ *     late_callback       destroy leaves a thread behind that logs through the host 5 ms
+ *                         after destroy returned (at_sample is ignored; in the host's own
+ *                         process that touches freed memory: use it isolated)
  *   at_sample       = 1     the fault strikes at the N-th sample seen, 1-based, counted across
  *                           issue_query calls (default 1)
  *   exit_status     = 0     the status of `exit`, 0..255 (default 0)
@@ -49,6 +52,7 @@
 #include "mlperf_plugin.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,11 +65,11 @@
 
 enum { NONE, SEGFAULT, ABORT, EXIT, KILL, HANG_ISSUE, HANG_FLUSH, HANG_DESTROY, HOLD,
        FAIL_ISSUE, HUGE_RESPONSE, GARBAGE_RESPONSE, LEAK, FAIL_LOAD, HANG_LOAD,
-       FAIL_UNLOAD };
+       FAIL_UNLOAD, LATE_CALLBACK };
 static const char *const faults[] = {
     "none", "segfault", "abort", "exit", "kill", "hang_issue", "hang_flush", "hang_destroy",
     "hold", "fail_issue", "huge_response", "garbage_response", "leak", "fail_load", "hang_load",
-    "fail_unload", NULL,
+    "fail_unload", "late_callback", NULL,
 };
 static const char *const booleans[] = {"false", "true", NULL};
 
@@ -78,7 +82,7 @@ static const struct key {
 } keys[KEYS] = {
     {"fault", "one of none, segfault, abort, exit, kill, hang_issue, hang_flush, hang_destroy, "
               "hold, fail_issue, huge_response, garbage_response, leak, fail_load, hang_load, "
-              "fail_unload",
+              "fail_unload, late_callback",
      faults, 0, 0, NONE},
     {"at_sample", "an integer of at least 1", NULL, 1, UINT64_MAX, 1},
     {"exit_status", "an integer from 0 to 255", NULL, 0, 255, 0},
@@ -328,10 +332,39 @@ static mlperf_error *faulty_create(const mlperf_host_api *host, const char *conf
     return NULL;
 }
 
+/* late_callback: what the thread left behind needs of the host. */
+typedef struct late {
+    mlperf_host_api host;
+} late;
+
+static void *call_late(void *argument) {
+    static const char text[] = ME ": a callback after destroy (fault = late_callback)";
+    late *left = argument;
+    struct timespec wait = {0, 5L * 1000000L};
+    nanosleep(&wait, NULL);
+    if (left->host.log != NULL) {
+        left->host.log(left->host.context, MLPERF_LOG_WARN, text, sizeof text - 1);
+    }
+    free(left);
+    return NULL;
+}
+
 static void faulty_destroy(void *instance) {
     faulty *self = instance;
     if (self != NULL && self->set[FAULT] == HANG_DESTROY) {
         hang(self->set[HANG_MS]);
+    }
+    if (self != NULL && self->set[FAULT] == LATE_CALLBACK) {
+        late *left = malloc(sizeof *left);
+        pthread_t thread;
+        if (left != NULL) {
+            left->host = self->host;
+            if (pthread_create(&thread, NULL, call_late, left) == 0) {
+                pthread_detach(thread); /* not joined: the fault */
+            } else {
+                free(left);
+            }
+        }
     }
     free(self);
 }

@@ -24,6 +24,9 @@ pub const REGION_FD: RawFd = 3;
 pub const CONTROL_FD: RawFd = 4;
 pub const IMAGES_FD: RawFd = 5;
 
+/// How long after destroy the plugin's callbacks are still watched for.
+const LATE_CALLBACK_GRACE: Duration = Duration::from_millis(100);
+
 /// How often the heartbeat advances.
 pub const HEARTBEAT: Duration = Duration::from_millis(100);
 
@@ -138,9 +141,9 @@ fn serve() -> Result<(), String> {
     server.serve_issue_ring()?;
     drop(server);
     stamp_call(&region, CALL_DESTROY);
-    drop(sut);
+    let late_callbacks = sut.destroy_counting_late_callbacks(LATE_CALLBACK_GRACE);
     unstamp_call(&region);
-    send(&ToHost::Destroyed)
+    send(&ToHost::Destroyed { late_callbacks })
 }
 
 fn start_heartbeat(region: Arc<Region>) {

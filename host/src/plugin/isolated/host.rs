@@ -25,7 +25,7 @@ use super::region::*;
 use super::shm::{send_fd, Mapping};
 use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, ResponseId, SystemUnderTest};
 use crate::plugin::sut::refuse;
-use crate::plugin::PluginError;
+use crate::plugin::{Destroyed, PluginError};
 use crate::samples::{LoadedSamples, SampleArena};
 
 /// The hidden subcommand the plugin's process runs.
@@ -332,20 +332,36 @@ impl IsolatedSut {
     }
 
     /// Destroys the instance and ends the process, waiting at most `limit` for the plugin's
-    /// `destroy`; false when it had not returned by then (the process is killed). True for a
-    /// process that had already ended (its end failed the run).
-    pub fn destroy_within(mut self, limit: Duration) -> bool {
+    /// `destroy`; not `returned` when it had not by then (the process is killed), `returned`
+    /// for a process that had already ended (its end failed the run). The process counts the
+    /// plugin's callbacks that come after destroy returned.
+    pub fn destroy_within(mut self, limit: Duration) -> Destroyed {
         self.destroyed = true;
         let inner = &self.inner;
         inner.link.stopping.store(true, Ordering::SeqCst);
         // A process already gone (and reported) has nothing left to destroy.
         let mut returned = inner.link.gone.load(Ordering::SeqCst);
+        let mut late_callbacks = 0;
         if !returned {
             let asked = inner.push(1, |_| IssueEntry {
                 kind: KIND_DESTROY,
                 ..IssueEntry::default()
             });
-            returned = asked.is_ok() && matches!(inner.reply(limit), Ok(ToHost::Destroyed));
+            if let (
+                Ok(()),
+                Ok(ToHost::Destroyed {
+                    late_callbacks: late,
+                }),
+            ) = (asked, inner.reply(limit))
+            {
+                (returned, late_callbacks) = (true, late);
+            }
+        }
+        if late_callbacks > 0 {
+            tracing::error!(
+                "plugin {} called the host {late_callbacks} times after its destroy returned: a thread of it outlives destroy",
+                self.name
+            );
         }
         if !returned && !inner.link.exited.load(Ordering::SeqCst) {
             inner
@@ -353,7 +369,10 @@ impl IsolatedSut {
                 .kill(format!("plugin {} destroy did not return", self.name));
         }
         self.join();
-        returned
+        Destroyed {
+            returned,
+            late_callbacks,
+        }
     }
 
     fn join(&mut self) {

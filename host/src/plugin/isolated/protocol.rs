@@ -48,8 +48,9 @@ pub enum ToHost {
     SamplesMapped { error: Option<String> },
     /// The plugin's `load_samples` or `unload_samples` returned (its error, if any).
     SampleSet { error: Option<String> },
-    /// `destroy` returned; the process exits.
-    Destroyed,
+    /// `destroy` returned; the process exits. The plugin called the host this many times
+    /// after it had returned.
+    Destroyed { late_callbacks: u64 },
 }
 
 /// Host to a power meter's process: the [`mlperf_power::PowerSource`] calls. Each is answered
