@@ -1,7 +1,8 @@
 //! `run --isolate process` with a power-meter plugin: the meter runs in a process of its own.
 //! A healthy meter gives the same power result as in-process; one whose process crashes or
-//! exits mid-run fails only the power result, naming the cause, and the run's logs and
-//! performance result stand; one that crashes while opening is refused before the run.
+//! exits mid-run, or whose read freezes, fails only the power result, naming the cause, and the
+//! run's logs and performance result stand; one that crashes while opening is refused before
+//! the run.
 
 use crate::power_plugin::c_meter;
 use crate::power_runs::SHORT_SINGLE_STREAM;
@@ -170,4 +171,39 @@ fn nan_readings_cross_from_the_meter_process_as_in_process() {
         let invalid = accounting["invalid_samples"].as_u64().unwrap();
         assert!((2..=6).contains(&invalid), "{out}: {summary}");
     }
+}
+
+#[test]
+fn a_meter_plugin_process_that_freezes_mid_run_fails_only_the_power_result_within_its_bound() {
+    let dir = TempDir::new();
+    // The twentieth read never returns (the process lives on, blocked in pause()).
+    let source = c_meter("")
+        .replace(
+            "#include <math.h>",
+            "#include <math.h>\n#include <unistd.h>",
+        )
+        .replace(
+            "int n = (*(int *)i)++;",
+            "int n = (*(int *)i)++;\n    if (n == 20) { for (;;) pause(); }",
+        );
+    let meter = compile_c_plugin(dir.path(), "frozen", &source);
+    let power = format!("plugin:{}", meter.display());
+    let (output, took) = run(dir.path(), "frozen", &power, true);
+    // The performance result and every log stand; the power result is INVALID, and the host
+    // did not wait for the stuck read past the meter's bounds.
+    support::assert_ok(&output);
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let stdout = support::text(&output.stdout);
+    assert!(stdout.contains("Power result : INVALID"), "{stdout}");
+    let out = dir.path().join("frozen");
+    let summary = std::fs::read_to_string(out.join("mlperf_log_summary.txt")).unwrap();
+    assert!(summary.contains("Result is : VALID"), "{summary}");
+    let reasons =
+        json(&out.join("power_summary.json"))["sources"][0]["invalid_reasons"].to_string();
+    // The meter's process gives up on the stuck read within its bound and answers the stop.
+    assert!(
+        reasons.contains("read_power did not return within 5.0 s of the stop"),
+        "{reasons}"
+    );
+    assert_eq!(json(&out.join("result.json"))["power"]["valid"], false);
 }
