@@ -16,6 +16,8 @@ use crate::plugin::power as power_plugin;
 pub struct Meters {
     /// Shared with a [`MetersFinisher`] only: the session's thread is the one user otherwise.
     meters: Arc<Mutex<Vec<Box<dyn PowerSource>>>>,
+    /// Which meters run in a process of their own (`--isolate process`), in order.
+    isolated: Vec<bool>,
     /// Names this session's measurements: `<session>_ranging`, `<session>_testing`.
     session: String,
 }
@@ -28,6 +30,8 @@ pub struct Recording {
     pub infos: Vec<SourceInfo>,
     pub traces: Vec<Result<Trace, String>>,
     pub mark: String,
+    /// Which meters ran in a process of their own, in order.
+    pub isolated: Vec<bool>,
 }
 
 impl Meters {
@@ -42,7 +46,9 @@ impl Meters {
             return Ok(None);
         }
         let mut meters = Vec::new();
+        let mut isolated = Vec::new();
         for spec in specs {
+            isolated.push(spec.starts_with("plugin:") && isolation.is_some());
             let meter = match (spec.strip_prefix("plugin:"), isolation) {
                 (Some(_), Some(isolation)) => IsolatedMeter::spawn(spec, isolation)
                     .map(|meter| Box::new(meter) as Box<dyn PowerSource>),
@@ -62,6 +68,7 @@ impl Meters {
             .as_secs();
         Ok(Some(Meters {
             meters: Arc::new(Mutex::new(meters)),
+            isolated,
             session: format!("mlperf-host-{started}"),
         }))
     }
@@ -148,6 +155,7 @@ impl Meters {
             infos,
             traces,
             mark,
+            isolated: self.isolated.clone(),
         }
     }
 }

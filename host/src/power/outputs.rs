@@ -32,6 +32,9 @@ pub fn clear_old_outputs(dir: &Path) -> Result<(), PowerError> {
 }
 
 /// Accounts a recording over a run's window.
+/// The note of a meter plugin that ran in a process of its own.
+pub const ISOLATED_NOTE: &str = "the meter plugin ran in a process of its own (--isolate process)";
+
 pub fn account_recording(
     recording: &Recording,
     window: &RunWindow,
@@ -42,14 +45,19 @@ pub fn account_recording(
         .infos
         .iter()
         .zip(&recording.traces)
-        .map(|(info, trace)| {
-            SourceResult::new(
+        .zip(recording.isolated.iter().chain(std::iter::repeat(&false)))
+        .map(|((info, trace), &isolated)| {
+            let mut result = SourceResult::new(
                 info.clone(),
                 trace.as_ref().map_err(Clone::clone),
                 window,
                 scenario,
                 figures,
-            )
+            );
+            if isolated {
+                result.notes.push(ISOLATED_NOTE.into());
+            }
+            result
         })
         .collect()
 }

@@ -74,7 +74,19 @@ fn an_isolated_meter_plugin_gives_the_same_power_result_as_in_process() {
         assert!(out.join("spl.txt").is_file());
         let result = json(&out.join("result.json"));
         assert_eq!(result["power"]["valid"], true, "{}", result["power"]);
+        // Where the meter ran is said, isolated only.
+        let isolated_note = "the meter plugin ran in a process of its own (--isolate process)";
+        assert_eq!(
+            source["notes"].to_string().contains(isolated_note),
+            isolated,
+            "{}",
+            source["notes"]
+        );
         summaries.push(summary);
+    }
+    // The same keys, but for the isolated note.
+    for summary in &mut summaries {
+        summary["sources"][0]["notes"] = serde_json::Value::Null;
     }
     assert_eq!(shape(&summaries[0]), shape(&summaries[1]));
     let [local, isolated] = [&summaries[0]["sources"][0], &summaries[1]["sources"][0]];
