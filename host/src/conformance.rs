@@ -248,6 +248,7 @@ impl Suite {
                 path: path.clone(),
                 performance: None,
                 preprocess: None,
+                input_names: Vec::new(),
             },
             None => SamplePlan::Indices {
                 total: SAMPLES,
@@ -265,6 +266,7 @@ impl Suite {
                 config: self.config.clone(),
                 context: None,
                 isolation: self.isolation.clone(),
+                logged_outputs: Vec::new(),
             },
             samples,
             power: Vec::new(),

@@ -14,8 +14,9 @@
  * History: 1.0 the SUT backend; 1.1 power meters (mlperf_power_info, mlperf_power_reading,
  * the power entry, power_info and read_power appended to mlperf_plugin_api); 1.2 the host's
  * fail callback (appended to mlperf_host_api); 1.3 the run description (mlperf_run_description,
- * `run` appended to mlperf_host_api) and the loaded sample set (load_samples and unload_samples
- * appended to mlperf_plugin_api).
+ * `run` appended to mlperf_host_api), the loaded sample set (load_samples and unload_samples
+ * appended to mlperf_plugin_api), and named inputs and outputs (mlperf_input, mlperf_output;
+ * `inputs` appended to mlperf_sample, `outputs` to mlperf_response).
  *
  * Compatibility rules:
  *   - A different major version is refused. Within a major, the host offers its highest minor
@@ -50,7 +51,8 @@
  *     issue_query or flush_queries to return an error (in Offline there is none). A host of
  *     1.0 or 1.1 has no fail(): check struct_size, and fall back to an error from the next
  *     call (and a log line).
- *   - Arrays of samples and of responses are strided by the struct_size of their first element.
+ *   - Arrays of samples and of responses are strided by the struct_size of their first element
+ *     (a plugin built for 1.2 passes shorter responses than one built for 1.3; both are read).
  */
 #ifndef MLPERF_PLUGIN_H
 #define MLPERF_PLUGIN_H
@@ -167,6 +169,20 @@ typedef enum mlperf_dtype {
     MLPERF_DTYPE_BYTES = 14
 } mlperf_dtype;
 
+/* Since 1.3: one named input of a sample whose data holds several (a data set with named
+ * inputs: `[dataset] input_names`). The inputs describe every sample of the run alike, so the
+ * host hands the same array with each sample: an input lies `offset` bytes into the sample's
+ * data (mlperf_input_data below). Arrays of inputs are strided by struct_size. */
+typedef struct mlperf_input {
+    size_t struct_size;
+    const char *name;         /* UTF-8, NUL-terminated, e.g. "input_ids" */
+    uint64_t offset;          /* bytes from the sample's data to the input's first byte */
+    uint64_t length;          /* bytes */
+    int32_t dtype;            /* an mlperf_dtype */
+    uint32_t rank;
+    const int64_t *shape;     /* rank entries */
+} mlperf_input;
+
 /* One sample of a query. Arrays of samples are strided by struct_size. */
 typedef struct mlperf_sample {
     size_t struct_size;
@@ -177,7 +193,28 @@ typedef struct mlperf_sample {
     int32_t dtype;            /* an mlperf_dtype */
     uint32_t rank;
     const int64_t *shape;     /* rank entries */
+
+    /* ---- Appended in 1.3: read only when struct_size covers them ---- */
+
+    /* The sample's named inputs, laid out within `data` (n_inputs of them, valid as long as
+     * the sample); NULL with n_inputs 0 when the sample is one tensor: data, dtype, shape.
+     * With named inputs, `data` spans them all and dtype and shape describe the whole. */
+    const mlperf_input *inputs;
+    uint64_t n_inputs;
 } mlperf_sample;
+
+/* Since 1.3: one named output of a response (a model with several outputs). The host logs
+ * the ones a run names (`--logged-output`, a benchmark's `[accuracy] logged_outputs`); its
+ * data is read before complete() returns, like the response's. */
+typedef struct mlperf_output {
+    size_t struct_size;
+    const char *name;         /* UTF-8, NUL-terminated, e.g. "boxes" */
+    const void *data;
+    uint64_t length;          /* bytes at data, at most 2^30 */
+    int32_t dtype;            /* an mlperf_dtype */
+    uint32_t rank;
+    const int64_t *shape;     /* rank entries; may be NULL with rank 0 */
+} mlperf_output;
 
 /* The answer to one sample. */
 typedef struct mlperf_response {
@@ -187,7 +224,23 @@ typedef struct mlperf_response {
     uint64_t length;          /* at most 2^30 (1 GiB): a longer response is not read, and the
                                  host ends the run INVALID naming the sample */
     int64_t n_tokens;         /* token runs: tokens generated; else 0 */
+
+    /* ---- Appended in 1.3: read only by a host of 1.3 and later ---- */
+
+    /* Named outputs (n_outputs of them; NULL with 0 for none). `data` stays what a run logs
+     * unless it names outputs (a 1.2 host reads only `data`): set it to the main output. */
+    const mlperf_output *outputs;
+    uint64_t n_outputs;
 } mlperf_response;
+
+/* Input `k` of `sample` (k < n_inputs), and where its bytes start. */
+static inline const mlperf_input *mlperf_sample_input(const mlperf_sample *sample, size_t k) {
+    return (const mlperf_input *)((const char *)sample->inputs + k * sample->inputs->struct_size);
+}
+static inline const void *mlperf_input_data(const mlperf_sample *sample,
+                                            const mlperf_input *input) {
+    return (const char *)sample->data + input->offset;
+}
 
 /* ---- The run (since 1.3) ------------------------------------------------------------------- *
  *

@@ -86,12 +86,41 @@ pub struct mlperf_attribute {
     pub value: *const c_char,
 }
 
+/// Since 1.3: one named input within a sample's data, alike for every sample of a run.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy)]
+pub struct mlperf_input {
+    pub struct_size: usize,
+    pub name: *const c_char,
+    pub offset: u64,
+    pub length: u64,
+    pub dtype: i32,
+    pub rank: u32,
+    pub shape: *const i64,
+}
+
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy)]
 pub struct mlperf_sample {
     pub struct_size: usize,
     pub id: u64,
     pub index: u64,
+    pub data: *const c_void,
+    pub length: u64,
+    pub dtype: i32,
+    pub rank: u32,
+    pub shape: *const i64,
+    // Appended in 1.3 (see [`SAMPLE_SIZE_1_2`]).
+    pub inputs: *const mlperf_input,
+    pub n_inputs: u64,
+}
+
+/// Since 1.3: one named output of a response.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy)]
+pub struct mlperf_output {
+    pub struct_size: usize,
+    pub name: *const c_char,
     pub data: *const c_void,
     pub length: u64,
     pub dtype: i32,
@@ -107,7 +136,15 @@ pub struct mlperf_response {
     pub data: *const c_void,
     pub length: u64,
     pub n_tokens: i64,
+    // Appended in 1.3 (see [`RESPONSE_SIZE_1_2`]).
+    pub outputs: *const mlperf_output,
+    pub n_outputs: u64,
 }
+
+/// `sizeof(mlperf_sample)` of ABI 1.0 to 1.2, before the named inputs.
+pub const SAMPLE_SIZE_1_2: usize = std::mem::offset_of!(mlperf_sample, inputs);
+/// `sizeof(mlperf_response)` of ABI 1.0 to 1.2, before the named outputs.
+pub const RESPONSE_SIZE_1_2: usize = std::mem::offset_of!(mlperf_response, outputs);
 
 /// Since 1.3: the test an instance is created for.
 #[repr(C)]
@@ -287,11 +324,21 @@ const _: () = {
     assert!(offset_of!(mlperf_error, code) == 16);
     assert!(offset_of!(mlperf_error, release) == 32);
     assert!(size_of::<mlperf_attribute>() == 16);
-    assert!(size_of::<mlperf_sample>() == 56);
+    assert!(size_of::<mlperf_input>() == 48);
+    assert!(offset_of!(mlperf_input, offset) == 16);
+    assert!(offset_of!(mlperf_input, shape) == 40);
     assert!(offset_of!(mlperf_sample, dtype) == 40);
     assert!(offset_of!(mlperf_sample, shape) == 48);
-    assert!(size_of::<mlperf_response>() == 40);
+    // 1.2's sample ended here; 1.3 appended the named inputs.
+    assert!(SAMPLE_SIZE_1_2 == 56);
+    assert!(size_of::<mlperf_sample>() == 72);
+    assert!(size_of::<mlperf_output>() == 48);
+    assert!(offset_of!(mlperf_output, data) == 16);
+    assert!(offset_of!(mlperf_output, shape) == 40);
     assert!(offset_of!(mlperf_response, n_tokens) == 32);
+    // 1.2's response ended here; 1.3 appended the named outputs.
+    assert!(RESPONSE_SIZE_1_2 == 40);
+    assert!(size_of::<mlperf_response>() == 56);
     assert!(size_of::<mlperf_host_api>() == 72);
     assert!(offset_of!(mlperf_host_api, context) == 24);
     assert!(offset_of!(mlperf_host_api, log) == 48);

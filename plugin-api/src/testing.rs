@@ -15,6 +15,8 @@ pub struct Answer {
     pub id: u64,
     pub data: Vec<u8>,
     pub n_tokens: i64,
+    /// Named outputs (since 1.3): name and bytes, in the plugin's order.
+    pub outputs: Vec<(String, Vec<u8>)>,
     pub at: Instant,
 }
 
@@ -163,25 +165,76 @@ unsafe fn record(into: &Mutex<Vec<Answer>>, responses: *const mlperf_response, c
     }
     let at = Instant::now();
     // SAFETY: the caller's contract.
-    let stride = unsafe { (*responses).struct_size }.max(size_of::<mlperf_response>());
+    let stride = unsafe { (*responses).struct_size };
+    if stride < ffi::RESPONSE_SIZE_1_2 {
+        return;
+    }
     let mut into = lock(into);
     for i in 0..count {
-        // SAFETY: response i lies i * stride bytes in.
-        let response = unsafe { &*responses.byte_add(i * stride) };
-        let data = if response.data.is_null() {
-            Vec::new()
+        // SAFETY: response i lies i * stride bytes in; a 1.2 plugin's lacks the outputs, read
+        // only from a 1.3 one.
+        let response = unsafe { responses.byte_add(i * stride) };
+        // SAFETY: as above: fields every minor has (place reads, no reference to the whole).
+        let (id, data, length, n_tokens) = unsafe {
+            (
+                (*response).id,
+                (*response).data,
+                (*response).length,
+                (*response).n_tokens,
+            )
+        };
+        // SAFETY: `length` bytes at `data`, valid during the callback.
+        let data = unsafe { bytes(data, length) };
+        let outputs = if stride >= size_of::<mlperf_response>() {
+            // SAFETY: a 1.3 response: `n_outputs` outputs strided by their struct_size.
+            unsafe { outputs((*response).outputs, (*response).n_outputs) }
         } else {
-            // SAFETY: `length` bytes at `data`, valid during the callback.
-            unsafe { slice::from_raw_parts(response.data.cast::<u8>(), response.length as usize) }
-                .to_vec()
+            Vec::new()
         };
         into.push(Answer {
-            id: response.id,
+            id,
             data,
-            n_tokens: response.n_tokens,
+            n_tokens,
+            outputs,
             at,
         });
     }
+}
+
+/// # Safety
+/// `data` is NULL or `length` readable bytes.
+unsafe fn bytes(data: *const c_void, length: u64) -> Vec<u8> {
+    if data.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: the caller's contract.
+    unsafe { slice::from_raw_parts(data.cast::<u8>(), length as usize) }.to_vec()
+}
+
+/// # Safety
+/// `outputs` is NULL or `count` outputs strided by the first one's struct_size.
+unsafe fn outputs(outputs: *const ffi::mlperf_output, count: u64) -> Vec<(String, Vec<u8>)> {
+    if outputs.is_null() || count == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the caller's contract.
+    let stride = unsafe { (*outputs).struct_size };
+    (0..count as usize)
+        .map(|k| {
+            // SAFETY: output k lies k * stride bytes in.
+            let output = unsafe { &*outputs.byte_add(k * stride) };
+            let name = if output.name.is_null() {
+                String::new()
+            } else {
+                // SAFETY: a NUL-terminated name, valid during the callback.
+                unsafe { CStr::from_ptr(output.name) }
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            // SAFETY: `length` bytes at `data`, valid during the callback.
+            (name, unsafe { bytes(output.data, output.length) })
+        })
+        .collect()
 }
 
 unsafe extern "C" fn complete(context: *mut c_void, responses: *const mlperf_response, n: usize) {
@@ -414,6 +467,31 @@ impl Drop for RawInstance<'_> {
     }
 }
 
+/// A run description of `scenario` (an `ffi::SCENARIO_*`) in performance mode: one sample per
+/// query, 1024 of 50,000 samples loaded, 10 minutes, every bound and rate 0 and every flag
+/// clear. Tests set the fields they look at.
+pub fn run_description(scenario: u32) -> ffi::mlperf_run_description {
+    ffi::mlperf_run_description {
+        struct_size: size_of::<ffi::mlperf_run_description>(),
+        next: ptr::null(),
+        scenario,
+        mode: ffi::MODE_PERFORMANCE,
+        samples_per_query: 1,
+        target_qps: 0.0,
+        target_latency_ns: 0,
+        target_latency_percentile: 0.99,
+        expected_latency_ns: 0,
+        min_duration_ms: 600_000,
+        min_query_count: 1,
+        performance_sample_count: 1024,
+        total_sample_count: 50_000,
+        flags: 0,
+        issue_threads: 0,
+        ttft_latency_ns: 0,
+        tpot_latency_ns: 0,
+    }
+}
+
 /// A sample for `issue`, without shape.
 pub fn sample(id: u64, index: u64, data: &[u8]) -> ffi::mlperf_sample {
     ffi::mlperf_sample {
@@ -429,5 +507,7 @@ pub fn sample(id: u64, index: u64, data: &[u8]) -> ffi::mlperf_sample {
         dtype: 1, // U8
         rank: 0,
         shape: ptr::null(),
+        inputs: ptr::null(),
+        n_inputs: 0,
     }
 }

@@ -29,6 +29,15 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_attribute, key),
     FIELD(mlperf_attribute, value),
 
+    SIZE(mlperf_input),
+    FIELD(mlperf_input, struct_size),
+    FIELD(mlperf_input, name),
+    FIELD(mlperf_input, offset),
+    FIELD(mlperf_input, length),
+    FIELD(mlperf_input, dtype),
+    FIELD(mlperf_input, rank),
+    FIELD(mlperf_input, shape),
+
     SIZE(mlperf_sample),
     FIELD(mlperf_sample, struct_size),
     FIELD(mlperf_sample, id),
@@ -38,6 +47,17 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_sample, dtype),
     FIELD(mlperf_sample, rank),
     FIELD(mlperf_sample, shape),
+    FIELD(mlperf_sample, inputs),
+    FIELD(mlperf_sample, n_inputs),
+
+    SIZE(mlperf_output),
+    FIELD(mlperf_output, struct_size),
+    FIELD(mlperf_output, name),
+    FIELD(mlperf_output, data),
+    FIELD(mlperf_output, length),
+    FIELD(mlperf_output, dtype),
+    FIELD(mlperf_output, rank),
+    FIELD(mlperf_output, shape),
 
     SIZE(mlperf_response),
     FIELD(mlperf_response, struct_size),
@@ -45,6 +65,8 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_response, data),
     FIELD(mlperf_response, length),
     FIELD(mlperf_response, n_tokens),
+    FIELD(mlperf_response, outputs),
+    FIELD(mlperf_response, n_outputs),
 
     SIZE(mlperf_host_api),
     FIELD(mlperf_host_api, struct_size),

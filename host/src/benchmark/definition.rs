@@ -30,10 +30,14 @@ pub struct Benchmark {
     pub prepare: Option<String>,
     pub model: Option<PathBuf>,
     pub inputs: PathBuf,
+    /// `[dataset] input_names`: each sample stacks these named inputs along its first axis.
+    pub input_names: Vec<String>,
     pub performance_sample_count: Option<usize>,
     /// The WebAssembly module that preprocesses the inputs, if any.
     pub preprocess: Option<PreprocessSection>,
     pub accuracy: Accuracy,
+    /// `[accuracy] logged_outputs`: the named outputs the accuracy log records, in order.
+    pub logged_outputs: Vec<String>,
     pub plugin: PluginSection,
     /// TestSettings overrides (`field = value`) for every scenario, then per scenario.
     pub settings: BTreeMap<String, toml::Value>,
@@ -280,6 +284,8 @@ struct RawModel {
 #[serde(deny_unknown_fields)]
 struct RawDataset {
     inputs: PathBuf,
+    #[serde(default)]
+    input_names: Vec<String>,
     performance_sample_count: Option<usize>,
 }
 
@@ -304,6 +310,8 @@ struct RawAccuracy {
     reference: Option<PathBuf>,
     threshold: Option<f64>,
     why: Option<String>,
+    #[serde(default)]
+    logged_outputs: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -319,7 +327,7 @@ struct RawPlugin {
 const SCENARIOS: [&str; 4] = ["SingleStream", "MultiStream", "Server", "Offline"];
 
 impl RawDefinition {
-    fn resolve(self, file: &Path) -> Result<Benchmark, DefinitionError> {
+    fn resolve(mut self, file: &Path) -> Result<Benchmark, DefinitionError> {
         let invalid = |message: String| DefinitionError::Invalid {
             path: file.to_path_buf(),
             message,
@@ -363,6 +371,15 @@ impl RawDefinition {
                 )));
             }
         }
+        let logged_outputs = std::mem::take(&mut self.accuracy.logged_outputs);
+        if let Some(bad) = logged_outputs
+            .iter()
+            .find(|n| n.is_empty() || n.contains('\0'))
+        {
+            return Err(invalid(format!(
+                "[accuracy] logged_outputs: {bad:?} is not an output name"
+            )));
+        }
         let accuracy = match self.accuracy.metric.as_str() {
             "top1" => Accuracy::Top1 {
                 labels: at(&self
@@ -399,6 +416,7 @@ impl RawDefinition {
             prepare: self.prepare,
             model: self.model.map(|m| at(&m.path)),
             inputs: at(&self.dataset.inputs),
+            input_names: self.dataset.input_names,
             performance_sample_count: self.dataset.performance_sample_count,
             preprocess: self.preprocess.map(|p| PreprocessSection {
                 module: at(&p.module),
@@ -410,6 +428,7 @@ impl RawDefinition {
                 },
             }),
             accuracy,
+            logged_outputs,
             plugin: PluginSection {
                 name: self.plugin.name,
                 config: self.plugin.config,
@@ -485,6 +504,31 @@ min_query_count = 10
 [settings.Offline]
 offline_expected_qps = 5000
 "#;
+
+    #[test]
+    fn named_inputs_and_logged_outputs_are_read() {
+        let text = FULL
+            .replace(
+                "performance_sample_count = 100",
+                "performance_sample_count = 100\ninput_names = [\"ids\", \"mask\"]",
+            )
+            .replace(
+                "metric = \"top1\"",
+                "metric = \"top1\"\nlogged_outputs = [\"scores\"]",
+            );
+        let benchmark = parse(&text).unwrap();
+        assert_eq!(benchmark.input_names, ["ids", "mask"]);
+        assert_eq!(benchmark.logged_outputs, ["scores"]);
+        assert!(parse(FULL).unwrap().logged_outputs.is_empty());
+        let error = parse(&text.replace("[\"scores\"]", "[\"\"]"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("[accuracy] logged_outputs: \"\" is not an output name"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn paths_resolve_beside_the_file_and_scenarios_layer() {

@@ -190,6 +190,24 @@ pub struct RunArgs {
     /// Run the preprocessing on each issued sample, inside the timed path.
     #[arg(long, help_heading = "Samples")]
     pub preprocess_timed: bool,
+    /// Named inputs: each sample of --dataset stacks one row per name along its first axis,
+    /// handed to the plugin as inputs of these names (ABI 1.3). Comma-separated.
+    #[arg(
+        long,
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        help_heading = "Samples"
+    )]
+    pub input_names: Vec<String>,
+    /// The named outputs the accuracy log records for each response, in this order (ABI 1.3;
+    /// a plugin names them in its responses). Comma-separated. [default: the response's data]
+    #[arg(
+        long,
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        help_heading = "Plugin"
+    )]
+    pub logged_outputs: Vec<String>,
     /// Samples in a library without --dataset [default: 1024].
     #[arg(long, value_name = "N", help_heading = "Samples")]
     pub total_samples: Option<usize>,

@@ -249,6 +249,7 @@ fn plugin_plan(
                 benchmark.name
             )),
             isolation: None,
+            logged_outputs: logged_outputs(args, Some(benchmark)),
         });
     }
     let Some(spec) = &args.plugin else {
@@ -271,6 +272,7 @@ fn plugin_plan(
             )?,
             context: Some("cannot start the default null plugin (build it with `cargo build --release -p mlperf-plugin-null`, or name a backend with --plugin)".to_string()),
             isolation: None,
+            logged_outputs: logged_outputs(args, benchmark),
         });
     };
     if !args.latency.is_zero() {
@@ -285,7 +287,16 @@ fn plugin_plan(
         )?,
         context: None,
         isolation: None,
+        logged_outputs: logged_outputs(args, benchmark),
     })
+}
+
+/// `--logged-outputs`, else the benchmark's `[accuracy] logged_outputs`.
+fn logged_outputs(args: &RunArgs, benchmark: Option<&Benchmark>) -> Vec<String> {
+    if !args.logged_outputs.is_empty() {
+        return args.logged_outputs.clone();
+    }
+    benchmark.map_or_else(Vec::new, |b| b.logged_outputs.clone())
 }
 
 /// `--dataset` (else the benchmark's inputs) with its preprocessing, or samples without data.
@@ -315,12 +326,24 @@ fn sample_plan(args: &RunArgs, benchmark: Option<&Benchmark>) -> anyhow::Result<
     if args.total_samples.is_some() {
         bail!("--total-samples does not apply with --dataset (the data set's length is the total)");
     }
+    let input_names = if args.input_names.is_empty() {
+        benchmark.map_or_else(Vec::new, |b| b.input_names.clone())
+    } else {
+        args.input_names.clone()
+    };
+    if !input_names.is_empty() && preprocess.is_some() {
+        bail!(
+            "--input-names {}: named inputs are handed over as the data set holds them, and cannot be preprocessed (drop --preprocess, or give `--preprocess none`)",
+            input_names.join(",")
+        );
+    }
     Ok(SamplePlan::Dataset {
         path: path.clone(),
         performance: args
             .performance_samples
             .or(benchmark.and_then(|b| b.performance_sample_count)),
         preprocess,
+        input_names,
     })
 }
 

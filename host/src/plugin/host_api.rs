@@ -23,16 +23,22 @@ pub(crate) struct HostContext {
     /// own process); callbacks after that are counted, not served.
     destroyed: AtomicBool,
     late_callbacks: AtomicU64,
+    /// The named outputs a response's logged bytes are made of (none: its data).
+    logged_outputs: Box<[Box<[u8]>]>,
 }
 
 impl HostContext {
-    pub(crate) fn new(plugin: String) -> Box<Self> {
+    pub(crate) fn new(plugin: String, logged_outputs: &[String]) -> Box<Self> {
         Box::new(HostContext {
             completer: OnceLock::new(),
             plugin,
             early_failure: Mutex::new(None),
             destroyed: AtomicBool::new(false),
             late_callbacks: AtomicU64::new(0),
+            logged_outputs: logged_outputs
+                .iter()
+                .map(|name| name.as_bytes().into())
+                .collect(),
         })
     }
 
@@ -196,6 +202,36 @@ unsafe fn in_place<'a>(
     Some(unsafe { std::slice::from_raw_parts(responses as *const PluginResponse, count) })
 }
 
+/// Response `i` of an array strided by `stride` bytes (at least 1.2's size): a shorter
+/// (1.2) response's later fields read as zero.
+///
+/// # Safety
+/// The array holds more than `i` responses of `stride` bytes each.
+#[inline]
+unsafe fn read_response(
+    responses: *const ffi::mlperf_response,
+    i: usize,
+    stride: usize,
+) -> ffi::mlperf_response {
+    // SAFETY: the caller's contract.
+    let at = unsafe { responses.byte_add(i * stride) };
+    if stride >= std::mem::size_of::<ffi::mlperf_response>() {
+        // SAFETY: a whole response lies there.
+        return unsafe { at.read_unaligned() };
+    }
+    // SAFETY: integers and pointers only: zero is valid for every field.
+    let mut response: ffi::mlperf_response = unsafe { std::mem::zeroed() };
+    // SAFETY: `stride` >= 1.2's size bytes lie there; they fill the fields 1.2 has.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            at.cast::<u8>(),
+            std::ptr::from_mut(&mut response).cast::<u8>(),
+            ffi::RESPONSE_SIZE_1_2,
+        )
+    };
+    response
+}
+
 /// Calls `deliver` with the plugin's responses as engine responses, batch by batch.
 ///
 /// # Safety
@@ -211,13 +247,13 @@ unsafe fn for_each_batch(
     }
     // SAFETY: the caller guarantees at least one response.
     let stride = unsafe { (*responses).struct_size };
-    if stride < std::mem::size_of::<ffi::mlperf_response>() {
+    // A 1.2 plugin's responses end before the named outputs, which are not read here.
+    if stride < ffi::RESPONSE_SIZE_1_2 {
         return;
     }
     let convert = |i: usize| {
         // SAFETY: within the caller's array, `stride` bytes per element.
-        let response =
-            unsafe { &*((responses as *const u8).add(i * stride) as *const ffi::mlperf_response) };
+        let response = unsafe { read_response(responses, i, stride) };
         // SAFETY: the plugin guarantees `length` readable bytes for this call.
         let data = unsafe { response_data(response.id, response.data, response.length) };
         QuerySampleResponse::with_tokens(ResponseId(response.id), data, response.n_tokens)
@@ -314,6 +350,12 @@ unsafe extern "C" fn host_complete(
 ) {
     // SAFETY: called by the plugin per the ABI's contract for `complete`.
     unsafe {
+        if !(&*(context as *const HostContext))
+            .logged_outputs
+            .is_empty()
+        {
+            return complete_with_named_outputs(context, responses, count);
+        }
         if let Some(responses) = in_place(responses, count) {
             return with_context(context, |completer| completer.complete_in_place(responses));
         }
@@ -321,6 +363,126 @@ unsafe extern "C" fn host_complete(
             completer.query_samples_complete(batch)
         })
     };
+}
+
+/// The run logs named outputs: each response's logged bytes are those outputs, copied (in the
+/// run's order) out of the plugin's response. A response without one of them is taken with no
+/// data, and the run ends INVALID naming the sample and the output.
+///
+/// # Safety
+/// As [`host_complete`].
+#[inline(never)]
+unsafe fn complete_with_named_outputs(
+    context: *mut c_void,
+    responses: *const ffi::mlperf_response,
+    count: usize,
+) {
+    if responses.is_null() || count == 0 {
+        return;
+    }
+    // SAFETY: the plugin passes at least one response.
+    let stride = unsafe { (*responses).struct_size };
+    if stride < ffi::RESPONSE_SIZE_1_2 {
+        return;
+    }
+    // SAFETY: the caller's contract.
+    let host = unsafe { &*(context as *const HostContext) };
+    let mut missing = None;
+    let logged: Vec<(u64, Vec<u8>, i64)> = (0..count)
+        .map(|i| {
+            // SAFETY: response i lies i * stride bytes in.
+            let response = unsafe { read_response(responses, i, stride) };
+            // SAFETY: the outputs of a 1.3 response (none read from a 1.2 one), valid for
+            // the call.
+            let outputs = unsafe { named_outputs(response.outputs, response.n_outputs) };
+            let mut bytes = Vec::new();
+            for wanted in host.logged_outputs.iter() {
+                match outputs.iter().find(|(name, _)| name == &&wanted[..]) {
+                    Some((_, output)) => {
+                        // SAFETY: the plugin's output, valid for the call.
+                        bytes.extend_from_slice(unsafe {
+                            response_data(response.id, output.data, output.length)
+                        })
+                    }
+                    None => {
+                        missing.get_or_insert_with(|| {
+                            missing_output(&host.plugin, response.id, wanted, &outputs)
+                        });
+                        bytes.clear();
+                        break;
+                    }
+                }
+            }
+            (response.id, bytes, response.n_tokens)
+        })
+        .collect();
+    let batch: Vec<QuerySampleResponse<'_>> = logged
+        .iter()
+        .map(|(id, bytes, n_tokens)| {
+            QuerySampleResponse::with_tokens(ResponseId(*id), bytes, *n_tokens)
+        })
+        .collect();
+    // SAFETY: the caller's contract.
+    unsafe {
+        with_context(context, |completer| {
+            if let Some(message) = missing {
+                completer.fail(message);
+            }
+            completer.query_samples_complete(&batch)
+        })
+    };
+}
+
+/// The named outputs of a response: (name bytes, output).
+///
+/// # Safety
+/// `outputs` is NULL or `count` outputs strided by the first one's struct_size, with
+/// NUL-terminated names, valid for `'a`.
+unsafe fn named_outputs<'a>(
+    outputs: *const ffi::mlperf_output,
+    count: u64,
+) -> Vec<(&'a [u8], &'a ffi::mlperf_output)> {
+    if outputs.is_null() || count == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the caller's contract.
+    let stride = unsafe { (*outputs).struct_size };
+    if stride < std::mem::size_of::<ffi::mlperf_output>() {
+        return Vec::new();
+    }
+    (0..count as usize)
+        .map(|k| {
+            // SAFETY: output k lies k * stride bytes in.
+            let output = unsafe { &*outputs.byte_add(k * stride) };
+            let name = if output.name.is_null() {
+                &[][..]
+            } else {
+                // SAFETY: NUL-terminated, per the caller.
+                unsafe { std::ffi::CStr::from_ptr(output.name) }.to_bytes()
+            };
+            (name, output)
+        })
+        .collect()
+}
+
+#[cold]
+fn missing_output(
+    plugin: &str,
+    id: u64,
+    wanted: &[u8],
+    outputs: &[(&[u8], &ffi::mlperf_output)],
+) -> String {
+    let wanted = String::from_utf8_lossy(wanted);
+    let had = if outputs.is_empty() {
+        "it named none (a plugin of ABI 1.3 names them in mlperf_response.outputs)".to_owned()
+    } else {
+        let names: Vec<String> = outputs
+            .iter()
+            .map(|(name, _)| format!("'{}'", String::from_utf8_lossy(name)))
+            .collect();
+        format!("it named {}", names.join(", "))
+    };
+    format!("plugin {plugin} completed sample id {id} without the output '{wanted}' the run logs: {had}")
 }
 
 unsafe extern "C" fn host_first_token(

@@ -67,16 +67,12 @@ impl Instance {
         }
     }
 
-    /// The plugin declares this capability (as the logs name it: `tokens`, ...).
-    pub fn has_capability(&self, name: &str) -> bool {
-        self.provenance().iter().any(|(key, value)| {
-            key == "plugin_capabilities" && value.split(',').any(|capability| capability == name)
-        })
-    }
-
-    /// The plugin's own name, for messages.
-    pub fn name_of_plugin(&self) -> String {
-        SystemUnderTest::name(self).to_string()
+    /// The plugin's MLPERF_CAP_* bits.
+    pub fn capabilities(&self) -> u64 {
+        match self {
+            Instance::InProcess(sut) => sut.capabilities(),
+            Instance::Isolated(sut) => sut.capabilities(),
+        }
     }
 
     pub fn provenance(&self) -> Vec<(String, String)> {

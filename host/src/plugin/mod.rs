@@ -2,6 +2,7 @@
 //! finding and loading the library, checking it before anything runs, and driving it as the
 //! engine's system under test.
 
+mod data_format;
 mod error;
 mod host_api;
 mod instance;
@@ -13,6 +14,7 @@ mod run;
 mod sut;
 mod timed;
 
+pub use data_format::{DataFormat, NamedInput};
 pub use error::PluginError;
 pub use instance::{Destroyed, Instance};
 pub use loader::{Plugin, PluginInfo};

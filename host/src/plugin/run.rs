@@ -5,6 +5,8 @@ use mlperf_loadgen::{EffectiveSettings, TestMode, TestScenario, TestSettings};
 use mlperf_plugin_api::ffi;
 use serde::{Deserialize, Serialize};
 
+use super::data_format::DataFormat;
+
 /// What a plugin is told about the test it serves: the test's settings and the sample
 /// library's counts, from which the engine derives the effective settings. Plain data, so
 /// that it also travels to an isolated plugin's process.
@@ -13,6 +15,9 @@ pub struct RunDescription {
     settings: TestSettings,
     performance_sample_count: u64,
     total_sample_count: u64,
+    /// Named inputs of the samples and the outputs the run logs.
+    #[serde(default)]
+    format: DataFormat,
 }
 
 impl RunDescription {
@@ -26,7 +31,18 @@ impl RunDescription {
             settings: settings.clone(),
             performance_sample_count,
             total_sample_count,
+            format: DataFormat::default(),
         }
+    }
+
+    /// The same, with samples and responses read as `format` says.
+    pub fn with_format(mut self, format: DataFormat) -> RunDescription {
+        self.format = format;
+        self
+    }
+
+    pub fn format(&self) -> &DataFormat {
+        &self.format
     }
 
     /// The struct handed to the plugin.

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use mlperf_plugin_api::ffi;
 
+use super::data_format::{InputTable, SampleInputs};
 use super::error::PluginError;
 use super::host_api::{host_api, take_error, HostContext};
 use super::loader::{c_string, Plugin};
@@ -33,6 +34,8 @@ pub struct PluginSut {
     arena: Option<Arc<SampleArena>>,
     /// Preprocessing run on each issued sample, inside the timed path.
     timed: Option<TimedPreprocess>,
+    /// The named inputs every sample carries (none: a sample is one tensor).
+    inputs: Option<InputTable>,
     name: String,
     attributes: Vec<(String, String)>,
     provenance: Vec<(String, String)>,
@@ -57,7 +60,11 @@ impl PluginSut {
         plugin.require_sut()?;
         let table = plugin.table();
         let name = plugin.info.name.clone();
-        let context = HostContext::new(name.clone());
+        let format = run.map(RunDescription::format);
+        let context = HostContext::new(
+            name.clone(),
+            format.map_or(&[][..], |f| &f.logged_outputs[..]),
+        );
         let run_raw = run.map(|run| Box::new(run.to_raw()));
         let host = Box::new(host_api(&context, run_raw.as_deref()));
         let call_error =
@@ -100,6 +107,7 @@ impl PluginSut {
             samples: Mutex::new(Staged::default()),
             arena: None,
             timed: None,
+            inputs: format.and_then(|f| InputTable::new(&f.inputs)),
             name: name.clone(),
             attributes: Vec::new(),
             provenance: Vec::new(),
@@ -123,6 +131,14 @@ impl PluginSut {
                 .map(|(key, value)| (format!("plugin_attribute_{key}"), value.clone())),
         );
         Ok(sut)
+    }
+
+    /// The named inputs issued samples carry.
+    #[inline]
+    fn sample_inputs(&self) -> SampleInputs {
+        self.inputs
+            .as_ref()
+            .map_or(SampleInputs::NONE, InputTable::handle)
     }
 
     fn table(&self) -> &ffi::mlperf_plugin_api {
@@ -210,6 +226,7 @@ impl PluginSut {
             return Ok(());
         };
         let loaded = self.arena.as_deref().and_then(SampleArena::read);
+        let inputs = self.sample_inputs();
         let samples: Vec<ffi::mlperf_sample> = indices
             .iter()
             .map(|&index| {
@@ -217,7 +234,7 @@ impl PluginSut {
                     id: ResponseId(0),
                     index,
                 };
-                to_ffi(&sample, loaded.as_deref())
+                to_ffi(&sample, loaded.as_deref(), inputs)
             })
             .collect();
         drop(loaded);
@@ -233,6 +250,16 @@ impl PluginSut {
                 indices.len()
             )),
         }
+    }
+
+    /// The plugin has `load_samples` or `unload_samples` (ABI 1.3).
+    pub fn takes_sample_sets(&self) -> bool {
+        self.table_sample_set(true).is_some() || self.table_sample_set(false).is_some()
+    }
+
+    /// The plugin's MLPERF_CAP_* bits.
+    pub fn capabilities(&self) -> u64 {
+        self.table().capabilities
     }
 
     /// The plugin's attributes (vendor, device, driver, precision, ...).
@@ -285,15 +312,16 @@ impl SystemUnderTest for PluginSut {
             // SingleStream, Server and MultiStream queries go from the stack: no lock.
             let mut small = [blank_sample(); SMALL_QUERY];
             let loaded = self.arena.as_deref().and_then(SampleArena::read);
+            let inputs = self.sample_inputs();
             for (slot, sample) in small.iter_mut().zip(samples) {
-                *slot = to_ffi(sample, loaded.as_deref());
+                *slot = to_ffi(sample, loaded.as_deref(), inputs);
             }
             // SAFETY: the samples live across the call; ids stay valid until completed.
             unsafe { issue(self.instance, small.as_ptr(), samples.len()) }
         } else {
             let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
             if staged.query.take() != Some(Staged::key(samples)) {
-                staged.fill(samples, self.arena.as_deref());
+                staged.fill(samples, self.arena.as_deref(), self.sample_inputs());
             }
             // SAFETY: as above.
             unsafe { issue(self.instance, staged.buffer.as_ptr(), staged.buffer.len()) }
@@ -312,7 +340,7 @@ impl SystemUnderTest for PluginSut {
     fn prepare_query(&self, samples: &[QuerySample]) {
         if samples.len() > SMALL_QUERY && self.timed.is_none() {
             let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
-            staged.fill(samples, self.arena.as_deref());
+            staged.fill(samples, self.arena.as_deref(), self.sample_inputs());
             staged.query = Some(Staged::key(samples));
         }
     }
@@ -374,11 +402,11 @@ impl Staged {
         (samples.first().map_or(0, |s| s.id.0), samples.len())
     }
 
-    fn fill(&mut self, samples: &[QuerySample], arena: Option<&SampleArena>) {
+    fn fill(&mut self, samples: &[QuerySample], arena: Option<&SampleArena>, inputs: SampleInputs) {
         let loaded = arena.and_then(SampleArena::read);
         self.buffer.clear();
         self.buffer
-            .extend(samples.iter().map(|s| to_ffi(s, loaded.as_deref())));
+            .extend(samples.iter().map(|s| to_ffi(s, loaded.as_deref(), inputs)));
     }
 }
 
@@ -401,6 +429,8 @@ const fn blank_sample() -> ffi::mlperf_sample {
         dtype: 0,
         rank: 0,
         shape: std::ptr::null(),
+        inputs: std::ptr::null(),
+        n_inputs: 0,
     }
 }
 
@@ -408,7 +438,11 @@ const fn blank_sample() -> ffi::mlperf_sample {
 /// pointers stay valid after the read guard is gone: the arena's memory is only replaced by a
 /// later load, after this sample completed (see `samples::arena`).
 #[inline]
-fn to_ffi(sample: &QuerySample, loaded: Option<&LoadedSamples>) -> ffi::mlperf_sample {
+fn to_ffi(
+    sample: &QuerySample,
+    loaded: Option<&LoadedSamples>,
+    inputs: SampleInputs,
+) -> ffi::mlperf_sample {
     let mut raw = ffi::mlperf_sample {
         id: sample.id.0,
         index: sample.index as u64,
@@ -420,6 +454,8 @@ fn to_ffi(sample: &QuerySample, loaded: Option<&LoadedSamples>) -> ffi::mlperf_s
         raw.dtype = view.dtype.to_raw();
         raw.rank = view.shape.len() as u32;
         raw.shape = view.shape.as_ptr();
+        raw.inputs = inputs.table;
+        raw.n_inputs = inputs.count;
     }
     raw
 }

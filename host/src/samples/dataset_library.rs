@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use super::arena::{LoadedSamples, SampleArena};
+use super::arena::{LoadedSamples, SampleArena, SampleLayout};
 use super::preprocess::Preprocessing;
-use super::source::SampleSource;
+use super::source::{SampleSource, SourceError};
 use crate::loadgen::{QslError, QuerySampleIndex, QuerySampleLibrary};
 
 pub struct DatasetLibrary {
@@ -50,6 +50,13 @@ impl DatasetLibrary {
             self.preprocessing = Some(preprocessing);
         }
         Ok(())
+    }
+
+    /// The first sample's layout and size in bytes (every sample of a data set file has the
+    /// same).
+    pub fn first_sample(&mut self) -> Result<(SampleLayout, usize), SourceError> {
+        let layout = self.source.read(0, &mut self.buffer)?;
+        Ok((layout, self.buffer.len()))
     }
 
     /// The arena the system under test reads loaded samples from.

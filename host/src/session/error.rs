@@ -28,6 +28,10 @@ pub enum SessionError {
     Dataset(#[source] SourceError),
     #[error("--dataset {}: the data set has no samples", .0.display())]
     EmptyDataset(PathBuf),
+    #[error("--input-names for {}: {message}", dataset.display())]
+    InputNames { dataset: PathBuf, message: String },
+    #[error("--logged-outputs: {0:?} is not an output name")]
+    LoggedOutputName(String),
     #[error("--performance-samples {asked} must be between 1 and the data set's length ({total})")]
     PerformanceSamples { asked: usize, total: usize },
     #[error("--preprocess {}", module.display())]

@@ -21,12 +21,13 @@ use mlperf_loadgen::{
     start_test_with, AbandonHook, EffectiveSettings, LogOutputSettings, LogSettings,
     ProgressHandle, TestContext, TestMode, TestResult, TestScenario,
 };
+use mlperf_plugin_api::ffi;
 use mlperf_power::Phase;
 
 use crate::benchmark::accuracy::{evaluate_into, Score};
 use crate::compliance::{AccuracyFallback, Verification};
 use crate::logs::{RESULT_JSON, SUMMARY_LOG};
-use crate::plugin::{Instance, RunDescription};
+use crate::plugin::{DataFormat, Instance, RunDescription};
 use crate::power::{self, Meters, MetersFinisher, PowerResult, Recording};
 use mlperf_loadgen::QuerySampleLibrary;
 
@@ -86,6 +87,10 @@ impl<'a> Session<'a> {
         // set, a bad plugin.
         let mut meters = Meters::open(&plan.power, plan.plugin.isolation.as_ref())?;
         let mut library = SampleLibrary::open(&plan.samples)?;
+        let format = DataFormat {
+            inputs: library.named_inputs(&plan.samples)?,
+            logged_outputs: checked_output_names(&plan.plugin.logged_outputs)?,
+        };
         let run = {
             let qsl = library.as_qsl();
             RunDescription::new(
@@ -93,10 +98,13 @@ impl<'a> Session<'a> {
                 qsl.performance_sample_count() as u64,
                 qsl.total_sample_count() as u64,
             )
+            .with_format(format)
         };
         let mut sut = open_plugin(&plan.plugin, &plan.samples, &run)?;
-        if plan.settings.use_token_latencies && !sut.has_capability("tokens") {
-            return Err(SessionError::NoTokens(sut.name_of_plugin()));
+        if plan.settings.use_token_latencies && sut.capabilities() & ffi::CAP_TOKENS == 0 {
+            return Err(SessionError::NoTokens(
+                mlperf_loadgen::SystemUnderTest::name(&sut).to_string(),
+            ));
         }
         let mut sample_sets = SampleSetCalls::default();
         library.attach(&mut sut);
@@ -341,6 +349,14 @@ fn run_test(
 }
 
 /// Opens, checks and creates the plan's plugin for the test `run` describes.
+/// The run's logged output names, each a name a plugin can give (not empty, no NUL).
+fn checked_output_names(names: &[String]) -> Result<Vec<String>, SessionError> {
+    match names.iter().find(|n| n.is_empty() || n.contains('\0')) {
+        Some(bad) => Err(SessionError::LoggedOutputName(bad.clone())),
+        None => Ok(names.to_vec()),
+    }
+}
+
 fn open_plugin(
     plan: &PluginPlan,
     samples: &SamplePlan,

@@ -53,6 +53,8 @@ pub struct PluginPlan {
     pub context: Option<String>,
     /// Run it in a process of its own (`--isolate process`).
     pub isolation: Option<crate::plugin::isolated::Isolation>,
+    /// The named outputs a response's logged bytes are made of; empty: its data.
+    pub logged_outputs: Vec<String>,
 }
 
 /// The sample library.
@@ -65,6 +67,9 @@ pub enum SamplePlan {
         /// Samples that fit in memory; all of them when `None`.
         performance: Option<usize>,
         preprocess: Option<PreprocessPlan>,
+        /// Each sample stacks one row per named input along its first axis; empty: a
+        /// sample is one tensor.
+        input_names: Vec<String>,
     },
 }
 

@@ -9,7 +9,7 @@ use mlperf_loadgen::QuerySampleLibrary;
 
 use super::plan::{PreprocessPlan, SamplePlan};
 use super::SessionError;
-use crate::plugin::Instance;
+use crate::plugin::{DataFormat, Instance, NamedInput};
 use crate::samples::{DatasetLibrary, NpySource, Preprocessing, SampleSource};
 
 pub enum SampleLibrary {
@@ -35,6 +35,7 @@ impl SampleLibrary {
                 path,
                 performance,
                 preprocess,
+                ..
             } => (path, *performance, preprocess),
         };
         let source = open_source(path)?;
@@ -76,6 +77,30 @@ impl SampleLibrary {
             library,
             preprocessing,
         })
+    }
+
+    /// The named inputs within each sample of the plan's data set (`input_names`), checked
+    /// against its first sample; none when the plan names none.
+    pub fn named_inputs(&mut self, plan: &SamplePlan) -> Result<Vec<NamedInput>, SessionError> {
+        let (
+            SamplePlan::Dataset {
+                path, input_names, ..
+            },
+            SampleLibrary::Dataset { library, .. },
+        ) = (plan, self)
+        else {
+            return Ok(Vec::new());
+        };
+        if input_names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let invalid = |message: String| SessionError::InputNames {
+            dataset: path.clone(),
+            message,
+        };
+        let (layout, bytes) = library.first_sample().map_err(|e| invalid(e.to_string()))?;
+        DataFormat::split_first_axis(input_names, layout.dtype, &layout.shape, bytes)
+            .map_err(invalid)
     }
 
     /// Hands `sut` the loaded samples' memory, when there is data, and the preprocessing it

@@ -12,6 +12,7 @@ mod differential_official;
 mod faulty_plugins;
 mod isolated_meters;
 mod isolated_plugins;
+mod named_inputs;
 mod network_runs;
 mod official_engine;
 mod onnxruntime_runs;

@@ -12,7 +12,7 @@ use crate::support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::{ort_library, repo, require_data, TempDir};
+use support::{accuracy_records, ort_library, repo, require_data, TempDir};
 
 const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 
@@ -238,6 +238,18 @@ fn minilm_embeddings_match_onnx_runtimes_own_python_result() {
     ]);
     let stdout = assert_ok(&mlperf_host(out.path(), &args));
     assert!(stdout.contains("Result is : VALID"), "{stdout}");
+
+    // The definition names the rows (`[dataset] input_names`); named in another order, they
+    // would feed the wrong model inputs, and the plugin refuses the loaded set.
+    let out = TempDir::new();
+    args.extend_from_slice(&["--input-names", "attention_mask,input_ids,token_type_ids"]);
+    let output = mlperf_host(out.path(), &args);
+    let all = format!("{}{}", text(&output.stdout), text(&output.stderr));
+    assert!(!output.status.success(), "{all}");
+    assert!(
+        all.contains("the samples' named inputs [attention_mask, input_ids, token_type_ids] are not the model inputs 'input_ids', 'attention_mask', 'token_type_ids' (stacked_inputs)"),
+        "{all}"
+    );
 }
 
 #[test]
@@ -341,4 +353,140 @@ fn the_onnxruntime_plugin_passes_the_conformance_suite_on_digits() {
     let stdout = assert_ok(&output);
     // 899 samples: MultiStream's accuracy run pads its last query of 8 with 5 repeats.
     assert!(stdout.contains("CONFORMS: 11 passed, 0 failed"), "{stdout}");
+}
+
+/// An accuracy run of the digits classifier whose responses name `outputs`, logging
+/// `logged`.
+fn digits_with_named_outputs(dir: &Path, outputs: &str, logged: &str, scenario: &str) -> Output {
+    mlperf_host(
+        dir,
+        &[
+            "run",
+            "--plugin",
+            "onnxruntime",
+            "--dataset",
+            "data/digits/inputs.npy",
+            "--plugin-set",
+            "model=\"data/digits/model.onnx\"",
+            "--plugin-set",
+            "output=\"label\"",
+            "--plugin-set",
+            &format!("outputs={outputs}"),
+            "--scenario",
+            scenario,
+            "--mode",
+            "AccuracyOnly",
+            "--logged-outputs",
+            logged,
+        ],
+    )
+}
+
+#[test]
+fn named_outputs_of_a_two_output_model_are_logged_as_the_run_names_them() {
+    let _serial = one_at_a_time();
+    require_data("digits");
+    // The digits classifier has two outputs: `label` (one int64) and `probabilities` (ten
+    // float32). The plugin names both in every response; the run logs what it asks for.
+    let run = |logged: &str| {
+        let dir = TempDir::new();
+        let outputs = "[\"label\", \"probabilities\"]";
+        assert_ok(&digits_with_named_outputs(
+            dir.path(),
+            outputs,
+            logged,
+            "Offline",
+        ));
+        accuracy_records(dir.path())
+    };
+    let probabilities = run("probabilities");
+    assert_eq!(probabilities.len(), 899);
+    assert!(probabilities.iter().all(|(_, bytes)| bytes.len() == 40));
+    let both = run("label,probabilities");
+    assert_eq!(both.len(), 899);
+    let argmax = |floats: &[u8]| {
+        let scores: Vec<f32> = floats
+            .chunks(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        (0..scores.len())
+            .max_by(|&a, &b| scores[a].total_cmp(&scores[b]))
+            .unwrap() as i64
+    };
+    for (index, bytes) in &both {
+        assert_eq!(
+            bytes.len(),
+            48,
+            "sample {index}: 8 bytes of label, 40 of scores"
+        );
+        let label = i64::from_le_bytes(bytes[..8].try_into().unwrap());
+        // The classifier's label is its most probable class (checked in Python: all 899).
+        assert_eq!(label, argmax(&bytes[8..]), "sample {index}");
+        let alone = probabilities.iter().find(|(i, _)| i == index).unwrap();
+        assert_eq!(&alone.1[..], &bytes[8..], "sample {index}: the same scores");
+    }
+
+    // An output the plugin does not name fails the run, naming it and what the plugin gave.
+    let dir = TempDir::new();
+    let output =
+        digits_with_named_outputs(dir.path(), "[\"label\"]", "probabilities", "SingleStream");
+    let all = format!("{}{}", text(&output.stdout), text(&output.stderr));
+    assert!(!output.status.success(), "{all}");
+    assert!(
+        all.contains("without the output 'probabilities' the run logs: it named 'label'"),
+        "{all}"
+    );
+}
+
+#[test]
+fn a_benchmark_definition_names_the_output_its_accuracy_is_scored_from() {
+    let _serial = one_at_a_time();
+    require_data("digits");
+    // digits scored from the classifier's `probabilities` (float32 scores, argmax) instead of
+    // its `label`: the definition names the output the log records and the metric reads.
+    let dir = TempDir::new();
+    let data = repo().join("data/digits");
+    let definition = dir.write(
+        "digits-scores.toml",
+        &format!(
+            r#"name = "digits-scores"
+[model]
+path = "{data}/model.onnx"
+[dataset]
+inputs = "{data}/inputs.npy"
+[accuracy]
+metric = "top1"
+labels = "{data}/labels.npy"
+output = "float32"
+logged_outputs = ["probabilities"]
+[plugin]
+name = "onnxruntime"
+config = {{ output = "label", outputs = ["probabilities"] }}
+"#,
+            data = data.display()
+        ),
+    );
+    let out = TempDir::new();
+    let definition = definition.display().to_string();
+    let stdout = assert_ok(&mlperf_host(
+        out.path(),
+        &[
+            "run",
+            "--benchmark",
+            &definition,
+            "--scenario",
+            "Offline",
+            "--mode",
+            "AccuracyOnly",
+        ],
+    ));
+    let records = accuracy_records(out.path());
+    assert_eq!(records.len(), 899);
+    assert!(records.iter().all(|(_, bytes)| bytes.len() == 40));
+    let accuracy = std::fs::read_to_string(out.path().join("accuracy.txt")).unwrap();
+    assert!(stdout.ends_with(&accuracy));
+    assert!(accuracy.contains("total=899"), "{accuracy}");
+    // The same classes as the label output gives: ONNX Runtime's own Python count.
+    let good = python_good_count("digits");
+    assert!(accuracy.contains(&format!("good={good}")), "{accuracy}");
 }

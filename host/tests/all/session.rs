@@ -69,6 +69,7 @@ fn plan(out: &Path, results: &Path) -> RunPlan {
             config: "workers = 1\nlatency_us = 1000\n".into(),
             context: None,
             isolation: None,
+            logged_outputs: Vec::new(),
         },
         samples: SamplePlan::Indices {
             total: 64,
@@ -194,6 +195,7 @@ fn a_plugin_that_cannot_start_is_refused_before_any_log_is_written() {
         config: String::new(),
         context: Some("benchmark x: cannot start its plugin".into()),
         isolation: None,
+        logged_outputs: Vec::new(),
     };
     let mut recorder = Recorder::default();
     let error = Session::new(&mut recorder).run(&plan).err().unwrap();
@@ -217,6 +219,7 @@ fn a_data_set_asking_for_more_performance_samples_than_it_holds_is_refused() {
         path: dataset,
         performance: Some(4),
         preprocess: None,
+        input_names: Vec::new(),
     };
     let error = Session::new(&mut Recorder::default())
         .run(&plan)

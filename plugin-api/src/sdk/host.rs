@@ -1,12 +1,12 @@
 //! The host as a plugin sees it: [`Completer`] for answers (and failures), [`Logger`] for log
 //! lines, both copied out of the `mlperf_host_api` handed to `create` and valid until `destroy`.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::{c_char, c_void, CStr};
 use std::marker::PhantomData;
 
-use crate::ffi::{self, mlperf_host_api, mlperf_response};
+use crate::ffi::{self, mlperf_host_api, mlperf_output, mlperf_response};
 
-use super::{PluginError, RunDescription};
+use super::{DType, PluginError, RunDescription};
 
 type CompleteFn =
     unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize);
@@ -233,9 +233,24 @@ impl<'a> Response<'a> {
                 },
                 length: data.len() as u64,
                 n_tokens: 0,
+                outputs: std::ptr::null(),
+                n_outputs: 0,
             },
             _data: PhantomData,
         }
+    }
+
+    /// Since 1.3: the model's outputs by name, beside [`Self::new`]'s data (what a host of 1.2,
+    /// or a run that names no output, logs). A run naming outputs logs those.
+    #[inline]
+    pub fn with_outputs(mut self, outputs: &'a [Output<'a>]) -> Self {
+        self.raw.outputs = if outputs.is_empty() {
+            std::ptr::null()
+        } else {
+            outputs.as_ptr().cast()
+        };
+        self.raw.n_outputs = outputs.len() as u64;
+        self
     }
 
     /// For token runs: the number of tokens generated.
@@ -257,6 +272,61 @@ impl<'a> Response<'a> {
 
     #[inline]
     pub fn as_raw(&self) -> &mlperf_response {
+        &self.raw
+    }
+}
+
+/// One named output of a [`Response`], borrowing its name and bytes.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct Output<'a> {
+    raw: mlperf_output,
+    _data: PhantomData<&'a [u8]>,
+}
+
+// SAFETY: an Output holds shared borrows of `'a` bytes, like `&'a [u8]`.
+unsafe impl Send for Output<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Output<'_> {}
+
+impl<'a> Output<'a> {
+    /// The output `name` holding `data` (element type and shape unknown: see
+    /// [`Self::with_layout`]).
+    #[inline]
+    pub fn new(name: &'a CStr, data: &'a [u8]) -> Self {
+        Output {
+            raw: mlperf_output {
+                struct_size: size_of::<mlperf_output>(),
+                name: name.as_ptr(),
+                data: if data.is_empty() {
+                    std::ptr::null()
+                } else {
+                    data.as_ptr().cast()
+                },
+                length: data.len() as u64,
+                dtype: DType::Unknown.to_raw(),
+                rank: 0,
+                shape: std::ptr::null(),
+            },
+            _data: PhantomData,
+        }
+    }
+
+    /// Its element type and shape.
+    #[inline]
+    pub fn with_layout(mut self, dtype: DType, shape: &'a [i64]) -> Self {
+        self.raw.dtype = dtype.to_raw();
+        self.raw.rank = shape.len() as u32;
+        self.raw.shape = if shape.is_empty() {
+            std::ptr::null()
+        } else {
+            shape.as_ptr()
+        };
+        self
+    }
+
+    #[inline]
+    pub fn as_raw(&self) -> &mlperf_output {
         &self.raw
     }
 }

@@ -85,6 +85,21 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             length,
             dtype,
             rank,
+            shape,
+            inputs,
+            n_inputs
+        }
+    );
+    rust_layout!(
+        map,
+        fields,
+        mlperf_input {
+            struct_size,
+            name,
+            offset,
+            length,
+            dtype,
+            rank,
             shape
         }
     );
@@ -96,7 +111,22 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             id,
             data,
             length,
-            n_tokens
+            n_tokens,
+            outputs,
+            n_outputs
+        }
+    );
+    rust_layout!(
+        map,
+        fields,
+        mlperf_output {
+            struct_size,
+            name,
+            data,
+            length,
+            dtype,
+            rank,
+            shape
         }
     );
     rust_layout!(

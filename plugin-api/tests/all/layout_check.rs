@@ -71,6 +71,30 @@ macro_rules! abi_copy {
 
             #[repr(C)]
             #[derive(StableAbi)]
+            pub struct mlperf_input {
+                pub struct_size: usize,
+                pub name: *const c_char,
+                pub offset: u64,
+                pub length: u64,
+                pub dtype: i32,
+                pub rank: u32,
+                pub shape: *const i64,
+            }
+
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_output {
+                pub struct_size: usize,
+                pub name: *const c_char,
+                pub data: *const c_void,
+                pub length: u64,
+                pub dtype: i32,
+                pub rank: u32,
+                pub shape: *const i64,
+            }
+
+            #[repr(C)]
+            #[derive(StableAbi)]
             pub struct mlperf_sample {
                 $($sample)*
             }
@@ -242,6 +266,8 @@ abi_copy!(
         pub dtype: i32,
         pub rank: u32,
         pub shape: *const i64,
+        pub inputs: *const mlperf_input,
+        pub n_inputs: u64,
     },
     response {
         pub struct_size: usize,
@@ -249,6 +275,8 @@ abi_copy!(
         pub data: *const c_void,
         pub length: u64,
         pub n_tokens: i64,
+        pub outputs: *const mlperf_output,
+        pub n_outputs: u64,
     }
 );
 
@@ -263,6 +291,8 @@ abi_copy!(
         pub dtype: i32,
         pub rank: u32,
         pub shape: *const i64,
+        pub inputs: *const mlperf_input,
+        pub n_inputs: u64,
         pub deadline_ns: u64,
     },
     response {
@@ -271,6 +301,8 @@ abi_copy!(
         pub data: *const c_void,
         pub length: u64,
         pub n_tokens: i64,
+        pub outputs: *const mlperf_output,
+        pub n_outputs: u64,
     }
 );
 
@@ -285,6 +317,8 @@ abi_copy!(
         pub dtype: i32,
         pub rank: u32,
         pub shape: *const i64,
+        pub inputs: *const mlperf_input,
+        pub n_inputs: u64,
     },
     response {
         pub struct_size: usize,
@@ -292,6 +326,8 @@ abi_copy!(
         pub data: *const c_void,
         pub length: u64,
         pub n_tokens: u64,
+        pub outputs: *const mlperf_output,
+        pub n_outputs: u64,
     }
 );
 
@@ -306,6 +342,8 @@ abi_copy!(
         pub dtype: i32,
         pub rank: u32,
         pub shape: *const i64,
+        pub inputs: *const mlperf_input,
+        pub n_inputs: u64,
     },
     response {
         pub struct_size: usize,
@@ -313,6 +351,8 @@ abi_copy!(
         pub data: *const c_void,
         pub length: u64,
         pub n_tokens: i64,
+        pub outputs: *const mlperf_output,
+        pub n_outputs: u64,
     },
     appended {
         pub register_memory: Option<unsafe extern "C" fn(instance: *mut c_void) -> *mut mlperf_error>,
@@ -332,6 +372,8 @@ abi_copy!(
         pub dtype: i32,
         pub rank: u32,
         pub shape: *const i64,
+        pub inputs: *const mlperf_input,
+        pub n_inputs: u64,
     },
     response {
         pub struct_size: usize,
@@ -339,6 +381,8 @@ abi_copy!(
         pub data: *const c_void,
         pub length: u64,
         pub n_tokens: i64,
+        pub outputs: *const mlperf_output,
+        pub n_outputs: u64,
     }
 );
 
@@ -360,6 +404,8 @@ abi_copy!(
         pub dtype: i32,
         pub rank: u32,
         pub shape: *const i64,
+        pub inputs: *const mlperf_input,
+        pub n_inputs: u64,
     },
     response {
         pub struct_size: usize,
@@ -367,6 +413,8 @@ abi_copy!(
         pub data: *const c_void,
         pub length: u64,
         pub n_tokens: i64,
+        pub outputs: *const mlperf_output,
+        pub n_outputs: u64,
     }
 );
 
@@ -383,7 +431,7 @@ fn a_struct_with_an_extra_field_is_refused_naming_type_and_field() {
     assert!(message.contains("deadline_ns"), "{message}");
     assert!(message.contains("issue_query(argument 2)"), "{message}");
     assert!(
-        message.contains("size 64 where 56 was expected"),
+        message.contains("size 80 where 72 was expected"),
         "{message}"
     );
 }

@@ -1,16 +1,16 @@
 //! The SDK through the raw ABI: a small plugin exported with `export_plugin!` into this test
 //! binary, driven only through its entry symbol and function table, as the host drives one.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::mem::offset_of;
 use std::time::Duration;
 
 use ::mlperf_plugin_api::ffi::{self, mlperf_plugin_api, mlperf_sample};
 use ::mlperf_plugin_api::layout::check_layout;
 use ::mlperf_plugin_api::sdk::{
-    Completer, DType, Host, Level, Logger, PluginError, Response, Sample, SutPlugin,
+    Completer, DType, Host, Level, Logger, Output, PluginError, Response, Sample, SutPlugin,
 };
-use ::mlperf_plugin_api::testing::{sample, RawInstance, RecordingHost};
+use ::mlperf_plugin_api::testing::{run_description, sample, RawInstance, RecordingHost};
 
 /// Echoes each sample's data back with n_tokens = rank; config "panic"/"fail" break create,
 /// index 666 panics in issue_query, samples of index 777 are lost (reported through the
@@ -57,12 +57,36 @@ impl SutPlugin for Echo {
         if samples.iter().any(|s| s.index() == 666) {
             panic!("boom at index 666");
         }
+        // Each named input comes back as an output of its name.
+        let names: Vec<Vec<CString>> = samples
+            .iter()
+            .map(|s| {
+                s.inputs()
+                    .map(|i| CString::new(i.name()).unwrap())
+                    .collect()
+            })
+            .collect();
+        let outputs: Vec<Vec<Output<'_>>> = samples
+            .iter()
+            .zip(&names)
+            .map(|(s, names)| {
+                s.inputs()
+                    .zip(names)
+                    .map(|(input, name)| {
+                        Output::new(name, input.data()).with_layout(input.dtype(), input.shape())
+                    })
+                    .collect()
+            })
+            .collect();
         let responses: Vec<Response<'_>> = samples
             .iter()
-            .filter(|s| s.index() != 777)
-            .map(|s| {
+            .zip(&outputs)
+            .filter(|(s, _)| s.index() != 777)
+            .map(|(s, outputs)| {
                 assert_eq!(s.dtype(), DType::U8);
-                Response::new(s.id(), s.data()).with_tokens(s.shape().len() as i64)
+                Response::new(s.id(), s.data())
+                    .with_tokens(s.shape().len() as i64)
+                    .with_outputs(outputs)
             })
             .collect();
         completer.first_token(&responses[..responses.len().min(1)]);
@@ -248,6 +272,76 @@ fn longer_samples_of_a_later_minor_are_read_by_their_stride() {
 }
 
 #[test]
+fn named_inputs_reach_the_plugin_and_named_outputs_the_host() {
+    let host = RecordingHost::new();
+    // SAFETY: as above.
+    let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    let row_shape = [2i64];
+    let input = |name: &'static CStr, offset| ffi::mlperf_input {
+        struct_size: size_of::<ffi::mlperf_input>(),
+        name: name.as_ptr(),
+        offset,
+        length: 2,
+        dtype: DType::U8.to_raw(),
+        rank: 1,
+        shape: row_shape.as_ptr(),
+    };
+    let inputs = [input(c"ids", 0), input(c"mask", 2)];
+    let mut named = sample(21, 5, b"abcd");
+    named.inputs = inputs.as_ptr();
+    named.n_inputs = 2;
+    // One sample without inputs beside it: it names no outputs.
+    instance.issue(&[named, sample(22, 6, b"xy")]).unwrap();
+    let done = host.completed();
+    assert_eq!(done[0].data, b"abcd");
+    assert_eq!(
+        done[0].outputs,
+        [
+            ("ids".to_owned(), b"ab".to_vec()),
+            ("mask".to_owned(), b"cd".to_vec())
+        ]
+    );
+    assert!(done[1].outputs.is_empty());
+}
+
+#[test]
+fn samples_of_a_1_2_host_are_read_by_their_stride_without_inputs() {
+    let host = RecordingHost::new();
+    // SAFETY: as above.
+    let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    // Two samples as a 1.2 host lays them out: 56 bytes each, no `inputs` after them; the
+    // words after the second are garbage a reader must not take for its inputs.
+    let short = ffi::SAMPLE_SIZE_1_2;
+    let mut words = vec![u64::MAX; (2 * short) / 8 + 2];
+    for (i, (id, data)) in [(31u64, &b"one"[..]), (32, &b"two"[..])]
+        .into_iter()
+        .enumerate()
+    {
+        let mut raw = sample(id, id, data);
+        raw.struct_size = short;
+        // SAFETY: the first `short` bytes of a sample, into room for them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                std::ptr::from_ref(&raw).cast::<u8>(),
+                words.as_mut_ptr().cast::<u8>().add(i * short),
+                short,
+            )
+        };
+    }
+    let api = table();
+    // SAFETY: two samples strided by their struct_size.
+    let error = unsafe { (api.issue_query.unwrap())(instance.as_ptr(), words.as_ptr().cast(), 2) };
+    // SAFETY: released once here.
+    assert_eq!(unsafe { PluginError::take(error) }, None);
+    let got: Vec<_> = host
+        .completed()
+        .into_iter()
+        .map(|a| (a.id, a.data, a.outputs.len()))
+        .collect();
+    assert_eq!(got, [(31, b"one".to_vec(), 0), (32, b"two".to_vec(), 0)]);
+}
+
+#[test]
 fn a_panic_in_issue_query_becomes_an_error_with_its_message() {
     let host = RecordingHost::new();
     // SAFETY: as above.
@@ -383,23 +477,10 @@ fn without_the_hosts_fail_it_is_logged_as_an_error() {
 
 fn server_run() -> ffi::mlperf_run_description {
     ffi::mlperf_run_description {
-        struct_size: size_of::<ffi::mlperf_run_description>(),
-        next: std::ptr::null(),
-        scenario: ffi::SCENARIO_SERVER,
-        mode: ffi::MODE_PERFORMANCE,
-        samples_per_query: 1,
         target_qps: 250.0,
         target_latency_ns: 15_000_000,
-        target_latency_percentile: 0.99,
-        expected_latency_ns: 0,
-        min_duration_ms: 600_000,
         min_query_count: 100,
-        performance_sample_count: 1024,
-        total_sample_count: 50_000,
-        flags: 0,
-        issue_threads: 0,
-        ttft_latency_ns: 0,
-        tpot_latency_ns: 0,
+        ..run_description(ffi::SCENARIO_SERVER)
     }
 }
 

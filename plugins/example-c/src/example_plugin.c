@@ -688,6 +688,22 @@ static mlperf_error *mark_set(example_instance *instance, const mlperf_sample *s
     return NULL;
 }
 
+/* Named inputs (ABI 1.3, a data set run with --input-names): every sample holds the same
+ * inputs, each `offset` bytes into its data (mlperf_input_data). YOUR DEVICE: bind each to the
+ * model input of its name, e.g. when staging the set here. We only say what they are. */
+static void log_named_inputs(const example_instance *instance, const mlperf_sample *sample) {
+    if (sample->struct_size < sizeof(mlperf_sample) || sample->n_inputs == 0) {
+        return; /* a host of 1.2, or samples of one tensor each */
+    }
+    for (size_t k = 0; k < sample->n_inputs; ++k) {
+        const mlperf_input *input = mlperf_sample_input(sample, k);
+        host_log(instance, MLPERF_LOG_INFO,
+                 EXAMPLE_NAME ": input '%s': %llu bytes at offset %llu, dtype %d, rank %u",
+                 input->name, (unsigned long long)input->length,
+                 (unsigned long long)input->offset, (int)input->dtype, (unsigned)input->rank);
+    }
+}
+
 static mlperf_error *example_load_samples(void *opaque, const mlperf_sample *samples,
                                           size_t count) {
     example_instance *instance = opaque;
@@ -695,6 +711,9 @@ static mlperf_error *example_load_samples(void *opaque, const mlperf_sample *sam
     if (error == NULL) {
         instance->sets_handed = 1;
         host_log(instance, MLPERF_LOG_DEBUG, EXAMPLE_NAME ": %zu samples loaded", count);
+        if (count > 0) {
+            log_named_inputs(instance, samples);
+        }
     }
     return error;
 }

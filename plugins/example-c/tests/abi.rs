@@ -15,6 +15,7 @@ use mlperf_plugin_api::ffi::{
     self, mlperf_attribute, mlperf_error, mlperf_host_api, mlperf_plugin_entry_fn, mlperf_response,
     mlperf_sample,
 };
+use mlperf_plugin_api::testing::run_description;
 use mlperf_plugin_example_c::PLUGIN_PATH;
 
 // ---- The library ------------------------------------------------------------------------------
@@ -342,6 +343,8 @@ fn sample(id: u64, index: u64) -> mlperf_sample {
         dtype: 0,
         rank: 0,
         shape: ptr::null(),
+        inputs: ptr::null(),
+        n_inputs: 0,
     }
 }
 
@@ -807,23 +810,10 @@ fn only_samples_of_the_loaded_set_may_be_issued() {
 fn the_run_description_is_read_only_from_a_host_table_that_has_it() {
     let plugin = Plugin::load();
     let run = Box::new(ffi::mlperf_run_description {
-        struct_size: size_of::<ffi::mlperf_run_description>(),
-        next: ptr::null(),
-        scenario: ffi::SCENARIO_OFFLINE,
-        mode: ffi::MODE_PERFORMANCE,
         samples_per_query: 24_576,
         target_qps: 2000.0,
-        target_latency_ns: 0,
         target_latency_percentile: 0.9,
-        expected_latency_ns: 0,
-        min_duration_ms: 600_000,
-        min_query_count: 1,
-        performance_sample_count: 1024,
-        total_sample_count: 50_000,
-        flags: 0,
-        issue_threads: 0,
-        ttft_latency_ns: 0,
-        tpot_latency_ns: 0,
+        ..run_description(ffi::SCENARIO_OFFLINE)
     });
     let described = plugin.create_with(b"", |host| host.run = &*run).unwrap();
     let logs = lock(&described.recorder.logs).clone();

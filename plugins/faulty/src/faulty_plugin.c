@@ -409,8 +409,10 @@ static mlperf_error *faulty_issue_query(void *instance, const mlperf_sample *sam
         }
         int echo = self->set[ECHO] != 0, huge = struck && fault == HUGE_RESPONSE;
         mlperf_response answers[2] = {{
-            sizeof(mlperf_response), sample->id, echo && !huge ? sample->data : &one_byte,
-            huge ? self->set[RESPONSE_LENGTH] : echo ? sample->length : 1, 0,
+            .struct_size = sizeof(mlperf_response),
+            .id = sample->id,
+            .data = echo && !huge ? sample->data : &one_byte,
+            .length = huge ? self->set[RESPONSE_LENGTH] : echo ? sample->length : 1,
         }};
         self->host.complete(self->host.context, answers, 1);
         if (struck && fault == GARBAGE_RESPONSE) {

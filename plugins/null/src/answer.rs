@@ -33,8 +33,8 @@ pub struct SampleData {
 unsafe impl Send for SampleData {}
 
 impl SampleData {
-    pub fn of(sample: &Sample<'_>) -> SampleData {
-        let data = sample.data();
+    /// Bytes of a sample (all of it, or one named input) held by the host.
+    pub fn of(data: &[u8]) -> SampleData {
         SampleData {
             pointer: data.as_ptr(),
             length: data.len(),

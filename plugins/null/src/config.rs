@@ -22,6 +22,9 @@ pub struct Config {
     pub tokens: bool,
     /// What each sample is answered with.
     pub response: ResponseKind,
+    /// With `response = "data"`: answer with the bytes of this named input of the sample
+    /// (ABI 1.3, a data set with `--input-names`) instead of the whole sample.
+    pub answer_input: Option<String>,
     /// Faults for the host's tests, counted in samples issued to this instance: the sample
     /// after the first N panics in issue_query, ...
     pub panic_after: Option<u64>,
@@ -49,6 +52,11 @@ impl Config {
     pub fn parse(text: &str) -> Result<Config, PluginError> {
         let config: Config = toml::from_str(text)
             .map_err(|e| PluginError::invalid_config(format!("null plugin config: {e}")))?;
+        if config.answer_input.is_some() && config.response != ResponseKind::Data {
+            return Err(PluginError::invalid_config(
+                "null plugin config: answer_input applies to response = \"data\"",
+            ));
+        }
         if config.workers > MAX_WORKERS {
             return Err(PluginError::invalid_config(format!(
                 "null plugin config: workers = {} is more than {MAX_WORKERS}",

@@ -81,7 +81,7 @@ impl SutPlugin for NullPlugin {
             .iter()
             .zip(first..)
             .map(|(sample, ordinal)| self.item(sample, ordinal))
-            .collect();
+            .collect::<Result<_, _>>()?;
         match &self.workers {
             Some(workers) => workers.submit(items, issued),
             None => answer(&self.config, &mut items, issued, completer),
@@ -115,7 +115,7 @@ impl SutPlugin for NullPlugin {
 
 impl NullPlugin {
     /// The sample as a work item, with the fault configured for its ordinal, if any.
-    fn item(&self, sample: &Sample<'_>, ordinal: u64) -> Item {
+    fn item(&self, sample: &Sample<'_>, ordinal: u64) -> Result<Item, PluginError> {
         let config = &self.config;
         if config.panic_after == Some(ordinal) {
             panic!("null plugin: panic_after = {ordinal} reached");
@@ -128,14 +128,34 @@ impl NullPlugin {
         } else {
             1
         };
-        Item {
+        let data = match (config.response, &config.answer_input) {
+            (ResponseKind::Index, _) => None,
+            (ResponseKind::Data, None) => Some(SampleData::of(sample.data())),
+            (ResponseKind::Data, Some(name)) => Some(SampleData::of(
+                sample
+                    .input(name)
+                    .ok_or_else(|| no_input(sample, name))?
+                    .data(),
+            )),
+        };
+        Ok(Item {
             id: sample.id(),
             index: sample.index(),
             copies,
             fails: failed,
-            data: (config.response == ResponseKind::Data).then(|| SampleData::of(sample)),
-        }
+            data,
+        })
     }
+}
+
+#[cold]
+fn no_input(sample: &Sample<'_>, name: &str) -> PluginError {
+    let names: Vec<String> = sample.inputs().map(|i| format!("'{}'", i.name())).collect();
+    PluginError::invalid_argument(format!(
+        "null plugin: sample {} has no input '{name}' (answer_input); its named inputs: [{}]",
+        sample.index(),
+        names.join(", ")
+    ))
 }
 
 mlperf_plugin_api::export_plugin!(

@@ -46,6 +46,9 @@ pub struct Config {
     pub stacked_inputs: Vec<String>,
     /// The model output whose per-sample row answers each sample (default: the first).
     pub output: Option<String>,
+    /// Model outputs each response also names (ABI 1.3), each sample's row of every one, for
+    /// a run that logs outputs by name (`--logged-outputs`); `output` stays the response's data.
+    pub outputs: Vec<String>,
 }
 
 impl Default for Config {
@@ -64,6 +67,7 @@ impl Default for Config {
             input: None,
             stacked_inputs: Vec::new(),
             output: None,
+            outputs: Vec::new(),
         }
     }
 }
@@ -212,6 +216,14 @@ impl Config {
             if value.as_deref().is_some_and(str::is_empty) {
                 return Err(invalid(format!(
                     "{key} = \"\" names no tensor (leave it out for the model's first)"
+                )));
+            }
+        }
+        for (i, name) in self.outputs.iter().enumerate() {
+            if name.is_empty() || name.contains('\0') || self.outputs[..i].contains(name) {
+                return Err(invalid(format!(
+                    "outputs = {:?}: entry {i} ({name:?}) is empty, holds a NUL or repeats an earlier one",
+                    self.outputs
                 )));
             }
         }

@@ -57,6 +57,7 @@ impl SutPlugin for OnnxRuntimePlugin {
             config.input.as_deref(),
             &config.stacked_inputs,
             config.output.as_deref(),
+            &config.outputs,
         )?;
         let max_batch = if io.input.batch_of_one {
             1
@@ -158,6 +159,25 @@ impl SutPlugin for OnnxRuntimePlugin {
                 Ok(())
             }
         }
+    }
+
+    /// Samples of named inputs (ABI 1.3, `--input-names`) must name the model inputs the
+    /// plugin feeds, in the order their rows lie: a data set stacked in another order would
+    /// feed each row to the wrong input.
+    fn load_samples(&self, samples: &[Sample<'_>]) -> Result<(), PluginError> {
+        let Some(first) = samples.first() else {
+            return Ok(());
+        };
+        let named: Vec<&str> = first.inputs().map(|input| input.name()).collect();
+        if named.is_empty() || named == self.input.names_in_row_order() {
+            return Ok(());
+        }
+        Err(PluginError::invalid_argument(format!(
+            "onnxruntime plugin: the samples' named inputs [{}] are not the {} in the order \
+             their rows lie",
+            named.join(", "),
+            self.input.label()
+        )))
     }
 
     fn flush_queries(&self) -> Result<(), PluginError> {

@@ -113,6 +113,8 @@ fn serve() -> Result<(), String> {
     }
     send(&ToHost::Ready {
         name: crate::loadgen::SystemUnderTest::name(&sut).to_string(),
+        capabilities: sut.capabilities(),
+        takes_sample_sets: sut.takes_sample_sets(),
         attributes: sut.attributes().to_vec(),
         provenance: sut.provenance(),
     })?;

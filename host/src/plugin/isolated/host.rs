@@ -122,6 +122,9 @@ struct IssueProducer {
 pub struct IsolatedSut {
     inner: Arc<Inner>,
     name: String,
+    capabilities: u64,
+    /// The plugin has load_samples or unload_samples: sets go to its process.
+    takes_sample_sets: bool,
     attributes: Vec<(String, String)>,
     provenance: Vec<(String, String)>,
     threads: Vec<JoinHandle<()>>,
@@ -221,6 +224,8 @@ impl IsolatedSut {
             inner,
             name: String::new(),
             attributes: Vec::new(),
+            capabilities: 0,
+            takes_sample_sets: false,
             provenance: Vec::new(),
             threads,
             destroyed: false,
@@ -240,10 +245,14 @@ impl IsolatedSut {
         {
             Ok(ToHost::Ready {
                 name,
+                capabilities,
+                takes_sample_sets,
                 attributes,
                 provenance,
             }) => {
                 sut.name = name;
+                sut.capabilities = capabilities;
+                sut.takes_sample_sets = takes_sample_sets;
                 sut.attributes = attributes;
                 sut.provenance = provenance;
                 sut.provenance
@@ -268,6 +277,11 @@ impl IsolatedSut {
         self.provenance.clone()
     }
 
+    /// The plugin's MLPERF_CAP_* bits, as its process reported them.
+    pub fn capabilities(&self) -> u64 {
+        self.capabilities
+    }
+
     /// Has the process size (and touch) its hand-over buffers for a query of `samples`, and
     /// waits for it: untimed, ahead of the test.
     pub fn reserve_samples(&self, samples: usize) -> bool {
@@ -286,8 +300,9 @@ impl IsolatedSut {
     /// Has the process call the plugin's `load_samples` (`load`) or `unload_samples` with the
     /// samples of `indices`, and waits for it.
     pub fn sample_set(&self, load: bool, indices: &[usize]) -> Result<(), String> {
-        // A process that is gone holds nothing to release (its end already failed the run).
-        if !load && self.inner.link.gone.load(Ordering::SeqCst) {
+        // A plugin without the calls (ABI 1.2) costs no round trip; a process that is gone
+        // holds nothing to release (its end already failed the run).
+        if !self.takes_sample_sets || !load && self.inner.link.gone.load(Ordering::SeqCst) {
             return Ok(());
         }
         let kind = if load { KIND_LOAD } else { KIND_UNLOAD };

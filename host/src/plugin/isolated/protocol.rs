@@ -37,6 +37,10 @@ pub enum ToHost {
     /// The instance is created.
     Ready {
         name: String,
+        /// The plugin's MLPERF_CAP_* bits.
+        capabilities: u64,
+        /// The plugin has load_samples or unload_samples (ABI 1.3).
+        takes_sample_sets: bool,
         attributes: Vec<(String, String)>,
         provenance: Vec<(String, String)>,
     },

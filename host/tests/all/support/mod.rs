@@ -87,6 +87,23 @@ pub fn compile_c_plugin(dir: &std::path::Path, name: &str, source: &str) -> std:
     so
 }
 
+/// The records of `dir/mlperf_log_accuracy.json`: (qsl_idx, the logged bytes).
+pub fn accuracy_records(dir: &std::path::Path) -> Vec<(u64, Vec<u8>)> {
+    let log = std::fs::read_to_string(dir.join("mlperf_log_accuracy.json")).unwrap();
+    let records: Vec<serde_json::Value> = serde_json::from_str(&log).unwrap();
+    records
+        .iter()
+        .map(|record| {
+            let hex = record["data"].as_str().unwrap();
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            (record["qsl_idx"].as_u64().unwrap(), bytes)
+        })
+        .collect()
+}
+
 /// The repository's root.
 pub fn repo() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -1,7 +1,9 @@
 //! [`Engine`]: one ONNX Runtime session and what running a batch on it needs. Each worker (or
 //! the inline path) owns one, as ort's `Session::run` takes `&mut self`.
 
-use mlperf_plugin_api::sdk::{Completer, PluginError, Response};
+use std::ffi::{CStr, CString};
+
+use mlperf_plugin_api::sdk::{Completer, Output, PluginError, Response};
 use ort::ep::{self, ExecutionProviderDispatch};
 use ort::memory::{Allocator, MemoryInfo};
 use ort::session::{HasSelectedOutputs, OutputSelector, RunOptions, Session, SessionInputValue};
@@ -108,6 +110,8 @@ pub struct Engine {
     run_options: RunOptions<HasSelectedOutputs>,
     input: InputSpec,
     output: String,
+    /// The outputs each response names (none: responses carry only `output`).
+    named_outputs: Vec<CString>,
     memory: MemoryInfo<'static>,
     allocator: Allocator,
     /// Where a batch of several samples is gathered (u64s: aligned for every element type).
@@ -135,14 +139,25 @@ impl Engine {
         let internal = |e: ort::Error| {
             PluginError::internal(format!("onnxruntime plugin: cannot set up a session: {e}"))
         };
-        let run_options = RunOptions::new()
-            .map_err(internal)?
-            .with_outputs(OutputSelector::no_default().with(io.output.name.clone()));
+        let mut selector = OutputSelector::no_default().with(io.output.name.clone());
+        for named in &io.named_outputs {
+            if named.name != io.output.name {
+                selector = selector.with(named.name.clone());
+            }
+        }
+        let run_options = RunOptions::new().map_err(internal)?.with_outputs(selector);
+        let named_outputs = io
+            .named_outputs
+            .iter()
+            .map(|o| CString::new(o.name.as_str()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| PluginError::invalid_config(format!("onnxruntime plugin: {e}")))?;
         Ok(Engine {
             session,
             run_options,
             input: io.input.clone(),
             output: io.output.name.clone(),
+            named_outputs,
             memory: MemoryInfo::default(),
             allocator: Allocator::default(),
             buffer: Vec::new(),
@@ -264,6 +279,29 @@ impl Engine {
                 &format!("output '{}' has shape {out_shape:?}", self.output),
             ));
         }
+        if !self.named_outputs.is_empty() {
+            let named = self
+                .named_outputs
+                .iter()
+                .map(|name| {
+                    let name_text = name.to_str().unwrap_or_default();
+                    let value = outputs
+                        .get(name_text)
+                        .ok_or_else(|| failed("no output", &name_text))?;
+                    let (shape, bytes) = output_bytes(value, name_text)
+                        .map_err(|e| failed("unusable output", &e))?;
+                    if shape.first() != Some(&(n as i64)) {
+                        return Err(failed(
+                            "the output does not count the samples along its first axis",
+                            &format!("output '{name_text}' has shape {shape:?}"),
+                        ));
+                    }
+                    Ok((name.as_c_str(), bytes))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            answer_with_outputs(batch, out_bytes, &named, answer);
+            return Ok(());
+        }
         if let [item] = batch {
             answer(&[Response::new(item.id, out_bytes)]);
             return Ok(());
@@ -277,6 +315,35 @@ impl Engine {
         answer(&responses);
         Ok(())
     }
+}
+
+/// Every sample's response: its row of `main` as data, and its row of each named output.
+fn answer_with_outputs(
+    batch: &[Item],
+    main: &[u8],
+    named: &[(&CStr, &[u8])],
+    answer: impl FnOnce(&[Response<'_>]),
+) {
+    let n = batch.len();
+    let row = |bytes: &[u8]| bytes.len() / n;
+    let outputs: Vec<Output<'_>> = (0..n)
+        .flat_map(|i| {
+            named.iter().map(move |(name, bytes)| {
+                let at = i * row(bytes);
+                Output::new(name, &bytes[at..at + row(bytes)])
+            })
+        })
+        .collect();
+    let k = named.len();
+    let responses: Vec<Response<'_>> = batch
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            Response::new(item.id, &main[i * row(main)..(i + 1) * row(main)])
+                .with_outputs(&outputs[i * k..(i + 1) * k])
+        })
+        .collect();
+    answer(&responses);
 }
 
 /// The batch's input bytes as `rows` blocks, block k holding row k of every sample in turn

@@ -109,6 +109,8 @@ pub struct OutputSpec {
 pub struct Io {
     pub input: InputSpec,
     pub output: OutputSpec,
+    /// The outputs each response names (config `outputs`), in order.
+    pub named_outputs: Vec<OutputSpec>,
 }
 
 impl Io {
@@ -120,6 +122,7 @@ impl Io {
         input: Option<&str>,
         stacked: &[String],
         output: Option<&str>,
+        named: &[String],
     ) -> Result<Io, PluginError> {
         let fail = |message: String| {
             PluginError::unsupported(format!(
@@ -135,25 +138,17 @@ impl Io {
         .map_err(fail)?;
 
         let outputs = session.outputs();
-        let chosen = pick(outputs, output, "output").map_err(fail)?;
-        let (ty, dims) = tensor_of(chosen, "output").map_err(fail)?;
-        if element_size(ty).is_none() {
-            return Err(fail(format!(
-                "output '{}' has elements of type {ty}, which the plugin cannot return",
-                chosen.name()
-            )));
-        }
-        if dims.is_empty() {
-            return Err(fail(format!(
-                "output '{}' is a scalar; the plugin needs one row per sample",
-                chosen.name()
-            )));
-        }
-        let output = OutputSpec {
-            name: chosen.name().to_owned(),
-            ty,
-        };
-        Ok(Io { input, output })
+        let output = returnable(outputs, output, "output").map_err(fail)?;
+        let named_outputs = named
+            .iter()
+            .map(|name| returnable(outputs, Some(name), "outputs entry"))
+            .collect::<Result<_, _>>()
+            .map_err(fail)?;
+        Ok(Io {
+            input,
+            output,
+            named_outputs,
+        })
     }
 
     /// "fp32", or "int8" for a quantized model; the weights' float types, else the input's.
@@ -182,6 +177,29 @@ impl Io {
             format!("{}: {} {dims:?}", names[0], input.ty)
         }
     }
+}
+
+/// The output `wanted` (else the first), checked to be a tensor of one row per sample whose
+/// elements the plugin can return.
+fn returnable(outputs: &[Outlet], wanted: Option<&str>, what: &str) -> Result<OutputSpec, String> {
+    let chosen = pick(outputs, wanted, what)?;
+    let (ty, dims) = tensor_of(chosen, "output")?;
+    if element_size(ty).is_none() {
+        return Err(format!(
+            "output '{}' has elements of type {ty}, which the plugin cannot return",
+            chosen.name()
+        ));
+    }
+    if dims.is_empty() {
+        return Err(format!(
+            "output '{}' is a scalar; the plugin needs one row per sample",
+            chosen.name()
+        ));
+    }
+    Ok(OutputSpec {
+        name: chosen.name().to_owned(),
+        ty,
+    })
 }
 
 /// The one input samples go into whole.
