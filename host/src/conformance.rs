@@ -267,6 +267,7 @@ impl Suite {
                 context: None,
                 isolation: self.isolation.clone(),
                 logged_outputs: Vec::new(),
+                batching: Default::default(),
             },
             samples,
             power: Vec::new(),

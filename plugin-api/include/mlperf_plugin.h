@@ -127,9 +127,13 @@ typedef enum mlperf_plugin_kind {
  *   NATIVE_BATCHING    the plugin batches samples itself, so the host hands it every query
  *                      whole, as LoadGen issues it (one call per query: SingleStream and Server
  *                      one sample, MultiStream samples_per_query, Offline all of them at once).
- *                      This host never splits nor merges queries for any plugin, so the bit
- *                      changes no call today; it is recorded in the logs and reserved for a
- *                      host that coalesces queries for plugins without it.
+ *                      Without it the host batches for the plugin when the run asks
+ *                      (--plugin-batch N): a query of more than N samples goes over in calls
+ *                      of at most N, and Server's one-sample queries are gathered into calls
+ *                      of up to N, the first held at most --plugin-batch-wait (the latency
+ *                      counts from LoadGen's issue, so the wait is part of it). The run
+ *                      description's max_samples_per_call says N. A batching plugin is
+ *                      always handed whole queries (the host refuses --plugin-batch for it).
  *   TOKENS             the plugin reports first tokens (first_token) and token counts
  *                      (n_tokens): required for a token-latency run (use_token_latencies),
  *                      which the host refuses for a plugin without it.
@@ -296,6 +300,10 @@ typedef struct mlperf_run_description {
     /* Token runs (Server): the time-to-first-token and time-per-output-token bounds, ns. */
     uint64_t ttft_latency_ns;
     uint64_t tpot_latency_ns;
+    /* The most samples one issue_query call holds: 0 when the host hands every query whole
+     * (always, for a plugin with MLPERF_CAP_NATIVE_BATCHING); else the batch the host makes
+     * for a plugin without it (--plugin-batch: larger queries split, Server queries gathered). */
+    uint64_t max_samples_per_call;
 } mlperf_run_description;
 
 /* ---- The host, as the plugin sees it ------------------------------------------------------ */

@@ -167,6 +167,7 @@ pub struct mlperf_run_description {
     pub issue_threads: u32,
     pub ttft_latency_ns: u64,
     pub tpot_latency_ns: u64,
+    pub max_samples_per_call: u64,
 }
 
 pub type CompleteFn =
@@ -346,7 +347,7 @@ const _: () = {
     assert!(offset_of!(mlperf_host_api, fail) == 56);
     // 1.2's host table ended here; 1.3 appended `run`.
     assert!(HOST_SIZE_1_2 == 64);
-    assert!(size_of::<mlperf_run_description>() == 120);
+    assert!(size_of::<mlperf_run_description>() == 128);
     assert!(offset_of!(mlperf_run_description, samples_per_query) == 24);
     assert!(offset_of!(mlperf_run_description, flags) == 96);
     assert!(offset_of!(mlperf_run_description, tpot_latency_ns) == 112);

@@ -489,6 +489,7 @@ pub fn run_description(scenario: u32) -> ffi::mlperf_run_description {
         issue_threads: 0,
         ttft_latency_ns: 0,
         tpot_latency_ns: 0,
+        max_samples_per_call: 0,
     }
 }
 

@@ -98,6 +98,7 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_run_description, issue_threads),
     FIELD(mlperf_run_description, ttft_latency_ns),
     FIELD(mlperf_run_description, tpot_latency_ns),
+    FIELD(mlperf_run_description, max_samples_per_call),
 
     SIZE(mlperf_power_info),
     FIELD(mlperf_power_info, struct_size),

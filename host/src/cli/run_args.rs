@@ -208,6 +208,15 @@ pub struct RunArgs {
         help_heading = "Plugin"
     )]
     pub logged_outputs: Vec<String>,
+    /// Batch for a plugin that does not batch itself (no NATIVE_BATCHING): at most N samples
+    /// per issue_query call; larger queries go over in several calls, and Server's queries
+    /// are gathered into calls of up to N. [default: every query whole, as issued]
+    #[arg(long, value_name = "N", help_heading = "Plugin")]
+    pub plugin_batch: Option<usize>,
+    /// Server with --plugin-batch: how long the first query of a call waits for more (the
+    /// wait counts in its latency).
+    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = super::parse_seconds, help_heading = "Plugin")]
+    pub plugin_batch_wait: Duration,
     /// Samples in a library without --dataset [default: 1024].
     #[arg(long, value_name = "N", help_heading = "Samples")]
     pub total_samples: Option<usize>,

@@ -12,6 +12,7 @@ use mlperf_host::loadgen::{TestMode, TestScenario, TestSettings};
 use mlperf_host::official::engine::TestSettings as OfficialSettings;
 use mlperf_host::official::settings::{field_text, official_mode, official_scenario};
 use mlperf_host::plugin::isolated::{Isolation, TimedModule};
+use mlperf_host::plugin::HostBatching;
 use mlperf_host::session::{
     EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan,
 };
@@ -250,6 +251,7 @@ fn plugin_plan(
             )),
             isolation: None,
             logged_outputs: logged_outputs(args, Some(benchmark)),
+            batching: host_batching(args)?,
         });
     }
     let Some(spec) = &args.plugin else {
@@ -273,6 +275,7 @@ fn plugin_plan(
             context: Some("cannot start the default null plugin (build it with `cargo build --release -p mlperf-plugin-null`, or name a backend with --plugin)".to_string()),
             isolation: None,
             logged_outputs: logged_outputs(args, benchmark),
+            batching: host_batching(args)?,
         });
     };
     if !args.latency.is_zero() {
@@ -288,7 +291,24 @@ fn plugin_plan(
         context: None,
         isolation: None,
         logged_outputs: logged_outputs(args, benchmark),
+        batching: host_batching(args)?,
     })
+}
+
+/// `--plugin-batch` and `--plugin-batch-wait`.
+fn host_batching(args: &RunArgs) -> anyhow::Result<HostBatching> {
+    match args.plugin_batch {
+        Some(0) => bail!("--plugin-batch 0: a call holds at least one sample (leave it out for whole queries)"),
+        Some(_) if args.preprocess_timed => bail!("--plugin-batch does not apply with --preprocess-timed (each query is preprocessed and handed over whole)"),
+        Some(max_samples) => Ok(HostBatching {
+            max_samples,
+            wait: args.plugin_batch_wait,
+        }),
+        None if !args.plugin_batch_wait.is_zero() => {
+            bail!("--plugin-batch-wait needs --plugin-batch")
+        }
+        None => Ok(HostBatching::default()),
+    }
 }
 
 /// `--logged-outputs`, else the benchmark's `[accuracy] logged_outputs`.

@@ -2,6 +2,7 @@
 //! finding and loading the library, checking it before anything runs, and driving it as the
 //! engine's system under test.
 
+mod batching;
 mod data_format;
 mod error;
 mod host_api;
@@ -14,6 +15,7 @@ mod run;
 mod sut;
 mod timed;
 
+pub use batching::HostBatching;
 pub use data_format::{DataFormat, NamedInput};
 pub use error::PluginError;
 pub use instance::{Destroyed, Instance};

@@ -5,6 +5,7 @@ use mlperf_loadgen::{EffectiveSettings, TestMode, TestScenario, TestSettings};
 use mlperf_plugin_api::ffi;
 use serde::{Deserialize, Serialize};
 
+use super::batching::HostBatching;
 use super::data_format::DataFormat;
 
 /// What a plugin is told about the test it serves: the test's settings and the sample
@@ -18,6 +19,9 @@ pub struct RunDescription {
     /// Named inputs of the samples and the outputs the run logs.
     #[serde(default)]
     format: DataFormat,
+    /// Batches the host makes for a plugin that does not batch itself.
+    #[serde(default)]
+    batching: HostBatching,
 }
 
 impl RunDescription {
@@ -32,7 +36,22 @@ impl RunDescription {
             performance_sample_count,
             total_sample_count,
             format: DataFormat::default(),
+            batching: HostBatching::default(),
         }
+    }
+
+    /// The same, with the host batching for the plugin as `batching` says.
+    pub fn with_batching(mut self, batching: HostBatching) -> RunDescription {
+        self.batching = batching;
+        self
+    }
+
+    pub fn batching(&self) -> HostBatching {
+        self.batching
+    }
+
+    pub fn scenario(&self) -> TestScenario {
+        self.settings.scenario
     }
 
     /// The same, with samples and responses read as `format` says.
@@ -91,6 +110,7 @@ impl RunDescription {
                 .unwrap_or(u32::MAX),
             ttft_latency_ns: token_bound(effective.server_ttft_latency),
             tpot_latency_ns: token_bound(effective.server_tpot_latency),
+            max_samples_per_call: self.batching.max_samples as u64,
         }
     }
 

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use mlperf_plugin_api::ffi;
 
+use super::batching::{issue_in_calls, Gatherer};
 use super::data_format::{InputTable, SampleInputs};
 use super::error::PluginError;
 use super::host_api::{host_api, take_error, HostContext};
@@ -13,12 +14,18 @@ use super::run::RunDescription;
 use super::timed::TimedPreprocess;
 use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, ResponseId, SystemUnderTest};
 use crate::samples::{LoadedSamples, Preprocessing, SampleArena};
+use mlperf_loadgen::TestScenario;
 
 /// One created plugin instance. Dropping it destroys the instance (which stops the plugin's
 /// threads) before the library can be unloaded.
 pub struct PluginSut {
-    // Field order matters on drop: the instance goes first (see Drop), the library last.
+    // Field order matters on drop: the gathering thread stops and the instance goes first
+    // (see Drop), the library last.
     instance: *mut c_void,
+    /// Server with --plugin-batch: the thread gathering queries into calls.
+    gatherer: Option<Gatherer>,
+    /// The most samples per issue_query call (0: whole queries).
+    max_per_call: usize,
     table: *const ffi::mlperf_plugin_api,
     // The table the plugin was given, and the run description it points at; the plugin may
     // keep both pointers until destroy.
@@ -95,8 +102,27 @@ impl PluginSut {
         if let Some(error) = unsafe { take_error(error) } {
             return Err(call_error("create", error));
         }
+        let batching = run.map(RunDescription::batching).unwrap_or_default();
+        let gatherer = match run {
+            Some(run) if batching.is_on() && run.scenario() == TestScenario::Server => {
+                let issue = table.issue_query.expect("checked by require_sut");
+                Some(
+                    Gatherer::start(batching, name.clone(), instance, issue).map_err(|e| {
+                        PluginError::Call {
+                            plugin: name.clone(),
+                            function: "create",
+                            code: ffi::ERROR_RESOURCE_EXHAUSTED,
+                            message: format!("cannot start the host's batching thread: {e}"),
+                        }
+                    })?,
+                )
+            }
+            _ => None,
+        };
         let mut sut = PluginSut {
             instance,
+            gatherer,
+            max_per_call: batching.max_samples,
             table: plugin.api,
             _host: host,
             _run: run_raw,
@@ -308,7 +334,7 @@ impl SystemUnderTest for PluginSut {
         if let Some(timed) = &self.timed {
             return self.issue_timed(timed, samples, completer);
         }
-        let error = if samples.len() <= SMALL_QUERY {
+        let (error, accepted) = if samples.len() <= SMALL_QUERY {
             // SingleStream, Server and MultiStream queries go from the stack: no lock.
             let mut small = [blank_sample(); SMALL_QUERY];
             let loaded = self.arena.as_deref().and_then(SampleArena::read);
@@ -316,24 +342,33 @@ impl SystemUnderTest for PluginSut {
             for (slot, sample) in small.iter_mut().zip(samples) {
                 *slot = to_ffi(sample, loaded.as_deref(), inputs);
             }
+            drop(loaded);
+            if let Some(gatherer) = &self.gatherer {
+                return gatherer.push(&small[..samples.len()], completer);
+            }
             // SAFETY: the samples live across the call; ids stay valid until completed.
-            unsafe { issue(self.instance, small.as_ptr(), samples.len()) }
+            unsafe {
+                issue_in_calls(
+                    issue,
+                    self.instance,
+                    &small[..samples.len()],
+                    self.max_per_call,
+                )
+            }
         } else {
             let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
             if staged.query.take() != Some(Staged::key(samples)) {
                 staged.fill(samples, self.arena.as_deref(), self.sample_inputs());
             }
             // SAFETY: as above.
-            unsafe { issue(self.instance, staged.buffer.as_ptr(), staged.buffer.len()) }
+            unsafe { issue_in_calls(issue, self.instance, &staged.buffer, self.max_per_call) }
         };
-        // SAFETY: the plugin's error object, if any.
-        let error = unsafe { take_error(error) };
         // The failure first: a completion sink in another process receives them in order,
         // and must not see the test end on the refused samples before it.
         let failed = error.is_some();
         self.report("issue_query", error);
         if failed {
-            refuse(samples, completer);
+            refuse(&samples[accepted..], completer);
         }
     }
 
@@ -346,6 +381,9 @@ impl SystemUnderTest for PluginSut {
     }
 
     fn flush_queries(&self) {
+        if let Some(gatherer) = &self.gatherer {
+            gatherer.flush();
+        }
         let flush = self.table().flush_queries.expect("checked by require_sut");
         // SAFETY: per the ABI.
         let error = unsafe { flush(self.instance) };
@@ -466,7 +504,8 @@ impl PluginSut {
     /// plugin's own process, which exits next: the host table, its context and the library
     /// are kept (never freed nor unloaded), so that such a thread finds them still there.
     pub(crate) fn destroy_counting_late_callbacks(self, grace: std::time::Duration) -> u64 {
-        let sut = std::mem::ManuallyDrop::new(self);
+        let mut sut = std::mem::ManuallyDrop::new(self);
+        drop(sut.gatherer.take());
         if let Some(destroy) = sut.table().destroy {
             // SAFETY: destroyed once: the value is never dropped (no second destroy in Drop).
             unsafe { destroy(sut.instance) };
@@ -479,6 +518,8 @@ impl PluginSut {
 
 impl Drop for PluginSut {
     fn drop(&mut self) {
+        // The gathering thread calls issue_query: it stops before the instance goes.
+        drop(self.gatherer.take());
         if let Some(destroy) = self.table().destroy {
             // SAFETY: destroyed once; returns after the plugin's threads have stopped, so no
             // callback can reach `context` or `host` after this.

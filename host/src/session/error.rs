@@ -30,6 +30,8 @@ pub enum SessionError {
     EmptyDataset(PathBuf),
     #[error("--input-names for {}: {message}", dataset.display())]
     InputNames { dataset: PathBuf, message: String },
+    #[error("--plugin-batch: plugin {0} batches samples itself (MLPERF_CAP_NATIVE_BATCHING) and is handed every query whole; configure its own batch instead")]
+    BatchesItself(String),
     #[error("--logged-outputs: {0:?} is not an output name")]
     LoggedOutputName(String),
     #[error("--performance-samples {asked} must be between 1 and the data set's length ({total})")]

@@ -99,8 +99,14 @@ impl<'a> Session<'a> {
                 qsl.total_sample_count() as u64,
             )
             .with_format(format)
+            .with_batching(plan.plugin.batching)
         };
         let mut sut = open_plugin(&plan.plugin, &plan.samples, &run)?;
+        if plan.plugin.batching.is_on() && sut.capabilities() & ffi::CAP_NATIVE_BATCHING != 0 {
+            return Err(SessionError::BatchesItself(
+                mlperf_loadgen::SystemUnderTest::name(&sut).to_string(),
+            ));
+        }
         if plan.settings.use_token_latencies && sut.capabilities() & ffi::CAP_TOKENS == 0 {
             return Err(SessionError::NoTokens(
                 mlperf_loadgen::SystemUnderTest::name(&sut).to_string(),

@@ -55,6 +55,8 @@ pub struct PluginPlan {
     pub isolation: Option<crate::plugin::isolated::Isolation>,
     /// The named outputs a response's logged bytes are made of; empty: its data.
     pub logged_outputs: Vec<String>,
+    /// Batches the host makes for a plugin that does not batch itself.
+    pub batching: crate::plugin::HostBatching,
 }
 
 /// The sample library.

@@ -10,6 +10,7 @@ mod cli_run;
 mod dataset_runs;
 mod differential_official;
 mod faulty_plugins;
+mod host_batching;
 mod isolated_meters;
 mod isolated_plugins;
 mod named_inputs;

@@ -70,6 +70,7 @@ fn plan(out: &Path, results: &Path) -> RunPlan {
             context: None,
             isolation: None,
             logged_outputs: Vec::new(),
+            batching: Default::default(),
         },
         samples: SamplePlan::Indices {
             total: 64,
@@ -196,6 +197,7 @@ fn a_plugin_that_cannot_start_is_refused_before_any_log_is_written() {
         context: Some("benchmark x: cannot start its plugin".into()),
         isolation: None,
         logged_outputs: Vec::new(),
+        batching: Default::default(),
     };
     let mut recorder = Recorder::default();
     let error = Session::new(&mut recorder).run(&plan).err().unwrap();

@@ -52,6 +52,9 @@ pub struct RunDescription {
     /// Token runs (Server): time-to-first-token and time-per-output-token bounds.
     pub ttft_latency: Duration,
     pub tpot_latency: Duration,
+    /// The most samples one `issue_query` call holds when the host batches for the plugin
+    /// (`--plugin-batch`, only for a plugin without `CAP_NATIVE_BATCHING`); 0: whole queries.
+    pub max_samples_per_call: u64,
 }
 
 impl RunDescription {
@@ -96,6 +99,11 @@ impl RunDescription {
             issue_threads: raw.issue_threads,
             ttft_latency: Duration::from_nanos(raw.ttft_latency_ns),
             tpot_latency: Duration::from_nanos(raw.tpot_latency_ns),
+            max_samples_per_call: if raw.struct_size >= size_of::<mlperf_run_description>() {
+                raw.max_samples_per_call
+            } else {
+                0
+            },
         })
     }
 }

@@ -165,7 +165,8 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             flags,
             issue_threads,
             ttft_latency_ns,
-            tpot_latency_ns
+            tpot_latency_ns,
+            max_samples_per_call
         }
     );
     rust_layout!(

@@ -148,6 +148,7 @@ macro_rules! abi_copy {
                 pub issue_threads: u32,
                 pub ttft_latency_ns: u64,
                 pub tpot_latency_ns: u64,
+                pub max_samples_per_call: u64,
             }
 
             // Parameter names are part of what abi_stable compares.
