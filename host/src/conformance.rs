@@ -249,6 +249,7 @@ impl Suite {
                 performance: None,
                 preprocess: None,
                 input_names: Vec::new(),
+                input_files: Vec::new(),
             },
             None => SamplePlan::Indices {
                 total: SAMPLES,

@@ -174,7 +174,7 @@ typedef enum mlperf_dtype {
 } mlperf_dtype;
 
 /* Since 1.3: one named input of a sample whose data holds several (a data set with named
- * inputs: `[dataset] input_names`). The inputs describe every sample of the run alike, so the
+ * inputs: rows named by `--input-names`, or a file per input, `--dataset-input NAME=FILE`). The inputs describe every sample of the run alike, so the
  * host hands the same array with each sample: an input lies `offset` bytes into the sample's
  * data (mlperf_input_data below). Arrays of inputs are strided by struct_size. */
 typedef struct mlperf_input {

@@ -190,6 +190,11 @@ pub struct RunArgs {
     /// Run the preprocessing on each issued sample, inside the timed path.
     #[arg(long, help_heading = "Samples")]
     pub preprocess_timed: bool,
+    /// A named input kept in a .npy file of its own, whose first axis counts samples
+    /// (repeatable, instead of --dataset): sample i is row i of every file, handed to the
+    /// plugin as inputs of these names, each with its own element type and shape (ABI 1.3).
+    #[arg(long = "dataset-input", value_name = "NAME=FILE.npy", value_parser = parse_dataset_input, conflicts_with_all = ["dataset", "input_names"], help_heading = "Samples")]
+    pub dataset_inputs: Vec<(String, PathBuf)>,
     /// Named inputs: each sample of --dataset stacks one row per name along its first axis,
     /// handed to the plugin as inputs of these names (ABI 1.3). Comma-separated.
     #[arg(
@@ -232,4 +237,14 @@ pub struct RunArgs {
     /// token, then 2 + index % 7 tokens.
     #[arg(long, help_heading = "Null plugin")]
     pub tokens: bool,
+}
+
+/// `NAME=FILE.npy` of `--dataset-input`.
+fn parse_dataset_input(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, file)) if !name.is_empty() && !name.contains('\0') && !file.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(file)))
+        }
+        _ => Err(format!("expected NAME=FILE.npy, got {text:?}")),
+    }
 }

@@ -321,7 +321,11 @@ fn logged_outputs(args: &RunArgs, benchmark: Option<&Benchmark>) -> Vec<String> 
 
 /// `--dataset` (else the benchmark's inputs) with its preprocessing, or samples without data.
 fn sample_plan(args: &RunArgs, benchmark: Option<&Benchmark>) -> anyhow::Result<SamplePlan> {
-    let path = args.dataset.as_ref().or(benchmark.map(|b| &b.inputs));
+    let path = args
+        .dataset
+        .as_ref()
+        .or(args.dataset_inputs.first().map(|(_, file)| file))
+        .or(benchmark.map(|b| &b.inputs));
     let preprocess = preprocess_plan(args, benchmark);
     if args.preprocess_timed && preprocess.is_none() {
         bail!("--preprocess-timed needs a module (--preprocess, or a benchmark's [preprocess])");
@@ -351,7 +355,7 @@ fn sample_plan(args: &RunArgs, benchmark: Option<&Benchmark>) -> anyhow::Result<
     } else {
         args.input_names.clone()
     };
-    if !input_names.is_empty() && preprocess.is_some() {
+    if preprocess.is_some() && !(input_names.is_empty() && args.dataset_inputs.is_empty()) {
         bail!(
             "--input-names {}: named inputs are handed over as the data set holds them, and cannot be preprocessed (drop --preprocess, or give `--preprocess none`)",
             input_names.join(",")
@@ -363,7 +367,12 @@ fn sample_plan(args: &RunArgs, benchmark: Option<&Benchmark>) -> anyhow::Result<
             .performance_samples
             .or(benchmark.and_then(|b| b.performance_sample_count)),
         preprocess,
-        input_names,
+        input_names: if args.dataset_inputs.is_empty() {
+            input_names
+        } else {
+            Vec::new()
+        },
+        input_files: args.dataset_inputs.clone(),
     })
 }
 

@@ -2,6 +2,7 @@
 
 mod arena;
 mod dataset_library;
+mod named_files;
 mod npy;
 #[cfg(test)]
 mod npy_mutations;
@@ -12,6 +13,7 @@ pub use arena::{
     AlignedBuffer, ForeignBytes, LoadedSamples, SampleArena, SampleLayout, SampleView, SAMPLE_ALIGN,
 };
 pub use dataset_library::DatasetLibrary;
+pub use named_files::{InputPart, NamedFiles};
 pub use npy::{write_npy, NpySource};
 pub use preprocess::Preprocessing;
 pub(crate) use preprocess::{check_same, dims};

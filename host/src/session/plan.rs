@@ -72,6 +72,9 @@ pub enum SamplePlan {
         /// Each sample stacks one row per named input along its first axis; empty: a
         /// sample is one tensor.
         input_names: Vec<String>,
+        /// Named inputs kept in a file each (`--dataset-input`), instead of `path` (then the
+        /// first of them, for messages).
+        input_files: Vec<(String, PathBuf)>,
     },
 }
 

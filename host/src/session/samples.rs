@@ -10,7 +10,9 @@ use mlperf_loadgen::QuerySampleLibrary;
 use super::plan::{PreprocessPlan, SamplePlan};
 use super::SessionError;
 use crate::plugin::{DataFormat, Instance, NamedInput};
-use crate::samples::{DatasetLibrary, NpySource, Preprocessing, SampleSource};
+use crate::samples::{
+    DatasetLibrary, InputPart, NamedFiles, NpySource, Preprocessing, SampleSource,
+};
 
 pub enum SampleLibrary {
     /// Indices only.
@@ -18,13 +20,15 @@ pub enum SampleLibrary {
     Dataset {
         library: DatasetLibrary,
         preprocessing: Option<Arc<Preprocessing>>,
+        /// The inputs of a data set of one file per input.
+        parts: Vec<InputPart>,
     },
 }
 
 impl SampleLibrary {
     /// Opens the plan's library; a data set's header is checked and its module loaded here.
     pub fn open(plan: &SamplePlan) -> Result<SampleLibrary, SessionError> {
-        let (path, asked, preprocess) = match plan {
+        let (path, asked, preprocess, input_files) = match plan {
             SamplePlan::Indices { total, performance } => {
                 return Ok(SampleLibrary::Null(NullQsl {
                     total: *total,
@@ -35,10 +39,17 @@ impl SampleLibrary {
                 path,
                 performance,
                 preprocess,
+                input_files,
                 ..
-            } => (path, *performance, preprocess),
+            } => (path, *performance, preprocess, input_files),
         };
-        let source = open_source(path)?;
+        let (source, parts): (Box<dyn SampleSource>, _) = if input_files.is_empty() {
+            (open_source(path)?, Vec::new())
+        } else {
+            let files = NamedFiles::open(input_files).map_err(SessionError::Dataset)?;
+            let parts = files.parts().to_vec();
+            (Box::new(files), parts)
+        };
         let total = source.len();
         if total == 0 {
             return Err(SessionError::EmptyDataset(path.clone()));
@@ -76,6 +87,7 @@ impl SampleLibrary {
         Ok(SampleLibrary::Dataset {
             library,
             preprocessing,
+            parts,
         })
     }
 
@@ -86,11 +98,23 @@ impl SampleLibrary {
             SamplePlan::Dataset {
                 path, input_names, ..
             },
-            SampleLibrary::Dataset { library, .. },
+            SampleLibrary::Dataset { library, parts, .. },
         ) = (plan, self)
         else {
             return Ok(Vec::new());
         };
+        if !parts.is_empty() {
+            return Ok(parts
+                .iter()
+                .map(|part| NamedInput {
+                    name: part.name.clone(),
+                    dtype: part.dtype.to_raw(),
+                    shape: part.shape.clone(),
+                    offset: part.offset as u64,
+                    length: part.length as u64,
+                })
+                .collect());
+        }
         if input_names.is_empty() {
             return Ok(Vec::new());
         }
@@ -109,6 +133,7 @@ impl SampleLibrary {
         if let SampleLibrary::Dataset {
             library,
             preprocessing,
+            ..
         } = self
         {
             sut.read_samples_from(library.arena());

@@ -238,3 +238,104 @@ fn the_c_example_finds_each_named_input_through_the_headers_helpers() {
         assert!(log.contains(&line), "{line}\n{log}");
     }
 }
+
+/// Two inputs of different element types and shapes, a file each: `ids` int64 [SAMPLES, 4]
+/// (100 * sample + column) and `scale` float32 [SAMPLES, 3] (sample + column / 4).
+fn input_files(dir: &TempDir, scale_samples: usize) -> (PathBuf, PathBuf) {
+    let ids = dir.path().join("ids.npy");
+    let data: Vec<u8> = (0..SAMPLES as i64)
+        .flat_map(|s| (0..4i64).map(move |c| 100 * s + c))
+        .flat_map(i64::to_le_bytes)
+        .collect();
+    write_npy(&ids, "<i8", SAMPLES, &[4], &data).unwrap();
+    let scale = dir.path().join("scale.npy");
+    let data: Vec<u8> = (0..scale_samples)
+        .flat_map(|s| (0..3).map(move |c| s as f32 + c as f32 / 4.0))
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    write_npy(&scale, "<f4", scale_samples, &[3], &data).unwrap();
+    (ids, scale)
+}
+
+#[test]
+fn inputs_of_their_own_files_keep_their_types_and_shapes() {
+    let dir = TempDir::new();
+    let (ids, scale) = input_files(&dir, SAMPLES);
+    let ids_arg = format!("ids={}", ids.display());
+    let scale_arg = format!("scale={}", scale.display());
+    let run_files = |out: &Path, plugin: &Path, extra: &[&str]| {
+        let mut args = vec!["--dataset-input", &ids_arg, "--dataset-input", &scale_arg];
+        args.extend_from_slice(extra);
+        Command::new(EXE)
+            .arg("run")
+            .arg("--plugin")
+            .arg(plugin)
+            .args(["--scenario", "Offline", "--mode", "AccuracyOnly"])
+            .args(&args)
+            .arg("--out")
+            .arg(out)
+            .env_remove("MLPERF_HOST_LOG")
+            .output()
+            .unwrap()
+    };
+    for isolate in ["none", "process"] {
+        let out = dir.path().join(format!("scale-{isolate}"));
+        let output = run_files(
+            &out,
+            &null_plugin(),
+            &[
+                "--plugin-set",
+                "response=\"data\"",
+                "--plugin-set",
+                "answer_input=\"scale\"",
+                "--isolate",
+                isolate,
+            ],
+        );
+        assert!(output.status.success(), "{}", describe(&output));
+        let records = accuracy_records(&out);
+        assert_eq!(records.len(), SAMPLES);
+        for (index, bytes) in records {
+            let expected: Vec<u8> = (0..3)
+                .map(|c| index as f32 + c as f32 / 4.0)
+                .flat_map(f32::to_le_bytes)
+                .collect();
+            assert_eq!(bytes, expected, "{isolate}: sample {index}");
+        }
+    }
+    // Through the C header: int64 rows of 32 bytes first, then the float32 rows 64 bytes in
+    // (each input starts aligned to 64 bytes).
+    let example = support::plugin_library("libmlperf_example_c.so");
+    let output = run_files(&dir.path().join("example"), &example, &["-v"]);
+    assert!(output.status.success(), "{}", describe(&output));
+    let log = describe(&output);
+    for line in [
+        "input 'ids': 32 bytes at offset 0, dtype 8, rank 1",
+        "input 'scale': 12 bytes at offset 64, dtype 11, rank 1",
+    ] {
+        assert!(log.contains(line), "{line}\n{log}");
+    }
+
+    // Files of different lengths are refused, naming both.
+    let short = TempDir::new();
+    let (_, short_scale) = input_files(&short, SAMPLES - 2);
+    let short_arg = format!("scale={}", short_scale.display());
+    let output = Command::new(EXE)
+        .args([
+            "run",
+            "--dataset-input",
+            &ids_arg,
+            "--dataset-input",
+            &short_arg,
+        ])
+        .arg("--out")
+        .arg(dir.path().join("short"))
+        .output()
+        .unwrap();
+    let all = describe(&output);
+    assert!(!output.status.success(), "{all}");
+    assert!(
+        all.contains("input 'scale' has 10 samples where input 'ids'"),
+        "{all}"
+    );
+}

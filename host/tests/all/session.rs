@@ -222,6 +222,7 @@ fn a_data_set_asking_for_more_performance_samples_than_it_holds_is_refused() {
         performance: Some(4),
         preprocess: None,
         input_names: Vec::new(),
+        input_files: Vec::new(),
     };
     let error = Session::new(&mut Recorder::default())
         .run(&plan)
