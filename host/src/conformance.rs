@@ -95,6 +95,10 @@ impl Suite {
             "load_samples and unload_samples: each loaded set handed over, then released".into(),
             sets.verdict(sample_set_calls),
         );
+        decide(
+            "with a host of ABI 1.2: reads nothing past the host table's struct_size (no run description)".into(),
+            self.as_host_of_1_2(),
+        );
         let name = "Server with tokens: a first token before each completion".to_string();
         match (self.tokens, capabilities.contains(&"tokens")) {
             (true, true) => decide(
@@ -161,6 +165,26 @@ impl Suite {
         }
     }
 
+    /// A SingleStream run with the host table a 1.2 host hands over, past whose end `run`
+    /// points nowhere: a plugin that reads the run description without checking struct_size
+    /// faults. Only isolated, where that fault ends the plugin's process and not the suite.
+    fn as_host_of_1_2(&self) -> Verdict {
+        if self.isolation.is_none() {
+            return Verdict::Skip(
+                "needs the plugin in a process of its own (drop --isolate none)".into(),
+            );
+        }
+        match self.run_and_judge(
+            TestScenario::SingleStream,
+            TestMode::PerformanceOnly,
+            false,
+            true,
+        ) {
+            Ok(_) => Verdict::Pass,
+            Err(verdict) => verdict,
+        }
+    }
+
     /// A short run of `scenario` in `mode`, judged by what the engine saw; the sample sets
     /// handed to the plugin in it.
     fn short_run(
@@ -169,7 +193,7 @@ impl Suite {
         mode: TestMode,
         tokens: bool,
     ) -> (Verdict, Option<SampleSetCalls>) {
-        match self.run_and_judge(scenario, mode, tokens) {
+        match self.run_and_judge(scenario, mode, tokens, false) {
             Ok(calls) => (Verdict::Pass, Some(calls)),
             Err(verdict) => (verdict, None),
         }
@@ -180,13 +204,15 @@ impl Suite {
         scenario: TestScenario,
         mode: TestMode,
         tokens: bool,
+        as_host_of_1_2: bool,
     ) -> Result<SampleSetCalls, Verdict> {
         let out = self.work_dir.join(format!(
-            "{scenario:?}-{}{}",
+            "{scenario:?}-{}{}{}",
             mode_name(mode),
-            if tokens { "-tokens" } else { "" }
+            if tokens { "-tokens" } else { "" },
+            if as_host_of_1_2 { "-host-1.2" } else { "" }
         ));
-        let plan = self.plan(short_settings(scenario, mode, tokens), &out);
+        let plan = self.plan(short_settings(scenario, mode, tokens), &out, as_host_of_1_2);
         let outcome = match Session::new(&mut Quiet).run(&plan) {
             Ok(outcome) => outcome,
             Err(error) => return Err(Verdict::Fail(crate::error_chain(&error))),
@@ -242,7 +268,7 @@ impl Suite {
         Ok(outcome.sample_sets)
     }
 
-    fn plan(&self, settings: TestSettings, out: &Path) -> RunPlan {
+    fn plan(&self, settings: TestSettings, out: &Path, as_host_of_1_2: bool) -> RunPlan {
         let samples = match &self.dataset {
             Some(path) => SamplePlan::Dataset {
                 path: path.clone(),
@@ -269,6 +295,7 @@ impl Suite {
                 isolation: self.isolation.clone(),
                 logged_outputs: Vec::new(),
                 batching: Default::default(),
+                as_host_of_1_2,
             },
             samples,
             power: Vec::new(),

@@ -252,6 +252,7 @@ fn plugin_plan(
             isolation: None,
             logged_outputs: logged_outputs(args, Some(benchmark)),
             batching: host_batching(args)?,
+            as_host_of_1_2: false,
         });
     }
     let Some(spec) = &args.plugin else {
@@ -276,6 +277,7 @@ fn plugin_plan(
             isolation: None,
             logged_outputs: logged_outputs(args, benchmark),
             batching: host_batching(args)?,
+            as_host_of_1_2: false,
         });
     };
     if !args.latency.is_zero() {
@@ -292,6 +294,7 @@ fn plugin_plan(
         isolation: None,
         logged_outputs: logged_outputs(args, benchmark),
         batching: host_batching(args)?,
+        as_host_of_1_2: false,
     })
 }
 

@@ -22,6 +22,10 @@ pub struct RunDescription {
     /// Batches the host makes for a plugin that does not batch itself.
     #[serde(default)]
     batching: HostBatching,
+    /// Hand the plugin a host table as a host of ABI 1.2 would (`plugins test`): its
+    /// struct_size ends before `run`, and what lies past it is a pointer nothing may follow.
+    #[serde(default)]
+    as_host_of_1_2: bool,
 }
 
 impl RunDescription {
@@ -37,7 +41,19 @@ impl RunDescription {
             total_sample_count,
             format: DataFormat::default(),
             batching: HostBatching::default(),
+            as_host_of_1_2: false,
         }
+    }
+
+    /// The same, told to the plugin as a host of ABI 1.2 would: no run description (the
+    /// table ends before it), no sample sets, no named inputs.
+    pub fn as_host_of_1_2(mut self) -> RunDescription {
+        self.as_host_of_1_2 = true;
+        self
+    }
+
+    pub fn is_as_host_of_1_2(&self) -> bool {
+        self.as_host_of_1_2
     }
 
     /// The same, with the host batching for the plugin as `batching` says.

@@ -43,6 +43,8 @@ pub struct PluginSut {
     timed: Option<TimedPreprocess>,
     /// The named inputs every sample carries (none: a sample is one tensor).
     inputs: Option<InputTable>,
+    /// The plugin was handed a 1.2 host table: no 1.3 call is made either.
+    as_host_of_1_2: bool,
     name: String,
     attributes: Vec<(String, String)>,
     provenance: Vec<(String, String)>,
@@ -73,7 +75,15 @@ impl PluginSut {
             format.map_or(&[][..], |f| &f.logged_outputs[..]),
         );
         let run_raw = run.map(|run| Box::new(run.to_raw()));
-        let host = Box::new(host_api(&context, run_raw.as_deref()));
+        let mut host = Box::new(host_api(&context, run_raw.as_deref()));
+        let as_host_of_1_2 = run.is_some_and(RunDescription::is_as_host_of_1_2);
+        if as_host_of_1_2 {
+            // A 1.2 table: `run` lies past its end, and a plugin that follows it anyway
+            // faults there (isolated: its check fails with the signal).
+            host.struct_size = ffi::HOST_SIZE_1_2;
+            host.abi_minor = 2;
+            host.run = std::ptr::dangling();
+        }
         let call_error =
             |function: &'static str, (code, message): (i32, String)| PluginError::Call {
                 plugin: name.clone(),
@@ -134,6 +144,7 @@ impl PluginSut {
             arena: None,
             timed: None,
             inputs: format.and_then(|f| InputTable::new(&f.inputs)),
+            as_host_of_1_2,
             name: name.clone(),
             attributes: Vec::new(),
             provenance: Vec::new(),
@@ -233,7 +244,7 @@ impl PluginSut {
 
     fn table_sample_set(&self, load: bool) -> Option<SampleSetFn> {
         let table = self.table();
-        if table.struct_size <= ffi::TABLE_SIZE_1_2 {
+        if table.struct_size <= ffi::TABLE_SIZE_1_2 || self.as_host_of_1_2 {
             return None;
         }
         match load {

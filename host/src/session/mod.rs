@@ -93,13 +93,17 @@ impl<'a> Session<'a> {
         };
         let run = {
             let qsl = library.as_qsl();
-            RunDescription::new(
+            let run = RunDescription::new(
                 &plan.settings,
                 qsl.performance_sample_count() as u64,
                 qsl.total_sample_count() as u64,
             )
             .with_format(format)
-            .with_batching(plan.plugin.batching)
+            .with_batching(plan.plugin.batching);
+            match plan.plugin.as_host_of_1_2 {
+                true => run.as_host_of_1_2(),
+                false => run,
+            }
         };
         let mut sut = open_plugin(&plan.plugin, &plan.samples, &run)?;
         if plan.plugin.batching.is_on() && sut.capabilities() & ffi::CAP_NATIVE_BATCHING != 0 {

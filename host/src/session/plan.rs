@@ -57,6 +57,8 @@ pub struct PluginPlan {
     pub logged_outputs: Vec<String>,
     /// Batches the host makes for a plugin that does not batch itself.
     pub batching: crate::plugin::HostBatching,
+    /// Hand the plugin a host table as a host of ABI 1.2 would (`plugins test`).
+    pub as_host_of_1_2: bool,
 }
 
 /// The sample library.

@@ -203,6 +203,13 @@ fn the_shipped_plugins_pass_the_conformance_suite() {
             text.contains("  ok    load_samples and unload_samples: each loaded set handed over, then released"),
             "{text}"
         );
+        // Handed a 1.2 host's table, both read nothing past it; in-process that is not tried.
+        let old_host = "with a host of ABI 1.2: reads nothing past the host table's struct_size";
+        let expected = match args.contains(&"none") {
+            true => format!("  skip  {old_host}"),
+            false => format!("  ok    {old_host}"),
+        };
+        assert!(text.contains(&expected), "{expected:?} missing in\n{text}");
     }
 }
 
@@ -257,6 +264,18 @@ fn the_faulty_plugin_fails_the_conformance_checks_its_fault_breaks() {
     );
     assert!(
         text.contains("  FAIL  Offline accuracy: every sample completes exactly once: 1 callbacks after destroy returned"),
+        "{text}"
+    );
+    // Reading the run description without checking the host table's size: a 1.2 host's table
+    // ends before it, and what lies past it is followed into a fault.
+    let (passed, text) = conformance(&faulty, &["--plugin-set", "fault=unchecked_run"]);
+    assert!(!passed);
+    assert!(
+        text.contains("  FAIL  with a host of ABI 1.2: reads nothing past the host table's struct_size (no run description): the plugin process did not start the plugin: plugin process killed by SIGSEGV"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  ok    Offline accuracy: every sample completes exactly once"),
         "{text}"
     );
     let (passed, text) = conformance(&faulty, &["--plugin-set", "fault=hang_destroy"]);

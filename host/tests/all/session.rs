@@ -71,6 +71,7 @@ fn plan(out: &Path, results: &Path) -> RunPlan {
             isolation: None,
             logged_outputs: Vec::new(),
             batching: Default::default(),
+            as_host_of_1_2: false,
         },
         samples: SamplePlan::Indices {
             total: 64,
@@ -198,6 +199,7 @@ fn a_plugin_that_cannot_start_is_refused_before_any_log_is_written() {
         isolation: None,
         logged_outputs: Vec::new(),
         batching: Default::default(),
+        as_host_of_1_2: false,
     };
     let mut recorder = Recorder::default();
     let error = Session::new(&mut recorder).run(&plan).err().unwrap();

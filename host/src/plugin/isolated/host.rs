@@ -424,15 +424,36 @@ impl Inner {
             }
             match replies.recv_timeout(left.min(Duration::from_millis(50))) {
                 Ok(reply) => return Ok(reply),
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(self.cause().unwrap_or_else(|| "the process ended".into()))
-                }
+                Err(RecvTimeoutError::Disconnected) => return Err(self.cause_once_known()),
                 Err(RecvTimeoutError::Timeout) => {
                     if let Some(cause) = self.cause() {
                         return Err(cause);
                     }
                 }
             }
+        }
+    }
+
+    /// Why the process is gone, when its control socket has closed: the watcher may not have
+    /// reaped it yet (a signal, an exit status), so it is given a moment.
+    fn cause_once_known(&self) -> String {
+        // The watcher names the cause after the reader has taken what the process published
+        // (up to a second).
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let named = self
+                .link
+                .kill_cause
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            if let Some(cause) = named {
+                return cause;
+            }
+            if Instant::now() >= deadline {
+                return self.cause().unwrap_or_else(|| "the process ended".into());
+            }
+            std::thread::sleep(Duration::from_millis(2));
         }
     }
 
