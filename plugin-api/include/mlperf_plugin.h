@@ -15,8 +15,9 @@
  * the power entry, power_info and read_power appended to mlperf_plugin_api); 1.2 the host's
  * fail callback (appended to mlperf_host_api); 1.3 the run description (mlperf_run_description,
  * `run` appended to mlperf_host_api), the loaded sample set (load_samples and unload_samples
- * appended to mlperf_plugin_api), and named inputs and outputs (mlperf_input, mlperf_output;
- * `inputs` appended to mlperf_sample, `outputs` to mlperf_response).
+ * appended to mlperf_plugin_api), named inputs and outputs (mlperf_input, mlperf_output,
+ * mlperf_named_response; `inputs` in the run description, `complete_named` appended to
+ * mlperf_host_api).
  *
  * Compatibility rules:
  *   - A different major version is refused. Within a major, the host offers its highest minor
@@ -51,8 +52,7 @@
  *     issue_query or flush_queries to return an error (in Offline there is none). A host of
  *     1.0 or 1.1 has no fail(): check struct_size, and fall back to an error from the next
  *     call (and a log line).
- *   - Arrays of samples and of responses are strided by the struct_size of their first element
- *     (a plugin built for 1.2 passes shorter responses than one built for 1.3; both are read).
+ *   - Arrays of samples and of responses are strided by the struct_size of their first element.
  */
 #ifndef MLPERF_PLUGIN_H
 #define MLPERF_PLUGIN_H
@@ -173,20 +173,6 @@ typedef enum mlperf_dtype {
     MLPERF_DTYPE_BYTES = 14
 } mlperf_dtype;
 
-/* Since 1.3: one named input of a sample whose data holds several (a data set with named
- * inputs: rows named by `--input-names`, or a file per input, `--dataset-input NAME=FILE`). The inputs describe every sample of the run alike, so the
- * host hands the same array with each sample: an input lies `offset` bytes into the sample's
- * data (mlperf_input_data below). Arrays of inputs are strided by struct_size. */
-typedef struct mlperf_input {
-    size_t struct_size;
-    const char *name;         /* UTF-8, NUL-terminated, e.g. "input_ids" */
-    uint64_t offset;          /* bytes from the sample's data to the input's first byte */
-    uint64_t length;          /* bytes */
-    int32_t dtype;            /* an mlperf_dtype */
-    uint32_t rank;
-    const int64_t *shape;     /* rank entries */
-} mlperf_input;
-
 /* One sample of a query. Arrays of samples are strided by struct_size. */
 typedef struct mlperf_sample {
     size_t struct_size;
@@ -197,19 +183,46 @@ typedef struct mlperf_sample {
     int32_t dtype;            /* an mlperf_dtype */
     uint32_t rank;
     const int64_t *shape;     /* rank entries */
-
-    /* ---- Appended in 1.3: read only when struct_size covers them ---- */
-
-    /* The sample's named inputs, laid out within `data` (n_inputs of them, valid as long as
-     * the sample); NULL with n_inputs 0 when the sample is one tensor: data, dtype, shape.
-     * With named inputs, `data` spans them all and dtype and shape describe the whole. */
-    const mlperf_input *inputs;
-    uint64_t n_inputs;
 } mlperf_sample;
 
-/* Since 1.3: one named output of a response (a model with several outputs). The host logs
- * the ones a run names (`--logged-output`, a benchmark's `[accuracy] logged_outputs`); its
- * data is read before complete() returns, like the response's. */
+/* The answer to one sample. */
+typedef struct mlperf_response {
+    size_t struct_size;
+    uint64_t id;
+    const void *data;         /* output bytes; the host copies what it keeps before returning */
+    uint64_t length;          /* at most 2^30 (1 GiB): a longer response is not read, and the
+                                 host ends the run INVALID naming the sample */
+    int64_t n_tokens;         /* token runs: tokens generated; else 0 */
+} mlperf_response;
+
+/* ---- Several inputs, several outputs (since 1.3) ------------------------------------------ *
+ *
+ * A model of several inputs reads a data set whose samples hold them all (rows named by
+ * `--input-names`, or a file per input, `--dataset-input NAME=FILE.npy`). The inputs lie alike
+ * in every sample of a run, so they are described once, in the run description (`inputs`):
+ * each with its name, element type, shape, and where it lies within a sample's `data`.
+ * mlperf_input_data finds its bytes in a sample.
+ *
+ * A model of several outputs answers with an mlperf_named_response through the host's
+ * complete_named (since 1.3): the response as above, plus its outputs by name. `data` stays
+ * the answer a run logs by default; a run that names outputs (`--logged-outputs a,b`, a
+ * benchmark's `[accuracy] logged_outputs`) logs those instead, their bytes one after another
+ * in its order, and a response without one of them ends the run INVALID naming it. A host of
+ * 1.2 has no complete_named: complete with the mlperf_response part (its prefix) instead.
+ */
+
+/* One named input within each sample's data. Arrays of inputs are strided by struct_size. */
+typedef struct mlperf_input {
+    size_t struct_size;
+    const char *name;         /* UTF-8, NUL-terminated, e.g. "input_ids" */
+    uint64_t offset;          /* bytes from a sample's data to the input's first byte */
+    uint64_t length;          /* bytes */
+    int32_t dtype;            /* an mlperf_dtype */
+    uint32_t rank;
+    const int64_t *shape;     /* rank entries */
+} mlperf_input;
+
+/* One named output of a response; read before complete_named returns. */
 typedef struct mlperf_output {
     size_t struct_size;
     const char *name;         /* UTF-8, NUL-terminated, e.g. "boxes" */
@@ -220,27 +233,19 @@ typedef struct mlperf_output {
     const int64_t *shape;     /* rank entries; may be NULL with rank 0 */
 } mlperf_output;
 
-/* The answer to one sample. */
-typedef struct mlperf_response {
+/* A response with named outputs: an mlperf_response's fields, then the outputs. Arrays are
+ * strided by struct_size; outputs by theirs. */
+typedef struct mlperf_named_response {
     size_t struct_size;
     uint64_t id;
-    const void *data;         /* output bytes; the host copies what it keeps before returning */
-    uint64_t length;          /* at most 2^30 (1 GiB): a longer response is not read, and the
-                                 host ends the run INVALID naming the sample */
-    int64_t n_tokens;         /* token runs: tokens generated; else 0 */
-
-    /* ---- Appended in 1.3: read only by a host of 1.3 and later ---- */
-
-    /* Named outputs (n_outputs of them; NULL with 0 for none). `data` stays what a run logs
-     * unless it names outputs (a 1.2 host reads only `data`): set it to the main output. */
-    const mlperf_output *outputs;
+    const void *data;
+    uint64_t length;
+    int64_t n_tokens;
+    const mlperf_output *outputs; /* n_outputs of them; NULL with 0 for none */
     uint64_t n_outputs;
-} mlperf_response;
+} mlperf_named_response;
 
-/* Input `k` of `sample` (k < n_inputs), and where its bytes start. */
-static inline const mlperf_input *mlperf_sample_input(const mlperf_sample *sample, size_t k) {
-    return (const mlperf_input *)((const char *)sample->inputs + k * sample->inputs->struct_size);
-}
+/* Where `input` (one of the run description's) lies in `sample`. */
 static inline const void *mlperf_input_data(const mlperf_sample *sample,
                                             const mlperf_input *input) {
     return (const char *)sample->data + input->offset;
@@ -304,7 +309,16 @@ typedef struct mlperf_run_description {
      * (always, for a plugin with MLPERF_CAP_NATIVE_BATCHING); else the batch the host makes
      * for a plugin without it (--plugin-batch: larger queries split, Server queries gathered). */
     uint64_t max_samples_per_call;
+    /* The named inputs within every sample's data (see "Several inputs" above); NULL with
+     * n_inputs 0 when a sample is one tensor (data, dtype, shape). */
+    const mlperf_input *inputs;
+    uint64_t n_inputs;
 } mlperf_run_description;
+
+/* Input `k` (< n_inputs) of the run. */
+static inline const mlperf_input *mlperf_run_input(const mlperf_run_description *run, size_t k) {
+    return (const mlperf_input *)((const char *)run->inputs + k * run->inputs->struct_size);
+}
 
 /* ---- The host, as the plugin sees it ------------------------------------------------------ */
 
@@ -345,6 +359,10 @@ typedef struct mlperf_host_api {
     /* The test this instance is created for (see mlperf_run_description); valid until destroy.
      * NULL when the instance serves no test. */
     const mlperf_run_description *run;
+    /* Samples finished, with named outputs (see mlperf_named_response). Thread-safe,
+     * non-blocking, any thread, like complete. */
+    void (*complete_named)(void *context, const mlperf_named_response *responses,
+                           size_t count);
 } mlperf_host_api;
 
 /* ---- Power meters (since 1.1) ------------------------------------------------------------- *

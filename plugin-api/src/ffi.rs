@@ -110,9 +110,6 @@ pub struct mlperf_sample {
     pub dtype: i32,
     pub rank: u32,
     pub shape: *const i64,
-    // Appended in 1.3 (see [`SAMPLE_SIZE_1_2`]).
-    pub inputs: *const mlperf_input,
-    pub n_inputs: u64,
 }
 
 /// Since 1.3: one named output of a response.
@@ -136,15 +133,21 @@ pub struct mlperf_response {
     pub data: *const c_void,
     pub length: u64,
     pub n_tokens: i64,
-    // Appended in 1.3 (see [`RESPONSE_SIZE_1_2`]).
+}
+
+/// Since 1.3: a response with named outputs, for the host's `complete_named`: an
+/// [`mlperf_response`]'s fields, then the outputs.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy)]
+pub struct mlperf_named_response {
+    pub struct_size: usize,
+    pub id: u64,
+    pub data: *const c_void,
+    pub length: u64,
+    pub n_tokens: i64,
     pub outputs: *const mlperf_output,
     pub n_outputs: u64,
 }
-
-/// `sizeof(mlperf_sample)` of ABI 1.0 to 1.2, before the named inputs.
-pub const SAMPLE_SIZE_1_2: usize = std::mem::offset_of!(mlperf_sample, inputs);
-/// `sizeof(mlperf_response)` of ABI 1.0 to 1.2, before the named outputs.
-pub const RESPONSE_SIZE_1_2: usize = std::mem::offset_of!(mlperf_response, outputs);
 
 /// Since 1.3: the test an instance is created for.
 #[repr(C)]
@@ -168,6 +171,8 @@ pub struct mlperf_run_description {
     pub ttft_latency_ns: u64,
     pub tpot_latency_ns: u64,
     pub max_samples_per_call: u64,
+    pub inputs: *const mlperf_input,
+    pub n_inputs: u64,
 }
 
 pub type CompleteFn =
@@ -203,8 +208,15 @@ pub struct mlperf_host_api {
     // `log`).
     pub fail:
         Option<unsafe extern "C" fn(context: *mut c_void, message: *const c_char, length: usize)>,
-    // Appended in 1.3: read only when `struct_size` covers it.
+    // Appended in 1.3: read only when `struct_size` covers them.
     pub run: *const mlperf_run_description,
+    pub complete_named: Option<
+        unsafe extern "C" fn(
+            context: *mut c_void,
+            responses: *const mlperf_named_response,
+            count: usize,
+        ),
+    >,
 }
 
 /// Since 1.1: what a power meter measures.
@@ -328,26 +340,28 @@ const _: () = {
     assert!(size_of::<mlperf_input>() == 48);
     assert!(offset_of!(mlperf_input, offset) == 16);
     assert!(offset_of!(mlperf_input, shape) == 40);
+    assert!(size_of::<mlperf_sample>() == 56);
     assert!(offset_of!(mlperf_sample, dtype) == 40);
     assert!(offset_of!(mlperf_sample, shape) == 48);
-    // 1.2's sample ended here; 1.3 appended the named inputs.
-    assert!(SAMPLE_SIZE_1_2 == 56);
-    assert!(size_of::<mlperf_sample>() == 72);
+    assert!(size_of::<mlperf_response>() == 40);
+    assert!(offset_of!(mlperf_response, n_tokens) == 32);
     assert!(size_of::<mlperf_output>() == 48);
     assert!(offset_of!(mlperf_output, data) == 16);
     assert!(offset_of!(mlperf_output, shape) == 40);
-    assert!(offset_of!(mlperf_response, n_tokens) == 32);
-    // 1.2's response ended here; 1.3 appended the named outputs.
-    assert!(RESPONSE_SIZE_1_2 == 40);
-    assert!(size_of::<mlperf_response>() == 56);
-    assert!(size_of::<mlperf_host_api>() == 72);
+    // A named response begins as a response does.
+    assert!(size_of::<mlperf_named_response>() == 56);
+    assert!(offset_of!(mlperf_named_response, n_tokens) == 32);
+    assert!(offset_of!(mlperf_named_response, outputs) == 40);
+    assert!(size_of::<mlperf_host_api>() == 80);
     assert!(offset_of!(mlperf_host_api, context) == 24);
     assert!(offset_of!(mlperf_host_api, log) == 48);
     // 1.0's and 1.1's host table ended here; 1.2 appended `fail`.
     assert!(offset_of!(mlperf_host_api, fail) == 56);
     // 1.2's host table ended here; 1.3 appended `run`.
     assert!(HOST_SIZE_1_2 == 64);
-    assert!(size_of::<mlperf_run_description>() == 128);
+    assert!(offset_of!(mlperf_host_api, complete_named) == 72);
+    assert!(size_of::<mlperf_run_description>() == 144);
+    assert!(offset_of!(mlperf_run_description, inputs) == 128);
     assert!(offset_of!(mlperf_run_description, samples_per_query) == 24);
     assert!(offset_of!(mlperf_run_description, flags) == 96);
     assert!(offset_of!(mlperf_run_description, tpot_latency_ns) == 112);

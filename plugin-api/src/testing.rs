@@ -75,6 +75,7 @@ impl RecordingHost {
             log: Some(log),
             fail: fail_callback,
             run: ptr::null(),
+            complete_named: (minor >= 3).then_some(complete_named as CompleteNamedFn),
         };
         RecordingHost {
             recorded,
@@ -88,6 +89,13 @@ impl RecordingHost {
         let run = Box::new(run);
         self.api.run = ptr::from_ref(&*run);
         self.run = Some(run);
+        self
+    }
+
+    /// This host lacks `complete_named` (as if it predated it): named responses reach it
+    /// through `complete`.
+    pub fn without_complete_named(mut self) -> Self {
+        self.api.complete_named = None;
         self
     }
 
@@ -158,43 +166,48 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// # Safety
-/// `responses` holds `count` responses strided by the first one's struct_size.
-unsafe fn record(into: &Mutex<Vec<Answer>>, responses: *const mlperf_response, count: usize) {
+/// `responses` holds `count` responses strided by the first one's struct_size; with `named`,
+/// `mlperf_named_response`s.
+unsafe fn record(
+    into: &Mutex<Vec<Answer>>,
+    responses: *const mlperf_response,
+    count: usize,
+    named: bool,
+) {
     if responses.is_null() || count == 0 {
         return;
     }
     let at = Instant::now();
     // SAFETY: the caller's contract.
     let stride = unsafe { (*responses).struct_size };
-    if stride < ffi::RESPONSE_SIZE_1_2 {
+    let least = match named {
+        true => size_of::<ffi::mlperf_named_response>(),
+        false => size_of::<mlperf_response>(),
+    };
+    if stride < least {
         return;
     }
     let mut into = lock(into);
     for i in 0..count {
-        // SAFETY: response i lies i * stride bytes in; a 1.2 plugin's lacks the outputs, read
-        // only from a 1.3 one.
-        let response = unsafe { responses.byte_add(i * stride) };
-        // SAFETY: as above: fields every minor has (place reads, no reference to the whole).
-        let (id, data, length, n_tokens) = unsafe {
-            (
-                (*response).id,
-                (*response).data,
-                (*response).length,
-                (*response).n_tokens,
-            )
-        };
+        // SAFETY: response i lies i * stride bytes in.
+        let response = unsafe { &*responses.byte_add(i * stride) };
         // SAFETY: `length` bytes at `data`, valid during the callback.
-        let data = unsafe { bytes(data, length) };
-        let outputs = if stride >= size_of::<mlperf_response>() {
-            // SAFETY: a 1.3 response: `n_outputs` outputs strided by their struct_size.
-            unsafe { outputs((*response).outputs, (*response).n_outputs) }
+        let data = unsafe { bytes(response.data, response.length) };
+        let outputs = if named {
+            // SAFETY: a named response: `n_outputs` outputs strided by their struct_size.
+            unsafe {
+                let named = &*responses
+                    .byte_add(i * stride)
+                    .cast::<ffi::mlperf_named_response>();
+                outputs(named.outputs, named.n_outputs)
+            }
         } else {
             Vec::new()
         };
         into.push(Answer {
-            id,
+            id: response.id,
             data,
-            n_tokens,
+            n_tokens: response.n_tokens,
             outputs,
             at,
         });
@@ -241,7 +254,19 @@ unsafe extern "C" fn complete(context: *mut c_void, responses: *const mlperf_res
     // SAFETY: the context is the RecordingHost's `Recorded`; the plugin passes `n` responses.
     let recorded = unsafe { &*context.cast::<Recorded>() };
     // SAFETY: `responses` points to `n` responses, valid for this call.
-    unsafe { record(&recorded.completed, responses, n) };
+    unsafe { record(&recorded.completed, responses, n, false) };
+    recorded.changed.notify_all();
+}
+
+unsafe extern "C" fn complete_named(
+    context: *mut c_void,
+    responses: *const ffi::mlperf_named_response,
+    n: usize,
+) {
+    // SAFETY: as in complete().
+    let recorded = unsafe { &*context.cast::<Recorded>() };
+    // SAFETY: `n` named responses, valid for this call.
+    unsafe { record(&recorded.completed, responses.cast(), n, true) };
     recorded.changed.notify_all();
 }
 
@@ -253,7 +278,7 @@ unsafe extern "C" fn first_token(
     // SAFETY: as in complete().
     let recorded = unsafe { &*context.cast::<Recorded>() };
     // SAFETY: `responses` points to `n` responses, valid for this call.
-    unsafe { record(&recorded.first_tokens, responses, n) };
+    unsafe { record(&recorded.first_tokens, responses, n, false) };
 }
 
 unsafe extern "C" fn log(context: *mut c_void, level: i32, message: *const c_char, length: usize) {
@@ -265,6 +290,11 @@ unsafe extern "C" fn log(context: *mut c_void, level: i32, message: *const c_cha
 }
 
 type FailFn = unsafe extern "C" fn(context: *mut c_void, message: *const c_char, length: usize);
+type CompleteNamedFn = unsafe extern "C" fn(
+    context: *mut c_void,
+    responses: *const ffi::mlperf_named_response,
+    count: usize,
+);
 
 unsafe extern "C" fn fail(context: *mut c_void, message: *const c_char, length: usize) {
     // SAFETY: as in log().
@@ -490,6 +520,8 @@ pub fn run_description(scenario: u32) -> ffi::mlperf_run_description {
         ttft_latency_ns: 0,
         tpot_latency_ns: 0,
         max_samples_per_call: 0,
+        inputs: ptr::null(),
+        n_inputs: 0,
     }
 }
 
@@ -508,7 +540,5 @@ pub fn sample(id: u64, index: u64, data: &[u8]) -> ffi::mlperf_sample {
         dtype: 1, // U8
         rank: 0,
         shape: ptr::null(),
-        inputs: ptr::null(),
-        n_inputs: 0,
     }
 }

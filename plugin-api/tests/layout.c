@@ -47,8 +47,6 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_sample, dtype),
     FIELD(mlperf_sample, rank),
     FIELD(mlperf_sample, shape),
-    FIELD(mlperf_sample, inputs),
-    FIELD(mlperf_sample, n_inputs),
 
     SIZE(mlperf_output),
     FIELD(mlperf_output, struct_size),
@@ -65,8 +63,15 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_response, data),
     FIELD(mlperf_response, length),
     FIELD(mlperf_response, n_tokens),
-    FIELD(mlperf_response, outputs),
-    FIELD(mlperf_response, n_outputs),
+
+    SIZE(mlperf_named_response),
+    FIELD(mlperf_named_response, struct_size),
+    FIELD(mlperf_named_response, id),
+    FIELD(mlperf_named_response, data),
+    FIELD(mlperf_named_response, length),
+    FIELD(mlperf_named_response, n_tokens),
+    FIELD(mlperf_named_response, outputs),
+    FIELD(mlperf_named_response, n_outputs),
 
     SIZE(mlperf_host_api),
     FIELD(mlperf_host_api, struct_size),
@@ -79,6 +84,7 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_host_api, log),
     FIELD(mlperf_host_api, fail),
     FIELD(mlperf_host_api, run),
+    FIELD(mlperf_host_api, complete_named),
 
     SIZE(mlperf_run_description),
     FIELD(mlperf_run_description, struct_size),
@@ -99,6 +105,8 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_run_description, ttft_latency_ns),
     FIELD(mlperf_run_description, tpot_latency_ns),
     FIELD(mlperf_run_description, max_samples_per_call),
+    FIELD(mlperf_run_description, inputs),
+    FIELD(mlperf_run_description, n_inputs),
 
     SIZE(mlperf_power_info),
     FIELD(mlperf_power_info, struct_size),

@@ -75,7 +75,7 @@ impl DataFormat {
     }
 }
 
-/// The `mlperf_input`s handed with every sample, and the names and shapes they point at.
+/// The `mlperf_input`s the run description lists, and the names and shapes they point at.
 pub(crate) struct InputTable {
     inputs: Box<[ffi::mlperf_input]>,
     _names: Vec<CString>,
@@ -123,27 +123,10 @@ impl InputTable {
         })
     }
 
-    /// What a sample carries: the table and its length.
-    pub(crate) fn handle(&self) -> SampleInputs {
-        SampleInputs {
-            table: self.inputs.as_ptr(),
-            count: self.inputs.len() as u64,
-        }
+    /// What the run description carries: the table and its length.
+    pub(crate) fn handle(&self) -> (*const ffi::mlperf_input, u64) {
+        (self.inputs.as_ptr(), self.inputs.len() as u64)
     }
-}
-
-/// The `inputs` and `n_inputs` of every sample of a run (null and 0 for one tensor).
-#[derive(Clone, Copy)]
-pub(crate) struct SampleInputs {
-    pub(crate) table: *const ffi::mlperf_input,
-    pub(crate) count: u64,
-}
-
-impl SampleInputs {
-    pub(crate) const NONE: SampleInputs = SampleInputs {
-        table: std::ptr::null(),
-        count: 0,
-    };
 }
 
 #[cfg(test)]
@@ -169,10 +152,10 @@ mod tests {
         assert_eq!(inputs[2].shape, vec![128]);
         assert_eq!(inputs[2].dtype, DType::I64.to_raw());
         let table = InputTable::new(&inputs).unwrap();
-        let handle = table.handle();
-        assert_eq!(handle.count, 3);
+        let (first, count) = table.handle();
+        assert_eq!(count, 3);
         // SAFETY: three entries live in `table`.
-        let second = unsafe { &*handle.table.add(1) };
+        let second = unsafe { &*first.add(1) };
         // SAFETY: a NUL-terminated name owned by the table.
         let name = unsafe { std::ffi::CStr::from_ptr(second.name) };
         assert_eq!(name.to_str().unwrap(), "attention_mask");

@@ -106,6 +106,7 @@ pub(crate) fn host_api(
         log: Some(host_log),
         fail: Some(host_fail),
         run: run.map_or(std::ptr::null(), std::ptr::from_ref),
+        complete_named: Some(host_complete_named),
     }
 }
 
@@ -202,36 +203,6 @@ unsafe fn in_place<'a>(
     Some(unsafe { std::slice::from_raw_parts(responses as *const PluginResponse, count) })
 }
 
-/// Response `i` of an array strided by `stride` bytes (at least 1.2's size): a shorter
-/// (1.2) response's later fields read as zero.
-///
-/// # Safety
-/// The array holds more than `i` responses of `stride` bytes each.
-#[inline]
-unsafe fn read_response(
-    responses: *const ffi::mlperf_response,
-    i: usize,
-    stride: usize,
-) -> ffi::mlperf_response {
-    // SAFETY: the caller's contract.
-    let at = unsafe { responses.byte_add(i * stride) };
-    if stride >= std::mem::size_of::<ffi::mlperf_response>() {
-        // SAFETY: a whole response lies there.
-        return unsafe { at.read_unaligned() };
-    }
-    // SAFETY: integers and pointers only: zero is valid for every field.
-    let mut response: ffi::mlperf_response = unsafe { std::mem::zeroed() };
-    // SAFETY: `stride` >= 1.2's size bytes lie there; they fill the fields 1.2 has.
-    unsafe {
-        std::ptr::copy_nonoverlapping(
-            at.cast::<u8>(),
-            std::ptr::from_mut(&mut response).cast::<u8>(),
-            ffi::RESPONSE_SIZE_1_2,
-        )
-    };
-    response
-}
-
 /// Calls `deliver` with the plugin's responses as engine responses, batch by batch.
 ///
 /// # Safety
@@ -247,13 +218,15 @@ unsafe fn for_each_batch(
     }
     // SAFETY: the caller guarantees at least one response.
     let stride = unsafe { (*responses).struct_size };
-    // A 1.2 plugin's responses end before the named outputs, which are not read here.
-    if stride < ffi::RESPONSE_SIZE_1_2 {
+    // A named response (complete_named) begins with these fields; its outputs are not
+    // read here.
+    if stride < std::mem::size_of::<ffi::mlperf_response>() {
         return;
     }
     let convert = |i: usize| {
         // SAFETY: within the caller's array, `stride` bytes per element.
-        let response = unsafe { read_response(responses, i, stride) };
+        let response =
+            unsafe { &*((responses as *const u8).add(i * stride) as *const ffi::mlperf_response) };
         // SAFETY: the plugin guarantees `length` readable bytes for this call.
         let data = unsafe { response_data(response.id, response.data, response.length) };
         QuerySampleResponse::with_tokens(ResponseId(response.id), data, response.n_tokens)
@@ -354,7 +327,7 @@ unsafe extern "C" fn host_complete(
             .logged_outputs
             .is_empty()
         {
-            return complete_with_named_outputs(context, responses, count);
+            return complete_with_named_outputs(context, responses.cast(), count, false);
         }
         if let Some(responses) = in_place(responses, count) {
             return with_context(context, |completer| completer.complete_in_place(responses));
@@ -374,15 +347,20 @@ unsafe extern "C" fn host_complete(
 #[inline(never)]
 unsafe fn complete_with_named_outputs(
     context: *mut c_void,
-    responses: *const ffi::mlperf_response,
+    responses: *const ffi::mlperf_named_response,
     count: usize,
+    named: bool,
 ) {
     if responses.is_null() || count == 0 {
         return;
     }
     // SAFETY: the plugin passes at least one response.
     let stride = unsafe { (*responses).struct_size };
-    if stride < ffi::RESPONSE_SIZE_1_2 {
+    let least = match named {
+        true => std::mem::size_of::<ffi::mlperf_named_response>(),
+        false => std::mem::size_of::<ffi::mlperf_response>(),
+    };
+    if stride < least {
         return;
     }
     // SAFETY: the caller's contract.
@@ -391,10 +369,13 @@ unsafe fn complete_with_named_outputs(
     let logged: Vec<(u64, Vec<u8>, i64)> = (0..count)
         .map(|i| {
             // SAFETY: response i lies i * stride bytes in.
-            let response = unsafe { read_response(responses, i, stride) };
-            // SAFETY: the outputs of a 1.3 response (none read from a 1.2 one), valid for
-            // the call.
-            let outputs = unsafe { named_outputs(response.outputs, response.n_outputs) };
+            let response = unsafe { &*responses.byte_add(i * stride) };
+            let outputs = match named {
+                // SAFETY: a named response's outputs, valid for the call.
+                true => unsafe { named_outputs(response.outputs, response.n_outputs) },
+                // A plain response (complete) names none; only its leading fields are read.
+                false => Vec::new(),
+            };
             let mut bytes = Vec::new();
             for wanted in host.logged_outputs.iter() {
                 match outputs.iter().find(|(name, _)| name == &&wanted[..]) {
@@ -474,7 +455,7 @@ fn missing_output(
 ) -> String {
     let wanted = String::from_utf8_lossy(wanted);
     let had = if outputs.is_empty() {
-        "it named none (a plugin of ABI 1.3 names them in mlperf_response.outputs)".to_owned()
+        "it named none (a plugin names them through complete_named, since ABI 1.3)".to_owned()
     } else {
         let names: Vec<String> = outputs
             .iter()
@@ -483,6 +464,26 @@ fn missing_output(
         format!("it named {}", names.join(", "))
     };
     format!("plugin {plugin} completed sample id {id} without the output '{wanted}' the run logs: {had}")
+}
+
+unsafe extern "C" fn host_complete_named(
+    context: *mut c_void,
+    responses: *const ffi::mlperf_named_response,
+    count: usize,
+) {
+    // SAFETY: called by the plugin per the ABI's contract for `complete_named`.
+    unsafe {
+        if !(&*(context as *const HostContext))
+            .logged_outputs
+            .is_empty()
+        {
+            return complete_with_named_outputs(context, responses, count, true);
+        }
+        // The run logs each response's data: read as a response (a named one begins so).
+        with_completer(context, responses.cast(), count, |completer, batch| {
+            completer.query_samples_complete(batch)
+        })
+    };
 }
 
 unsafe extern "C" fn host_first_token(

@@ -127,6 +127,9 @@ impl RunDescription {
             ttft_latency_ns: token_bound(effective.server_ttft_latency),
             tpot_latency_ns: token_bound(effective.server_tpot_latency),
             max_samples_per_call: self.batching.max_samples as u64,
+            // Set by the instance, which owns the table they point at.
+            inputs: std::ptr::null(),
+            n_inputs: 0,
         }
     }
 

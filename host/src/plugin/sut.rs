@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use mlperf_plugin_api::ffi;
 
 use super::batching::{issue_in_calls, Gatherer};
-use super::data_format::{InputTable, SampleInputs};
+use super::data_format::InputTable;
 use super::error::PluginError;
 use super::host_api::{host_api, take_error, HostContext};
 use super::loader::{c_string, Plugin};
@@ -41,8 +41,9 @@ pub struct PluginSut {
     arena: Option<Arc<SampleArena>>,
     /// Preprocessing run on each issued sample, inside the timed path.
     timed: Option<TimedPreprocess>,
-    /// The named inputs every sample carries (none: a sample is one tensor).
-    inputs: Option<InputTable>,
+    /// The named inputs within every sample, which the run description points at (none: a
+    /// sample is one tensor).
+    _inputs: Option<InputTable>,
     /// The plugin was handed a 1.2 host table: no 1.3 call is made either.
     as_host_of_1_2: bool,
     name: String,
@@ -74,7 +75,14 @@ impl PluginSut {
             name.clone(),
             format.map_or(&[][..], |f| &f.logged_outputs[..]),
         );
-        let run_raw = run.map(|run| Box::new(run.to_raw()));
+        let inputs = format.and_then(|f| InputTable::new(&f.inputs));
+        let run_raw = run.map(|run| {
+            let mut raw = run.to_raw();
+            if let Some(table) = &inputs {
+                (raw.inputs, raw.n_inputs) = table.handle();
+            }
+            Box::new(raw)
+        });
         let mut host = Box::new(host_api(&context, run_raw.as_deref()));
         let as_host_of_1_2 = run.is_some_and(RunDescription::is_as_host_of_1_2);
         if as_host_of_1_2 {
@@ -143,7 +151,7 @@ impl PluginSut {
             samples: Mutex::new(Staged::default()),
             arena: None,
             timed: None,
-            inputs: format.and_then(|f| InputTable::new(&f.inputs)),
+            _inputs: inputs,
             as_host_of_1_2,
             name: name.clone(),
             attributes: Vec::new(),
@@ -168,14 +176,6 @@ impl PluginSut {
                 .map(|(key, value)| (format!("plugin_attribute_{key}"), value.clone())),
         );
         Ok(sut)
-    }
-
-    /// The named inputs issued samples carry.
-    #[inline]
-    fn sample_inputs(&self) -> SampleInputs {
-        self.inputs
-            .as_ref()
-            .map_or(SampleInputs::NONE, InputTable::handle)
     }
 
     fn table(&self) -> &ffi::mlperf_plugin_api {
@@ -263,7 +263,6 @@ impl PluginSut {
             return Ok(());
         };
         let loaded = self.arena.as_deref().and_then(SampleArena::read);
-        let inputs = self.sample_inputs();
         let samples: Vec<ffi::mlperf_sample> = indices
             .iter()
             .map(|&index| {
@@ -271,7 +270,7 @@ impl PluginSut {
                     id: ResponseId(0),
                     index,
                 };
-                to_ffi(&sample, loaded.as_deref(), inputs)
+                to_ffi(&sample, loaded.as_deref())
             })
             .collect();
         drop(loaded);
@@ -349,9 +348,8 @@ impl SystemUnderTest for PluginSut {
             // SingleStream, Server and MultiStream queries go from the stack: no lock.
             let mut small = [blank_sample(); SMALL_QUERY];
             let loaded = self.arena.as_deref().and_then(SampleArena::read);
-            let inputs = self.sample_inputs();
             for (slot, sample) in small.iter_mut().zip(samples) {
-                *slot = to_ffi(sample, loaded.as_deref(), inputs);
+                *slot = to_ffi(sample, loaded.as_deref());
             }
             drop(loaded);
             if let Some(gatherer) = &self.gatherer {
@@ -369,7 +367,7 @@ impl SystemUnderTest for PluginSut {
         } else {
             let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
             if staged.query.take() != Some(Staged::key(samples)) {
-                staged.fill(samples, self.arena.as_deref(), self.sample_inputs());
+                staged.fill(samples, self.arena.as_deref());
             }
             // SAFETY: as above.
             unsafe { issue_in_calls(issue, self.instance, &staged.buffer, self.max_per_call) }
@@ -386,7 +384,7 @@ impl SystemUnderTest for PluginSut {
     fn prepare_query(&self, samples: &[QuerySample]) {
         if samples.len() > SMALL_QUERY && self.timed.is_none() {
             let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
-            staged.fill(samples, self.arena.as_deref(), self.sample_inputs());
+            staged.fill(samples, self.arena.as_deref());
             staged.query = Some(Staged::key(samples));
         }
     }
@@ -451,11 +449,11 @@ impl Staged {
         (samples.first().map_or(0, |s| s.id.0), samples.len())
     }
 
-    fn fill(&mut self, samples: &[QuerySample], arena: Option<&SampleArena>, inputs: SampleInputs) {
+    fn fill(&mut self, samples: &[QuerySample], arena: Option<&SampleArena>) {
         let loaded = arena.and_then(SampleArena::read);
         self.buffer.clear();
         self.buffer
-            .extend(samples.iter().map(|s| to_ffi(s, loaded.as_deref(), inputs)));
+            .extend(samples.iter().map(|s| to_ffi(s, loaded.as_deref())));
     }
 }
 
@@ -478,8 +476,6 @@ const fn blank_sample() -> ffi::mlperf_sample {
         dtype: 0,
         rank: 0,
         shape: std::ptr::null(),
-        inputs: std::ptr::null(),
-        n_inputs: 0,
     }
 }
 
@@ -487,11 +483,7 @@ const fn blank_sample() -> ffi::mlperf_sample {
 /// pointers stay valid after the read guard is gone: the arena's memory is only replaced by a
 /// later load, after this sample completed (see `samples::arena`).
 #[inline]
-fn to_ffi(
-    sample: &QuerySample,
-    loaded: Option<&LoadedSamples>,
-    inputs: SampleInputs,
-) -> ffi::mlperf_sample {
+fn to_ffi(sample: &QuerySample, loaded: Option<&LoadedSamples>) -> ffi::mlperf_sample {
     let mut raw = ffi::mlperf_sample {
         id: sample.id.0,
         index: sample.index as u64,
@@ -503,8 +495,6 @@ fn to_ffi(
         raw.dtype = view.dtype.to_raw();
         raw.rank = view.shape.len() as u32;
         raw.shape = view.shape.as_ptr();
-        raw.inputs = inputs.table;
-        raw.n_inputs = inputs.count;
     }
     raw
 }

@@ -104,9 +104,6 @@ impl TimedPreprocess {
                     dtype: layout.dtype.to_raw(),
                     rank: layout.shape.len() as u32,
                     shape: layout.shape.as_ptr(),
-                    // Named inputs are not preprocessed (refused when the run is planned).
-                    inputs: std::ptr::null(),
-                    n_inputs: 0,
                 }
             }));
         outputs.ids.clear();

@@ -1,7 +1,9 @@
 //! Named inputs (ABI 1.3): a data set whose samples stack one row per input along their first
-//! axis reaches the plugin as inputs of the names the run gives, each pointing at its row; a
-//! plugin answering with one named input logs exactly that row, in-process and isolated. Names
-//! that do not fit the data set, and preprocessing of named inputs, are refused before the run.
+//! axis (or keep each input in a file of its own) reaches the plugin with its inputs listed by
+//! name in the run description, each at its place in every sample; a plugin answering with one
+//! named input logs exactly those bytes, in-process and isolated. Names that do not fit the data
+//! set, and preprocessing of named inputs, are refused before the run; a plugin of ABI 1.2
+//! (no run description, plain responses) still runs.
 
 use crate::support;
 
@@ -114,7 +116,7 @@ fn without_input_names_a_sample_has_no_named_inputs() {
     let all = describe(&output);
     assert!(!output.status.success(), "{all}");
     assert!(
-        all.contains("has no input 'input_ids' (answer_input); its named inputs: []"),
+        all.contains("answer_input = \"input_ids\", but the run's samples have no input of that name (named inputs: [])"),
         "{all}"
     );
 }
@@ -158,8 +160,8 @@ fn input_names_that_do_not_fit_the_data_set_are_refused_before_the_run() {
     );
 }
 
-/// A plugin built for ABI 1.2: its responses are 1.2's 40 bytes (no outputs after them), and
-/// it answers each sample with its index as 4 bytes, inline.
+/// A plugin built for ABI 1.2 (its own copy of 1.2's response, its table of 1.2's size): it
+/// answers each sample with its index as 4 bytes, inline.
 const PLUGIN_OF_1_2: &str = r#"#include <string.h>
 #include "mlperf_plugin.h"
 typedef struct { size_t struct_size; uint64_t id; const void *data; uint64_t length; int64_t n_tokens; } response_1_2;
@@ -190,13 +192,13 @@ MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t major
 "#;
 
 #[test]
-fn responses_of_a_1_2_plugin_are_read_by_their_stride() {
+fn a_plugin_of_1_2_runs_with_named_inputs_and_cannot_name_outputs() {
     let dir = TempDir::new();
     let plugin = support::compile_c_plugin(dir.path(), "old", PLUGIN_OF_1_2);
     let dataset = stacked_dataset(&dir);
     let run_old = |out: &Path, extra: &[&str]| run_plugin(&plugin, out, &dataset, extra);
     // Offline hands the whole query over at once: the plugin completes the samples one by
-    // one, each response 40 bytes long; with named inputs too (they come after what 1.2 reads).
+    // one; with named inputs too (samples are 1.2's, the inputs listed where 1.2 never looks).
     for extra in [&[][..], &["--input-names", "a,b,c"][..]] {
         let out = dir.path().join(format!("old-{}", extra.len()));
         let output = run_old(&out, extra);

@@ -4,7 +4,7 @@
 use std::ffi::{c_char, c_void, CStr};
 use std::marker::PhantomData;
 
-use crate::ffi::{self, mlperf_host_api, mlperf_output, mlperf_response};
+use crate::ffi::{self, mlperf_host_api, mlperf_named_response, mlperf_output, mlperf_response};
 
 use super::{DType, PluginError, RunDescription};
 
@@ -13,6 +13,11 @@ type CompleteFn =
 type LogFn =
     unsafe extern "C" fn(context: *mut c_void, level: i32, message: *const c_char, length: usize);
 type FailFn = unsafe extern "C" fn(context: *mut c_void, message: *const c_char, length: usize);
+type CompleteNamedFn = unsafe extern "C" fn(
+    context: *mut c_void,
+    responses: *const mlperf_named_response,
+    count: usize,
+);
 
 /// `sizeof(mlperf_host_api)` of ABI 1.0 (and 1.1), before `fail`: the smallest host table a
 /// plugin of this major accepts.
@@ -66,6 +71,10 @@ impl Host {
             true => unsafe { RunDescription::from_raw(host.run) },
             false => None,
         };
+        let complete_named = match host.struct_size >= size_of::<mlperf_host_api>() {
+            true => host.complete_named,
+            false => None,
+        };
         let complete = match host.complete {
             Some(complete) => complete,
             None if !needs_complete => complete_nothing,
@@ -80,6 +89,7 @@ impl Host {
             completer: Completer {
                 context: host.context,
                 complete,
+                complete_named,
                 first_token: host.first_token,
                 fail,
                 log: host.log,
@@ -126,6 +136,8 @@ unsafe extern "C" fn complete_nothing(
 pub struct Completer {
     context: *mut c_void,
     complete: CompleteFn,
+    /// None when the host predates it (ABI 1.3).
+    complete_named: Option<CompleteNamedFn>,
     first_token: Option<CompleteFn>,
     /// None when the host predates ABI 1.2.
     fail: Option<FailFn>,
@@ -149,6 +161,24 @@ impl Completer {
         // SAFETY: Response is a transparent mlperf_response; the host copies what it keeps
         // before returning, so borrowed data suffices.
         unsafe { (self.complete)(self.context, responses.as_ptr().cast(), responses.len()) }
+    }
+
+    /// Samples finished, with named outputs. A host without `complete_named` (before ABI 1.3)
+    /// gets them through `complete`, which reads each response's leading fields: its data.
+    #[inline]
+    pub fn complete_named(&self, responses: &[NamedResponse<'_>]) {
+        if responses.is_empty() {
+            return;
+        }
+        let (pointer, count) = (responses.as_ptr(), responses.len());
+        match self.complete_named {
+            // SAFETY: NamedResponse is a transparent mlperf_named_response; the host copies
+            // what it keeps before returning.
+            Some(complete_named) => unsafe { complete_named(self.context, pointer.cast(), count) },
+            // SAFETY: a named response begins with a response's fields, and the host steps
+            // through the array by its struct_size.
+            None => unsafe { (self.complete)(self.context, pointer.cast(), count) },
+        }
     }
 
     /// First tokens of a token run (each response's data = the first token's bytes). Does
@@ -233,24 +263,32 @@ impl<'a> Response<'a> {
                 },
                 length: data.len() as u64,
                 n_tokens: 0,
-                outputs: std::ptr::null(),
-                n_outputs: 0,
             },
             _data: PhantomData,
         }
     }
 
-    /// Since 1.3: the model's outputs by name, beside [`Self::new`]'s data (what a host of 1.2,
-    /// or a run that names no output, logs). A run naming outputs logs those.
+    /// Since 1.3: the model's outputs by name, beside this response's data (what a host of
+    /// 1.2, or a run that names no output, logs), for [`Completer::complete_named`].
     #[inline]
-    pub fn with_outputs(mut self, outputs: &'a [Output<'a>]) -> Self {
-        self.raw.outputs = if outputs.is_empty() {
-            std::ptr::null()
-        } else {
-            outputs.as_ptr().cast()
-        };
-        self.raw.n_outputs = outputs.len() as u64;
-        self
+    pub fn with_outputs(self, outputs: &'a [Output<'a>]) -> NamedResponse<'a> {
+        let raw = self.raw;
+        NamedResponse {
+            raw: mlperf_named_response {
+                struct_size: size_of::<mlperf_named_response>(),
+                id: raw.id,
+                data: raw.data,
+                length: raw.length,
+                n_tokens: raw.n_tokens,
+                outputs: if outputs.is_empty() {
+                    std::ptr::null()
+                } else {
+                    outputs.as_ptr().cast()
+                },
+                n_outputs: outputs.len() as u64,
+            },
+            _data: PhantomData,
+        }
     }
 
     /// For token runs: the number of tokens generated.
@@ -276,7 +314,32 @@ impl<'a> Response<'a> {
     }
 }
 
-/// One named output of a [`Response`], borrowing its name and bytes.
+/// A response with named outputs (since 1.3), made by [`Response::with_outputs`].
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct NamedResponse<'a> {
+    raw: mlperf_named_response,
+    _data: PhantomData<&'a [u8]>,
+}
+
+// SAFETY: a NamedResponse holds shared borrows of `'a` bytes, like `&'a [u8]`.
+unsafe impl Send for NamedResponse<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for NamedResponse<'_> {}
+
+impl NamedResponse<'_> {
+    #[inline]
+    pub fn id(&self) -> u64 {
+        self.raw.id
+    }
+
+    #[inline]
+    pub fn as_raw(&self) -> &mlperf_named_response {
+        &self.raw
+    }
+}
+
+/// One named output of a [`NamedResponse`], borrowing its name and bytes.
 #[repr(transparent)]
 #[derive(Clone, Copy)]
 pub struct Output<'a> {

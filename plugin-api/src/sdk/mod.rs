@@ -16,11 +16,11 @@ mod sample;
 mod shim;
 
 pub use error::PluginError;
-pub use host::{Completer, Host, Level, Logger, Output, Response};
+pub use host::{Completer, Host, Level, Logger, NamedResponse, Output, Response};
 pub use plugin::SutPlugin;
 pub use power::{PowerInfo, PowerMeter, PowerReading, PowerScope};
-pub use run::{RunDescription, Scenario, TestMode};
-pub use sample::{DType, Input, Sample};
+pub use run::{Input, RunDescription, Scenario, TestMode};
+pub use sample::{DType, Sample};
 
 /// What [`export_plugin!`](crate::export_plugin) expands to; not an API.
 #[doc(hidden)]

@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+use std::ffi::CStr;
+
+use super::{DType, Sample};
 use crate::ffi::{self, mlperf_run_description};
 
 /// The LoadGen scenario of the test.
@@ -55,6 +58,31 @@ pub struct RunDescription {
     /// The most samples one `issue_query` call holds when the host batches for the plugin
     /// (`--plugin-batch`, only for a plugin without `CAP_NATIVE_BATCHING`); 0: whole queries.
     pub max_samples_per_call: u64,
+    /// The named inputs within every sample's data; empty when a sample is one tensor.
+    pub inputs: Vec<Input>,
+}
+
+/// One named input within every sample's data (a data set run with `--input-names` or
+/// `--dataset-input`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: Vec<i64>,
+    /// Where it starts in a sample's data, and its bytes.
+    pub offset: usize,
+    pub length: usize,
+}
+
+impl Input {
+    /// Its bytes in `sample` (empty if the sample is too short to hold it).
+    #[inline]
+    pub fn data<'a>(&self, sample: &Sample<'a>) -> &'a [u8] {
+        sample
+            .data()
+            .get(self.offset..self.offset.saturating_add(self.length))
+            .unwrap_or(&[])
+    }
 }
 
 impl RunDescription {
@@ -99,11 +127,56 @@ impl RunDescription {
             issue_threads: raw.issue_threads,
             ttft_latency: Duration::from_nanos(raw.ttft_latency_ns),
             tpot_latency: Duration::from_nanos(raw.tpot_latency_ns),
-            max_samples_per_call: if raw.struct_size >= size_of::<mlperf_run_description>() {
-                raw.max_samples_per_call
-            } else {
-                0
-            },
+            max_samples_per_call: raw.max_samples_per_call,
+            // SAFETY: the host's inputs, valid as long as the description.
+            inputs: unsafe { inputs(raw.inputs, raw.n_inputs) },
         })
     }
+
+    /// The named input `name`, if samples have it.
+    pub fn input(&self, name: &str) -> Option<&Input> {
+        self.inputs.iter().find(|input| input.name == name)
+    }
+}
+
+/// The host's `count` inputs at `inputs`, strided by their struct_size.
+///
+/// # Safety
+/// `inputs` is NULL or `count` entries with NUL-terminated names and `rank` shape entries.
+unsafe fn inputs(inputs: *const ffi::mlperf_input, count: u64) -> Vec<Input> {
+    if inputs.is_null() || count == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the caller's contract.
+    let stride = unsafe { (*inputs).struct_size };
+    if stride < size_of::<ffi::mlperf_input>() {
+        return Vec::new();
+    }
+    (0..count as usize)
+        .map(|k| {
+            // SAFETY: entry k lies k * stride bytes in.
+            let raw = unsafe { &*inputs.byte_add(k * stride) };
+            let name = if raw.name.is_null() {
+                String::new()
+            } else {
+                // SAFETY: NUL-terminated, per the caller.
+                unsafe { CStr::from_ptr(raw.name) }
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            let shape = if raw.shape.is_null() || raw.rank == 0 {
+                Vec::new()
+            } else {
+                // SAFETY: `rank` entries, per the caller.
+                unsafe { std::slice::from_raw_parts(raw.shape, raw.rank as usize) }.to_vec()
+            };
+            Input {
+                name,
+                dtype: DType::from_raw(raw.dtype),
+                shape,
+                offset: raw.offset as usize,
+                length: raw.length as usize,
+            }
+        })
+        .collect()
 }

@@ -1,10 +1,9 @@
 //! [`Sample`]: a safe view of one `mlperf_sample` of a query.
 
-use std::ffi::CStr;
 use std::marker::PhantomData;
 use std::slice;
 
-use crate::ffi::{mlperf_input, mlperf_sample, SAMPLE_SIZE_1_2};
+use crate::ffi::mlperf_sample;
 
 /// One sample of a query, borrowing the host's memory for the duration of `issue_query`.
 /// Laid out exactly like `mlperf_sample`, so the host's array is viewed without copying.
@@ -23,9 +22,7 @@ unsafe impl Sync for Sample<'_> {}
 
 impl<'a> Sample<'a> {
     /// # Safety
-    /// `data` (`length` bytes) and `shape` (`rank` entries) are NULL or valid for `'a`; so
-    /// are `inputs` (`n_inputs` entries, strided by their struct_size, with NUL-terminated
-    /// names and their shapes) when `struct_size` covers them.
+    /// `data` (`length` bytes) and `shape` (`rank` entries) are NULL or valid for `'a`.
     pub unsafe fn from_raw(raw: mlperf_sample) -> Self {
         Sample {
             raw,
@@ -70,130 +67,9 @@ impl<'a> Sample<'a> {
         unsafe { slice::from_raw_parts(self.raw.shape, self.raw.rank as usize) }
     }
 
-    /// The sample's named inputs (since 1.3: a data set with `input_names`); none when the
-    /// sample is one tensor ([`Self::data`]) or the host is of 1.2 and earlier.
-    pub fn inputs(&self) -> impl ExactSizeIterator<Item = Input<'a>> + '_ {
-        let listed =
-            self.raw.struct_size >= size_of::<mlperf_sample>() && !self.raw.inputs.is_null();
-        let stride = if listed {
-            // SAFETY: from_raw's contract covers `inputs` (n_inputs entries strided by their
-            // struct_size) when the host's sample has them.
-            unsafe { (*self.raw.inputs).struct_size }
-        } else {
-            0
-        };
-        let count = if stride >= size_of::<mlperf_input>() {
-            self.raw.n_inputs as usize
-        } else {
-            0
-        };
-        let data = self.data();
-        (0..count).map(move |k| {
-            // SAFETY: as above: entry k lies k * stride bytes in, and begins with 1.3's fields.
-            let raw = unsafe { self.raw.inputs.byte_add(k * stride).read_unaligned() };
-            Input::within(raw, data)
-        })
-    }
-
-    /// The named input `name`, if the sample has it.
-    pub fn input(&self, name: &str) -> Option<Input<'a>> {
-        self.inputs().find(|input| input.name() == name)
-    }
-
     #[inline]
     pub fn as_raw(&self) -> &mlperf_sample {
         &self.raw
-    }
-
-    /// A sample of a host of an earlier minor (`stride` bytes, at least 1.2's), its later
-    /// fields zero.
-    ///
-    /// # Safety
-    /// `raw` points to `stride` readable bytes of a sample, as [`Self::from_raw`] requires.
-    pub(crate) unsafe fn from_shorter(raw: *const mlperf_sample, stride: usize) -> Self {
-        debug_assert!(stride >= SAMPLE_SIZE_1_2);
-        // SAFETY: every field of mlperf_sample is an integer or a pointer: zero is valid.
-        let mut copy: mlperf_sample = unsafe { std::mem::zeroed() };
-        let known = stride.min(size_of::<mlperf_sample>());
-        // SAFETY: the caller's contract; `known` bytes fit in both.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                raw.cast::<u8>(),
-                std::ptr::from_mut(&mut copy).cast::<u8>(),
-                known,
-            );
-            Sample::from_raw(copy)
-        }
-    }
-}
-
-/// One named input of a sample: a tensor within the sample's data.
-#[derive(Clone, Copy)]
-pub struct Input<'a> {
-    name: &'a str,
-    data: &'a [u8],
-    dtype: DType,
-    shape: &'a [i64],
-}
-
-impl<'a> Input<'a> {
-    /// The input `raw` describes within `sample` (its data); an input the host placed past the
-    /// sample's end, or named with invalid UTF-8, reads as empty.
-    fn within(raw: mlperf_input, sample: &'a [u8]) -> Input<'a> {
-        let name = if raw.name.is_null() {
-            ""
-        } else {
-            // SAFETY: the host's names are NUL-terminated and live as long as the samples.
-            unsafe { CStr::from_ptr(raw.name) }.to_str().unwrap_or("")
-        };
-        let data = usize::try_from(raw.offset)
-            .ok()
-            .zip(usize::try_from(raw.length).ok())
-            .and_then(|(offset, length)| sample.get(offset..offset.checked_add(length)?))
-            .unwrap_or(&[]);
-        let shape = if raw.shape.is_null() || raw.rank == 0 {
-            &[][..]
-        } else {
-            // SAFETY: `rank` entries at `shape`, living as long as the samples.
-            unsafe { slice::from_raw_parts(raw.shape, raw.rank as usize) }
-        };
-        Input {
-            name,
-            data,
-            dtype: DType::from_raw(raw.dtype),
-            shape,
-        }
-    }
-
-    #[inline]
-    pub fn name(&self) -> &'a str {
-        self.name
-    }
-
-    #[inline]
-    pub fn data(&self) -> &'a [u8] {
-        self.data
-    }
-
-    #[inline]
-    pub fn dtype(&self) -> DType {
-        self.dtype
-    }
-
-    #[inline]
-    pub fn shape(&self) -> &'a [i64] {
-        self.shape
-    }
-}
-
-impl std::fmt::Debug for Input<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Input")
-            .field("name", &self.name)
-            .field("length", &self.data.len())
-            .field("dtype", &self.dtype)
-            .field("shape", &self.shape)
-            .finish()
     }
 }
 
@@ -205,7 +81,6 @@ impl std::fmt::Debug for Sample<'_> {
             .field("length", &self.raw.length)
             .field("dtype", &self.dtype())
             .field("shape", &self.shape())
-            .field("inputs", &self.inputs().collect::<Vec<_>>())
             .finish()
     }
 }

@@ -337,8 +337,7 @@ unsafe extern "C" fn flush_queries<T: SutPlugin>(instance_ptr: *mut c_void) -> *
 }
 
 /// Views the host's sample array as `&[Sample]`: in place when its stride is ours, else
-/// through a copy (a host of a later minor: of the fields we know; of an earlier one: its
-/// fields, ours after them zero).
+/// (a host of a later minor with a longer struct) through a copy of the fields we know.
 ///
 /// # Safety
 /// `samples` is NULL (with `count` 0) or `count` samples, each `struct_size` bytes apart,
@@ -361,19 +360,12 @@ unsafe fn with_samples(
         // SAFETY: Sample is a transparent mlperf_sample; `count` of them lie back to back.
         return body(unsafe { slice::from_raw_parts(samples.cast::<Sample<'_>>(), count) });
     }
-    if stride < ffi::SAMPLE_SIZE_1_2 {
-        return Err(PluginError::invalid_argument(format!(
-            "sample struct_size {stride} is smaller than ABI 1.0's {}",
-            ffi::SAMPLE_SIZE_1_2
-        )));
-    }
     if stride < ours {
-        // A host of an earlier minor: its samples copied, with our later fields zero.
-        let copied: Vec<Sample<'_>> = (0..count)
-            // SAFETY: sample i starts i * stride bytes in and holds `stride` bytes.
-            .map(|i| unsafe { Sample::from_shorter(samples.byte_add(i * stride), stride) })
-            .collect();
-        return body(&copied);
+        return Err(PluginError::invalid_argument(format!(
+            "sample struct_size {stride} is smaller than ABI {}.{}'s {ours}",
+            ffi::ABI_MAJOR,
+            ffi::ABI_MINOR
+        )));
     }
     let copied: Vec<Sample<'_>> = (0..count)
         // SAFETY: sample i starts i * stride bytes in and begins with the fields we know.

@@ -85,9 +85,7 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             length,
             dtype,
             rank,
-            shape,
-            inputs,
-            n_inputs
+            shape
         }
     );
     rust_layout!(
@@ -107,6 +105,17 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
         map,
         fields,
         mlperf_response {
+            struct_size,
+            id,
+            data,
+            length,
+            n_tokens
+        }
+    );
+    rust_layout!(
+        map,
+        fields,
+        mlperf_named_response {
             struct_size,
             id,
             data,
@@ -142,7 +151,8 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             first_token,
             log,
             fail,
-            run
+            run,
+            complete_named
         }
     );
     rust_layout!(
@@ -166,7 +176,9 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             issue_threads,
             ttft_latency_ns,
             tpot_latency_ns,
-            max_samples_per_call
+            max_samples_per_call,
+            inputs,
+            n_inputs
         }
     );
     rust_layout!(

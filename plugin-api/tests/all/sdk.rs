@@ -8,7 +8,8 @@ use std::time::Duration;
 use ::mlperf_plugin_api::ffi::{self, mlperf_plugin_api, mlperf_sample};
 use ::mlperf_plugin_api::layout::check_layout;
 use ::mlperf_plugin_api::sdk::{
-    Completer, DType, Host, Level, Logger, Output, PluginError, Response, Sample, SutPlugin,
+    Completer, DType, Host, Input, Level, Logger, NamedResponse, Output, PluginError, Response,
+    Sample, SutPlugin,
 };
 use ::mlperf_plugin_api::testing::{run_description, sample, RawInstance, RecordingHost};
 
@@ -17,6 +18,8 @@ use ::mlperf_plugin_api::testing::{run_description, sample, RawInstance, Recordi
 /// completer's fail, from another thread), flush fails.
 struct Echo {
     logger: Logger,
+    /// The run's named inputs, each echoed as an output of its name.
+    inputs: Vec<(CString, Input)>,
 }
 
 impl SutPlugin for Echo {
@@ -42,8 +45,15 @@ impl SutPlugin for Echo {
                     None => "run: none".into(),
                 };
                 host.logger().log(Level::Info, &run);
+                let inputs = host.run().map_or_else(Vec::new, |run| {
+                    run.inputs
+                        .iter()
+                        .map(|input| (CString::new(input.name.clone()).unwrap(), input.clone()))
+                        .collect()
+                });
                 Ok(Echo {
                     logger: host.logger(),
+                    inputs,
                 })
             }
         }
@@ -57,40 +67,37 @@ impl SutPlugin for Echo {
         if samples.iter().any(|s| s.index() == 666) {
             panic!("boom at index 666");
         }
-        // Each named input comes back as an output of its name.
-        let names: Vec<Vec<CString>> = samples
-            .iter()
-            .map(|s| {
-                s.inputs()
-                    .map(|i| CString::new(i.name()).unwrap())
-                    .collect()
-            })
-            .collect();
-        let outputs: Vec<Vec<Output<'_>>> = samples
-            .iter()
-            .zip(&names)
-            .map(|(s, names)| {
-                s.inputs()
-                    .zip(names)
-                    .map(|(input, name)| {
-                        Output::new(name, input.data()).with_layout(input.dtype(), input.shape())
-                    })
-                    .collect()
-            })
-            .collect();
         let responses: Vec<Response<'_>> = samples
             .iter()
-            .zip(&outputs)
-            .filter(|(s, _)| s.index() != 777)
-            .map(|(s, outputs)| {
+            .filter(|s| s.index() != 777)
+            .map(|s| {
                 assert_eq!(s.dtype(), DType::U8);
-                Response::new(s.id(), s.data())
-                    .with_tokens(s.shape().len() as i64)
-                    .with_outputs(outputs)
+                Response::new(s.id(), s.data()).with_tokens(s.shape().len() as i64)
             })
             .collect();
         completer.first_token(&responses[..responses.len().min(1)]);
-        completer.complete(&responses);
+        if self.inputs.is_empty() {
+            completer.complete(&responses);
+        } else {
+            // Each named input of the run comes back as an output of its name.
+            let outputs: Vec<Vec<Output<'_>>> = samples
+                .iter()
+                .map(|s| {
+                    self.inputs
+                        .iter()
+                        .map(|(name, input)| {
+                            Output::new(name, input.data(s)).with_layout(input.dtype, &input.shape)
+                        })
+                        .collect()
+                })
+                .collect();
+            let named: Vec<NamedResponse<'_>> = responses
+                .iter()
+                .zip(&outputs)
+                .map(|(response, outputs)| response.with_outputs(outputs))
+                .collect();
+            completer.complete_named(&named);
+        }
         let lost: Vec<u64> = samples
             .iter()
             .filter(|s| s.index() == 777)
@@ -271,12 +278,10 @@ fn longer_samples_of_a_later_minor_are_read_by_their_stride() {
     assert_eq!(got, [(1, b"one".to_vec()), (2, b"two".to_vec())]);
 }
 
-#[test]
-fn named_inputs_reach_the_plugin_and_named_outputs_the_host() {
-    let host = RecordingHost::new();
-    // SAFETY: as above.
-    let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
-    let row_shape = [2i64];
+/// A run whose samples hold two inputs of 2 bytes each: `ids`, then `mask`.
+fn run_of_two_inputs(
+    row_shape: &[i64; 1],
+) -> (ffi::mlperf_run_description, Box<[ffi::mlperf_input; 2]>) {
     let input = |name: &'static CStr, offset| ffi::mlperf_input {
         struct_size: size_of::<ffi::mlperf_input>(),
         name: name.as_ptr(),
@@ -286,59 +291,59 @@ fn named_inputs_reach_the_plugin_and_named_outputs_the_host() {
         rank: 1,
         shape: row_shape.as_ptr(),
     };
-    let inputs = [input(c"ids", 0), input(c"mask", 2)];
-    let mut named = sample(21, 5, b"abcd");
-    named.inputs = inputs.as_ptr();
-    named.n_inputs = 2;
-    // One sample without inputs beside it: it names no outputs.
-    instance.issue(&[named, sample(22, 6, b"xy")]).unwrap();
-    let done = host.completed();
-    assert_eq!(done[0].data, b"abcd");
-    assert_eq!(
-        done[0].outputs,
-        [
-            ("ids".to_owned(), b"ab".to_vec()),
-            ("mask".to_owned(), b"cd".to_vec())
-        ]
-    );
-    assert!(done[1].outputs.is_empty());
+    let inputs = Box::new([input(c"ids", 0), input(c"mask", 2)]);
+    let run = ffi::mlperf_run_description {
+        inputs: inputs.as_ptr(),
+        n_inputs: 2,
+        ..run_description(ffi::SCENARIO_OFFLINE)
+    };
+    (run, inputs)
 }
 
 #[test]
-fn samples_of_a_1_2_host_are_read_by_their_stride_without_inputs() {
-    let host = RecordingHost::new();
+fn named_inputs_reach_the_plugin_and_named_outputs_the_host() {
+    let row_shape = [2i64];
+    let (run, _inputs) = run_of_two_inputs(&row_shape);
+    let host = RecordingHost::new().with_run(run);
     // SAFETY: as above.
     let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
-    // Two samples as a 1.2 host lays them out: 56 bytes each, no `inputs` after them; the
-    // words after the second are garbage a reader must not take for its inputs.
-    let short = ffi::SAMPLE_SIZE_1_2;
-    let mut words = vec![u64::MAX; (2 * short) / 8 + 2];
-    for (i, (id, data)) in [(31u64, &b"one"[..]), (32, &b"two"[..])]
-        .into_iter()
-        .enumerate()
-    {
-        let mut raw = sample(id, id, data);
-        raw.struct_size = short;
-        // SAFETY: the first `short` bytes of a sample, into room for them.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                std::ptr::from_ref(&raw).cast::<u8>(),
-                words.as_mut_ptr().cast::<u8>().add(i * short),
-                short,
-            )
-        };
-    }
-    let api = table();
-    // SAFETY: two samples strided by their struct_size.
-    let error = unsafe { (api.issue_query.unwrap())(instance.as_ptr(), words.as_ptr().cast(), 2) };
-    // SAFETY: released once here.
-    assert_eq!(unsafe { PluginError::take(error) }, None);
-    let got: Vec<_> = host
-        .completed()
-        .into_iter()
-        .map(|a| (a.id, a.data, a.outputs.len()))
+    instance
+        .issue(&[sample(21, 5, b"abcd"), sample(22, 6, b"wxyz")])
+        .unwrap();
+    let done = host.completed();
+    let got: Vec<_> = done
+        .iter()
+        .map(|a| (a.data.clone(), a.outputs.clone()))
         .collect();
-    assert_eq!(got, [(31, b"one".to_vec(), 0), (32, b"two".to_vec(), 0)]);
+    let output = |name: &str, bytes: &[u8]| (name.to_owned(), bytes.to_vec());
+    assert_eq!(
+        got,
+        [
+            (
+                b"abcd".to_vec(),
+                vec![output("ids", b"ab"), output("mask", b"cd")]
+            ),
+            (
+                b"wxyz".to_vec(),
+                vec![output("ids", b"wx"), output("mask", b"yz")]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn named_responses_reach_a_host_without_complete_named_through_complete() {
+    let row_shape = [2i64];
+    let (run, _inputs) = run_of_two_inputs(&row_shape);
+    let host = RecordingHost::new().with_run(run).without_complete_named();
+    // SAFETY: as above.
+    let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    instance.issue(&[sample(31, 1, b"abcd")]).unwrap();
+    // Read by its leading fields: the data, no outputs.
+    let done = host.completed();
+    assert_eq!(done.len(), 1);
+    assert_eq!((done[0].id, &done[0].data[..]), (31, &b"abcd"[..]));
+    assert!(done[0].outputs.is_empty());
 }
 
 #[test]

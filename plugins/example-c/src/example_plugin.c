@@ -505,6 +505,19 @@ static void free_instance(example_instance *instance) {
  * The ABI functions
  * ========================================================================================== */
 
+/* Named inputs (a data set run with --input-names or --dataset-input): every sample holds
+ * them alike, each `offset` bytes into its data (mlperf_input_data). YOUR DEVICE: bind each
+ * to the model input of its name. We only say what they are. */
+static void log_named_inputs(const example_instance *instance) {
+    for (size_t k = 0; k < instance->run.n_inputs; ++k) {
+        const mlperf_input *input = mlperf_run_input(&instance->run, k);
+        host_log(instance, MLPERF_LOG_INFO,
+                 EXAMPLE_NAME ": input '%s': %llu bytes at offset %llu, dtype %d, rank %u",
+                 input->name, (unsigned long long)input->length,
+                 (unsigned long long)input->offset, (int)input->dtype, (unsigned)input->rank);
+    }
+}
+
 static mlperf_error *example_create(const mlperf_host_api *host, const char *config_toml,
                                     size_t config_length, void **instance_out) {
     if (instance_out == NULL) {
@@ -614,6 +627,7 @@ static mlperf_error *example_create(const mlperf_host_api *host, const char *con
                  instance->run.target_latency_percentile * 100.0,
                  (unsigned long long)instance->run.performance_sample_count,
                  (unsigned long long)instance->run.total_sample_count);
+        log_named_inputs(instance);
     }
     *instance_out = instance;
     return NULL;
@@ -688,22 +702,6 @@ static mlperf_error *mark_set(example_instance *instance, const mlperf_sample *s
     return NULL;
 }
 
-/* Named inputs (ABI 1.3, a data set run with --input-names): every sample holds the same
- * inputs, each `offset` bytes into its data (mlperf_input_data). YOUR DEVICE: bind each to the
- * model input of its name, e.g. when staging the set here. We only say what they are. */
-static void log_named_inputs(const example_instance *instance, const mlperf_sample *sample) {
-    if (sample->struct_size < sizeof(mlperf_sample) || sample->n_inputs == 0) {
-        return; /* a host of 1.2, or samples of one tensor each */
-    }
-    for (size_t k = 0; k < sample->n_inputs; ++k) {
-        const mlperf_input *input = mlperf_sample_input(sample, k);
-        host_log(instance, MLPERF_LOG_INFO,
-                 EXAMPLE_NAME ": input '%s': %llu bytes at offset %llu, dtype %d, rank %u",
-                 input->name, (unsigned long long)input->length,
-                 (unsigned long long)input->offset, (int)input->dtype, (unsigned)input->rank);
-    }
-}
-
 static mlperf_error *example_load_samples(void *opaque, const mlperf_sample *samples,
                                           size_t count) {
     example_instance *instance = opaque;
@@ -711,9 +709,6 @@ static mlperf_error *example_load_samples(void *opaque, const mlperf_sample *sam
     if (error == NULL) {
         instance->sets_handed = 1;
         host_log(instance, MLPERF_LOG_DEBUG, EXAMPLE_NAME ": %zu samples loaded", count);
-        if (count > 0) {
-            log_named_inputs(instance, samples);
-        }
     }
     return error;
 }

@@ -81,6 +81,7 @@ impl Plugin {
             log: Some(on_log),
             fail: None,
             run: ptr::null(),
+            complete_named: None,
         });
         edit(&mut host);
         let mut instance = ptr::null_mut();
@@ -343,8 +344,6 @@ fn sample(id: u64, index: u64) -> mlperf_sample {
         dtype: 0,
         rank: 0,
         shape: ptr::null(),
-        inputs: ptr::null(),
-        n_inputs: 0,
     }
 }
 

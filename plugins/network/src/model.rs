@@ -256,8 +256,6 @@ mod tests {
                 dtype: dtype.to_raw(),
                 rank: shape.len() as u32,
                 shape: shape.as_ptr(),
-                inputs: std::ptr::null(),
-                n_inputs: 0,
             })
         }
     }

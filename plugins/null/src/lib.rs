@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mlperf_plugin_api::ffi::{CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_TOKENS};
-use mlperf_plugin_api::sdk::{Completer, Host, Level, PluginError, Sample, SutPlugin};
+use mlperf_plugin_api::sdk::{Completer, Host, Input, Level, PluginError, Sample, SutPlugin};
 
 pub use config::{Config, ResponseKind};
 pub use meter::{MeterConfig, NullMeter};
@@ -29,11 +29,17 @@ pub struct NullPlugin {
     workers: Option<Workers>,
     /// Inline, no latency, no faults: the allocation-free path.
     plain: bool,
+    /// `answer_input`: the named input each sample is answered with.
+    answer_input: Option<Input>,
 }
 
 impl SutPlugin for NullPlugin {
     fn create(config: &str, host: &Host) -> Result<Self, PluginError> {
         let config = Arc::new(Config::parse(config)?);
+        let answer_input = match &config.answer_input {
+            None => None,
+            Some(name) => Some(named_input(host, name)?),
+        };
         let workers = match config.workers {
             0 => None,
             n => Some(Workers::start(n, Arc::clone(&config), host.completer())?),
@@ -58,6 +64,7 @@ impl SutPlugin for NullPlugin {
             && config.fail_after.is_none();
         Ok(NullPlugin {
             plain,
+            answer_input,
             config,
             issued: AtomicU64::new(0),
             workers,
@@ -128,15 +135,10 @@ impl NullPlugin {
         } else {
             1
         };
-        let data = match (config.response, &config.answer_input) {
+        let data = match (config.response, &self.answer_input) {
             (ResponseKind::Index, _) => None,
             (ResponseKind::Data, None) => Some(SampleData::of(sample.data())),
-            (ResponseKind::Data, Some(name)) => Some(SampleData::of(
-                sample
-                    .input(name)
-                    .ok_or_else(|| no_input(sample, name))?
-                    .data(),
-            )),
+            (ResponseKind::Data, Some(input)) => Some(SampleData::of(input.data(sample))),
         };
         Ok(Item {
             id: sample.id(),
@@ -148,14 +150,20 @@ impl NullPlugin {
     }
 }
 
-#[cold]
-fn no_input(sample: &Sample<'_>, name: &str) -> PluginError {
-    let names: Vec<String> = sample.inputs().map(|i| format!("'{}'", i.name())).collect();
-    PluginError::invalid_argument(format!(
-        "null plugin: sample {} has no input '{name}' (answer_input); its named inputs: [{}]",
-        sample.index(),
-        names.join(", ")
-    ))
+/// The run's named input `name` (from the run description).
+fn named_input(host: &Host, name: &str) -> Result<Input, PluginError> {
+    let inputs = host.run().map_or(&[][..], |run| &run.inputs[..]);
+    inputs
+        .iter()
+        .find(|input| input.name == name)
+        .cloned()
+        .ok_or_else(|| {
+            let names: Vec<String> = inputs.iter().map(|i| format!("'{}'", i.name)).collect();
+            PluginError::invalid_config(format!(
+                "null plugin: answer_input = {name:?}, but the run's samples have no input of that name (named inputs: [{}])",
+                names.join(", ")
+            ))
+        })
 }
 
 mlperf_plugin_api::export_plugin!(

@@ -59,6 +59,7 @@ impl SutPlugin for OnnxRuntimePlugin {
             config.output.as_deref(),
             &config.outputs,
         )?;
+        check_named_inputs(host, &io.input)?;
         let max_batch = if io.input.batch_of_one {
             1
         } else {
@@ -161,25 +162,6 @@ impl SutPlugin for OnnxRuntimePlugin {
         }
     }
 
-    /// Samples of named inputs (ABI 1.3, `--input-names`) must name the model inputs the
-    /// plugin feeds, in the order their rows lie: a data set stacked in another order would
-    /// feed each row to the wrong input.
-    fn load_samples(&self, samples: &[Sample<'_>]) -> Result<(), PluginError> {
-        let Some(first) = samples.first() else {
-            return Ok(());
-        };
-        let named: Vec<&str> = first.inputs().map(|input| input.name()).collect();
-        if named.is_empty() || named == self.input.names_in_row_order() {
-            return Ok(());
-        }
-        Err(PluginError::invalid_argument(format!(
-            "onnxruntime plugin: the samples' named inputs [{}] are not the {} in the order \
-             their rows lie",
-            named.join(", "),
-            self.input.label()
-        )))
-    }
-
     fn flush_queries(&self) -> Result<(), PluginError> {
         if let Mode::Workers(workers) = &self.mode {
             workers.flush();
@@ -190,6 +172,25 @@ impl SutPlugin for OnnxRuntimePlugin {
     fn attributes(&self) -> Vec<(String, String)> {
         self.attributes.clone()
     }
+}
+
+/// A run of named inputs (ABI 1.3, `--input-names`) must name the model inputs the plugin
+/// feeds, in the order their rows lie: a data set stacked in another order would feed each
+/// row to the wrong input.
+fn check_named_inputs(host: &Host, input: &InputSpec) -> Result<(), PluginError> {
+    let Some(run) = host.run() else {
+        return Ok(());
+    };
+    let named: Vec<&str> = run.inputs.iter().map(|input| input.name.as_str()).collect();
+    if named.is_empty() || named == input.names_in_row_order() {
+        return Ok(());
+    }
+    Err(PluginError::invalid_config(format!(
+        "onnxruntime plugin: the samples' named inputs [{}] are not the {} in the order their \
+         rows lie",
+        named.join(", "),
+        input.label()
+    )))
 }
 
 mlperf_plugin_api::export_plugin!(

@@ -3,7 +3,7 @@
 
 use std::ffi::{CStr, CString};
 
-use mlperf_plugin_api::sdk::{Completer, Output, PluginError, Response};
+use mlperf_plugin_api::sdk::{Completer, NamedResponse, Output, PluginError, Response};
 use ort::ep::{self, ExecutionProviderDispatch};
 use ort::memory::{Allocator, MemoryInfo};
 use ort::session::{HasSelectedOutputs, OutputSelector, RunOptions, Session, SessionInputValue};
@@ -177,7 +177,10 @@ impl Engine {
         shape: &SampleShape,
         completer: &Completer,
     ) -> Result<(), String> {
-        self.run(batch, shape, |responses| completer.complete(responses))
+        self.run(batch, shape, |answers| match answers {
+            Answers::Plain(responses) => completer.complete(responses),
+            Answers::Named(responses) => completer.complete_named(responses),
+        })
     }
 
     /// Runs one batch of `count` samples of zeros and drops the answers, so that ONNX
@@ -208,7 +211,7 @@ impl Engine {
         &mut self,
         batch: &[Item],
         shape: &SampleShape,
-        answer: impl FnOnce(&[Response<'_>]),
+        answer: impl FnOnce(Answers<'_>),
     ) -> Result<(), String> {
         let n = batch.len();
         if n == 0 {
@@ -303,7 +306,7 @@ impl Engine {
             return Ok(());
         }
         if let [item] = batch {
-            answer(&[Response::new(item.id, out_bytes)]);
+            answer(Answers::Plain(&[Response::new(item.id, out_bytes)]));
             return Ok(());
         }
         let row = out_bytes.len() / n;
@@ -312,9 +315,16 @@ impl Engine {
             .enumerate()
             .map(|(i, item)| Response::new(item.id, &out_bytes[i * row..(i + 1) * row]))
             .collect();
-        answer(&responses);
+        answer(Answers::Plain(&responses));
         Ok(())
     }
+}
+
+/// A batch's responses, as the plugin hands them to the host.
+pub enum Answers<'a> {
+    Plain(&'a [Response<'a>]),
+    /// With named outputs (config `outputs`).
+    Named(&'a [NamedResponse<'a>]),
 }
 
 /// Every sample's response: its row of `main` as data, and its row of each named output.
@@ -322,7 +332,7 @@ fn answer_with_outputs(
     batch: &[Item],
     main: &[u8],
     named: &[(&CStr, &[u8])],
-    answer: impl FnOnce(&[Response<'_>]),
+    answer: impl FnOnce(Answers<'_>),
 ) {
     let n = batch.len();
     let row = |bytes: &[u8]| bytes.len() / n;
@@ -335,7 +345,7 @@ fn answer_with_outputs(
         })
         .collect();
     let k = named.len();
-    let responses: Vec<Response<'_>> = batch
+    let responses: Vec<NamedResponse<'_>> = batch
         .iter()
         .enumerate()
         .map(|(i, item)| {
@@ -343,7 +353,7 @@ fn answer_with_outputs(
                 .with_outputs(&outputs[i * k..(i + 1) * k])
         })
         .collect();
-    answer(&responses);
+    answer(Answers::Named(&responses));
 }
 
 /// The batch's input bytes as `rows` blocks, block k holding row k of every sample in turn

@@ -263,8 +263,6 @@ impl Samples {
             dtype: self.dtype,
             rank: self.shapes[i].len() as u32,
             shape: self.shapes[i].as_ptr(),
-            inputs: std::ptr::null(),
-            n_inputs: 0,
         }
     }
 
