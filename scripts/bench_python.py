@@ -3,18 +3,22 @@
 (scripts/official_bench.py) through `mlperf_loadgen` 6.0.17 and through `mlperf_host.loadgen`
 (switched in without an edit by host/python/alias on PYTHONPATH).
 
-Prints one JSON line per measurement and a table: SingleStream queries/s (inline completion),
-Offline samples/s (inline) and the highest VALID Server qps (completion from a worker thread,
-10 ms p99 bound), found by bisection.
+Prints one JSON line per measurement and a table: SingleStream queries/s (inline completion)
+and Offline samples/s (inline), each the median of --rounds rounds that alternate the two
+sides, with its range, and the highest VALID Server qps (completion from a worker thread,
+10 ms p99 bound), found by bisection on each side. The ratios are mlperf-host over official:
+of the medians, and the range of the per-round ratios. --markdown prints the table as
+docs/performance.md holds it.
 
 Usage:
-    bench_python.py [--queries N] [--samples N] [--server-ms D] [--server-low Q] [--server-high Q]
-                    [--steps K] [--only official|mlperf-host]
+    bench_python.py [--queries N] [--samples N] [--rounds R] [--server-ms D] [--server-low Q]
+                    [--server-high Q] [--steps K] [--no-server] [--markdown]
 """
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -67,33 +71,65 @@ def highest_valid_server_qps(side, args):
     return low
 
 
+def spread(values):
+    """'median (low-high)' of positive figures, as whole numbers."""
+    return "%s (%s-%s)" % tuple(format(round(v), ",") for v in
+                                (statistics.median(values), min(values), max(values)))
+
+
+def ratio_text(ours, theirs):
+    """The ratio of the medians and the range of the per-round ratios."""
+    rounds = [o / t for o, t in zip(ours, theirs)]
+    return "%.2fx (%.2f-%.2f)" % (statistics.median(ours) / statistics.median(theirs),
+                                  min(rounds), max(rounds))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=200_000, help="SingleStream queries")
     parser.add_argument("--samples", type=int, default=2_000_000, help="Offline samples")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds of the two")
     parser.add_argument("--server-ms", type=int, default=10_000, help="Server run duration")
     parser.add_argument("--server-low", type=float, default=50_000.0)
     parser.add_argument("--server-high", type=float, default=800_000.0)
     parser.add_argument("--steps", type=int, default=8, help="Server bisection steps")
-    parser.add_argument("--only", choices=SIDES)
+    parser.add_argument("--no-server", action="store_true", help="skip the Server bisection")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()
 
-    table = {}
-    for side in [args.only] if args.only else SIDES:
-        single = run_case(side, ["--case", "single-stream", "--queries", str(args.queries)])
-        offline = run_case(side, ["--case", "offline", "--samples", str(args.samples)])
-        table[side] = (single["throughput_per_s"], offline["throughput_per_s"],
-                       highest_valid_server_qps(side, args))
+    single = {side: [] for side in SIDES}
+    offline = {side: [] for side in SIDES}
+    for round_number in range(args.rounds):
+        # Alternate which side goes first, so that neither always runs on a warmer machine.
+        order = SIDES if round_number % 2 == 0 else tuple(reversed(SIDES))
+        for side in order:
+            single[side].append(run_case(
+                side, ["--case", "single-stream", "--queries", str(args.queries)])["throughput_per_s"])
+            offline[side].append(run_case(
+                side, ["--case", "offline", "--samples", str(args.samples)])["throughput_per_s"])
+    server = {side: None if args.no_server else highest_valid_server_qps(side, args)
+              for side in SIDES}
 
-    print("%-12s %22s %22s %24s" % ("", "SingleStream queries/s", "Offline samples/s",
-                                    "Server highest VALID qps"))
-    for side, (single, offline, server) in table.items():
-        print("%-12s %22.0f %22.0f %24s" % (side, single, offline,
-                                            "%.0f" % server if server else "none"))
-    if len(table) == 2:
-        ours, theirs = table["mlperf-host"], table["official"]
-        ratios = [o / t if o and t else float("nan") for o, t in zip(ours, theirs)]
-        print("%-12s %21.2fx %21.2fx %23.2fx" % ("ratio", *ratios))
+    def server_text(qps):
+        return "not run" if args.no_server else ("none" if qps is None else format(round(qps), ","))
+
+    server_ratio = ("%.2fx" % (server["mlperf-host"] / server["official"])
+                    if server["mlperf-host"] and server["official"] else "-")
+    rows = [(side, spread(single[side]), spread(offline[side]), server_text(server[side]))
+            for side in ("official", "mlperf-host")]
+    rows.append(("ratio", ratio_text(single["mlperf-host"], single["official"]),
+                 ratio_text(offline["mlperf-host"], offline["official"]), server_ratio))
+    header = ("", "SingleStream queries/s", "Offline samples/s", "Server highest VALID qps")
+    if args.markdown:
+        names = {"official": "official wheel", "mlperf-host": "mlperf_host", "ratio": "ratio"}
+        print("| " + " | ".join(header) + " |")
+        print("|---|---:|---:|---:|")
+        for row in rows:
+            print("| " + " | ".join((names[row[0]],) + row[1:]) + " |")
+    else:
+        print("%-12s %30s %30s %26s" % header)
+        for row in rows:
+            print("%-12s %30s %30s %26s" % row)
     return 0
 
 
