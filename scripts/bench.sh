@@ -115,6 +115,9 @@ for key in sorted(set(ours) | set(official), key=lambda k: ["single-stream", "of
                  ratio(get(f, "end_of_run_ms"), get(o, "end_of_run_ms"))))
     print(row % ("", "bytes/sample", num(get(o, "bytes_per_sample")), num(get(f, "bytes_per_sample")),
                  ratio(get(f, "bytes_per_sample"), get(o, "bytes_per_sample"))))
+    print(row % ("", "B/sample, whole", num(get(o, "process_bytes_per_sample")),
+                 num(get(f, "process_bytes_per_sample")),
+                 ratio(get(f, "process_bytes_per_sample"), get(o, "process_bytes_per_sample"))))
     print(row % ("", "peak RSS", num(get(o, "peak_rss_bytes"), "B"), num(get(f, "peak_rss_bytes"), "B"),
                  ratio(get(f, "peak_rss_bytes"), get(o, "peak_rss_bytes"))))
     print(row % ("", "p99 latency ns", num(get(o, "p99_latency_ns")), num(get(f, "p99_latency_ns")), ""))

@@ -222,6 +222,7 @@ def run_case(case, completion, args):
         "total_ms": (returned - started) / 1e6,
         "peak_rss_bytes": peak,
         "bytes_per_sample": max(peak - rss_before, 0) / max(sut.samples, 1),
+        "process_bytes_per_sample": peak / max(sut.samples, 1),
         "p99_latency_ns": int(p99) if p99 is not None else None,
         "sut": "python",
         "sut_measured_throughput_per_s": sut_throughput,

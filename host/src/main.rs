@@ -312,7 +312,7 @@ fn completion_name(completion: Completion) -> &'static str {
 
 fn print_report(r: &BenchReport) {
     println!(
-        "{:<14} {:<8} {:<7} {:>10} queries {:>11} samples  {:>12.0}/s  start-up {:>8.2} ms  end {:>8.2} ms  peak RSS {:>7.1} MiB ({:.1} B/sample)  p99 {}  {}",
+        "{:<14} {:<8} {:<7} {:>10} queries {:>11} samples  {:>12.0}/s  start-up {:>8.2} ms  end {:>8.2} ms  peak RSS {:>7.1} MiB ({:.1} B/sample above start, {:.1} whole)  p99 {}  {}",
         r.case,
         r.engine,
         format!("{:?}", r.completion).to_lowercase(),
@@ -323,6 +323,7 @@ fn print_report(r: &BenchReport) {
         r.end_of_run_ms,
         r.peak_rss_bytes as f64 / (1024.0 * 1024.0),
         r.bytes_per_sample,
+        r.process_bytes_per_sample,
         r.p99_latency_ns.map_or("-".to_string(), |ns| format!("{ns} ns")),
         if r.valid { "VALID" } else { "INVALID" },
     );

@@ -49,7 +49,12 @@ pub struct BenchReport {
     pub end_of_run_ms: f64,
     pub total_ms: f64,
     pub peak_rss_bytes: u64,
+    /// The peak's growth over the process's peak before the test, per sample issued.
     pub bytes_per_sample: f64,
+    /// The whole process's peak (binary, libraries and all) per sample issued: what a run of
+    /// this many samples needs, the baseline included.
+    #[serde(default)]
+    pub process_bytes_per_sample: f64,
     pub p99_latency_ns: Option<i64>,
 }
 
@@ -298,6 +303,7 @@ fn report(
         total_ms: total.as_secs_f64() * 1e3,
         peak_rss_bytes: peak,
         bytes_per_sample: peak.saturating_sub(rss_before) as f64 / samples.max(1) as f64,
+        process_bytes_per_sample: peak as f64 / samples.max(1) as f64,
         p99_latency_ns: performance
             .and_then(|p| p.sample_latency.as_ref())
             .map(|s| s.percentiles[4].1),

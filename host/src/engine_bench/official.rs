@@ -156,6 +156,7 @@ fn report(
         total_ms: total.as_secs_f64() * 1e3,
         peak_rss_bytes: peak,
         bytes_per_sample: peak.saturating_sub(rss_before) as f64 / samples.max(1) as f64,
+        process_bytes_per_sample: peak as f64 / samples.max(1) as f64,
         p99_latency_ns: log
             .f64("result_99.00_percentile_latency_ns")
             .map(|ns| ns as i64),

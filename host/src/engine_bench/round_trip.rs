@@ -41,6 +41,7 @@ pub fn cross_core_round_trip(rounds: u64) -> BenchReport {
         total_ms: seconds * 1e3,
         peak_rss_bytes: 0,
         bytes_per_sample: 0.0,
+        process_bytes_per_sample: 0.0,
         p99_latency_ns: None,
     }
 }
