@@ -323,10 +323,7 @@ unsafe extern "C" fn host_complete(
 ) {
     // SAFETY: called by the plugin per the ABI's contract for `complete`.
     unsafe {
-        if !(&*(context as *const HostContext))
-            .logged_outputs
-            .is_empty()
-        {
+        if logs_named_outputs(context) {
             return complete_with_named_outputs(context, responses.cast(), count, false);
         }
         if let Some(responses) = in_place(responses, count) {
@@ -336,6 +333,18 @@ unsafe extern "C" fn host_complete(
             completer.query_samples_complete(batch)
         })
     };
+}
+
+/// The run logs named outputs (`--logged-outputs`) rather than each response's data.
+///
+/// # Safety
+/// `context` is the HostContext the table was made with.
+#[inline]
+unsafe fn logs_named_outputs(context: *mut c_void) -> bool {
+    // SAFETY: the caller's contract.
+    !unsafe { &*(context as *const HostContext) }
+        .logged_outputs
+        .is_empty()
 }
 
 /// The run logs named outputs: each response's logged bytes are those outputs, copied (in the
@@ -473,10 +482,7 @@ unsafe extern "C" fn host_complete_named(
 ) {
     // SAFETY: called by the plugin per the ABI's contract for `complete_named`.
     unsafe {
-        if !(&*(context as *const HostContext))
-            .logged_outputs
-            .is_empty()
-        {
+        if logs_named_outputs(context) {
             return complete_with_named_outputs(context, responses, count, true);
         }
         // The run logs each response's data: read as a response (a named one begins so).

@@ -16,7 +16,7 @@ mod sut;
 mod timed;
 
 pub use batching::HostBatching;
-pub use data_format::{DataFormat, NamedInput};
+pub use data_format::DataFormat;
 pub use error::PluginError;
 pub use instance::{Destroyed, Instance};
 pub use loader::{Plugin, PluginInfo};

@@ -3,6 +3,7 @@
 mod arena;
 mod dataset_library;
 mod named_files;
+mod named_inputs;
 mod npy;
 #[cfg(test)]
 mod npy_mutations;
@@ -13,7 +14,8 @@ pub use arena::{
     AlignedBuffer, ForeignBytes, LoadedSamples, SampleArena, SampleLayout, SampleView, SAMPLE_ALIGN,
 };
 pub use dataset_library::DatasetLibrary;
-pub use named_files::{InputPart, NamedFiles};
+pub use named_files::NamedFiles;
+pub use named_inputs::{split_first_axis, NamedInput};
 pub use npy::{write_npy, NpySource};
 pub use preprocess::Preprocessing;
 pub(crate) use preprocess::{check_same, dims};

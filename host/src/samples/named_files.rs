@@ -8,23 +8,14 @@ use std::path::PathBuf;
 use mlperf_plugin_api::sdk::DType;
 
 use super::arena::{SampleLayout, SAMPLE_ALIGN};
+use super::named_inputs::{check_names, NamedInput};
 use super::npy::NpySource;
 use super::source::{SampleSource, SourceError};
-
-/// One input of the data set: where it lies within each sample, and what it holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputPart {
-    pub name: String,
-    pub dtype: DType,
-    pub shape: Vec<i64>,
-    pub offset: usize,
-    pub length: usize,
-}
 
 /// The files of a data set of named inputs, read sample by sample.
 pub struct NamedFiles {
     files: Vec<NpySource>,
-    parts: Vec<InputPart>,
+    parts: Vec<NamedInput>,
     sample_bytes: usize,
     row: Vec<u8>,
 }
@@ -32,6 +23,13 @@ pub struct NamedFiles {
 impl NamedFiles {
     /// Opens every `(name, file)`; they must hold the same number of samples.
     pub fn open(inputs: &[(String, PathBuf)]) -> Result<NamedFiles, SourceError> {
+        let names: Vec<&str> = inputs.iter().map(|(name, _)| name.as_str()).collect();
+        if let (Err(message), Some((_, path))) = (check_names(&names), inputs.first()) {
+            return Err(SourceError::Format {
+                path: path.clone(),
+                message,
+            });
+        }
         let mut files = Vec::with_capacity(inputs.len());
         let mut parts = Vec::with_capacity(inputs.len());
         let mut offset = 0usize;
@@ -53,9 +51,6 @@ impl NamedFiles {
                     )));
                 }
             }
-            if parts.iter().any(|part: &InputPart| &part.name == name) {
-                return Err(invalid(format!("input name '{name}' is given twice")));
-            }
             let (layout, length) = if file.is_empty() {
                 (
                     SampleLayout {
@@ -68,17 +63,19 @@ impl NamedFiles {
                 let layout = file.read(0, &mut row)?;
                 (layout, row.len())
             };
-            parts.push(InputPart {
+            parts.push(NamedInput {
                 name: name.clone(),
-                dtype: layout.dtype,
+                dtype: layout.dtype.to_raw(),
                 shape: layout.shape,
-                offset,
-                length,
+                offset: offset as u64,
+                length: length as u64,
             });
             offset = (offset + length).next_multiple_of(SAMPLE_ALIGN);
             files.push(file);
         }
-        let sample_bytes = parts.last().map_or(0, |last| last.offset + last.length);
+        let sample_bytes = parts
+            .last()
+            .map_or(0, |last| (last.offset + last.length) as usize);
         Ok(NamedFiles {
             files,
             parts,
@@ -88,7 +85,7 @@ impl NamedFiles {
     }
 
     /// The inputs, in the order they were given.
-    pub fn parts(&self) -> &[InputPart] {
+    pub fn parts(&self) -> &[NamedInput] {
         &self.parts
     }
 }
@@ -110,7 +107,8 @@ impl SampleSource for NamedFiles {
         out.resize(self.sample_bytes, 0);
         for (file, part) in self.files.iter_mut().zip(&self.parts) {
             file.read(index, &mut self.row)?;
-            out[part.offset..part.offset + part.length].copy_from_slice(&self.row);
+            let at = part.offset as usize;
+            out[at..at + self.row.len()].copy_from_slice(&self.row);
         }
         Ok(SampleLayout {
             dtype: DType::U8,

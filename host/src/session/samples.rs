@@ -9,9 +9,10 @@ use mlperf_loadgen::QuerySampleLibrary;
 
 use super::plan::{PreprocessPlan, SamplePlan};
 use super::SessionError;
-use crate::plugin::{DataFormat, Instance, NamedInput};
+use crate::plugin::Instance;
 use crate::samples::{
-    DatasetLibrary, InputPart, NamedFiles, NpySource, Preprocessing, SampleSource,
+    split_first_axis, DatasetLibrary, NamedFiles, NamedInput, NpySource, Preprocessing,
+    SampleSource,
 };
 
 pub enum SampleLibrary {
@@ -21,7 +22,7 @@ pub enum SampleLibrary {
         library: DatasetLibrary,
         preprocessing: Option<Arc<Preprocessing>>,
         /// The inputs of a data set of one file per input.
-        parts: Vec<InputPart>,
+        parts: Vec<NamedInput>,
     },
 }
 
@@ -104,16 +105,7 @@ impl SampleLibrary {
             return Ok(Vec::new());
         };
         if !parts.is_empty() {
-            return Ok(parts
-                .iter()
-                .map(|part| NamedInput {
-                    name: part.name.clone(),
-                    dtype: part.dtype.to_raw(),
-                    shape: part.shape.clone(),
-                    offset: part.offset as u64,
-                    length: part.length as u64,
-                })
-                .collect());
+            return Ok(parts.clone());
         }
         if input_names.is_empty() {
             return Ok(Vec::new());
@@ -123,8 +115,7 @@ impl SampleLibrary {
             message,
         };
         let (layout, bytes) = library.first_sample().map_err(|e| invalid(e.to_string()))?;
-        DataFormat::split_first_axis(input_names, layout.dtype, &layout.shape, bytes)
-            .map_err(invalid)
+        split_first_axis(input_names, layout.dtype, &layout.shape, bytes).map_err(invalid)
     }
 
     /// Hands `sut` the loaded samples' memory, when there is data, and the preprocessing it
