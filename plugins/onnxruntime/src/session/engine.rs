@@ -271,37 +271,28 @@ impl Engine {
             .session
             .run_with_options(values.as_slice(), &self.run_options)
             .map_err(|e| failed("ONNX Runtime failed", &e))?;
-        let value = outputs
-            .get(&self.output)
-            .ok_or_else(|| failed("no output", &self.output))?;
-        let (out_shape, out_bytes) =
-            output_bytes(value, &self.output).map_err(|e| failed("unusable output", &e))?;
-        if out_shape.first() != Some(&(n as i64)) {
-            return Err(failed(
-                "the output does not count the samples along its first axis",
-                &format!("output '{}' has shape {out_shape:?}", self.output),
-            ));
-        }
+        // An output's bytes, one row per sample of the batch.
+        let rows_of = |name: &str| -> Result<&[u8], String> {
+            let value = outputs
+                .get(name)
+                .ok_or_else(|| failed("no output", &name))?;
+            let (shape, bytes) =
+                output_bytes(value, name).map_err(|e| failed("unusable output", &e))?;
+            if shape.first() != Some(&(n as i64)) {
+                return Err(failed(
+                    "the output does not count the samples along its first axis",
+                    &format!("output '{name}' has shape {shape:?}"),
+                ));
+            }
+            Ok(bytes)
+        };
+        let out_bytes = rows_of(&self.output)?;
         if !self.named_outputs.is_empty() {
             let named = self
                 .named_outputs
                 .iter()
-                .map(|name| {
-                    let name_text = name.to_str().unwrap_or_default();
-                    let value = outputs
-                        .get(name_text)
-                        .ok_or_else(|| failed("no output", &name_text))?;
-                    let (shape, bytes) = output_bytes(value, name_text)
-                        .map_err(|e| failed("unusable output", &e))?;
-                    if shape.first() != Some(&(n as i64)) {
-                        return Err(failed(
-                            "the output does not count the samples along its first axis",
-                            &format!("output '{name_text}' has shape {shape:?}"),
-                        ));
-                    }
-                    Ok((name.as_c_str(), bytes))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+                .map(|name| Ok((name.as_c_str(), rows_of(name.to_str().unwrap_or_default())?)))
+                .collect::<Result<Vec<_>, String>>()?;
             answer_with_outputs(batch, out_bytes, &named, answer);
             return Ok(());
         }
