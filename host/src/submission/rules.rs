@@ -136,6 +136,14 @@ fn accuracy_target(accuracy: &Accuracy) -> Result<Option<AccuracyTarget>, String
             minimum: *threshold,
             why: format!("mean cosine similarity to the reference embeddings >= {threshold}"),
         })),
+        Accuracy::Rouge { threshold, .. } => Ok(Some(AccuracyTarget {
+            name: "rouge1",
+            minimum: 100.0 * threshold,
+            why: format!(
+                "{:.0} % of the references' own rouge1 (100)",
+                100.0 * threshold
+            ),
+        })),
         Accuracy::Top1 {
             reference: None, ..
         } => Err("[accuracy] has no reference to hold a submission to".to_string()),

@@ -13,6 +13,7 @@ mod faulty_plugins;
 mod host_batching;
 mod isolated_meters;
 mod isolated_plugins;
+mod llm_runs;
 mod named_inputs;
 mod network_runs;
 mod official_engine;

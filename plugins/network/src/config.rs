@@ -14,7 +14,7 @@ const MAX_THREADS: usize = 256;
 /// The largest answer the host takes (its response cap), and the default.
 const MAX_RESPONSE_BYTES: u64 = 1 << 30;
 
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// The servers, as `host:port` or `http://host:port` (required, at least one).
@@ -50,6 +50,21 @@ pub struct Config {
     /// The largest answer read from a server (HTTP body or gRPC message), in bytes: a larger
     /// one fails its samples and the run instead of being read into memory.
     pub max_response_bytes: u64,
+    /// OpenAI: `/v1/completions` or `/v1/chat/completions`.
+    pub api: Api,
+    /// OpenAI: what a sample holds, UTF-8 text or int32 token ids.
+    pub prompt: PromptFormat,
+    /// OpenAI: the most tokens generated per sample.
+    pub max_tokens: u32,
+    /// OpenAI: 0 for greedy decoding.
+    pub temperature: f64,
+    /// OpenAI: the sampling seed sent with every request (none when unset).
+    pub seed: Option<i64>,
+    /// OpenAI: stream tokens as the server generates them (server-sent events), so the first
+    /// token is timed when it arrives; false asks for whole answers (Offline).
+    pub stream: bool,
+    /// OpenAI: the longest wait for a stream's next event; a longer silence fails the run.
+    pub stream_timeout_ms: u64,
 }
 
 impl Default for Config {
@@ -71,6 +86,13 @@ impl Default for Config {
             connect_timeout_ms: 2_000,
             threads: 2,
             max_response_bytes: MAX_RESPONSE_BYTES,
+            api: Api::Completions,
+            prompt: PromptFormat::Text,
+            max_tokens: 128,
+            temperature: 0.0,
+            seed: None,
+            stream: true,
+            stream_timeout_ms: 10_000,
         }
     }
 }
@@ -83,6 +105,10 @@ pub enum Protocol {
     Http,
     /// gRPC (`inference.GRPCInferenceService`) over HTTP/2.
     Grpc,
+    /// The OpenAI HTTP API of LLM servers (vLLM, SGLang, TensorRT-LLM, llama.cpp): one
+    /// completion request per sample, its tokens streamed back.
+    #[serde(rename = "openai")]
+    OpenAi,
 }
 
 impl fmt::Display for Protocol {
@@ -90,8 +116,42 @@ impl fmt::Display for Protocol {
         f.write_str(match self {
             Protocol::Http => "http",
             Protocol::Grpc => "grpc",
+            Protocol::OpenAi => "openai",
         })
     }
+}
+
+/// The OpenAI endpoint a request goes to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Api {
+    /// `/v1/completions`: the prompt as given.
+    #[default]
+    Completions,
+    /// `/v1/chat/completions`: the prompt as one user message, under the server's chat
+    /// template.
+    Chat,
+}
+
+impl Api {
+    pub fn path(self) -> &'static str {
+        match self {
+            Api::Completions => "/v1/completions",
+            Api::Chat => "/v1/chat/completions",
+        }
+    }
+}
+
+/// How a sample holds its prompt.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptFormat {
+    /// UTF-8 text; trailing NUL bytes are padding.
+    #[default]
+    Text,
+    /// int32 token ids; trailing negative ids are padding. Servers that take token ids
+    /// (vLLM, SGLang) see exactly the benchmark's tokens.
+    TokenIds,
 }
 
 /// How each request picks its endpoint.
@@ -188,7 +248,51 @@ impl Config {
                 "binary = true is for protocol \"http\" (gRPC always sends raw bytes)",
             ));
         }
+        if self.protocol == Protocol::OpenAi {
+            self.check_openai()?;
+        }
         Ok(())
+    }
+
+    /// The KServe keys mean nothing to an OpenAI server, and each sample is one request.
+    fn check_openai(&self) -> Result<(), PluginError> {
+        let kserve_only = [
+            ("input", self.input.is_some()),
+            ("output", self.output.is_some()),
+            ("datatype", self.datatype.is_some()),
+            ("shape", self.shape.is_some()),
+            ("binary", self.binary),
+            ("model_version", !self.model_version.is_empty()),
+        ];
+        if let Some((key, _)) = kserve_only.iter().find(|(_, set)| *set) {
+            return Err(invalid(format!(
+                "{key} is a KServe setting; protocol \"openai\" sends each sample's prompt as is"
+            )));
+        }
+        if self.max_batch != 1 {
+            return Err(invalid(format!(
+                "max_batch = {}: protocol \"openai\" sends one prompt per request (servers batch \
+                 requests themselves)",
+                self.max_batch
+            )));
+        }
+        if self.max_tokens == 0 {
+            return Err(invalid("max_tokens = 0: ask for at least 1 token"));
+        }
+        if !(self.temperature.is_finite() && (0.0..=2.0).contains(&self.temperature)) {
+            return Err(invalid(format!(
+                "temperature = {} is out of range (0 to 2; 0 is greedy)",
+                self.temperature
+            )));
+        }
+        if self.stream_timeout_ms == 0 {
+            return Err(invalid("stream_timeout_ms = 0: give it at least 1 ms"));
+        }
+        Ok(())
+    }
+
+    pub fn stream_timeout(&self) -> Duration {
+        Duration::from_millis(self.stream_timeout_ms)
     }
 }
 
@@ -259,5 +363,34 @@ mod tests {
             "{text}"
         );
         assert!(error("endpoints = [\"a:1\"]\nmodel = \"m\"\nendpoint = 1").contains("endpoint"));
+    }
+
+    #[test]
+    fn openai_settings_parse_and_kserve_keys_are_refused_with_it() {
+        let base = "endpoints = [\"a:1\"]\nmodel = \"m\"\nprotocol = \"openai\"\n";
+        let config = Config::parse(&format!(
+            "{base}api = \"chat\"\nprompt = \"token_ids\"\nmax_tokens = 64\nseed = 7\nstream = false"
+        ))
+        .unwrap();
+        assert_eq!(config.protocol, Protocol::OpenAi);
+        assert_eq!(config.api.path(), "/v1/chat/completions");
+        assert_eq!(config.prompt, PromptFormat::TokenIds);
+        assert_eq!(
+            (config.max_tokens, config.seed, config.stream),
+            (64, Some(7), false)
+        );
+        let text = error(&format!("{base}output = \"label\""));
+        assert!(text.contains("output is a KServe setting"), "{text}");
+        let text = error(&format!("{base}max_batch = 8"));
+        assert!(
+            text.contains("max_batch = 8: protocol \"openai\" sends one prompt"),
+            "{text}"
+        );
+        let text = error(&format!("{base}temperature = -1.0"));
+        assert!(text.contains("temperature = -1 is out of range"), "{text}");
+        let text = error(&format!("{base}max_tokens = 0"));
+        assert!(text.contains("max_tokens = 0"), "{text}");
+        let text = error(&format!("{base}api = \"embeddings\""));
+        assert!(text.contains("line 4"), "{text}");
     }
 }

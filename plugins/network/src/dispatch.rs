@@ -4,7 +4,8 @@
 //! turn, copy the samples into a request, send it and complete its samples from whichever
 //! runtime thread receives the answer. So a large Offline query costs a few words per
 //! request until it is sent. A request that fails or times out fails the run at once, naming
-//! its endpoint; its samples are never completed.
+//! its endpoint; its samples are never completed. An OpenAI request is one sample's
+//! generation: its first token is reported as it arrives, its answer with the token count.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -15,7 +16,8 @@ use mlperf_plugin_api::sdk::{Completer, Level, Logger, PluginError, Response, Sa
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, watch};
 
-use crate::config::Balance;
+use crate::config::{Balance, PromptFormat};
+use crate::protocol::openai::{Generate, Generated, Prompt};
 use crate::protocol::{Client, Infer, Target};
 
 /// One server.
@@ -94,9 +96,20 @@ pub struct Dispatcher {
     shared: Arc<Shared>,
 }
 
+/// What each request does.
+pub enum Job {
+    /// KServe: one inference over the request's samples; each gets its row of the output.
+    Infer(Target),
+    /// OpenAI: one generation from the request's one sample, its prompt.
+    Generate {
+        settings: Generate,
+        prompt: PromptFormat,
+    },
+}
+
 struct Shared {
     nodes: Vec<Node>,
-    target: Target,
+    job: Job,
     timeout: Duration,
     balance: Balance,
     next: AtomicUsize,
@@ -112,14 +125,20 @@ struct Shared {
 
 /// How a request ended.
 enum Ended {
-    Answered(Vec<u8>),
+    Answered(Answer),
     Failed(String),
     /// The run already failed, or the plugin is being destroyed: not sent.
     Dropped,
 }
 
+/// A request's answer: the output (all samples' rows), and for a generation its tokens.
+struct Answer {
+    output: Vec<u8>,
+    n_tokens: Option<i64>,
+}
+
 pub struct Settings {
-    pub target: Target,
+    pub job: Job,
     pub timeout: Duration,
     pub balance: Balance,
     /// Sender tasks (requests in flight) per node.
@@ -136,7 +155,7 @@ impl Dispatcher {
     ) -> Dispatcher {
         let shared = Arc::new(Shared {
             nodes,
-            target: settings.target,
+            job: settings.job,
             timeout: settings.timeout,
             balance: settings.balance,
             next: AtomicUsize::new(0),
@@ -234,9 +253,9 @@ async fn send_loop(
             ended = shared.request(node, &work) => ended,
         };
         match ended {
-            Ended::Answered(output) => {
+            Ended::Answered(answer) => {
                 shared.nodes[node].answered.fetch_add(1, Ordering::Relaxed);
-                shared.complete(node, &work, &output)
+                shared.complete(node, &work, &answer)
             }
             Ended::Failed(message) => shared.fail(node, work.samples.len(), &message),
             Ended::Dropped => {}
@@ -266,8 +285,25 @@ impl Shared {
             return Ended::Dropped;
         }
         let client = &self.nodes[node].client;
-        match tokio::time::timeout(self.timeout, client.infer(&self.target, work.request())).await {
-            Ok(Ok(output)) => Ended::Answered(output),
+        let answer = async {
+            match (&self.job, client) {
+                (Job::Infer(target), _) => {
+                    client
+                        .infer(target, work.request())
+                        .await
+                        .map(|output| Answer {
+                            output,
+                            n_tokens: None,
+                        })
+                }
+                (Job::Generate { settings, prompt }, Client::OpenAi(client)) => {
+                    self.generate(client, settings, *prompt, work).await
+                }
+                (Job::Generate { .. }, _) => Err("not an OpenAI endpoint".to_string()),
+            }
+        };
+        match tokio::time::timeout(self.timeout, answer).await {
+            Ok(Ok(answer)) => Ended::Answered(answer),
             Ok(Err(message)) => Ended::Failed(message),
             Err(_) => Ended::Failed(format!(
                 "no answer within {} ms (timeout_ms)",
@@ -276,12 +312,44 @@ impl Shared {
         }
     }
 
-    fn complete(&self, node: usize, work: &Work, output: &[u8]) {
+    async fn generate(
+        &self,
+        client: &crate::protocol::openai::OpenAiClient,
+        settings: &Generate,
+        format: PromptFormat,
+        work: &Work,
+    ) -> Result<Answer, String> {
+        let [sample] = work.samples.as_slice() else {
+            return Err(format!(
+                "{} samples in one generation request",
+                work.samples.len()
+            ));
+        };
+        // SAFETY: see SampleRef: the sample is not completed yet.
+        let bytes = unsafe { std::slice::from_raw_parts(sample.data, sample.length) };
+        let prompt = read_prompt(format, bytes)?;
+        let id = sample.id;
+        let mut first_token =
+            |token: &[u8]| self.completer.first_token(&[Response::new(id, token)]);
+        let Generated { text, n_tokens } =
+            client.generate(settings, &prompt, &mut first_token).await?;
+        Ok(Answer {
+            output: text,
+            n_tokens: Some(n_tokens),
+        })
+    }
+
+    fn complete(&self, node: usize, work: &Work, answer: &Answer) {
+        let output = answer.output.as_slice();
+        if let (Some(n_tokens), [sample]) = (answer.n_tokens, work.samples.as_slice()) {
+            let response = Response::new(sample.id, output).with_tokens(n_tokens);
+            self.completer.complete(&[response]);
+            return;
+        }
         let count = work.samples.len();
         if !output.len().is_multiple_of(count) {
             let message = format!(
-                "the answer's output {:?} has {} bytes, which do not split into {count} samples",
-                self.target.output,
+                "the answer's output has {} bytes, which do not split into {count} samples",
                 output.len(),
             );
             return self.fail(node, count, &message);
@@ -347,5 +415,59 @@ impl Drop for Dispatcher {
                 ),
             );
         }
+    }
+}
+
+/// A sample's prompt: UTF-8 text without its trailing NUL padding, or int32 token ids without
+/// their trailing negative padding.
+fn read_prompt(format: PromptFormat, bytes: &[u8]) -> Result<Prompt, String> {
+    match format {
+        PromptFormat::Text => {
+            let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            let text = std::str::from_utf8(&bytes[..end]).map_err(|e| {
+                format!("the sample's prompt is not UTF-8 text (prompt = \"text\"): {e}")
+            })?;
+            Ok(Prompt::Text(text.to_owned()))
+        }
+        PromptFormat::TokenIds => {
+            if !bytes.len().is_multiple_of(4) {
+                return Err(format!(
+                    "the sample has {} bytes, not a whole number of int32 token ids \
+                     (prompt = \"token_ids\")",
+                    bytes.len()
+                ));
+            }
+            let mut ids: Vec<i32> = bytes
+                .chunks_exact(4)
+                .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            while ids.last().is_some_and(|&id| id < 0) {
+                ids.pop();
+            }
+            Ok(Prompt::TokenIds(ids))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompts_lose_their_padding() {
+        let text = read_prompt(PromptFormat::Text, b"Hi there\0\0\0").unwrap();
+        assert_eq!(text, Prompt::Text("Hi there".into()));
+        let ids: Vec<u8> = [5i32, 9, -1, -1]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(
+            read_prompt(PromptFormat::TokenIds, &ids).unwrap(),
+            Prompt::TokenIds(vec![5, 9])
+        );
+        let error = read_prompt(PromptFormat::Text, b"\xff\0").unwrap_err();
+        assert!(error.contains("not UTF-8"), "{error}");
+        let error = read_prompt(PromptFormat::TokenIds, &[1, 2, 3]).unwrap_err();
+        assert!(error.contains("3 bytes"), "{error}");
     }
 }

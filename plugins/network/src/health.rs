@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::dispatch::Node;
 use crate::model::Io;
+use crate::protocol::Client;
 
 /// What the checks learnt.
 #[derive(Debug)]
@@ -104,6 +105,26 @@ async fn check_node(config: &Config, node: &Node) -> Result<(Io, String, String)
         server
     };
     Ok((io, server, meta.platform))
+}
+
+/// OpenAI endpoints: each lists the model among those it serves (`/v1/models`).
+pub async fn check_openai_nodes(config: &Config, nodes: &[Node]) -> Result<(), String> {
+    let model = config.model_name();
+    for node in nodes {
+        let Client::OpenAi(client) = &node.client else {
+            return Err(format!("endpoint {}: not an OpenAI client", node.name));
+        };
+        let served = within(config.timeout(), "GET /v1/models", client.models())
+            .await
+            .map_err(|e| format!("endpoint {}: {e}", node.name))?;
+        if !served.iter().any(|id| id == model) {
+            return Err(format!(
+                "endpoint {}: model {model:?} is not served there (GET /v1/models lists {served:?})",
+                node.name
+            ));
+        }
+    }
+    Ok(())
 }
 
 async fn within<T>(

@@ -1,9 +1,12 @@
 //! A network backend for mlperf-host: the Query Dispatch Library of MLPerf's network
 //! division. Each query's samples go to KServe v2 / Open Inference Protocol servers (Triton,
 //! MLServer, OpenVINO Model Server, KServe) over HTTP/REST or gRPC, and each answer's output
-//! row completes its sample; the host's timing includes the network. `config.rs` lists the
-//! settings. Before the run every endpoint is checked (live, ready, model ready, metadata);
-//! during it a request that fails or times out fails the run at once, naming its endpoint.
+//! row completes its sample; or, with `protocol = "openai"`, each sample's prompt goes to an
+//! LLM server's OpenAI API and its streamed tokens answer it (first token, then the text and
+//! token count). The host's timing includes the network. `config.rs` lists the settings.
+//! Before the run every endpoint is checked (live, ready, model ready, metadata; or the model
+//! listed); during it a request that fails or times out fails the run at once, naming its
+//! endpoint.
 
 mod config;
 mod dispatch;
@@ -17,23 +20,33 @@ pub mod kserve {
     tonic::include_proto!("inference");
 }
 
-use mlperf_plugin_api::ffi::{CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_NEEDS_SAMPLE_DATA};
-use mlperf_plugin_api::sdk::{Completer, Host, Level, PluginError, Sample, SutPlugin};
+use mlperf_plugin_api::ffi::{
+    CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_NEEDS_SAMPLE_DATA, CAP_TOKENS,
+};
+use mlperf_plugin_api::sdk::{Completer, DType, Host, Level, PluginError, Sample, SutPlugin};
+use tokio::runtime::Runtime;
 
-pub use config::{Balance, Config, Protocol};
+pub use config::{Api, Balance, Config, PromptFormat, Protocol};
 
-use dispatch::{Dispatcher, Node, Settings, Work};
+use dispatch::{Dispatcher, Job, Node, Settings, Work};
 use model::Io;
+use protocol::openai::Generate;
 use protocol::Client;
 
 /// The SUT name: the network division asks for "Network SUT" in it.
-pub const SUT_NAME: &str = "Network SUT (KServe v2)";
+pub const SUT_NAME: &str = "Network SUT";
 
 pub struct NetworkPlugin {
-    io: Io,
-    max_batch: usize,
+    mode: Mode,
     dispatcher: Dispatcher,
     attributes: Vec<(String, String)>,
+}
+
+enum Mode {
+    /// KServe v2: samples are tensors, sent in requests of up to `max_batch`.
+    Kserve { io: Io, max_batch: usize },
+    /// OpenAI: each sample is a prompt, one request each.
+    OpenAi { prompt: PromptFormat },
 }
 
 impl SutPlugin for NetworkPlugin {
@@ -49,15 +62,17 @@ impl SutPlugin for NetworkPlugin {
         for endpoint in &config.endpoints {
             // The runtime is entered because gRPC channels start their connection task there.
             let _entered = runtime.enter();
-            let client = Client::new(
-                config.protocol,
-                endpoint,
-                config.connect_timeout(),
-                config.binary,
-                config.max_response_bytes as usize,
-            )
-            .map_err(|e| config::invalid(format!("endpoints: {e}")))?;
+            let client = Client::new(&config, endpoint)
+                .map_err(|e| config::invalid(format!("endpoints: {e}")))?;
             nodes.push(Node::new(endpoint.clone(), client));
+        }
+        if config.protocol == Protocol::OpenAi {
+            return create_openai(config, runtime, nodes, host);
+        }
+        if host.run().is_some_and(|run| run.token_latencies) {
+            return Err(config::invalid(
+                "a token run needs protocol = \"openai\": KServe answers carry no tokens",
+            ));
         }
         let checked = runtime
             .block_on(health::check_nodes(&config, &nodes))
@@ -83,7 +98,7 @@ impl SutPlugin for NetworkPlugin {
             ),
         );
         let settings = Settings {
-            target: checked.io.target.clone(),
+            job: Job::Infer(checked.io.target.clone()),
             timeout: config.timeout(),
             balance: config.balance,
             concurrency: config.concurrency,
@@ -91,8 +106,10 @@ impl SutPlugin for NetworkPlugin {
         let dispatcher =
             Dispatcher::start(runtime, nodes, settings, host.completer(), host.logger());
         Ok(NetworkPlugin {
-            io: checked.io,
-            max_batch: config.max_batch,
+            mode: Mode::Kserve {
+                io: checked.io,
+                max_batch: config.max_batch,
+            },
             dispatcher,
             attributes,
         })
@@ -104,12 +121,22 @@ impl SutPlugin for NetworkPlugin {
         _completer: &Completer,
     ) -> Result<(), PluginError> {
         self.dispatcher.check()?;
+        let (io, max_batch) = match &self.mode {
+            Mode::Kserve { io, max_batch } => (io, *max_batch),
+            Mode::OpenAi { prompt } => {
+                check_prompts(samples, *prompt)?;
+                for sample in samples {
+                    let work = Work::new(std::slice::from_ref(sample), Vec::new());
+                    self.dispatcher.send(work);
+                }
+                return Ok(());
+            }
+        };
         // Every sample is checked before any is sent: an error refuses the whole query.
-        let layout = self
-            .io
+        let layout = io
             .check_samples(samples)
             .map_err(|e| PluginError::invalid_argument(format!("network plugin: {e}")))?;
-        let per_request = if layout.batched { self.max_batch } else { 1 };
+        let per_request = if layout.batched { max_batch } else { 1 };
         for chunk in samples.chunks(per_request) {
             let work = Work::new(chunk, layout.request_shape(chunk.len()));
             self.dispatcher.send(work);
@@ -126,12 +153,124 @@ impl SutPlugin for NetworkPlugin {
     }
 }
 
+/// The OpenAI path of `create`: the model listed by every endpoint, then the dispatcher.
+fn create_openai(
+    config: Config,
+    runtime: Runtime,
+    nodes: Vec<Node>,
+    host: &Host,
+) -> Result<NetworkPlugin, PluginError> {
+    runtime
+        .block_on(health::check_openai_nodes(&config, &nodes))
+        .map_err(|e| PluginError::device(format!("network plugin: {e}")))?;
+    let generate = Generate {
+        api: config.api,
+        model: config.model_name().to_owned(),
+        max_tokens: config.max_tokens,
+        temperature: config.temperature,
+        seed: config.seed,
+        stream: config.stream,
+    };
+    host.logger().log(
+        Level::Info,
+        &format!(
+            "network plugin: model {:?} on {} over {} {}; {} balancing, {} request(s) in flight \
+             per endpoint, max_tokens {}, temperature {}, seed {}, prompts as {}, timeout {} ms",
+            config.model_name(),
+            config.endpoints.join(", "),
+            protocol_name(&config),
+            config.api.path(),
+            config.balance,
+            config.concurrency,
+            config.max_tokens,
+            config.temperature,
+            config.seed.map_or("none".to_owned(), |s| s.to_string()),
+            prompt_name(config.prompt),
+            config.timeout_ms,
+        ),
+    );
+    let attributes = openai_attributes(&config);
+    let settings = Settings {
+        job: Job::Generate {
+            settings: generate,
+            prompt: config.prompt,
+        },
+        timeout: config.timeout(),
+        balance: config.balance,
+        concurrency: config.concurrency,
+    };
+    let dispatcher = Dispatcher::start(runtime, nodes, settings, host.completer(), host.logger());
+    Ok(NetworkPlugin {
+        mode: Mode::OpenAi {
+            prompt: config.prompt,
+        },
+        dispatcher,
+        attributes,
+    })
+}
+
+/// An OpenAI query's samples hold prompts: bytes of text, or int32 token ids.
+fn check_prompts(samples: &[Sample<'_>], format: PromptFormat) -> Result<(), PluginError> {
+    let fits = |dtype: DType| match format {
+        PromptFormat::Text => matches!(dtype, DType::U8 | DType::I8 | DType::Bytes),
+        PromptFormat::TokenIds => dtype == DType::I32,
+    };
+    match samples.iter().find(|s| !fits(s.dtype())) {
+        None => Ok(()),
+        Some(sample) => Err(PluginError::invalid_argument(format!(
+            "network plugin: sample {} is {:?}, but prompt = \"{}\" takes {}",
+            sample.index(),
+            sample.dtype(),
+            prompt_name(format),
+            match format {
+                PromptFormat::Text => "uint8 UTF-8 text",
+                PromptFormat::TokenIds => "int32 token ids",
+            }
+        ))),
+    }
+}
+
+fn prompt_name(format: PromptFormat) -> &'static str {
+    match format {
+        PromptFormat::Text => "text",
+        PromptFormat::TokenIds => "token_ids",
+    }
+}
+
 fn protocol_name(config: &Config) -> &'static str {
     match (config.protocol, config.binary) {
+        (Protocol::OpenAi, _) => "OpenAI API",
         (Protocol::Grpc, _) => "KServe v2 gRPC",
         (Protocol::Http, false) => "KServe v2 HTTP/REST (JSON)",
         (Protocol::Http, true) => "KServe v2 HTTP/REST (binary tensors)",
     }
+}
+
+fn openai_attributes(config: &Config) -> Vec<(String, String)> {
+    [
+        ("vendor", "OpenAI-compatible LLM server".to_owned()),
+        (
+            "network_protocol",
+            format!("OpenAI API {}", config.api.path()),
+        ),
+        ("network_nodes", config.endpoints.join(",")),
+        ("model", config.model_name().to_owned()),
+        ("stream", config.stream.to_string()),
+        ("max_tokens", config.max_tokens.to_string()),
+        ("temperature", config.temperature.to_string()),
+        (
+            "seed",
+            config.seed.map_or("none".to_owned(), |s| s.to_string()),
+        ),
+        ("prompt", prompt_name(config.prompt).to_owned()),
+        ("balance", config.balance.to_string()),
+        ("concurrency", config.concurrency.to_string()),
+        ("timeout_ms", config.timeout_ms.to_string()),
+        ("plugin", format!("network {}", env!("CARGO_PKG_VERSION"))),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_owned(), value))
+    .collect()
 }
 
 fn attributes(config: &Config, checked: &health::Checked) -> Vec<(String, String)> {
@@ -165,7 +304,7 @@ fn attributes(config: &Config, checked: &health::Checked) -> Vec<(String, String
 
 mlperf_plugin_api::export_plugin!(
     NetworkPlugin,
-    name = "Network SUT (KServe v2)",
+    name = "Network SUT",
     version = env!("CARGO_PKG_VERSION"),
-    capabilities = CAP_ASYNC_COMPLETION | CAP_CONCURRENT_ISSUE | CAP_NEEDS_SAMPLE_DATA,
+    capabilities = CAP_ASYNC_COMPLETION | CAP_CONCURRENT_ISSUE | CAP_NEEDS_SAMPLE_DATA | CAP_TOKENS,
 );

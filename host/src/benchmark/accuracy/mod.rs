@@ -1,14 +1,16 @@
 //! Scoring a run: reads `mlperf_log_accuracy.json` and computes the benchmark's metric, as
 //! MLPerf's accuracy scripts do (each sample counted once, by `qsl_idx`), and writes
-//! `accuracy.txt`. One file per metric: top-1 classification (`top1.rs`) and cosine similarity
-//! to reference embeddings (`cosine.rs`).
+//! `accuracy.txt`. One file per metric: top-1 classification (`top1.rs`), cosine similarity
+//! to reference embeddings (`cosine.rs`) and ROUGE of generated text (`rouge.rs`).
 
 mod cosine;
+mod rouge;
 mod top1;
 
 use std::path::{Path, PathBuf};
 
 pub use cosine::Cosine;
+pub use rouge::Rouge;
 pub use top1::Top1;
 
 use super::definition::{Accuracy, Benchmark};
@@ -37,6 +39,7 @@ pub enum AccuracyError {
 pub enum Score {
     Top1(Top1),
     Cosine(Cosine),
+    Rouge(Rouge),
 }
 
 impl Score {
@@ -45,6 +48,7 @@ impl Score {
         match self {
             Score::Top1(score) => score.report(),
             Score::Cosine(score) => score.report(),
+            Score::Rouge(score) => score.report(),
         }
     }
 }
@@ -56,6 +60,16 @@ fn for_each_response(
     samples: usize,
     what: &str,
     mut each: impl FnMut(usize, &[u8]) -> Result<(), String>,
+) -> Result<usize, AccuracyError> {
+    for_each_record(log, samples, what, |index, bytes, _| each(index, bytes))
+}
+
+/// As `for_each_response`, with each record's token count (token runs).
+fn for_each_record(
+    log: &Path,
+    samples: usize,
+    what: &str,
+    mut each: impl FnMut(usize, &[u8], Option<i64>) -> Result<(), String>,
 ) -> Result<usize, AccuracyError> {
     let records = read_accuracy_log(log)?;
     let mut seen = vec![false; samples];
@@ -76,7 +90,7 @@ fn for_each_response(
             continue;
         }
         let bytes = decode_hex(&record.data).map_err(record_error)?;
-        each(index, &bytes).map_err(record_error)?;
+        each(index, &bytes, record.token_count).map_err(record_error)?;
     }
     Ok(duplicates)
 }
@@ -97,6 +111,10 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
             reference,
             threshold,
         } => cosine::evaluate(log, embeddings, reference.as_deref(), *threshold).map(Score::Cosine),
+        Accuracy::Rouge {
+            references,
+            threshold,
+        } => rouge::evaluate(log, references, *threshold).map(Score::Rouge),
         Accuracy::Unavailable { why } => Err(AccuracyError::Unavailable {
             benchmark: benchmark.name.clone(),
             why: why.clone(),
@@ -119,10 +137,13 @@ fn file_error(path: &Path, message: String) -> AccuracyError {
     }
 }
 
-fn read_reference_json(path: &Path) -> Result<(serde_json::Value, String), AccuracyError> {
+fn read_json(path: &Path) -> Result<serde_json::Value, AccuracyError> {
     let text = std::fs::read_to_string(path).map_err(|e| file_error(path, e.to_string()))?;
-    let json: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| file_error(path, format!("invalid JSON: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| file_error(path, format!("invalid JSON: {e}")))
+}
+
+fn read_reference_json(path: &Path) -> Result<(serde_json::Value, String), AccuracyError> {
+    let json = read_json(path)?;
     let version = json
         .get("onnxruntime_version")
         .and_then(|v| v.as_str())

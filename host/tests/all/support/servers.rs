@@ -1,7 +1,7 @@
-//! Real KServe v2 servers for the network plugin's tests, started on 127.0.0.1 with free
-//! ports by scripts/serve.sh (from the venvs scripts/setup-servers.sh makes), serving a
-//! benchmark's model.onnx through ONNX Runtime; killed (their whole process group) when
-//! dropped.
+//! Real servers for the network plugin's tests, started on 127.0.0.1 with free ports by
+//! scripts/serve.sh: KServe v2 servers (from the venvs scripts/setup-servers.sh makes) serving
+//! a benchmark's model.onnx through ONNX Runtime, and llama.cpp's OpenAI server (from
+//! scripts/setup-llm.sh) serving smollm2; killed (their whole process group) when dropped.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -20,6 +20,25 @@ const START_LIMIT: Duration = Duration::from_secs(120);
 pub enum Kind {
     MlServer,
     Triton,
+    /// llama.cpp's OpenAI-compatible server (llama-cpp-python), HTTP only.
+    Llama,
+}
+
+impl Kind {
+    fn venv(self) -> &'static str {
+        match self {
+            Kind::MlServer => ".venv-mlserver",
+            Kind::Triton => ".venv-triton",
+            Kind::Llama => ".venv-llama",
+        }
+    }
+
+    fn setup(self) -> &'static str {
+        match self {
+            Kind::Llama => "scripts/setup-llm.sh",
+            _ => "scripts/setup-servers.sh",
+        }
+    }
 }
 
 pub struct Server {
@@ -35,8 +54,10 @@ impl Server {
     /// Starts `kind` serving `data/<benchmark>/model.onnx` as model `benchmark`, and waits
     /// until it says the model is ready.
     pub fn start(kind: Kind, benchmark: &str) -> Server {
-        let model = repo().join("data").join(benchmark).join("model.onnx");
-        assert!(model.is_file(), "{} is missing", model.display());
+        if kind != Kind::Llama {
+            let model = repo().join("data").join(benchmark).join("model.onnx");
+            assert!(model.is_file(), "{} is missing", model.display());
+        }
         let dir = TempDir::new();
         let [http_port, grpc_port, metrics_port] = free_ports();
         let log = dir.path().join("server.log");
@@ -46,16 +67,17 @@ impl Server {
             .arg(match kind {
                 Kind::MlServer => "mlserver",
                 Kind::Triton => "triton",
+                Kind::Llama => "llama",
             })
             .arg(benchmark)
             .args([http_port, grpc_port, metrics_port].map(|p| p.to_string()))
             .env("SERVE_DIR", dir.path().join("mlserver"));
-        for venv in [".venv-mlserver", ".venv-triton"] {
-            assert!(
-                repo().join(venv).is_dir(),
-                "{venv} is missing: run `bash scripts/setup-servers.sh` (scripts/test.sh does)"
-            );
-        }
+        assert!(
+            repo().join(kind.venv()).is_dir(),
+            "{} is missing: run `bash {}` (scripts/test.sh does)",
+            kind.venv(),
+            kind.setup()
+        );
         let output = std::fs::File::create(&log).unwrap();
         let child = command
             .current_dir(dir.path())
@@ -93,7 +115,10 @@ impl Server {
 
     fn wait_ready(&mut self, model: &str) {
         let started = Instant::now();
-        let path = format!("/v2/models/{model}/ready");
+        let path = match self.kind {
+            Kind::Llama => "/v1/models".to_string(),
+            _ => format!("/v2/models/{model}/ready"),
+        };
         while started.elapsed() < START_LIMIT {
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!(

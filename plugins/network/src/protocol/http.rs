@@ -34,14 +34,8 @@ impl HttpClient {
         binary: bool,
         max_response: usize,
     ) -> HttpClient {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(connect_timeout));
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build(connector);
         HttpClient {
-            client,
+            client: pooled_client(connect_timeout),
             base: base.to_string().trim_end_matches('/').to_string(),
             binary,
             max_response,
@@ -188,6 +182,16 @@ impl HttpClient {
         }
         read_output(target, &headers, &body).map_err(|e| format!("POST {path}: {e}"))
     }
+}
+
+/// A keep-alive HTTP/1.1 client with a connection pool.
+pub(super) fn pooled_client(connect_timeout: Duration) -> Client<HttpConnector, Full<Bytes>> {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    connector.set_connect_timeout(Some(connect_timeout));
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(Duration::from_secs(60))
+        .build(connector)
 }
 
 /// `/v2/models/{model}` or `/v2/models/{model}/versions/{version}`, names percent-encoded.

@@ -1,12 +1,14 @@
-//! One KServe v2 endpoint, spoken to over HTTP/REST or gRPC: health, readiness, metadata and
-//! inference, with what both transports share.
+//! One endpoint: KServe v2 over HTTP/REST or gRPC (health, readiness, metadata and
+//! inference), or the OpenAI API of LLM servers, with what the transports share.
 
 pub mod grpc;
 pub mod http;
+pub mod openai;
+pub mod sse;
 
 use bytes::Bytes;
 
-use crate::config::Protocol;
+use crate::config::{Config, Protocol};
 use crate::tensor::Datatype;
 
 /// A tensor as model metadata describes it.
@@ -58,29 +60,35 @@ pub struct Infer {
 pub enum Client {
     Http(http::HttpClient),
     Grpc(grpc::GrpcClient),
+    OpenAi(openai::OpenAiClient),
 }
 
+/// What a KServe call on an OpenAI endpoint answers (the plugin never makes one).
+const NOT_KSERVE: &str = "not a KServe v2 endpoint (protocol \"openai\")";
+
 impl Client {
-    /// A client for `endpoint` (`host:port`, or a URL with scheme `http://`); connections
-    /// are made when first used.
-    pub fn new(
-        protocol: Protocol,
-        endpoint: &str,
-        connect_timeout: std::time::Duration,
-        binary: bool,
-        max_response: usize,
-    ) -> Result<Client, String> {
+    /// A client for `endpoint` (`host:port`, or a URL with scheme `http://`) as the config
+    /// says; connections are made when first used.
+    pub fn new(config: &Config, endpoint: &str) -> Result<Client, String> {
         let uri = base_uri(endpoint)?;
-        Ok(match protocol {
+        let connect_timeout = config.connect_timeout();
+        let max_response = config.max_response_bytes as usize;
+        Ok(match config.protocol {
             Protocol::Http => Client::Http(http::HttpClient::new(
                 uri,
                 connect_timeout,
-                binary,
+                config.binary,
                 max_response,
             )),
             Protocol::Grpc => {
                 Client::Grpc(grpc::GrpcClient::new(uri, connect_timeout, max_response)?)
             }
+            Protocol::OpenAi => Client::OpenAi(openai::OpenAiClient::new(
+                uri,
+                connect_timeout,
+                max_response,
+                config.stream_timeout(),
+            )),
         })
     }
 
@@ -88,6 +96,7 @@ impl Client {
         match self {
             Client::Http(c) => c.server_live().await,
             Client::Grpc(c) => c.server_live().await,
+            Client::OpenAi(_) => Err(NOT_KSERVE.into()),
         }
     }
 
@@ -95,6 +104,7 @@ impl Client {
         match self {
             Client::Http(c) => c.server_ready().await,
             Client::Grpc(c) => c.server_ready().await,
+            Client::OpenAi(_) => Err(NOT_KSERVE.into()),
         }
     }
 
@@ -102,6 +112,7 @@ impl Client {
         match self {
             Client::Http(c) => c.server_metadata().await,
             Client::Grpc(c) => c.server_metadata().await,
+            Client::OpenAi(_) => Err(NOT_KSERVE.into()),
         }
     }
 
@@ -109,6 +120,7 @@ impl Client {
         match self {
             Client::Http(c) => c.model_ready(model, version).await,
             Client::Grpc(c) => c.model_ready(model, version).await,
+            Client::OpenAi(_) => Err(NOT_KSERVE.into()),
         }
     }
 
@@ -116,6 +128,7 @@ impl Client {
         match self {
             Client::Http(c) => c.model_metadata(model, version).await,
             Client::Grpc(c) => c.model_metadata(model, version).await,
+            Client::OpenAi(_) => Err(NOT_KSERVE.into()),
         }
     }
 
@@ -124,6 +137,7 @@ impl Client {
         match self {
             Client::Http(c) => c.infer(target, request).await,
             Client::Grpc(c) => c.infer(target, request).await,
+            Client::OpenAi(_) => Err(NOT_KSERVE.into()),
         }
     }
 }

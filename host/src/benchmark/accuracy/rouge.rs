@@ -1,0 +1,313 @@
+//! ROUGE-1, ROUGE-2 and ROUGE-L of generated text against reference answers, and the tokens
+//! generated per sample, as MLPerf's LLM accuracy scripts report them: per sample the
+//! F-measure, averaged over the samples and given in percent. Text is tokenised as the
+//! `rouge_score` package does (lowercase, runs of letters and digits); without its optional
+//! Porter stemmer.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::{file_error, for_each_record, read_json, AccuracyError};
+
+/// What a run must reach: each ROUGE at least `threshold` of the reference's, and the tokens per
+/// sample within 10 % of the reference's (MLPerf's LLM rules).
+const TOKENS_TOLERANCE: f64 = 0.10;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rouge {
+    /// Mean F-measures in percent.
+    pub rouge1: f64,
+    pub rouge2: f64,
+    pub rouge_l: f64,
+    /// Mean tokens per sample from the accuracy log's token counts (token runs only).
+    pub tokens_per_sample: Option<f64>,
+    pub total: usize,
+    pub duplicates: usize,
+    /// The references' own figures: ROUGE of the references against themselves (100) and their
+    /// tokens per sample.
+    pub reference_tokens_per_sample: f64,
+    pub threshold: f64,
+}
+
+impl Rouge {
+    /// Why the run fails its accuracy target; empty when it passes.
+    pub fn failures(&self) -> Vec<String> {
+        let mut failures = Vec::new();
+        if self.total == 0 {
+            failures.push("no samples scored".into());
+        }
+        let least = 100.0 * self.threshold;
+        for (name, value) in [
+            ("rouge1", self.rouge1),
+            ("rouge2", self.rouge2),
+            ("rougeL", self.rouge_l),
+        ] {
+            if value < least - 1e-9 {
+                failures.push(format!("{name} {value:.4} < {least:.4}"));
+            }
+        }
+        if let Some(tokens) = self.tokens_per_sample {
+            let reference = self.reference_tokens_per_sample;
+            if (tokens - reference).abs() > TOKENS_TOLERANCE * reference {
+                failures.push(format!(
+                    "tokens per sample {tokens:.2} is not within 10 % of the reference's \
+                     {reference:.2}"
+                ));
+            }
+        }
+        failures
+    }
+
+    pub fn passes(&self) -> bool {
+        self.failures().is_empty()
+    }
+
+    /// `accuracy.txt`: the scores, the references' figures and the verdict.
+    pub fn report(&self) -> String {
+        let mut text = format!(
+            "rouge1={:.4}, rouge2={:.4}, rougeL={:.4}, total={}",
+            self.rouge1, self.rouge2, self.rouge_l, self.total
+        );
+        if let Some(tokens) = self.tokens_per_sample {
+            text.push_str(&format!(", tokens_per_sample={tokens:.2}"));
+        }
+        text.push('\n');
+        if self.duplicates > 0 {
+            text.push_str(&format!(
+                "duplicates={} (records for samples already counted, ignored)\n",
+                self.duplicates
+            ));
+        }
+        text.push_str(&format!(
+            "reference (the committed greedy answers): rouge1 100.0000, rouge2 100.0000, rougeL \
+             100.0000, tokens_per_sample {:.2}\n",
+            self.reference_tokens_per_sample
+        ));
+        let failures = self.failures();
+        text.push_str(&format!(
+            "each ROUGE >= {:.0} % of the reference's, tokens per sample within 10 %: {}\n",
+            self.threshold * 100.0,
+            if failures.is_empty() {
+                "PASS".to_string()
+            } else {
+                format!("FAIL ({})", failures.join("; "))
+            }
+        ));
+        text
+    }
+}
+
+/// Scores the accuracy log at `log` (each response the generated UTF-8 text) against the
+/// `samples[i].output` of `references`.
+pub(super) fn evaluate(
+    log: &Path,
+    references: &Path,
+    threshold: f64,
+) -> Result<Rouge, AccuracyError> {
+    let (answers, reference_tokens) = read_references(references)?;
+    let mut sums = [0.0f64; 3];
+    let (mut total, mut tokens, mut counted) = (0usize, 0i64, 0usize);
+    let what = format!("references of {}", references.display());
+    let duplicates = for_each_record(log, answers.len(), &what, |index, bytes, token_count| {
+        let generated = words(&String::from_utf8_lossy(bytes));
+        let reference = &answers[index];
+        sums[0] += f_measure(ngram_overlap(&generated, reference, 1));
+        sums[1] += f_measure(ngram_overlap(&generated, reference, 2));
+        sums[2] += f_measure(lcs_overlap(&generated, reference));
+        total += 1;
+        if let Some(count) = token_count {
+            tokens += count;
+            counted += 1;
+        }
+        Ok(())
+    })?;
+    let mean = |sum: f64| {
+        if total > 0 {
+            100.0 * sum / total as f64
+        } else {
+            0.0
+        }
+    };
+    Ok(Rouge {
+        rouge1: mean(sums[0]),
+        rouge2: mean(sums[1]),
+        rouge_l: mean(sums[2]),
+        tokens_per_sample: (counted > 0).then(|| tokens as f64 / counted as f64),
+        total,
+        duplicates,
+        reference_tokens_per_sample: reference_tokens,
+        threshold,
+    })
+}
+
+/// Each sample's reference answer as words, and the references' mean tokens per sample.
+fn read_references(path: &Path) -> Result<(Vec<Vec<String>>, f64), AccuracyError> {
+    let json = read_json(path)?;
+    let samples = json
+        .get("samples")
+        .and_then(|s| s.as_array())
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| file_error(path, "no `samples` list".into()))?;
+    let mut answers = Vec::with_capacity(samples.len());
+    let mut tokens = 0.0;
+    for (index, sample) in samples.iter().enumerate() {
+        let field = |key: &str| {
+            sample
+                .get(key)
+                .ok_or_else(|| file_error(path, format!("samples[{index}] has no `{key}`")))
+        };
+        let output = field("output")?
+            .as_str()
+            .ok_or_else(|| file_error(path, format!("samples[{index}].output is not text")))?;
+        tokens += field("output_tokens")?.as_f64().ok_or_else(|| {
+            file_error(
+                path,
+                format!("samples[{index}].output_tokens is not a number"),
+            )
+        })?;
+        answers.push(words(output));
+    }
+    let mean_tokens = tokens / answers.len() as f64;
+    Ok((answers, mean_tokens))
+}
+
+/// `rouge_score`'s default tokenisation: lowercase, every run of ASCII letters and digits a
+/// word, everything else a separator.
+fn words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// (matches, generated units, reference units) for an F-measure.
+type Overlap = (usize, usize, usize);
+
+fn ngram_overlap(generated: &[String], reference: &[String], n: usize) -> Overlap {
+    fn grams<'a>(words: &'a [String], n: usize) -> HashMap<&'a [String], usize> {
+        let mut counts: HashMap<&'a [String], usize> = HashMap::new();
+        for gram in words.windows(n) {
+            *counts.entry(gram).or_default() += 1;
+        }
+        counts
+    }
+    let (generated_grams, reference_grams) = (grams(generated, n), grams(reference, n));
+    let matches = generated_grams
+        .iter()
+        .map(|(gram, &count)| count.min(reference_grams.get(gram).copied().unwrap_or(0)))
+        .sum();
+    let total = |words: &[String]| words.len().saturating_sub(n - 1);
+    (matches, total(generated), total(reference))
+}
+
+/// The longest common subsequence of words.
+fn lcs_overlap(generated: &[String], reference: &[String]) -> Overlap {
+    let mut row = vec![0usize; reference.len() + 1];
+    for word in generated {
+        let mut diagonal = 0;
+        for (j, other) in reference.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if word == other {
+                diagonal + 1
+            } else {
+                above.max(row[j])
+            };
+            diagonal = above;
+        }
+    }
+    (row[reference.len()], generated.len(), reference.len())
+}
+
+fn f_measure((matches, generated, reference): Overlap) -> f64 {
+    if matches == 0 {
+        return 0.0;
+    }
+    let precision = matches as f64 / generated as f64;
+    let recall = matches as f64 / reference as f64;
+    2.0 * precision * recall / (precision + recall)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(text: &str) -> Vec<String> {
+        words(text)
+    }
+
+    #[test]
+    fn words_are_lowercase_runs_of_letters_and_digits() {
+        assert_eq!(
+            w("The Moon's 2 sides, far-away!"),
+            ["the", "moon", "s", "2", "sides", "far", "away"]
+        );
+        assert!(w(" ... ").is_empty());
+    }
+
+    #[test]
+    fn scores_match_rouge_scores_definitions() {
+        // rouge_score: target "the cat sat on the mat", prediction "the cat lay on the mat":
+        // rouge1 F = 5/6, rouge2 F = 3/5 (the cat, on the, the mat), rougeL F = 5/6.
+        let (reference, generated) = (w("the cat sat on the mat"), w("the cat lay on the mat"));
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(
+            f_measure(ngram_overlap(&generated, &reference, 1)),
+            5.0 / 6.0
+        ));
+        assert!(close(
+            f_measure(ngram_overlap(&generated, &reference, 2)),
+            3.0 / 5.0
+        ));
+        assert!(close(
+            f_measure(lcs_overlap(&generated, &reference)),
+            5.0 / 6.0
+        ));
+        // Order matters to rougeL only: "mat the on sat cat the" keeps every word, but its
+        // longest common subsequence with the reference is "the on the".
+        let shuffled = w("mat the on sat cat the");
+        assert!(close(
+            f_measure(ngram_overlap(&shuffled, &reference, 1)),
+            1.0
+        ));
+        assert!(close(f_measure(lcs_overlap(&shuffled, &reference)), 0.5));
+        assert_eq!(f_measure(ngram_overlap(&[], &reference, 1)), 0.0);
+        assert_eq!(f_measure(ngram_overlap(&w("one"), &w("one"), 2)), 0.0);
+    }
+
+    #[test]
+    fn the_verdict_checks_each_rouge_and_the_token_count() {
+        let score = Rouge {
+            rouge1: 99.5,
+            rouge2: 99.1,
+            rouge_l: 99.4,
+            tokens_per_sample: Some(27.0),
+            total: 256,
+            duplicates: 0,
+            reference_tokens_per_sample: 27.4,
+            threshold: 0.99,
+        };
+        assert!(score.passes(), "{}", score.report());
+        assert!(score.report().starts_with(
+            "rouge1=99.5000, rouge2=99.1000, rougeL=99.4000, total=256, tokens_per_sample=27.00\n"
+        ));
+        let low = Rouge {
+            rouge2: 98.0,
+            ..score.clone()
+        };
+        assert!(
+            low.report().contains("FAIL (rouge2 98.0000 < 99.0000)"),
+            "{}",
+            low.report()
+        );
+        let short = Rouge {
+            tokens_per_sample: Some(20.0),
+            ..score.clone()
+        };
+        assert!(short
+            .report()
+            .contains("tokens per sample 20.00 is not within 10 %"));
+        let empty = Rouge { total: 0, ..score };
+        assert!(!empty.passes());
+    }
+}

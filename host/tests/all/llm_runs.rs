@@ -1,0 +1,385 @@
+//! The smollm2 benchmark: the network plugin's `protocol = "openai"` against a real LLM server,
+//! llama.cpp's OpenAI-compatible server (llama-cpp-python) serving SmolLM2-135M-Instruct, started
+//! here on 127.0.0.1. Every scenario streams tokens and reports TTFT/TPOT; the accuracy run
+//! scores ROUGE against the committed references; a server killed mid-run ends the run INVALID
+//! naming the endpoint. Streams a real server would not send (a stall, a malformed event, a
+//! stream cut short, a model it does not list) come from a deliberately broken server written
+//! here, as the faulty plugin is for plugins.
+//!
+//! Needs what `bash scripts/test.sh` sets up: .venv-llama (scripts/setup-llm.sh) and
+//! data/smollm2 (scripts/benchmarks/prepare.sh smollm2).
+
+use crate::support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use support::servers::{Kind, Server};
+use support::{describe, repo, text, TempDir};
+
+const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
+
+/// One test of this file at a time, and none beside the KServe tests' servers would be better
+/// still: the LLM server and the host share two cores.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn require_prompts() {
+    let prompts = repo().join("data/smollm2/prompts.npy");
+    assert!(
+        prompts.is_file(),
+        "{} is missing: run `bash scripts/benchmarks/prepare.sh smollm2` (scripts/test.sh does)",
+        prompts.display()
+    );
+}
+
+/// `mlperf-host run --benchmark smollm2` against `endpoint`, with these arguments.
+fn smollm2(out: &Path, endpoint: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(EXE);
+    command
+        .args(["run", "--benchmark", "smollm2", "--plugin-set"])
+        .arg(format!("endpoints=[{endpoint:?}]"))
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .current_dir(repo())
+        .env("MLPERF_HOST_LOG", "info");
+    command
+}
+
+fn run(out: &Path, endpoint: &str, args: &[&str]) -> Output {
+    smollm2(out, endpoint, args)
+        .output()
+        .expect("run mlperf-host")
+}
+
+fn read(out: &Path, file: &str) -> String {
+    std::fs::read_to_string(out.join(file)).unwrap_or_default()
+}
+
+#[test]
+fn every_scenario_streams_tokens_from_a_real_llm_server_and_reports_ttft_and_tpot() {
+    let _serial = one_at_a_time();
+    require_prompts();
+    let server = Server::start(Kind::Llama, "smollm2");
+    let short = ["--set", "min_duration_ms=0"];
+    let scenarios: [(&str, &[&str]); 4] = [
+        ("SingleStream", &["--set", "min_query_count=6"]),
+        ("MultiStream", &["--set", "min_query_count=2"]),
+        (
+            "Server",
+            &["--set", "server_target_qps=2", "--set", "min_query_count=8"],
+        ),
+        (
+            "Offline",
+            &[
+                "--set",
+                "offline_expected_qps=1",
+                "--set",
+                "min_query_count=8",
+            ],
+        ),
+    ];
+    for (scenario, settings) in scenarios {
+        let out = TempDir::new();
+        let args = [&["--scenario", scenario][..], &short, settings].concat();
+        let output = run(out.path(), &server.http(), &args);
+        assert!(output.status.success(), "{scenario}: {}", describe(&output));
+        let summary = read(out.path(), "mlperf_log_summary.txt");
+        let detail = read(out.path(), "mlperf_log_detail.txt");
+        // Tokens per second (the official summary has none for MultiStream); TTFT and TPOT
+        // where answers stream.
+        let tokens_per_second = match scenario {
+            "MultiStream" => None,
+            "Server" => Some((
+                "Completed tokens per second",
+                "result_completed_tokens_per_second",
+            )),
+            "Offline" => Some(("Tokens per second: ", "result_tokens_per_second")),
+            _ => Some(("TPS w/o loadgen overhead", "result_token_throughput")),
+        };
+        if let Some((label, key)) = tokens_per_second {
+            assert!(summary.contains(label), "{scenario}: {summary}");
+            assert!(
+                detail.contains(&format!("\"{key}\"")),
+                "{scenario}: no {key} in the detail log"
+            );
+        }
+        assert!(
+            summary.contains("No errors encountered during test."),
+            "{scenario}: {summary}"
+        );
+        if scenario != "Offline" {
+            let ttft = summary_value(&summary, "Mean First Token latency (ns)");
+            assert!(
+                ttft > 1e6 && ttft < 5e9,
+                "{scenario}: TTFT {ttft} ns\n{summary}"
+            );
+            assert!(
+                summary.contains("percentile time to output token (ns)"),
+                "{scenario}: {summary}"
+            );
+            assert!(
+                detail.contains("\"result_first_token_mean_latency_ns\""),
+                "{scenario}: no TTFT in the detail log"
+            );
+        }
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.contains(&format!("endpoint {}: ", server.http())),
+            "{scenario}: the plugin's closing count is missing:\n{stderr}"
+        );
+    }
+}
+
+/// The number after `label` and its colon in the summary.
+fn summary_value(summary: &str, label: &str) -> f64 {
+    summary
+        .lines()
+        .find_map(|line| line.strip_prefix(label)?.split(':').nth(1))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {label:?} in:\n{summary}"))
+}
+
+#[test]
+fn an_accuracy_run_scores_rouge_at_the_committed_references() {
+    let _serial = one_at_a_time();
+    require_prompts();
+    let server = Server::start(Kind::Llama, "smollm2");
+    let out = TempDir::new();
+    let output = run(
+        out.path(),
+        &server.http(),
+        &["--scenario", "Offline", "--mode", "accuracy"],
+    );
+    assert!(output.status.success(), "{}", describe(&output));
+    let accuracy = read(out.path(), "accuracy.txt");
+    assert!(accuracy.contains("total=256"), "{accuracy}");
+    let rouge1 = accuracy
+        .split("rouge1=")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|value| value.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no rouge1 in:\n{accuracy}"));
+    assert!(rouge1 >= 99.0, "{accuracy}");
+    assert!(accuracy.contains(": PASS"), "{accuracy}");
+    // The logged answers are the generated text.
+    let records = support::accuracy_records(out.path());
+    assert_eq!(records.len(), 256);
+    assert!(records
+        .iter()
+        .all(|(_, bytes)| std::str::from_utf8(bytes).is_ok()));
+}
+
+#[test]
+fn a_server_killed_mid_run_ends_it_invalid_naming_the_endpoint() {
+    let _serial = one_at_a_time();
+    require_prompts();
+    let mut server = Server::start(Kind::Llama, "smollm2");
+    let out = TempDir::new();
+    let child = smollm2(
+        out.path(),
+        &server.http(),
+        &[
+            "--scenario",
+            "Server",
+            "--set",
+            "server_target_qps=2",
+            "--set",
+            "min_duration_ms=30000",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("start mlperf-host");
+    std::thread::sleep(Duration::from_secs(3));
+    let killed = Instant::now();
+    server.kill();
+    let output = child.wait_with_output().expect("wait for mlperf-host");
+    assert!(
+        killed.elapsed() < Duration::from_secs(20),
+        "the run went on {:?} after the server died",
+        killed.elapsed()
+    );
+    let summary = read(out.path(), "mlperf_log_summary.txt");
+    assert!(
+        summary.contains("Result is : INVALID"),
+        "{summary}\n{}",
+        describe(&output)
+    );
+    let victim = format!("endpoint {}:", server.http());
+    assert!(
+        summary.contains(&victim),
+        "the reason names the endpoint: {summary}"
+    );
+    assert!(out.path().join("result.json").is_file());
+}
+
+/// How the broken server answers a completion request.
+#[derive(Clone, Copy, Debug)]
+enum Broken {
+    /// Two tokens, then silence with the connection open.
+    Stalls,
+    /// A token, then an event that is not JSON.
+    Malformed,
+    /// A token, then the connection closes without a finish or `[DONE]`.
+    CutShort,
+    /// A token, then `[DONE]` without a finish reason (how llama.cpp's server ends a request
+    /// it interrupts).
+    Interrupted,
+}
+
+/// An OpenAI-compatible server that lists `model` and answers every completion as `broken`
+/// says; it serves until the test process ends.
+fn broken_server(model: &'static str, broken: Broken) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || serve_broken(stream, model, broken));
+        }
+    });
+    address
+}
+
+fn serve_broken(stream: TcpStream, model: &str, broken: Broken) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut stream = stream;
+    loop {
+        // One request: its head, then a body of Content-Length bytes.
+        let mut head = Vec::new();
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if line == "\r\n" {
+                break;
+            }
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap_or(0);
+            }
+            head.push(line);
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        if head[0].starts_with("GET /v1/models") {
+            let json = format!(r#"{{"object":"list","data":[{{"id":"{model}"}}]}}"#);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{json}",
+                json.len()
+            );
+            continue;
+        }
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+        );
+        let token = |text: &str| {
+            format!(
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":null}}]}}\n\n"
+            )
+        };
+        let _ = stream.write_all(token("Hello").as_bytes());
+        match broken {
+            Broken::Stalls => {
+                let _ = stream.write_all(token(" there").as_bytes());
+                let _ = stream.flush();
+                std::thread::sleep(Duration::from_secs(60));
+            }
+            Broken::Malformed => {
+                let _ = stream.write_all(b"data: {\"choices\": [oops\n\n");
+            }
+            Broken::CutShort => {}
+            Broken::Interrupted => {
+                let _ = stream.write_all(b"data: [DONE]\n\n");
+            }
+        }
+        let _ = stream.flush();
+        return;
+    }
+}
+
+#[test]
+fn broken_streams_end_the_run_invalid_naming_the_endpoint_and_the_fault() {
+    let _serial = one_at_a_time();
+    require_prompts();
+    let cases = [
+        (
+            Broken::Stalls,
+            "the stream stalled: no event within 500 ms (stream_timeout_ms) after 2 token(s)",
+        ),
+        (Broken::Malformed, "an event is not JSON"),
+        (
+            Broken::CutShort,
+            "the stream ended after 1 token(s) without a finish_reason or [DONE]",
+        ),
+        (
+            Broken::Interrupted,
+            "[DONE] after 1 token(s) without a finish_reason",
+        ),
+    ];
+    for (broken, fault) in cases {
+        let endpoint = broken_server("smollm2", broken);
+        let out = TempDir::new();
+        let started = Instant::now();
+        let output = run(
+            out.path(),
+            &endpoint,
+            &[
+                "--scenario",
+                "SingleStream",
+                "--plugin-set",
+                "stream_timeout_ms=500",
+                "--set",
+                "min_duration_ms=0",
+                "--set",
+                "min_query_count=4",
+            ],
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{broken:?}: took {:?}",
+            started.elapsed()
+        );
+        let summary = read(out.path(), "mlperf_log_summary.txt");
+        assert!(
+            summary.contains("Result is : INVALID"),
+            "{broken:?}: {summary}\n{}",
+            describe(&output)
+        );
+        let reason = format!("endpoint {endpoint}: POST /v1/chat/completions: {fault}");
+        assert!(
+            summary.contains(&reason),
+            "{broken:?}: wanted {reason:?} in:\n{summary}"
+        );
+        assert!(out.path().join("result.json").is_file(), "{broken:?}");
+    }
+}
+
+#[test]
+fn a_server_without_the_model_is_refused_before_the_run() {
+    let endpoint = broken_server("another-model", Broken::CutShort);
+    let out = TempDir::new();
+    let output = run(out.path(), &endpoint, &["--scenario", "Offline"]);
+    assert!(!output.status.success(), "{}", describe(&output));
+    let stderr = text(&output.stderr);
+    let expected = format!(
+        "endpoint {endpoint}: model \"smollm2\" is not served there (GET /v1/models lists [\"another-model\"])"
+    );
+    assert!(
+        stderr.contains(&expected),
+        "wanted {expected:?} in:\n{stderr}"
+    );
+    assert!(!out.path().join("mlperf_log_summary.txt").exists());
+}

@@ -1,0 +1,505 @@
+//! The OpenAI HTTP API as LLM servers speak it (vLLM, SGLang, TensorRT-LLM, llama.cpp):
+//! `/v1/models` before the run, then one `/v1/completions` or `/v1/chat/completions`
+//! request per sample. Streamed answers (server-sent events) report their first token as it
+//! arrives, so the host times it; whole answers (Offline) carry every token at once.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{header, Method, Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use serde_json::{json, Value};
+
+use super::http::pooled_client;
+use super::sse::SseDecoder;
+use super::{excerpt, with_causes};
+use crate::config::Api;
+
+/// What every request of a run asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generate {
+    pub api: Api,
+    pub model: String,
+    pub max_tokens: u32,
+    pub temperature: f64,
+    pub seed: Option<i64>,
+    pub stream: bool,
+}
+
+/// One sample's prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prompt {
+    Text(String),
+    TokenIds(Vec<i32>),
+}
+
+/// A sample's answer: the generated text and how many tokens made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    pub text: Vec<u8>,
+    pub n_tokens: i64,
+}
+
+#[derive(Clone)]
+pub struct OpenAiClient {
+    client: Client<HttpConnector, Full<Bytes>>,
+    /// `http://host:port`, no trailing slash.
+    base: String,
+    max_response: usize,
+    stream_timeout: Duration,
+}
+
+impl OpenAiClient {
+    pub fn new(
+        base: Uri,
+        connect_timeout: Duration,
+        max_response: usize,
+        stream_timeout: Duration,
+    ) -> OpenAiClient {
+        OpenAiClient {
+            client: pooled_client(connect_timeout),
+            base: base.to_string().trim_end_matches('/').to_string(),
+            max_response,
+            stream_timeout,
+        }
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<http::Response<hyper::body::Incoming>, String> {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base));
+        if body.is_some() {
+            request = request.header(header::CONTENT_TYPE, "application/json");
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .map_err(|e| format!("bad request for {path}: {e}"))?;
+        self.client
+            .request(request)
+            .await
+            .map_err(|e| with_causes(format!("{path}: {e}"), &e))
+    }
+
+    /// A whole answer's body, no larger than `max_response_bytes`.
+    async fn read_body(&self, path: &str, body: hyper::body::Incoming) -> Result<Bytes, String> {
+        let limited = http_body_util::Limited::new(body, self.max_response);
+        match limited.collect().await {
+            Ok(collected) => Ok(collected.to_bytes()),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(format!(
+                "{path}: the answer is larger than max_response_bytes = {}",
+                self.max_response
+            )),
+            Err(e) => Err(format!("{path}: reading the answer: {e}")),
+        }
+    }
+
+    /// The ids of the models the server serves (`GET /v1/models`).
+    pub async fn models(&self) -> Result<Vec<String>, String> {
+        let path = "/v1/models";
+        let response = self.send(Method::GET, path, None).await?;
+        let status = response.status();
+        let body = self.read_body(path, response.into_body()).await?;
+        if status != StatusCode::OK {
+            return Err(format!("GET {path}: {status}: {}", excerpt(&body)));
+        }
+        let value: Value = serde_json::from_slice(&body).map_err(|e| {
+            format!(
+                "GET {path}: the answer is not JSON ({e}): {}",
+                excerpt(&body)
+            )
+        })?;
+        let models = value.get("data").and_then(Value::as_array).ok_or_else(|| {
+            format!(
+                "GET {path}: the answer has no data list: {}",
+                excerpt(&body)
+            )
+        })?;
+        Ok(models
+            .iter()
+            .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned))
+            .collect())
+    }
+
+    /// Generates one answer; `first_token` gets the first token's text as soon as it
+    /// arrives (for a whole answer: just before this returns).
+    pub async fn generate(
+        &self,
+        settings: &Generate,
+        prompt: &Prompt,
+        first_token: &mut (dyn FnMut(&[u8]) + Send),
+    ) -> Result<Generated, String> {
+        let path = settings.api.path();
+        let body = request_body(settings, prompt);
+        let response = self.send(Method::POST, path, Some(body)).await?;
+        let status = response.status();
+        let streamed = is_event_stream(response.headers());
+        let body = response.into_body();
+        if status != StatusCode::OK {
+            let body = self.read_body(path, body).await.unwrap_or_default();
+            return Err(format!("POST {path}: {status}: {}", excerpt(&body)));
+        }
+        if !settings.stream {
+            let body = self.read_body(path, body).await?;
+            let generated =
+                whole_answer(settings.api, &body).map_err(|e| format!("POST {path}: {e}"))?;
+            first_token(&generated.text);
+            return Ok(generated);
+        }
+        if !streamed {
+            return Err(format!(
+                "POST {path}: the answer is not an event stream (content-type text/event-stream) \
+                 although stream = true was asked"
+            ));
+        }
+        self.read_stream(settings.api, body, first_token)
+            .await
+            .map_err(|e| format!("POST {path}: {e}"))
+    }
+
+    async fn read_stream(
+        &self,
+        api: Api,
+        mut body: hyper::body::Incoming,
+        first_token: &mut (dyn FnMut(&[u8]) + Send),
+    ) -> Result<Generated, String> {
+        let mut decoder = SseDecoder::default();
+        let mut answer = StreamedAnswer::default();
+        let mut received = 0usize;
+        loop {
+            let frame = match tokio::time::timeout(self.stream_timeout, body.frame()).await {
+                Err(_) => {
+                    return Err(format!(
+                        "the stream stalled: no event within {} ms (stream_timeout_ms) after {} \
+                         token(s)",
+                        self.stream_timeout.as_millis(),
+                        answer.chunks
+                    ))
+                }
+                Ok(None) => break,
+                Ok(Some(Err(e))) => {
+                    return Err(with_causes(
+                        format!("the stream broke after {} token(s): {e}", answer.chunks),
+                        &e,
+                    ))
+                }
+                Ok(Some(Ok(frame))) => frame,
+            };
+            let Ok(data) = frame.into_data() else {
+                continue; // trailers
+            };
+            received += data.len();
+            if received > self.max_response {
+                return Err(format!(
+                    "the stream is longer than max_response_bytes = {}",
+                    self.max_response
+                ));
+            }
+            decoder.push(&data);
+            while let Some(event) = decoder.next_event()? {
+                if answer.take(api, &event, first_token)? {
+                    return Ok(answer.finish());
+                }
+            }
+        }
+        if answer.finished {
+            return Ok(answer.finish());
+        }
+        Err(format!(
+            "the stream ended after {} token(s) without a finish_reason or [DONE]{}",
+            answer.chunks,
+            if decoder.has_partial_event() {
+                ", in the middle of an event"
+            } else {
+                ""
+            }
+        ))
+    }
+}
+
+fn is_event_stream(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
+}
+
+fn request_body(settings: &Generate, prompt: &Prompt) -> Vec<u8> {
+    let prompt_value = match prompt {
+        Prompt::Text(text) => Value::from(text.as_str()),
+        Prompt::TokenIds(ids) => Value::from(ids.clone()),
+    };
+    let mut body = json!({
+        "model": settings.model,
+        "max_tokens": settings.max_tokens,
+        "temperature": settings.temperature,
+        "stream": settings.stream,
+    });
+    match settings.api {
+        Api::Completions => body["prompt"] = prompt_value,
+        Api::Chat => body["messages"] = json!([{"role": "user", "content": prompt_value}]),
+    }
+    if let Some(seed) = settings.seed {
+        body["seed"] = Value::from(seed);
+    }
+    if settings.stream {
+        // Servers that support it end the stream with the exact token count.
+        body["stream_options"] = json!({"include_usage": true});
+    }
+    serde_json::to_vec(&body).expect("a JSON value serialises")
+}
+
+/// The first choice's text: `text` (completions) or `message.content` / `delta.content`
+/// (chat).
+fn choice_text<'a>(api: Api, choice: &'a Value, field: &str) -> Option<&'a str> {
+    match api {
+        Api::Completions => choice.get("text"),
+        Api::Chat => choice.get(field).and_then(|m| m.get("content")),
+    }
+    .and_then(Value::as_str)
+}
+
+fn server_error(value: &Value) -> Option<String> {
+    let error = value.get("error")?;
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| error.to_string());
+    Some(format!("the server reports an error: {message}"))
+}
+
+fn completion_tokens(value: &Value) -> Option<i64> {
+    value
+        .pointer("/usage/completion_tokens")
+        .and_then(Value::as_i64)
+}
+
+fn whole_answer(api: Api, body: &[u8]) -> Result<Generated, String> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| format!("the answer is not JSON ({e}): {}", excerpt(body)))?;
+    if let Some(error) = server_error(&value) {
+        return Err(error);
+    }
+    let choice = value
+        .pointer("/choices/0")
+        .ok_or_else(|| format!("the answer has no choices: {}", excerpt(body)))?;
+    let text = choice_text(api, choice, "message")
+        .ok_or_else(|| format!("the answer's choice has no text: {}", excerpt(body)))?;
+    let n_tokens = completion_tokens(&value).ok_or_else(|| {
+        format!(
+            "the answer has no usage.completion_tokens: {}",
+            excerpt(body)
+        )
+    })?;
+    Ok(Generated {
+        text: text.as_bytes().to_vec(),
+        n_tokens,
+    })
+}
+
+/// A streamed answer as its events arrive.
+#[derive(Debug, Default)]
+struct StreamedAnswer {
+    text: Vec<u8>,
+    /// Events that carried a token.
+    chunks: i64,
+    /// The server's own count, when it sends usage.
+    usage: Option<i64>,
+    finished: bool,
+}
+
+impl StreamedAnswer {
+    /// Takes one event; true at `[DONE]`.
+    fn take(
+        &mut self,
+        api: Api,
+        event: &str,
+        first_token: &mut (dyn FnMut(&[u8]) + Send),
+    ) -> Result<bool, String> {
+        if event.trim() == "[DONE]" {
+            // A complete answer says why it ended; llama.cpp's server, for one, ends a request
+            // it interrupts for a newer one with a bare [DONE].
+            if !self.finished {
+                return Err(format!(
+                    "[DONE] after {} token(s) without a finish_reason: the server cut the answer \
+                     short (llama-cpp-python does when a request arrives while it streams, unless \
+                     started with --interrupt_requests false)",
+                    self.chunks
+                ));
+            }
+            return Ok(true);
+        }
+        let value: Value = serde_json::from_str(event).map_err(|e| {
+            format!(
+                "an event is not JSON ({e}) after {} token(s): {}",
+                self.chunks,
+                excerpt(event.as_bytes())
+            )
+        })?;
+        if let Some(error) = server_error(&value) {
+            return Err(error);
+        }
+        if let Some(tokens) = completion_tokens(&value) {
+            self.usage = Some(tokens);
+        }
+        let Some(choice) = value.pointer("/choices/0") else {
+            return Ok(false); // the usage event has no choices
+        };
+        let finish = choice.get("finish_reason").is_some_and(|r| !r.is_null());
+        // Each event before the finish carries one token (a token may decode to no text on
+        // its own); the finishing event counts only if it carries text.
+        if let Some(text) = choice_text(api, choice, "delta") {
+            if !finish || !text.is_empty() {
+                if self.chunks == 0 {
+                    first_token(text.as_bytes());
+                }
+                self.chunks += 1;
+                self.text.extend_from_slice(text.as_bytes());
+            }
+        }
+        self.finished |= finish;
+        Ok(false)
+    }
+
+    fn finish(self) -> Generated {
+        Generated {
+            n_tokens: self.usage.unwrap_or(self.chunks),
+            text: self.text,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(api: Api, stream: bool) -> Generate {
+        Generate {
+            api,
+            model: "smollm2".into(),
+            max_tokens: 16,
+            temperature: 0.0,
+            seed: Some(3),
+            stream,
+        }
+    }
+
+    #[test]
+    fn request_bodies_follow_each_api() {
+        let body: Value = serde_json::from_slice(&request_body(
+            &settings(Api::Completions, true),
+            &Prompt::Text("Hi".into()),
+        ))
+        .unwrap();
+        assert_eq!(
+            body,
+            json!({"model": "smollm2", "prompt": "Hi", "max_tokens": 16, "temperature": 0.0,
+                   "seed": 3, "stream": true, "stream_options": {"include_usage": true}})
+        );
+        let body: Value = serde_json::from_slice(&request_body(
+            &settings(Api::Chat, false),
+            &Prompt::TokenIds(vec![1, 2]),
+        ))
+        .unwrap();
+        assert_eq!(
+            body["messages"],
+            json!([{"role": "user", "content": [1, 2]}])
+        );
+        assert!(body.get("stream_options").is_none() && body.get("prompt").is_none());
+    }
+
+    fn stream(api: Api, events: &[&str]) -> (Result<Generated, String>, Vec<Vec<u8>>) {
+        let mut firsts = Vec::new();
+        let mut answer = StreamedAnswer::default();
+        let mut record = |bytes: &[u8]| firsts.push(bytes.to_vec());
+        for event in events {
+            match answer.take(api, event, &mut record) {
+                Ok(true) => return (Ok(answer.finish()), firsts),
+                Ok(false) => {}
+                Err(e) => return (Err(e), firsts),
+            }
+        }
+        (Err("no [DONE]".into()), firsts)
+    }
+
+    #[test]
+    fn a_completion_stream_counts_its_tokens_and_reports_the_first() {
+        // As llama.cpp's server streams: one event per token, then an empty finishing one.
+        let events = [
+            r#"{"choices":[{"text":"Hello","index":0,"finish_reason":null}]}"#,
+            r#"{"choices":[{"text":"","index":0,"finish_reason":null}]}"#,
+            r#"{"choices":[{"text":" world","index":0,"finish_reason":null}]}"#,
+            r#"{"choices":[{"text":"","index":0,"finish_reason":"length"}]}"#,
+            "[DONE]",
+        ];
+        let (answer, firsts) = stream(Api::Completions, &events);
+        let answer = answer.unwrap();
+        assert_eq!(answer.text, b"Hello world");
+        assert_eq!(answer.n_tokens, 3);
+        assert_eq!(firsts, [b"Hello".to_vec()]);
+    }
+
+    #[test]
+    fn a_chat_stream_skips_the_role_event_and_prefers_the_servers_usage() {
+        // As vLLM streams with include_usage: the last token comes with the finish reason.
+        let events = [
+            r#"{"choices":[{"delta":{"role":"assistant"},"finish_reason":null}]}"#,
+            r#"{"choices":[{"delta":{"content":"A"},"finish_reason":null}]}"#,
+            r#"{"choices":[{"delta":{"content":"B"},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":4}}"#,
+            "[DONE]",
+        ];
+        let (answer, firsts) = stream(Api::Chat, &events);
+        let answer = answer.unwrap();
+        assert_eq!((answer.text.as_slice(), answer.n_tokens), (&b"AB"[..], 4));
+        assert_eq!(firsts, [b"A".to_vec()]);
+    }
+
+    #[test]
+    fn malformed_and_error_events_are_errors() {
+        let (answer, _) = stream(
+            Api::Completions,
+            &[r#"{"choices":[{"text":"a"}]}"#, "{oops"],
+        );
+        let error = answer.unwrap_err();
+        assert!(
+            error.contains("an event is not JSON") && error.contains("after 1 token(s)"),
+            "{error}"
+        );
+        let (answer, _) = stream(
+            Api::Completions,
+            &[r#"{"error":{"message":"out of memory"}}"#],
+        );
+        assert!(answer
+            .unwrap_err()
+            .contains("the server reports an error: out of memory"));
+        let (answer, _) = stream(
+            Api::Completions,
+            &[r#"{"choices":[{"text":"a"}]}"#, "[DONE]"],
+        );
+        let error = answer.unwrap_err();
+        assert!(
+            error.contains("[DONE] after 1 token(s) without a finish_reason"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn whole_answers_need_their_token_count() {
+        let body = br#"{"choices":[{"message":{"role":"assistant","content":"Yes."},"finish_reason":"stop"}],
+                        "usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}"#;
+        let answer = whole_answer(Api::Chat, body).unwrap();
+        assert_eq!((answer.text.as_slice(), answer.n_tokens), (&b"Yes."[..], 2));
+        let error = whole_answer(Api::Completions, br#"{"choices":[{"text":"x"}]}"#).unwrap_err();
+        assert!(error.contains("no usage.completion_tokens"), "{error}");
+        let error = whole_answer(Api::Completions, br#"{"choices":[]}"#).unwrap_err();
+        assert!(error.contains("no choices"), "{error}");
+    }
+}
