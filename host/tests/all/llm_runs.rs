@@ -75,6 +75,7 @@ fn every_scenario_streams_tokens_from_a_real_llm_server_and_reports_ttft_and_tpo
             "Server",
             &["--set", "server_target_qps=2", "--set", "min_query_count=8"],
         ),
+        // With a simulated meter: tokens per joule.
         (
             "Offline",
             &[
@@ -82,6 +83,8 @@ fn every_scenario_streams_tokens_from_a_real_llm_server_and_reports_ttft_and_tpo
                 "offline_expected_qps=1",
                 "--set",
                 "min_query_count=8",
+                "--power",
+                "sim:50",
             ],
         ),
     ];
@@ -129,12 +132,32 @@ fn every_scenario_streams_tokens_from_a_real_llm_server_and_reports_ttft_and_tpo
                 "{scenario}: no TTFT in the detail log"
             );
         }
+        if scenario == "Offline" {
+            assert_tokens_per_joule(out.path(), &text(&output.stdout), 50.0);
+        }
         let stderr = text(&output.stderr);
         assert!(
             stderr.contains(&format!("endpoint {}: ", server.http())),
             "{scenario}: the plugin's closing count is missing:\n{stderr}"
         );
     }
+}
+
+/// The power result of a token run: tokens per second over the meter's watts, in the Power
+/// Summary and result.json.
+fn assert_tokens_per_joule(out: &Path, stdout: &str, watts: f64) {
+    assert!(stdout.contains("Tokens per joule : "), "{stdout}");
+    let result: serde_json::Value = serde_json::from_str(&read(out, "result.json")).unwrap();
+    let power = &result["power"];
+    assert_eq!(power["performance"]["tokens"], true, "{power}");
+    let metric = &power["sources"][0]["metric"];
+    assert_eq!(metric["efficiency_label"], "Tokens per joule", "{power}");
+    let tokens_per_second = power["performance"]["per_second"].as_f64().unwrap();
+    let per_joule = metric["efficiency"].as_f64().unwrap();
+    assert!(
+        tokens_per_second > 1.0 && (per_joule - tokens_per_second / watts).abs() < 1e-3,
+        "{power}"
+    );
 }
 
 /// The number after `label` and its colon in the summary.
