@@ -1,6 +1,6 @@
 //! A benchmark definition (`configs/benchmarks/NAME.toml`): the model, the data set, the
 //! accuracy metric, the backend's configuration per scenario and the LoadGen settings. Paths
-//! in it are relative to the file.
+//! in it are relative to the file. A definition may extend another (`extends.rs`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -180,10 +180,18 @@ impl Benchmark {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        let raw: RawDefinition = toml::from_str(&text).map_err(|e| DefinitionError::Invalid {
+        let invalid = |message: String| DefinitionError::Invalid {
             path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        // Without `extends`, straight from the text, so that errors keep their line numbers.
+        let raw: RawDefinition = if text.contains("extends") {
+            let table = super::extends::read_merged(path, &text).map_err(invalid)?;
+            RawDefinition::deserialize(toml::Value::Table(table))
+                .map_err(|e| invalid(e.to_string()))?
+        } else {
+            toml::from_str(&text).map_err(|e| invalid(e.to_string()))?
+        };
         raw.resolve(path)
     }
 
@@ -630,7 +638,17 @@ offline_expected_qps = 5000
             names.push(benchmark.name);
         }
         names.sort();
-        assert_eq!(names, ["digits", "fmnist", "minilm", "resnet50", "smollm2"]);
+        assert_eq!(
+            names,
+            [
+                "digits",
+                "fmnist",
+                "minilm",
+                "resnet50",
+                "smollm2",
+                "smollm2-interactive"
+            ]
+        );
     }
 
     #[test]

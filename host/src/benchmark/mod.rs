@@ -3,6 +3,7 @@
 
 pub mod accuracy;
 mod definition;
+mod extends;
 
 pub use definition::{
     Accuracy, Benchmark, DefinitionError, OutputEncoding, PluginSection, PreprocessLimits,

@@ -40,9 +40,13 @@ fn require_prompts() {
 
 /// `mlperf-host run --benchmark smollm2` against `endpoint`, with these arguments.
 fn smollm2(out: &Path, endpoint: &str, args: &[&str]) -> Command {
+    benchmark("smollm2", out, endpoint, args)
+}
+
+fn benchmark(name: &str, out: &Path, endpoint: &str, args: &[&str]) -> Command {
     let mut command = Command::new(EXE);
     command
-        .args(["run", "--benchmark", "smollm2", "--plugin-set"])
+        .args(["run", "--benchmark", name, "--plugin-set"])
         .arg(format!("endpoints=[{endpoint:?}]"))
         .args(args)
         .arg("--out")
@@ -158,6 +162,41 @@ fn assert_tokens_per_joule(out: &Path, stdout: &str, watts: f64) {
         tokens_per_second > 1.0 && (per_joule - tokens_per_second / watts).abs() < 1e-3,
         "{power}"
     );
+}
+
+#[test]
+fn the_interactive_variant_runs_the_server_scenario_under_tighter_token_bounds() {
+    let _serial = one_at_a_time();
+    require_prompts();
+    let server = Server::start(Kind::Llama, "smollm2");
+    let out = TempDir::new();
+    let output = benchmark(
+        "smollm2-interactive",
+        out.path(),
+        &server.http(),
+        &[
+            "--scenario",
+            "Server",
+            "--set",
+            "min_duration_ms=0",
+            "--set",
+            "min_query_count=6",
+        ],
+    )
+    .output()
+    .expect("run mlperf-host");
+    assert!(output.status.success(), "{}", describe(&output));
+    let summary = read(out.path(), "mlperf_log_summary.txt");
+    // smollm2.toml's settings, but the variant's bounds and rate.
+    for line in [
+        "ttft_latency (ns): 500000000",
+        "tpot_latency (ns): 25000000",
+        "target_qps : 1",
+        "performance_sample_count : 256",
+        "TTFT Early Stopping Result:",
+    ] {
+        assert!(summary.contains(line), "{line:?} is not in:\n{summary}");
+    }
 }
 
 /// The number after `label` and its colon in the summary.

@@ -73,7 +73,11 @@ fn the_table_names_a_network_sut_and_its_capabilities() {
     // SAFETY: static NUL-terminated strings.
     let name = unsafe { std::ffi::CStr::from_ptr(api.name) };
     assert!(name.to_str().unwrap().contains("Network SUT"));
-    let wanted = ffi::CAP_ASYNC_COMPLETION | ffi::CAP_CONCURRENT_ISSUE | ffi::CAP_NEEDS_SAMPLE_DATA;
+    // Tokens: with protocol = "openai" it reports first tokens and token counts.
+    let wanted = ffi::CAP_ASYNC_COMPLETION
+        | ffi::CAP_CONCURRENT_ISSUE
+        | ffi::CAP_NEEDS_SAMPLE_DATA
+        | ffi::CAP_TOKENS;
     assert_eq!(api.capabilities, wanted);
 }
 
