@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use super::completion::{Completer, Shared, FAILED_SUT_DRAIN, LOG};
 use super::diagnostics::Diagnostic;
 use super::effective::EffectiveSettings;
-use super::progress::{record_scheduled, ProgressRecorder};
+use super::progress::{record_scheduled, ProgressRecorder, SeriesGoal};
 use super::query_gen::{CountLimit, QueryGenerator};
 use super::rng::{generate_canonical, Mt19937};
 use super::settings::{TestMode, TestScenario};
@@ -302,8 +302,11 @@ pub(crate) fn run_series(
             start_ns,
             sample_base,
             completed_at_start,
-            settings.min_duration_ms,
-            settings.min_query_count,
+            SeriesGoal {
+                min_duration_ms: settings.min_duration_ms,
+                min_queries: settings.min_query_count,
+                expected_queries: expected_query_count(settings),
+            },
         );
     }
     loop {
@@ -679,4 +682,19 @@ pub(super) fn wait_until(ctx: &SeriesContext<'_>, scheduled_ns: i64) {
     while shared.clock.now_ns() < scheduled_ns {
         std::hint::spin_loop();
     }
+}
+
+/// What a progress bar counts towards: the minimum query count, or the minimum duration at
+/// the target rate when that is more (Offline: its one query).
+fn expected_query_count(settings: &EffectiveSettings) -> u64 {
+    if settings.scenario == TestScenario::Offline {
+        return settings.min_query_count;
+    }
+    let by_time = settings.min_duration_ms as f64 / 1e3 * settings.target_qps;
+    let by_time = if by_time.is_finite() && by_time > 0.0 {
+        by_time.ceil().min(u64::MAX as f64) as u64
+    } else {
+        0
+    };
+    settings.min_query_count.max(by_time)
 }

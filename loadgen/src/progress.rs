@@ -37,6 +37,9 @@ pub struct ProgressSnapshot {
     pub elapsed: Duration,
     pub min_duration: Duration,
     pub min_queries: u64,
+    /// The queries the series will likely issue: the larger of the minimum count and the
+    /// minimum duration at the target rate (for a progress bar's denominator).
+    pub expected_queries: u64,
     pub queries_issued: u64,
     pub samples_issued: u64,
     pub samples_completed: u64,
@@ -53,6 +56,7 @@ pub struct ExternalProgress {
     pub elapsed: Duration,
     pub min_duration: Duration,
     pub min_queries: u64,
+    pub expected_queries: u64,
     pub queries_issued: u64,
     pub samples_issued: u64,
     pub samples_completed: u64,
@@ -66,6 +70,7 @@ struct ProgressState {
     now_ns: AtomicI64,
     min_duration_ms: AtomicU64,
     min_queries: AtomicU64,
+    expected_queries: AtomicU64,
     sample_base: AtomicU64,
     queries_issued: AtomicU64,
     samples_issued: AtomicU64,
@@ -121,6 +126,7 @@ impl ProgressHandle {
             elapsed: Duration::from_nanos(elapsed_ns as u64),
             min_duration: Duration::from_millis(s.min_duration_ms.load(Ordering::Relaxed)),
             min_queries: s.min_queries.load(Ordering::Relaxed),
+            expected_queries: s.expected_queries.load(Ordering::Relaxed),
             queries_issued: s.queries_issued.load(Ordering::Relaxed),
             samples_issued: s.samples_issued.load(Ordering::Relaxed),
             samples_completed: completed,
@@ -147,6 +153,8 @@ impl ProgressHandle {
         s.min_duration_ms
             .store(report.min_duration.as_millis() as u64, Ordering::Relaxed);
         s.min_queries.store(report.min_queries, Ordering::Relaxed);
+        s.expected_queries
+            .store(report.expected_queries, Ordering::Relaxed);
         s.queries_issued
             .store(report.queries_issued, Ordering::Relaxed);
         s.samples_issued
@@ -202,6 +210,14 @@ impl ProgressHandle {
     }
 }
 
+/// When a performance series may end, as the progress shows it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SeriesGoal {
+    pub(crate) min_duration_ms: u64,
+    pub(crate) min_queries: u64,
+    pub(crate) expected_queries: u64,
+}
+
 /// The engine's side of a handle.
 pub(crate) struct ProgressRecorder {
     state: Arc<ProgressState>,
@@ -225,8 +241,7 @@ impl ProgressRecorder {
         start_ns: i64,
         sample_base: u64,
         completed_at_start: u64,
-        min_duration_ms: u64,
-        min_queries: u64,
+        goal: SeriesGoal,
     ) {
         let s = &self.state;
         s.accuracy.store(accuracy, Ordering::Relaxed);
@@ -234,8 +249,11 @@ impl ProgressRecorder {
         s.sample_base.store(sample_base, Ordering::Relaxed);
         s.completed_at_start
             .store(completed_at_start, Ordering::Relaxed);
-        s.min_duration_ms.store(min_duration_ms, Ordering::Relaxed);
-        s.min_queries.store(min_queries, Ordering::Relaxed);
+        s.min_duration_ms
+            .store(goal.min_duration_ms, Ordering::Relaxed);
+        s.min_queries.store(goal.min_queries, Ordering::Relaxed);
+        s.expected_queries
+            .store(goal.expected_queries, Ordering::Relaxed);
         s.queries_issued.store(0, Ordering::Relaxed);
         s.samples_issued.store(0, Ordering::Relaxed);
         s.running.store(true, Ordering::Release);

@@ -224,11 +224,13 @@ impl LiveBar {
     }
 }
 
+/// The message takes what is left of the terminal's width and is cut there (`wide_msg`), so
+/// the bar stays on one line.
 fn style(phase: Phase) -> ProgressStyle {
     let template = match phase {
-        Phase::Accuracy => "{spinner} accuracy {msg}",
-        Phase::Performance => "{spinner} performance [{bar:20}] {percent:>3}% {msg}",
-        Phase::Draining => "{spinner} draining [{bar:20}] {percent:>3}% {msg}",
+        Phase::Accuracy => "{spinner} accuracy {wide_msg}",
+        Phase::Performance => "{spinner} performance [{bar:20}] {percent:>3}% {wide_msg}",
+        Phase::Draining => "{spinner} draining [{bar:20}] {percent:>3}% {wide_msg}",
     };
     ProgressStyle::with_template(template)
         .unwrap_or_else(|_| ProgressStyle::default_bar())
@@ -259,7 +261,26 @@ fn position(phase: Phase, progress: &ProgressSnapshot) -> u64 {
     (done.clamp(0.0, 1.0) * BAR_LEN as f64) as u64
 }
 
-/// `1.2s/10m00s, issued 12/1,024 queries, 12 samples done, 9.8 samples/s, p99 1.06ms`.
+/// How long until a performance series has both its minimum duration and its minimum query
+/// count, at the rate it has issued so far; None before it has issued anything.
+fn eta(progress: &ProgressSnapshot) -> Option<Duration> {
+    let by_time = progress.min_duration.saturating_sub(progress.elapsed);
+    let left = progress.min_queries.saturating_sub(progress.queries_issued);
+    if left == 0 {
+        return Some(by_time);
+    }
+    let elapsed = progress.elapsed.as_secs_f64();
+    if progress.queries_issued == 0 || elapsed <= 0.0 {
+        return None;
+    }
+    let rate = progress.queries_issued as f64 / elapsed;
+    let by_queries = Duration::try_from_secs_f64(left as f64 / rate).ok()?;
+    Some(by_time.max(by_queries))
+}
+
+/// `1.2s/10m00s, issued 12/1,024 queries, ETA 9m59s, 12 samples done, 9.8 samples/s, p99
+/// 1.06ms`. The queries' denominator is what the series will likely issue: the minimum count,
+/// or the minimum duration at the target rate when that is more.
 fn message(phase: Phase, progress: &ProgressSnapshot) -> String {
     let elapsed = clock(progress.elapsed);
     let issued = HumanCount(progress.queries_issued);
@@ -267,9 +288,10 @@ fn message(phase: Phase, progress: &ProgressSnapshot) -> String {
     let counts = match phase {
         Phase::Accuracy => format!("{elapsed}, issued {issued} queries, {done} samples done"),
         Phase::Performance => format!(
-            "{elapsed}/{}, issued {issued}/{} queries, {done} samples done",
+            "{elapsed}/{}, issued {issued}/{} queries, ETA {}, {done} samples done",
             clock(progress.min_duration),
-            HumanCount(progress.min_queries)
+            HumanCount(progress.min_queries.max(progress.expected_queries)),
+            eta(progress).map_or_else(|| "-".to_string(), clock)
         ),
         Phase::Draining => format!(
             "{elapsed}, {done}/{} samples done",
@@ -335,6 +357,7 @@ mod tests {
             elapsed: Duration::from_millis(elapsed_ms),
             min_duration: Duration::from_secs(10),
             min_queries: 100,
+            expected_queries: 50,
             queries_issued: issued,
             samples_issued: issued,
             samples_completed: issued,
@@ -367,7 +390,17 @@ mod tests {
     fn message_reads() {
         assert_eq!(
             message(Phase::Performance, &snapshot(65_000, 1500)),
-            "1m05s/10.0s, issued 1,500/100 queries, 1,500 samples done, 1,234 samples/s, p99 1.06ms"
+            "1m05s/10.0s, issued 1,500/100 queries, ETA 0.0s, 1,500 samples done, 1,234 samples/s, \
+             p99 1.06ms"
+        );
+        // The denominator is the larger of the minimum and the expected count: a fast Server
+        // run at 1,000 qps for 10 s issues 10,000 queries, not the minimum 100.
+        let mut server = snapshot(2_000, 2_000);
+        server.expected_queries = 10_000;
+        assert_eq!(
+            message(Phase::Performance, &server),
+            "2.0s/10.0s, issued 2,000/10,000 queries, ETA 8.0s, 2,000 samples done, 1,234 \
+             samples/s, p99 1.06ms"
         );
         let mut accuracy = snapshot(1_300, 3);
         accuracy.throughput = 2.44;
@@ -381,6 +414,16 @@ mod tests {
             message(Phase::Draining, &accuracy),
             "1.3s, 3/8 samples done, 2.4 samples/s, p99 -"
         );
+    }
+
+    #[test]
+    fn the_eta_waits_for_both_minimums_at_the_rate_so_far() {
+        // 10 of 100 queries in 5 s (of a 10 s minimum): 45 s more at 2 queries/s.
+        let slow = snapshot(5_000, 10);
+        assert_eq!(eta(&slow), Some(Duration::from_secs(45)));
+        // The count is reached: the duration is what is left.
+        assert_eq!(eta(&snapshot(4_000, 500)), Some(Duration::from_secs(6)));
+        assert_eq!(eta(&snapshot(0, 0)), None);
     }
 
     #[test]

@@ -164,6 +164,8 @@ fn report_progress(
         elapsed: started.elapsed(),
         min_duration: limits.min_duration,
         min_queries: limits.min_queries,
+        // The official library's schedule is not visible from here.
+        expected_queries: limits.min_queries,
         queries_issued: sink.queries.load(Ordering::Relaxed),
         samples_issued: sink.issued.load(Ordering::Relaxed),
         samples_completed: sink.completed.load(Ordering::Relaxed),
