@@ -154,6 +154,15 @@ pub enum PromptFormat {
     TokenIds,
 }
 
+impl PromptFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            PromptFormat::Text => "text",
+            PromptFormat::TokenIds => "token_ids",
+        }
+    }
+}
+
 /// How each request picks its endpoint.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]

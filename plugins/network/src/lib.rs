@@ -12,6 +12,7 @@ mod config;
 mod dispatch;
 mod health;
 mod model;
+mod openai_sut;
 mod protocol;
 mod tensor;
 
@@ -23,14 +24,12 @@ pub mod kserve {
 use mlperf_plugin_api::ffi::{
     CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_NEEDS_SAMPLE_DATA, CAP_TOKENS,
 };
-use mlperf_plugin_api::sdk::{Completer, DType, Host, Level, PluginError, Sample, SutPlugin};
-use tokio::runtime::Runtime;
+use mlperf_plugin_api::sdk::{Completer, Host, Level, PluginError, Sample, SutPlugin};
 
 pub use config::{Api, Balance, Config, PromptFormat, Protocol};
 
 use dispatch::{Dispatcher, Job, Node, Settings, Work};
 use model::Io;
-use protocol::openai::Generate;
 use protocol::Client;
 
 /// The SUT name: the network division asks for "Network SUT" in it.
@@ -67,7 +66,7 @@ impl SutPlugin for NetworkPlugin {
             nodes.push(Node::new(endpoint.clone(), client));
         }
         if config.protocol == Protocol::OpenAi {
-            return create_openai(config, runtime, nodes, host);
+            return openai_sut::create(config, runtime, nodes, host);
         }
         if host.run().is_some_and(|run| run.token_latencies) {
             return Err(config::invalid(
@@ -124,7 +123,7 @@ impl SutPlugin for NetworkPlugin {
         let (io, max_batch) = match &self.mode {
             Mode::Kserve { io, max_batch } => (io, *max_batch),
             Mode::OpenAi { prompt } => {
-                check_prompts(samples, *prompt)?;
+                openai_sut::check_prompts(samples, *prompt)?;
                 for sample in samples {
                     let work = Work::new(std::slice::from_ref(sample), Vec::new());
                     self.dispatcher.send(work);
@@ -153,124 +152,13 @@ impl SutPlugin for NetworkPlugin {
     }
 }
 
-/// The OpenAI path of `create`: the model listed by every endpoint, then the dispatcher.
-fn create_openai(
-    config: Config,
-    runtime: Runtime,
-    nodes: Vec<Node>,
-    host: &Host,
-) -> Result<NetworkPlugin, PluginError> {
-    runtime
-        .block_on(health::check_openai_nodes(&config, &nodes))
-        .map_err(|e| PluginError::device(format!("network plugin: {e}")))?;
-    let generate = Generate {
-        api: config.api,
-        model: config.model_name().to_owned(),
-        max_tokens: config.max_tokens,
-        temperature: config.temperature,
-        seed: config.seed,
-        stream: config.stream,
-    };
-    host.logger().log(
-        Level::Info,
-        &format!(
-            "network plugin: model {:?} on {} over {} {}; {} balancing, {} request(s) in flight \
-             per endpoint, max_tokens {}, temperature {}, seed {}, prompts as {}, timeout {} ms",
-            config.model_name(),
-            config.endpoints.join(", "),
-            protocol_name(&config),
-            config.api.path(),
-            config.balance,
-            config.concurrency,
-            config.max_tokens,
-            config.temperature,
-            config.seed.map_or("none".to_owned(), |s| s.to_string()),
-            prompt_name(config.prompt),
-            config.timeout_ms,
-        ),
-    );
-    let attributes = openai_attributes(&config);
-    let settings = Settings {
-        job: Job::Generate {
-            settings: generate,
-            prompt: config.prompt,
-        },
-        timeout: config.timeout(),
-        balance: config.balance,
-        concurrency: config.concurrency,
-    };
-    let dispatcher = Dispatcher::start(runtime, nodes, settings, host.completer(), host.logger());
-    Ok(NetworkPlugin {
-        mode: Mode::OpenAi {
-            prompt: config.prompt,
-        },
-        dispatcher,
-        attributes,
-    })
-}
-
-/// An OpenAI query's samples hold prompts: bytes of text, or int32 token ids.
-fn check_prompts(samples: &[Sample<'_>], format: PromptFormat) -> Result<(), PluginError> {
-    let fits = |dtype: DType| match format {
-        PromptFormat::Text => matches!(dtype, DType::U8 | DType::I8 | DType::Bytes),
-        PromptFormat::TokenIds => dtype == DType::I32,
-    };
-    match samples.iter().find(|s| !fits(s.dtype())) {
-        None => Ok(()),
-        Some(sample) => Err(PluginError::invalid_argument(format!(
-            "network plugin: sample {} is {:?}, but prompt = \"{}\" takes {}",
-            sample.index(),
-            sample.dtype(),
-            prompt_name(format),
-            match format {
-                PromptFormat::Text => "uint8 UTF-8 text",
-                PromptFormat::TokenIds => "int32 token ids",
-            }
-        ))),
-    }
-}
-
-fn prompt_name(format: PromptFormat) -> &'static str {
-    match format {
-        PromptFormat::Text => "text",
-        PromptFormat::TokenIds => "token_ids",
-    }
-}
-
-fn protocol_name(config: &Config) -> &'static str {
+pub(crate) fn protocol_name(config: &Config) -> &'static str {
     match (config.protocol, config.binary) {
         (Protocol::OpenAi, _) => "OpenAI API",
         (Protocol::Grpc, _) => "KServe v2 gRPC",
         (Protocol::Http, false) => "KServe v2 HTTP/REST (JSON)",
         (Protocol::Http, true) => "KServe v2 HTTP/REST (binary tensors)",
     }
-}
-
-fn openai_attributes(config: &Config) -> Vec<(String, String)> {
-    [
-        ("vendor", "OpenAI-compatible LLM server".to_owned()),
-        (
-            "network_protocol",
-            format!("OpenAI API {}", config.api.path()),
-        ),
-        ("network_nodes", config.endpoints.join(",")),
-        ("model", config.model_name().to_owned()),
-        ("stream", config.stream.to_string()),
-        ("max_tokens", config.max_tokens.to_string()),
-        ("temperature", config.temperature.to_string()),
-        (
-            "seed",
-            config.seed.map_or("none".to_owned(), |s| s.to_string()),
-        ),
-        ("prompt", prompt_name(config.prompt).to_owned()),
-        ("balance", config.balance.to_string()),
-        ("concurrency", config.concurrency.to_string()),
-        ("timeout_ms", config.timeout_ms.to_string()),
-        ("plugin", format!("network {}", env!("CARGO_PKG_VERSION"))),
-    ]
-    .into_iter()
-    .map(|(key, value)| (key.to_owned(), value))
-    .collect()
 }
 
 fn attributes(config: &Config, checked: &health::Checked) -> Vec<(String, String)> {

@@ -233,7 +233,7 @@ fn is_event_stream(headers: &http::HeaderMap) -> bool {
 fn request_body(settings: &Generate, prompt: &Prompt) -> Vec<u8> {
     let prompt_value = match prompt {
         Prompt::Text(text) => Value::from(text.as_str()),
-        Prompt::TokenIds(ids) => Value::from(ids.clone()),
+        Prompt::TokenIds(ids) => json!(ids),
     };
     let mut body = json!({
         "model": settings.model,

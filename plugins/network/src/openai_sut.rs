@@ -1,0 +1,118 @@
+//! The OpenAI side of the plugin: `create` once the endpoints are made (each must list the
+//! model), the prompts a query's samples must hold, and the run's attributes.
+
+use mlperf_plugin_api::sdk::{DType, Host, Level, PluginError, Sample};
+use tokio::runtime::Runtime;
+
+use crate::config::{Config, PromptFormat};
+use crate::dispatch::{Dispatcher, Job, Node, Settings};
+use crate::protocol::openai::Generate;
+use crate::{health, protocol_name, Mode, NetworkPlugin};
+
+/// The OpenAI path of `create`: the model listed by every endpoint, then the dispatcher.
+pub(crate) fn create(
+    config: Config,
+    runtime: Runtime,
+    nodes: Vec<Node>,
+    host: &Host,
+) -> Result<NetworkPlugin, PluginError> {
+    runtime
+        .block_on(health::check_openai_nodes(&config, &nodes))
+        .map_err(|e| PluginError::device(format!("network plugin: {e}")))?;
+    let generate = Generate {
+        api: config.api,
+        model: config.model_name().to_owned(),
+        max_tokens: config.max_tokens,
+        temperature: config.temperature,
+        seed: config.seed,
+        stream: config.stream,
+    };
+    host.logger().log(
+        Level::Info,
+        &format!(
+            "network plugin: model {:?} on {} over {} {}; {} balancing, {} request(s) in flight \
+             per endpoint, max_tokens {}, temperature {}, seed {}, prompts as {}, timeout {} ms",
+            config.model_name(),
+            config.endpoints.join(", "),
+            protocol_name(&config),
+            config.api.path(),
+            config.balance,
+            config.concurrency,
+            config.max_tokens,
+            config.temperature,
+            seed_text(config.seed),
+            config.prompt.name(),
+            config.timeout_ms,
+        ),
+    );
+    let attributes = attributes(&config);
+    let settings = Settings {
+        job: Job::Generate {
+            settings: generate,
+            prompt: config.prompt,
+        },
+        timeout: config.timeout(),
+        balance: config.balance,
+        concurrency: config.concurrency,
+    };
+    let dispatcher = Dispatcher::start(runtime, nodes, settings, host.completer(), host.logger());
+    Ok(NetworkPlugin {
+        mode: Mode::OpenAi {
+            prompt: config.prompt,
+        },
+        dispatcher,
+        attributes,
+    })
+}
+
+/// An OpenAI query's samples hold prompts: bytes of text, or int32 token ids.
+pub(crate) fn check_prompts(
+    samples: &[Sample<'_>],
+    format: PromptFormat,
+) -> Result<(), PluginError> {
+    let fits = |dtype: DType| match format {
+        PromptFormat::Text => matches!(dtype, DType::U8 | DType::I8 | DType::Bytes),
+        PromptFormat::TokenIds => dtype == DType::I32,
+    };
+    match samples.iter().find(|s| !fits(s.dtype())) {
+        None => Ok(()),
+        Some(sample) => Err(PluginError::invalid_argument(format!(
+            "network plugin: sample {} is {:?}, but prompt = \"{}\" takes {}",
+            sample.index(),
+            sample.dtype(),
+            format.name(),
+            match format {
+                PromptFormat::Text => "uint8 UTF-8 text",
+                PromptFormat::TokenIds => "int32 token ids",
+            }
+        ))),
+    }
+}
+
+fn attributes(config: &Config) -> Vec<(String, String)> {
+    [
+        ("vendor", "OpenAI-compatible LLM server".to_owned()),
+        (
+            "network_protocol",
+            format!("OpenAI API {}", config.api.path()),
+        ),
+        ("network_nodes", config.endpoints.join(",")),
+        ("model", config.model_name().to_owned()),
+        ("stream", config.stream.to_string()),
+        ("max_tokens", config.max_tokens.to_string()),
+        ("temperature", config.temperature.to_string()),
+        ("seed", seed_text(config.seed)),
+        ("prompt", config.prompt.name().to_owned()),
+        ("balance", config.balance.to_string()),
+        ("concurrency", config.concurrency.to_string()),
+        ("timeout_ms", config.timeout_ms.to_string()),
+        ("plugin", format!("network {}", env!("CARGO_PKG_VERSION"))),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_owned(), value))
+    .collect()
+}
+
+fn seed_text(seed: Option<i64>) -> String {
+    seed.map_or_else(|| "none".to_owned(), |s| s.to_string())
+}
