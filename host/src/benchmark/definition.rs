@@ -33,6 +33,9 @@ pub struct Benchmark {
     /// `[dataset] input_names`: each sample stacks these named inputs along its first axis.
     pub input_names: Vec<String>,
     pub performance_sample_count: Option<usize>,
+    /// `[dataset] tokenizer`: an LLM's tokenizer.json. The plugin gets it as `tokenizer` and
+    /// answers with token ids; the ROUGE scorer decodes them with it.
+    pub tokenizer: Option<PathBuf>,
     /// The WebAssembly module that preprocesses the inputs, if any.
     pub preprocess: Option<PreprocessSection>,
     pub accuracy: Accuracy,
@@ -128,8 +131,13 @@ pub enum Accuracy {
     },
     /// ROUGE-1/2/L of generated text against committed reference answers (a JSON file with
     /// `samples[i].output` and `.output_tokens`): each at least `threshold` of the references'
-    /// own, and the tokens per sample within 10 % of theirs.
-    Rouge { references: PathBuf, threshold: f64 },
+    /// own, and the tokens per sample within 10 % of theirs. With a tokenizer the responses
+    /// are int32 token ids, decoded with it; without, UTF-8 text.
+    Rouge {
+        references: PathBuf,
+        threshold: f64,
+        tokenizer: Option<PathBuf>,
+    },
     /// No metric (e.g. random weights); `why` says so.
     Unavailable { why: String },
 }
@@ -210,6 +218,12 @@ impl Benchmark {
                 toml::Value::String(model.display().to_string()),
             );
         }
+        if let Some(tokenizer) = &self.tokenizer {
+            config.insert(
+                "tokenizer".into(),
+                toml::Value::String(tokenizer.display().to_string()),
+            );
+        }
         config
     }
 
@@ -227,6 +241,7 @@ impl Benchmark {
     pub fn missing_files(&self) -> Vec<&Path> {
         let mut files = vec![self.inputs.as_path()];
         files.extend(self.model.as_deref());
+        files.extend(self.tokenizer.as_deref());
         match &self.accuracy {
             Accuracy::Top1 {
                 labels, reference, ..
@@ -300,6 +315,7 @@ struct RawDataset {
     #[serde(default)]
     input_names: Vec<String>,
     performance_sample_count: Option<usize>,
+    tokenizer: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -417,6 +433,7 @@ impl RawDefinition {
                     .references
                     .ok_or_else(|| invalid("[accuracy] metric rouge needs `references`".into()))?),
                 threshold: self.accuracy.threshold.unwrap_or(0.99),
+                tokenizer: self.dataset.tokenizer.as_deref().map(at),
             },
             "none" => Accuracy::Unavailable {
                 why: self
@@ -439,6 +456,7 @@ impl RawDefinition {
             inputs: at(&self.dataset.inputs),
             input_names: self.dataset.input_names,
             performance_sample_count: self.dataset.performance_sample_count,
+            tokenizer: self.dataset.tokenizer.as_deref().map(at),
             preprocess: self.preprocess.map(|p| PreprocessSection {
                 module: at(&p.module),
                 timed: p.timed,
@@ -575,6 +593,39 @@ offline_expected_qps = 5000
             } => {
                 assert_eq!(threshold, 0.99);
                 assert_eq!(output, OutputEncoding::Int64);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_tokenizer_resolves_beside_the_file_for_the_plugin_and_the_rouge_scorer() {
+        let text = FULL
+            .replace(
+                "inputs = \"../data/inputs.npy\"",
+                "inputs = \"../data/inputs.npy\"\ntokenizer = \"../data/tokenizer.json\"",
+            )
+            .replace(
+                "metric = \"top1\"\nlabels = \"../data/labels.npy\"",
+                "metric = \"rouge\"\nreferences = \"llm/references.json\"",
+            );
+        let benchmark = parse(&text).unwrap();
+        let tokenizer = Path::new("/defs/../data/tokenizer.json");
+        assert_eq!(benchmark.tokenizer.as_deref(), Some(tokenizer));
+        let config = benchmark.plugin_config(TestScenario::Offline);
+        assert_eq!(
+            config["tokenizer"].as_str(),
+            Some("/defs/../data/tokenizer.json")
+        );
+        assert!(benchmark.missing_files().contains(&tokenizer));
+        match benchmark.accuracy {
+            Accuracy::Rouge {
+                references,
+                tokenizer: scorer,
+                ..
+            } => {
+                assert_eq!(references, Path::new("/defs/llm/references.json"));
+                assert_eq!(scorer.as_deref(), Some(tokenizer));
             }
             other => panic!("{other:?}"),
         }

@@ -1,8 +1,8 @@
 //! The smollm2 benchmark: the network plugin's `protocol = "openai"` against a real LLM server,
 //! llama.cpp's OpenAI-compatible server (llama-cpp-python) serving SmolLM2-135M-Instruct, started
 //! here on 127.0.0.1. Every scenario streams tokens and reports TTFT/TPOT; the accuracy run
-//! scores ROUGE against the committed references; a server killed mid-run ends the run INVALID
-//! naming the endpoint. Streams a real server would not send (a stall, a malformed event, a
+//! logs the server's token ids and scores ROUGE against the committed references; TEST06
+//! passes; a server killed mid-run ends the run INVALID naming the endpoint. Streams a real server would not send (a stall, a malformed event, a
 //! stream cut short, a model it does not list) come from a deliberately broken server written
 //! here, as the faulty plugin is for plugins.
 //!
@@ -30,12 +30,14 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn require_prompts() {
-    let prompts = repo().join("data/smollm2/prompts.npy");
-    assert!(
-        prompts.is_file(),
-        "{} is missing: run `bash scripts/benchmarks/prepare.sh smollm2` (scripts/test.sh does)",
-        prompts.display()
-    );
+    for file in ["prompts.npy", "tokenizer.json"] {
+        let path = repo().join("data/smollm2").join(file);
+        assert!(
+            path.is_file(),
+            "{} is missing: run `bash scripts/benchmarks/prepare.sh smollm2` (scripts/test.sh does)",
+            path.display()
+        );
+    }
 }
 
 /// `mlperf-host run --benchmark smollm2` against `endpoint`, with these arguments.
@@ -230,12 +232,119 @@ fn an_accuracy_run_scores_rouge_at_the_committed_references() {
         .unwrap_or_else(|| panic!("no rouge1 in:\n{accuracy}"));
     assert!(rouge1 >= 99.0, "{accuracy}");
     assert!(accuracy.contains(": PASS"), "{accuracy}");
-    // The logged answers are the generated text.
-    let records = support::accuracy_records(out.path());
+    // The logged answers are int32 token ids (the benchmark's tokenizer): each sample's the
+    // server's own greedy answer, token for token, its token count their number.
+    let references = references();
+    let log = read(out.path(), "mlperf_log_accuracy.json");
+    let records: Vec<serde_json::Value> = serde_json::from_str(&log).unwrap();
     assert_eq!(records.len(), 256);
-    assert!(records
+    for record in &records {
+        let index = record["qsl_idx"].as_u64().unwrap() as usize;
+        let ids = int32s(record["data"].as_str().unwrap());
+        assert_eq!(ids, references[index].output_ids, "sample {index}");
+        assert_eq!(record["token_count"].as_u64(), Some(ids.len() as u64));
+    }
+}
+
+/// A committed reference answer (configs/benchmarks/smollm2/references.json).
+struct Reference {
+    prompt: String,
+    prompt_ids: Vec<i32>,
+    output: String,
+    output_ids: Vec<i32>,
+}
+
+fn references() -> Vec<Reference> {
+    let path = repo().join("configs/benchmarks/smollm2/references.json");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let ids = |value: &serde_json::Value| -> Vec<i32> {
+        let ids = value.as_array().unwrap().iter();
+        ids.map(|id| id.as_i64().unwrap() as i32).collect()
+    };
+    json["samples"]
+        .as_array()
+        .unwrap()
         .iter()
-        .all(|(_, bytes)| std::str::from_utf8(bytes).is_ok()));
+        .map(|sample| Reference {
+            prompt: sample["prompt"].as_str().unwrap().to_owned(),
+            prompt_ids: ids(&sample["prompt_ids"]),
+            output: sample["output"].as_str().unwrap().to_owned(),
+            output_ids: ids(&sample["output_ids"]),
+        })
+        .collect()
+}
+
+/// Little-endian int32s from an accuracy log's hex.
+fn int32s(hex: &str) -> Vec<i32> {
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    assert_eq!(bytes.len() % 4, 0, "{hex}");
+    bytes
+        .chunks_exact(4)
+        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// The tokenizer.json prepare rebuilds from the model's GGUF gives, in Rust, the ids llama.cpp
+/// gave every committed prompt and answer, and decodes the answers back to their text.
+#[test]
+fn the_rebuilt_tokenizer_gives_llama_cpps_token_ids_for_every_committed_text() {
+    require_prompts();
+    let path = repo().join("data/smollm2/tokenizer.json");
+    let tokenizer = mlperf_tokenizer::Tokenizer::from_file(&path).unwrap();
+    let as_i32 = |ids: Vec<u32>| ids.into_iter().map(|id| id as i32).collect::<Vec<_>>();
+    let references = references();
+    assert_eq!(references.len(), 256);
+    for (i, sample) in references.iter().enumerate() {
+        let prompt = as_i32(tokenizer.encode(&sample.prompt).unwrap());
+        assert_eq!(prompt, sample.prompt_ids, "prompt {i}: {:?}", sample.prompt);
+        let output = as_i32(tokenizer.encode(&sample.output).unwrap());
+        assert_eq!(output, sample.output_ids, "answer {i}: {:?}", sample.output);
+        let ids: Vec<u32> = sample.output_ids.iter().map(|&id| id as u32).collect();
+        assert_eq!(tokenizer.decode(&ids).unwrap(), sample.output, "answer {i}");
+    }
+    // The end-of-turn token TEST06's EOS check counts is the GGUF's EOS, 2.
+    assert_eq!(tokenizer.token_id("<|im_end|>"), Some(2));
+}
+
+/// TEST06 on a real LLM server: the first token reported matches the logged answer's start,
+/// no doubled EOS, each token count the answer's length.
+#[test]
+fn test06_passes_on_the_servers_streamed_token_ids() {
+    let _serial = one_at_a_time();
+    require_prompts();
+    let server = Server::start(Kind::Llama, "smollm2");
+    let out = TempDir::new();
+    let output = Command::new(EXE)
+        .args(["audit", "--test", "TEST06", "--benchmark", "smollm2"])
+        .args(["--scenario", "SingleStream", "--plugin-set"])
+        .arg(format!("endpoints=[{:?}]", server.http()))
+        // Short answers: the 100 queries TEST06's audit.config asks for in about 20 s.
+        .args(["--plugin-set", "max_tokens=8", "--out"])
+        .arg(out.path())
+        .current_dir(repo())
+        .output()
+        .expect("run mlperf-host audit");
+    assert!(output.status.success(), "{}", describe(&output));
+    assert_eq!(
+        read(out.path(), "verify_accuracy.txt"),
+        "First token check pass: True\nEOS check pass: True\nSample length check pass: True\n\
+         TEST06 verification complete\n"
+    );
+    let log = read(&out.path().join("accuracy"), "mlperf_log_accuracy.json");
+    let records: Vec<serde_json::Value> = serde_json::from_str(&log).unwrap();
+    assert!(records.len() >= 90, "{} records", records.len());
+    for record in &records {
+        let ids = int32s(record["data"].as_str().unwrap());
+        let first = int32s(record["token_data"].as_str().unwrap());
+        assert!(
+            (1..=8).contains(&ids.len()) && !first.is_empty() && ids.starts_with(&first),
+            "{record}"
+        );
+    }
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! names the key and the value at fault.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use mlperf_plugin_api::sdk::PluginError;
@@ -65,6 +66,10 @@ pub struct Config {
     pub stream: bool,
     /// OpenAI: the longest wait for a stream's next event; a longer silence fails the run.
     pub stream_timeout_ms: u64,
+    /// OpenAI: the model's tokenizer.json. With it each answer (and its first token) is
+    /// completed as the int32 token ids of its text, as MLPerf's LLM accuracy logs hold them,
+    /// and its token count is theirs; without it, as UTF-8 text.
+    pub tokenizer: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -93,6 +98,7 @@ impl Default for Config {
             seed: None,
             stream: true,
             stream_timeout_ms: 10_000,
+            tokenizer: None,
         }
     }
 }
@@ -259,6 +265,11 @@ impl Config {
         }
         if self.protocol == Protocol::OpenAi {
             self.check_openai()?;
+        } else if let Some(tokenizer) = &self.tokenizer {
+            return Err(invalid(format!(
+                "tokenizer = {:?} is for protocol \"openai\" (KServe answers are tensors)",
+                tokenizer.display().to_string()
+            )));
         }
         Ok(())
     }
@@ -401,5 +412,12 @@ mod tests {
         assert!(text.contains("max_tokens = 0"), "{text}");
         let text = error(&format!("{base}api = \"embeddings\""));
         assert!(text.contains("line 4"), "{text}");
+        let config = Config::parse(&format!("{base}tokenizer = \"t/tokenizer.json\"")).unwrap();
+        assert_eq!(config.tokenizer, Some(PathBuf::from("t/tokenizer.json")));
+        let text = error("endpoints = [\"a:1\"]\nmodel = \"m\"\ntokenizer = \"t.json\"");
+        assert!(
+            text.contains("tokenizer = \"t.json\" is for protocol \"openai\""),
+            "{text}"
+        );
     }
 }

@@ -19,6 +19,7 @@ use tokio::sync::{mpsc, watch};
 use crate::config::{Balance, PromptFormat};
 use crate::protocol::openai::{Generate, Generated, Prompt};
 use crate::protocol::{Client, Infer, Target};
+use mlperf_tokenizer::Tokenizer;
 
 /// One server.
 pub struct Node {
@@ -96,6 +97,13 @@ pub struct Dispatcher {
     shared: Arc<Shared>,
 }
 
+/// Token ids as the accuracy log holds them: int32, little-endian.
+fn token_bytes(ids: &[u32]) -> Vec<u8> {
+    ids.iter()
+        .flat_map(|&id| (id as i32).to_le_bytes())
+        .collect()
+}
+
 /// What each request does.
 pub enum Job {
     /// KServe: one inference over the request's samples; each gets its row of the output.
@@ -104,6 +112,9 @@ pub enum Job {
     Generate {
         settings: Generate,
         prompt: PromptFormat,
+        /// Answers completed as token ids of their text, rather than the text (boxed: the
+        /// tokenizer is large and other jobs do not carry one).
+        tokenizer: Option<Box<Tokenizer>>,
     },
 }
 
@@ -296,8 +307,16 @@ impl Shared {
                             n_tokens: None,
                         })
                 }
-                (Job::Generate { settings, prompt }, Client::OpenAi(client)) => {
-                    self.generate(client, settings, *prompt, work).await
+                (
+                    Job::Generate {
+                        settings,
+                        prompt,
+                        tokenizer,
+                    },
+                    Client::OpenAi(client),
+                ) => {
+                    self.generate(client, settings, *prompt, tokenizer.as_deref(), work)
+                        .await
                 }
                 (Job::Generate { .. }, _) => Err("not an OpenAI endpoint".to_string()),
             }
@@ -317,6 +336,7 @@ impl Shared {
         client: &crate::protocol::openai::OpenAiClient,
         settings: &Generate,
         format: PromptFormat,
+        tokenizer: Option<&Tokenizer>,
         work: &Work,
     ) -> Result<Answer, String> {
         let [sample] = work.samples.as_slice() else {
@@ -329,13 +349,33 @@ impl Shared {
         let bytes = unsafe { std::slice::from_raw_parts(sample.data, sample.length) };
         let prompt = read_prompt(format, bytes)?;
         let id = sample.id;
-        let mut first_token =
-            |token: &[u8]| self.completer.first_token(&[Response::new(id, token)]);
-        let Generated { text, n_tokens } =
-            client.generate(settings, &prompt, &mut first_token).await?;
+        let Some(tokenizer) = tokenizer else {
+            let mut first_token =
+                |token: &[u8]| self.completer.first_token(&[Response::new(id, token)]);
+            let Generated { text, n_tokens } =
+                client.generate(settings, &prompt, &mut first_token).await?;
+            return Ok(Answer {
+                output: text,
+                n_tokens: Some(n_tokens),
+            });
+        };
+        // The first token's ids are its text's; a text that fails to encode (cut inside a
+        // character) is reported as the answer's failure below, so it is skipped here.
+        let mut first_token = |token: &[u8]| {
+            let ids = std::str::from_utf8(token)
+                .ok()
+                .and_then(|text| tokenizer.encode(text).ok())
+                .unwrap_or_default();
+            self.completer
+                .first_token(&[Response::new(id, &token_bytes(&ids))]);
+        };
+        let Generated { text, .. } = client.generate(settings, &prompt, &mut first_token).await?;
+        let text = std::str::from_utf8(&text)
+            .map_err(|e| format!("the answer is not UTF-8 text ({e}), so it has no token ids"))?;
+        let ids = tokenizer.encode(text).map_err(|e| e.to_string())?;
         Ok(Answer {
-            output: text,
-            n_tokens: Some(n_tokens),
+            output: token_bytes(&ids),
+            n_tokens: Some(ids.len() as i64),
         })
     }
 

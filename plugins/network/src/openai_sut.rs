@@ -4,7 +4,9 @@
 use mlperf_plugin_api::sdk::{DType, Host, Level, PluginError, Sample};
 use tokio::runtime::Runtime;
 
-use crate::config::{Config, PromptFormat};
+use mlperf_tokenizer::Tokenizer;
+
+use crate::config::{invalid, Config, PromptFormat};
 use crate::dispatch::{Dispatcher, Job, Node, Settings};
 use crate::protocol::openai::Generate;
 use crate::{health, protocol_name, Mode, NetworkPlugin};
@@ -16,6 +18,14 @@ pub(crate) fn create(
     nodes: Vec<Node>,
     host: &Host,
 ) -> Result<NetworkPlugin, PluginError> {
+    // Read before any endpoint is asked: a bad file is a configuration error.
+    let tokenizer = config
+        .tokenizer
+        .as_deref()
+        .map(Tokenizer::from_file)
+        .transpose()
+        .map(|tokenizer| tokenizer.map(Box::new))
+        .map_err(|e| invalid(format!("tokenizer: {e}")))?;
     runtime
         .block_on(health::check_openai_nodes(&config, &nodes))
         .map_err(|e| PluginError::device(format!("network plugin: {e}")))?;
@@ -31,7 +41,8 @@ pub(crate) fn create(
         Level::Info,
         &format!(
             "network plugin: model {:?} on {} over {} {}; {} balancing, {} request(s) in flight \
-             per endpoint, max_tokens {}, temperature {}, seed {}, prompts as {}, timeout {} ms",
+             per endpoint, max_tokens {}, temperature {}, seed {}, prompts as {}, answers as {}, \
+             timeout {} ms",
             config.model_name(),
             config.endpoints.join(", "),
             protocol_name(&config),
@@ -42,6 +53,7 @@ pub(crate) fn create(
             config.temperature,
             seed_text(config.seed),
             config.prompt.name(),
+            answer_text(&config),
             config.timeout_ms,
         ),
     );
@@ -50,6 +62,7 @@ pub(crate) fn create(
         job: Job::Generate {
             settings: generate,
             prompt: config.prompt,
+            tokenizer,
         },
         timeout: config.timeout(),
         balance: config.balance,
@@ -103,6 +116,7 @@ fn attributes(config: &Config) -> Vec<(String, String)> {
         ("temperature", config.temperature.to_string()),
         ("seed", seed_text(config.seed)),
         ("prompt", config.prompt.name().to_owned()),
+        ("answer", answer_text(config)),
         ("balance", config.balance.to_string()),
         ("concurrency", config.concurrency.to_string()),
         ("timeout_ms", config.timeout_ms.to_string()),
@@ -111,6 +125,14 @@ fn attributes(config: &Config) -> Vec<(String, String)> {
     .into_iter()
     .map(|(key, value)| (key.to_owned(), value))
     .collect()
+}
+
+/// What a completed sample's data is.
+fn answer_text(config: &Config) -> String {
+    match &config.tokenizer {
+        Some(path) => format!("int32 token ids (tokenizer {})", path.display()),
+        None => "UTF-8 text".to_owned(),
+    }
 }
 
 fn seed_text(seed: Option<i64>) -> String {

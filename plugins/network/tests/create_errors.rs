@@ -92,6 +92,17 @@ fn bad_settings_name_their_key() {
     let error = create_error("endpoints = ['https://127.0.0.1:1']\nmodel = 'm'");
     assert_eq!(error.code, ffi::ERROR_INVALID_CONFIG);
     assert_mentions(&error, &["endpoints", "no TLS"]);
+    // The tokenizer is read before any endpoint is asked.
+    let error = create_error(&format!(
+        "endpoints = ['127.0.0.1:{}']\nmodel = 'm'\nprotocol = 'openai'\n\
+         tokenizer = '/nonexistent/tokenizer.json'",
+        closed_port()
+    ));
+    assert_eq!(error.code, ffi::ERROR_INVALID_CONFIG);
+    assert_mentions(
+        &error,
+        &["tokenizer", "/nonexistent/tokenizer.json", "cannot read"],
+    );
 }
 
 #[test]

@@ -32,6 +32,8 @@ pub enum AccuracyError {
     },
     #[error(transparent)]
     Log(#[from] AccuracyLogError),
+    #[error(transparent)]
+    Tokenizer(#[from] mlperf_tokenizer::TokenizerError),
 }
 
 /// A run's score under its benchmark's metric.
@@ -114,7 +116,8 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
         Accuracy::Rouge {
             references,
             threshold,
-        } => rouge::evaluate(log, references, *threshold).map(Score::Rouge),
+            tokenizer,
+        } => rouge::evaluate(log, references, *threshold, tokenizer.as_deref()).map(Score::Rouge),
         Accuracy::Unavailable { why } => Err(AccuracyError::Unavailable {
             benchmark: benchmark.name.clone(),
             why: why.clone(),

@@ -2,10 +2,13 @@
 //! generated per sample, as MLPerf's LLM accuracy scripts report them: per sample the
 //! F-measure, averaged over the samples and given in percent. Text is tokenised as the
 //! `rouge_score` package does (lowercase, runs of letters and digits); without its optional
-//! Porter stemmer.
+//! Porter stemmer. Responses are UTF-8 text, or int32 token ids decoded with the benchmark's
+//! tokenizer.
 
 use std::collections::HashMap;
 use std::path::Path;
+
+use mlperf_tokenizer::Tokenizer;
 
 use super::{file_error, for_each_record, read_json, AccuracyError};
 
@@ -97,19 +100,24 @@ impl Rouge {
     }
 }
 
-/// Scores the accuracy log at `log` (each response the generated UTF-8 text) against the
-/// `samples[i].output` of `references`.
+/// Scores the accuracy log at `log` (each response the generated UTF-8 text, or its token ids
+/// when there is a `tokenizer`) against the `samples[i].output` of `references`.
 pub(super) fn evaluate(
     log: &Path,
     references: &Path,
     threshold: f64,
+    tokenizer: Option<&Path>,
 ) -> Result<Rouge, AccuracyError> {
     let (answers, reference_tokens) = read_references(references)?;
+    let tokenizer = tokenizer.map(Tokenizer::from_file).transpose()?;
     let mut sums = [0.0f64; 3];
     let (mut total, mut tokens, mut counted) = (0usize, 0i64, 0usize);
     let what = format!("references of {}", references.display());
     let duplicates = for_each_record(log, answers.len(), &what, |index, bytes, token_count| {
-        let generated = words(&String::from_utf8_lossy(bytes));
+        let generated = match &tokenizer {
+            Some(tokenizer) => words(&decode_token_ids(tokenizer, bytes)?),
+            None => words(&String::from_utf8_lossy(bytes)),
+        };
         let reference = &answers[index];
         sums[0] += f_measure(ngram_overlap(&generated, reference, 1));
         sums[1] += f_measure(ngram_overlap(&generated, reference, 2));
@@ -138,6 +146,25 @@ pub(super) fn evaluate(
         reference_tokens_per_sample: reference_tokens,
         threshold,
     })
+}
+
+/// The text of a response of int32 little-endian token ids.
+fn decode_token_ids(tokenizer: &Tokenizer, bytes: &[u8]) -> Result<String, String> {
+    if !bytes.len().is_multiple_of(4) {
+        return Err(format!(
+            "{} bytes are not int32 token ids (the benchmark has a tokenizer, so responses are \
+             token ids)",
+            bytes.len()
+        ));
+    }
+    let ids = bytes
+        .chunks_exact(4)
+        .map(|b| {
+            let id = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            u32::try_from(id).map_err(|_| format!("token id {id} is negative"))
+        })
+        .collect::<Result<Vec<u32>, String>>()?;
+    tokenizer.decode(&ids).map_err(|e| e.to_string())
 }
 
 /// Each sample's reference answer as words, and the references' mean tokens per sample.
@@ -231,6 +258,82 @@ fn f_measure((matches, generated, reference): Overlap) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An accuracy log of int32 token ids per sample, scored against references through the
+    /// tokenizer; the folder is removed afterwards.
+    fn score_token_ids(responses: &[&[i32]]) -> Result<Rouge, AccuracyError> {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "mlperf-rouge-ids-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("tokenizer.json"),
+            mlperf_tokenizer::testing::SMALL_TOKENIZER_JSON,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("references.json"),
+            r#"{"samples": [{"output": "ab ab", "output_tokens": 2},
+                            {"output": "b a", "output_tokens": 3}]}"#,
+        )
+        .unwrap();
+        let records: Vec<String> = responses
+            .iter()
+            .enumerate()
+            .map(|(i, ids)| {
+                let hex: String = ids
+                    .iter()
+                    .flat_map(|id| id.to_le_bytes())
+                    .map(|b| format!("{b:02X}"))
+                    .collect();
+                format!(
+                    r#"{{ "seq_id" : {i}, "qsl_idx" : {i}, "data" : "{hex}", "token_count" : {} }}"#,
+                    ids.len()
+                )
+            })
+            .collect();
+        let log = dir.join("mlperf_log_accuracy.json");
+        std::fs::write(&log, format!("[\n{}\n]\n", records.join(",\n"))).unwrap();
+        let score = evaluate(
+            &log,
+            &dir.join("references.json"),
+            0.99,
+            Some(&dir.join("tokenizer.json")),
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        score
+    }
+
+    #[test]
+    fn token_id_responses_are_decoded_with_the_tokenizer_before_scoring() {
+        // "ab ab" (with the end token, which decoding drops) and "b a".
+        let score = score_token_ids(&[&[3, 4, 5], &[1, 2, 0]]).unwrap();
+        assert_eq!(
+            (score.rouge1, score.rouge2, score.rouge_l),
+            (100.0, 100.0, 100.0)
+        );
+        assert_eq!(score.tokens_per_sample, Some(3.0));
+        // The second answer decodes to "ab", not "b a": below the references'.
+        let score = score_token_ids(&[&[3, 4], &[3]]).unwrap();
+        assert!(score.rouge1 < 100.0 && !score.passes(), "{score:?}");
+    }
+
+    #[test]
+    fn responses_that_are_not_token_ids_are_errors_naming_the_record() {
+        let error = score_token_ids(&[&[3, 4], &[-1]]).unwrap_err().to_string();
+        assert!(
+            error.contains("record 1") && error.contains("token id -1 is negative"),
+            "{error}"
+        );
+        let error = score_token_ids(&[&[3, 99]]).unwrap_err().to_string();
+        assert!(
+            error.contains("record 0") && error.contains("token id 99 is outside"),
+            "{error}"
+        );
+    }
 
     fn w(text: &str) -> Vec<String> {
         words(text)
