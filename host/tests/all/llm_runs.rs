@@ -201,6 +201,62 @@ fn the_interactive_variant_runs_the_server_scenario_under_tighter_token_bounds()
     }
 }
 
+/// Several endpoints: each sample's request goes to the next server in turn (round robin), as
+/// with KServe, and the run is one run.
+#[test]
+fn two_llm_servers_share_a_run_round_robin() {
+    let _serial = one_at_a_time();
+    require_prompts();
+    let servers = [
+        Server::start(Kind::Llama, "smollm2"),
+        Server::start(Kind::Llama, "smollm2"),
+    ];
+    let out = TempDir::new();
+    let output = Command::new(EXE)
+        .args(["run", "--benchmark", "smollm2", "--scenario", "Offline"])
+        .arg("--plugin-set")
+        .arg(format!(
+            "endpoints=[{:?}, {:?}]",
+            servers[0].http(),
+            servers[1].http()
+        ))
+        .args([
+            "--set",
+            "min_duration_ms=0",
+            "--set",
+            "offline_expected_qps=1",
+        ])
+        .args([
+            "--set",
+            "min_query_count=12",
+            "--plugin-set",
+            "max_tokens=8",
+        ])
+        .arg("--out")
+        .arg(out.path())
+        .current_dir(repo())
+        .output()
+        .expect("run mlperf-host");
+    assert!(output.status.success(), "{}", describe(&output));
+    let summary = read(out.path(), "mlperf_log_summary.txt");
+    assert!(summary.contains("Samples per second"), "{summary}");
+    // uvicorn's access log, one line per answered request.
+    let requests = |server: &Server| server.log().matches("POST /v1/chat/completions").count();
+    let started = Instant::now();
+    while requests(&servers[0]) + requests(&servers[1]) < 12
+        && started.elapsed() < Duration::from_secs(5)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        [requests(&servers[0]), requests(&servers[1])],
+        [6, 6],
+        "{}\n---\n{}",
+        servers[0].log(),
+        servers[1].log()
+    );
+}
+
 /// The number after `label` and its colon in the summary.
 fn summary_value(summary: &str, label: &str) -> f64 {
     summary
