@@ -257,6 +257,35 @@ fn two_llm_servers_share_a_run_round_robin() {
     );
 }
 
+/// A server that sends its tokens' ids (vLLM, asked with `return_token_ids`): the accuracy log
+/// holds the server's ids, not the text's encoding, and TEST06 passes on them.
+#[test]
+fn the_servers_own_token_ids_are_logged_when_it_sends_them() {
+    let _serial = one_at_a_time();
+    require_prompts();
+    let endpoint = broken_server("smollm2", Broken::VllmTokenIds);
+    let out = TempDir::new();
+    let output = Command::new(EXE)
+        .args(["audit", "--test", "TEST06", "--benchmark", "smollm2"])
+        .args(["--scenario", "SingleStream", "--plugin-set"])
+        .arg(format!("endpoints=[{endpoint:?}]"))
+        .arg("--out")
+        .arg(out.path())
+        .current_dir(repo())
+        .output()
+        .expect("run mlperf-host audit");
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(read(out.path(), "verify_accuracy.txt").contains("TEST06 verification complete"));
+    let log = read(&out.path().join("accuracy"), "mlperf_log_accuracy.json");
+    let records: Vec<serde_json::Value> = serde_json::from_str(&log).unwrap();
+    assert!(records.len() >= 90, "{} records", records.len());
+    for record in &records {
+        assert_eq!(int32s(record["data"].as_str().unwrap()), [101, 102, 103, 2]);
+        assert_eq!(int32s(record["token_data"].as_str().unwrap()), [101]);
+        assert_eq!(record["token_count"].as_u64(), Some(4));
+    }
+}
+
 /// The number after `label` and its colon in the summary.
 fn summary_value(summary: &str, label: &str) -> f64 {
     summary
@@ -460,6 +489,10 @@ enum Broken {
     /// A token, then `[DONE]` without a finish reason (how llama.cpp's server ends a request
     /// it interrupts).
     Interrupted,
+    /// Not broken: a whole answer as vLLM streams it, each event with its tokens' ids when the
+    /// request asks for them (`return_token_ids`), the last one the end-of-sequence token.
+    /// (vLLM does not run on this machine.)
+    VllmTokenIds,
 }
 
 /// An OpenAI-compatible server that lists `model` and answers every completion as `broken`
@@ -512,6 +545,27 @@ fn serve_broken(stream: TcpStream, model: &str, broken: Broken) {
             stream,
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
         );
+        if let Broken::VllmTokenIds = broken {
+            let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            let ids = |ids: &str| match body["return_token_ids"].as_bool() {
+                Some(true) => format!(",\"token_ids\":{ids}"),
+                _ => String::new(),
+            };
+            for (text, token_ids, finish) in [
+                ("Hello", "[101]", "null"),
+                (" there", "[102, 103]", "null"),
+                ("", "[2]", "\"stop\""),
+            ] {
+                let _ = write!(
+                    stream,
+                    "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}}{},\"finish_reason\":{finish}}}]}}\n\n",
+                    ids(token_ids)
+                );
+            }
+            let _ = stream.write_all(b"data: [DONE]\n\n");
+            let _ = stream.flush();
+            return;
+        }
         let token = |text: &str| {
             format!(
                 "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":null}}]}}\n\n"
@@ -527,7 +581,8 @@ fn serve_broken(stream: TcpStream, model: &str, broken: Broken) {
             Broken::Malformed => {
                 let _ = stream.write_all(b"data: {\"choices\": [oops\n\n");
             }
-            Broken::CutShort => {}
+            // Answered whole above.
+            Broken::CutShort | Broken::VllmTokenIds => {}
             Broken::Interrupted => {
                 let _ = stream.write_all(b"data: [DONE]\n\n");
             }

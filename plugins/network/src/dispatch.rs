@@ -17,7 +17,7 @@ use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::{Balance, PromptFormat};
-use crate::protocol::openai::{Generate, Generated, Prompt};
+use crate::protocol::openai::{FirstToken, Generate, Generated, Prompt};
 use crate::protocol::{Client, Infer, Target};
 use mlperf_tokenizer::Tokenizer;
 
@@ -350,29 +350,40 @@ impl Shared {
         let prompt = read_prompt(format, bytes)?;
         let id = sample.id;
         let Some(tokenizer) = tokenizer else {
-            let mut first_token =
-                |token: &[u8]| self.completer.first_token(&[Response::new(id, token)]);
-            let Generated { text, n_tokens } =
+            let mut first_token = |first: FirstToken<'_>| {
+                self.completer.first_token(&[Response::new(id, first.text)])
+            };
+            let Generated { text, n_tokens, .. } =
                 client.generate(settings, &prompt, &mut first_token).await?;
             return Ok(Answer {
                 output: text,
                 n_tokens: Some(n_tokens),
             });
         };
-        // The first token's ids are its text's; a text that fails to encode (cut inside a
-        // character) is reported as the answer's failure below, so it is skipped here.
-        let mut first_token = |token: &[u8]| {
-            let ids = std::str::from_utf8(token)
-                .ok()
-                .and_then(|text| tokenizer.encode(text).ok())
-                .unwrap_or_default();
+        // In token ids: the server's own when it sends them, else those of the text. A first
+        // token that fails to encode (cut inside a character) is left empty: the answer's own
+        // encoding below reports the failure.
+        let mut first_token = |first: FirstToken<'_>| {
+            let ids = match first.ids {
+                Some(ids) => ids.to_vec(),
+                None => std::str::from_utf8(first.text)
+                    .ok()
+                    .and_then(|text| tokenizer.encode(text).ok())
+                    .unwrap_or_default(),
+            };
             self.completer
                 .first_token(&[Response::new(id, &token_bytes(&ids))]);
         };
-        let Generated { text, .. } = client.generate(settings, &prompt, &mut first_token).await?;
-        let text = std::str::from_utf8(&text)
-            .map_err(|e| format!("the answer is not UTF-8 text ({e}), so it has no token ids"))?;
-        let ids = tokenizer.encode(text).map_err(|e| e.to_string())?;
+        let generated = client.generate(settings, &prompt, &mut first_token).await?;
+        let ids = match generated.token_ids {
+            Some(ids) => ids,
+            None => {
+                let text = std::str::from_utf8(&generated.text).map_err(|e| {
+                    format!("the answer is not UTF-8 text ({e}), so it has no token ids")
+                })?;
+                tokenizer.encode(text).map_err(|e| e.to_string())?
+            }
+        };
         Ok(Answer {
             output: token_bytes(&ids),
             n_tokens: Some(ids.len() as i64),

@@ -36,6 +36,7 @@ pub(crate) fn create(
         temperature: config.temperature,
         seed: config.seed,
         stream: config.stream,
+        token_ids: tokenizer.is_some(),
     };
     host.logger().log(
         Level::Info,

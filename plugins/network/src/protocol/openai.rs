@@ -26,6 +26,9 @@ pub struct Generate {
     pub temperature: f64,
     pub seed: Option<i64>,
     pub stream: bool,
+    /// Ask for the generated token ids (`return_token_ids`, vLLM): answers in token ids use
+    /// the server's own when it sends them.
+    pub token_ids: bool,
 }
 
 /// One sample's prompt.
@@ -35,12 +38,24 @@ pub enum Prompt {
     TokenIds(Vec<i32>),
 }
 
-/// A sample's answer: the generated text and how many tokens made it.
+/// A sample's answer: the generated text and how many tokens made it, and the tokens' ids
+/// when the server sent them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Generated {
     pub text: Vec<u8>,
     pub n_tokens: i64,
+    pub token_ids: Option<Vec<u32>>,
 }
+
+/// An answer's first token as it arrived: its text, and its ids when the server sent them.
+#[derive(Debug, Clone, Copy)]
+pub struct FirstToken<'a> {
+    pub text: &'a [u8],
+    pub ids: Option<&'a [u32]>,
+}
+
+/// Called once per answer with its first token.
+pub type OnFirstToken<'a> = dyn FnMut(FirstToken<'_>) + Send + 'a;
 
 #[derive(Clone)]
 pub struct OpenAiClient {
@@ -133,7 +148,7 @@ impl OpenAiClient {
         &self,
         settings: &Generate,
         prompt: &Prompt,
-        first_token: &mut (dyn FnMut(&[u8]) + Send),
+        first_token: &mut OnFirstToken<'_>,
     ) -> Result<Generated, String> {
         let path = settings.api.path();
         let body = request_body(settings, prompt);
@@ -149,7 +164,10 @@ impl OpenAiClient {
             let body = self.read_body(path, body).await?;
             let generated =
                 whole_answer(settings.api, &body).map_err(|e| format!("POST {path}: {e}"))?;
-            first_token(&generated.text);
+            first_token(FirstToken {
+                text: &generated.text,
+                ids: generated.token_ids.as_deref(),
+            });
             return Ok(generated);
         }
         if !streamed {
@@ -167,7 +185,7 @@ impl OpenAiClient {
         &self,
         api: Api,
         mut body: hyper::body::Incoming,
-        first_token: &mut (dyn FnMut(&[u8]) + Send),
+        first_token: &mut OnFirstToken<'_>,
     ) -> Result<Generated, String> {
         let mut decoder = SseDecoder::default();
         let mut answer = StreamedAnswer::default();
@@ -252,6 +270,10 @@ fn request_body(settings: &Generate, prompt: &Prompt) -> Vec<u8> {
         // Servers that support it end the stream with the exact token count.
         body["stream_options"] = json!({"include_usage": true});
     }
+    if settings.token_ids {
+        // vLLM sends each choice's `token_ids`; servers that do not know the field ignore it.
+        body["return_token_ids"] = Value::from(true);
+    }
     serde_json::to_vec(&body).expect("a JSON value serialises")
 }
 
@@ -273,6 +295,25 @@ fn server_error(value: &Value) -> Option<String> {
         .map(str::to_owned)
         .unwrap_or_else(|| error.to_string());
     Some(format!("the server reports an error: {message}"))
+}
+
+/// A choice's `token_ids` (vLLM's, asked with `return_token_ids`), if it has them.
+fn choice_token_ids(choice: &Value) -> Result<Option<Vec<u32>>, String> {
+    let Some(value) = choice.get("token_ids").filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let not_ids = || format!("token_ids is not a list of token ids: {value}");
+    value
+        .as_array()
+        .ok_or_else(not_ids)?
+        .iter()
+        .map(|id| {
+            id.as_u64()
+                .and_then(|id| u32::try_from(id).ok())
+                .ok_or_else(not_ids)
+        })
+        .collect::<Result<Vec<u32>, String>>()
+        .map(Some)
 }
 
 fn completion_tokens(value: &Value) -> Option<i64> {
@@ -301,6 +342,7 @@ fn whole_answer(api: Api, body: &[u8]) -> Result<Generated, String> {
     Ok(Generated {
         text: text.as_bytes().to_vec(),
         n_tokens,
+        token_ids: choice_token_ids(choice)?,
     })
 }
 
@@ -312,6 +354,8 @@ struct StreamedAnswer {
     chunks: i64,
     /// The server's own count, when it sends usage.
     usage: Option<i64>,
+    /// The tokens' ids, when the server sends them with its events.
+    token_ids: Option<Vec<u32>>,
     finished: bool,
 }
 
@@ -321,7 +365,7 @@ impl StreamedAnswer {
         &mut self,
         api: Api,
         event: &str,
-        first_token: &mut (dyn FnMut(&[u8]) + Send),
+        first_token: &mut OnFirstToken<'_>,
     ) -> Result<bool, String> {
         if event.trim() == "[DONE]" {
             // A complete answer says why it ended; llama.cpp's server, for one, ends a request
@@ -353,12 +397,19 @@ impl StreamedAnswer {
             return Ok(false); // the usage event has no choices
         };
         let finish = choice.get("finish_reason").is_some_and(|r| !r.is_null());
+        let ids = choice_token_ids(choice)?;
+        if let Some(ids) = &ids {
+            self.token_ids.get_or_insert_default().extend(ids);
+        }
         // Each event before the finish carries one token (a token may decode to no text on
         // its own); the finishing event counts only if it carries text.
         if let Some(text) = choice_text(api, choice, "delta") {
             if !finish || !text.is_empty() {
                 if self.chunks == 0 {
-                    first_token(text.as_bytes());
+                    first_token(FirstToken {
+                        text: text.as_bytes(),
+                        ids: ids.as_deref(),
+                    });
                 }
                 self.chunks += 1;
                 self.text.extend_from_slice(text.as_bytes());
@@ -372,6 +423,7 @@ impl StreamedAnswer {
         Generated {
             n_tokens: self.usage.unwrap_or(self.chunks),
             text: self.text,
+            token_ids: self.token_ids,
         }
     }
 }
@@ -388,6 +440,7 @@ mod tests {
             temperature: 0.0,
             seed: Some(3),
             stream,
+            token_ids: false,
         }
     }
 
@@ -418,7 +471,7 @@ mod tests {
     fn stream(api: Api, events: &[&str]) -> (Result<Generated, String>, Vec<Vec<u8>>) {
         let mut firsts = Vec::new();
         let mut answer = StreamedAnswer::default();
-        let mut record = |bytes: &[u8]| firsts.push(bytes.to_vec());
+        let mut record = |first: FirstToken<'_>| firsts.push(first.text.to_vec());
         for event in events {
             match answer.take(api, event, &mut record) {
                 Ok(true) => return (Ok(answer.finish()), firsts),
@@ -489,6 +542,53 @@ mod tests {
             error.contains("[DONE] after 1 token(s) without a finish_reason"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn token_ids_are_asked_for_and_taken_from_the_servers_events_when_sent() {
+        let mut asking = settings(Api::Completions, true);
+        asking.token_ids = true;
+        let body: Value =
+            serde_json::from_slice(&request_body(&asking, &Prompt::Text("Hi".into()))).unwrap();
+        assert_eq!(body["return_token_ids"], json!(true));
+        // As vLLM streams with return_token_ids: each event's choice has its tokens' ids.
+        let events = [
+            r#"{"choices":[{"text":"Hel","token_ids":[17],"finish_reason":null}]}"#,
+            r#"{"choices":[{"text":"lo","token_ids":[18, 19],"finish_reason":null}]}"#,
+            r#"{"choices":[{"text":"","token_ids":[2],"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ];
+        let mut firsts = Vec::new();
+        let mut answer = StreamedAnswer::default();
+        let mut record = |first: FirstToken<'_>| firsts.push(first.ids.map(<[u32]>::to_vec));
+        for event in events {
+            answer.take(Api::Completions, event, &mut record).unwrap();
+        }
+        let answer = answer.finish();
+        assert_eq!(answer.token_ids, Some(vec![17, 18, 19, 2]));
+        assert_eq!(firsts, [Some(vec![17])]);
+        // llama.cpp's events have none.
+        let (answer, _) = stream(
+            Api::Completions,
+            &[
+                r#"{"choices":[{"text":"a","finish_reason":"stop"}]}"#,
+                "[DONE]",
+            ],
+        );
+        assert_eq!(answer.unwrap().token_ids, None);
+        let (answer, _) = stream(
+            Api::Completions,
+            &[r#"{"choices":[{"text":"a","token_ids":[-1]}]}"#],
+        );
+        let error = answer.unwrap_err();
+        assert!(
+            error.contains("token_ids is not a list of token ids"),
+            "{error}"
+        );
+        let body =
+            br#"{"choices":[{"text":"Yes.","token_ids":[5, 6]}],"usage":{"completion_tokens":2}}"#;
+        let answer = whole_answer(Api::Completions, body).unwrap();
+        assert_eq!(answer.token_ids, Some(vec![5, 6]));
     }
 
     #[test]
