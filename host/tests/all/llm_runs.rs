@@ -73,7 +73,13 @@ fn every_scenario_streams_tokens_from_a_real_llm_server_and_reports_ttft_and_tpo
     let _serial = one_at_a_time();
     require_prompts();
     let server = Server::start(Kind::Llama, "smollm2");
-    let short = ["--set", "min_duration_ms=0"];
+    // Equal-issue off: on, every run would issue the whole data set (see the test below).
+    let short = [
+        "--set",
+        "min_duration_ms=0",
+        "--set",
+        "sample_concatenate_permutation=0",
+    ];
     let scenarios: [(&str, &[&str]); 4] = [
         ("SingleStream", &["--set", "min_query_count=6"]),
         ("MultiStream", &["--set", "min_query_count=2"]),
@@ -183,6 +189,8 @@ fn the_interactive_variant_runs_the_server_scenario_under_tighter_token_bounds()
             "min_duration_ms=0",
             "--set",
             "min_query_count=6",
+            "--set",
+            "sample_concatenate_permutation=0",
         ],
     )
     .output()
@@ -229,6 +237,8 @@ fn two_llm_servers_share_a_run_round_robin() {
         .args([
             "--set",
             "min_query_count=12",
+            "--set",
+            "sample_concatenate_permutation=0",
             "--plugin-set",
             "max_tokens=8",
         ])
@@ -283,6 +293,48 @@ fn the_servers_own_token_ids_are_logged_when_it_sends_them() {
         assert_eq!(int32s(record["data"].as_str().unwrap()), [101, 102, 103, 2]);
         assert_eq!(int32s(record["token_data"].as_str().unwrap()), [101]);
         assert_eq!(record["token_count"].as_u64(), Some(4));
+    }
+}
+
+/// Equal-issue mode, as MLPerf's LLM benchmarks set it: a performance run issues whole
+/// permutations of the data set, so Offline's 8 samples become all 256 (one token each here,
+/// to keep it short).
+#[test]
+fn equal_issue_mode_issues_the_whole_data_set() {
+    let _serial = one_at_a_time();
+    require_prompts();
+    let server = Server::start(Kind::Llama, "smollm2");
+    let out = TempDir::new();
+    let output = run(
+        out.path(),
+        &server.http(),
+        &[
+            "--scenario",
+            "Offline",
+            "--set",
+            "min_duration_ms=0",
+            "--set",
+            "min_query_count=8",
+            "--set",
+            "offline_expected_qps=1",
+            "--plugin-set",
+            "max_tokens=1",
+        ],
+    );
+    assert!(output.status.success(), "{}", describe(&output));
+    // As LoadGen reports it: the summary keeps the requested count and points at the detail
+    // log's padded one.
+    let summary = read(out.path(), "mlperf_log_summary.txt");
+    assert!(
+        summary.contains("WARNING: sample_concatenate_permutation was set to true."),
+        "{summary}"
+    );
+    let detail = read(out.path(), "mlperf_log_detail.txt");
+    for entry in [
+        r#""key": "effective_sample_concatenate_permutation", "value": true"#,
+        r#""key": "generated_samples_per_query", "value": 256"#,
+    ] {
+        assert!(detail.contains(entry), "{entry} is not in:\n{detail}");
     }
 }
 
