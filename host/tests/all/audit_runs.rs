@@ -16,11 +16,10 @@ use support::{describe, ort_library, text, TempDir};
 
 const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 
-/// One test at a time: TEST01 and TEST04 compare timings of runs made seconds apart, which a
-/// run of another test beside them on a 2-core machine would skew.
+/// One test at a time, and none beside an LLM server: TEST01 and TEST04 compare timings of
+/// runs made seconds apart, which another test's load on a 2-core machine would skew.
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    support::timings_or_llm()
 }
 
 /// Runs `mlperf-host ARGS` in `dir`: the configs are found beside the executable, not through

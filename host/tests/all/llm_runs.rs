@@ -22,11 +22,11 @@ use support::{describe, repo, text, TempDir};
 
 const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 
-/// One test of this file at a time, and none beside the KServe tests' servers would be better
-/// still: the LLM server and the host share two cores.
+/// One test of this file at a time, and none beside the audit tests' timing comparisons: the
+/// LLM server and the host share two cores. (None beside the KServe tests' servers would be
+/// better still.)
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    support::timings_or_llm()
 }
 
 fn require_prompts() {

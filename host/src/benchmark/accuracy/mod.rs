@@ -4,6 +4,7 @@
 //! to reference embeddings (`cosine.rs`) and ROUGE of generated text (`rouge.rs`).
 
 mod cosine;
+mod porter;
 mod rouge;
 mod top1;
 
