@@ -108,6 +108,60 @@ fn find_min_passing(mut min_h: i64, max_h: i64, t: i64, p: f64, d: f64, c: f64) 
     min_h
 }
 
+/// The smallest h with `odds(h, t) < 1 - c`, searched near the normal approximation of the
+/// binomial so that `odds` is only evaluated close to the answer, where it is accurate.
+fn min_passing_near(t: i64, p: f64, d: f64, c: f64) -> i64 {
+    let passes = |h: i64| h >= 1 && odds(h, t, p, d) < 1.0 - c;
+    let success = p - d;
+    let failure = 1.0 - success;
+    // Failures among N trials: mean N·f, deviation √(N·f·s); the test passes about where
+    // t = N·f − z·√(N·f·s) with z the one-sided normal quantile of c (2.33 for 0.99).
+    let z = normal_quantile(c);
+    let root = (z * (failure * success).sqrt()
+        + (z * z * failure * success + 4.0 * failure * t as f64).sqrt())
+        / (2.0 * failure);
+    let guess = ((root * root) as i64 - t).max(1);
+    // Gallop to a failing `low` and a passing `high`, then bisect between them.
+    let (mut low, mut high);
+    let mut step = 1;
+    if passes(guess) {
+        high = guess;
+        low = guess - step;
+        while low >= 1 && passes(low) {
+            high = low;
+            step *= 2;
+            low = high - step;
+        }
+        low = low.max(0);
+    } else {
+        low = guess;
+        high = guess + step;
+        while !passes(high) {
+            low = high;
+            step *= 2;
+            high = low + step;
+        }
+    }
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if passes(mid) {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    high
+}
+
+/// The standard normal quantile at `c` (0.5 < c < 1), Abramowitz & Stegun 26.2.23: only a
+/// starting point for a search, so its 4.5e-4 error does not matter.
+fn normal_quantile(c: f64) -> f64 {
+    let q = (1.0 - c).clamp(1e-300, 0.5);
+    let r = (-2.0 * q.ln()).sqrt();
+    r - (2.515517 + 0.802853 * r + 0.010328 * r * r)
+        / (1.0 + 1.432788 * r + 0.189269 * r * r + 0.001308 * r * r * r)
+}
+
 /// LoadGen's `MinPassingQueriesFinder`: the minimum number `h` of under-latency queries
 /// that, together with `t` over-latency ones, passes the test. Answers are memoised per
 /// (p, d, c) and seed the search bracket of later calls, so one finder must live for
@@ -276,28 +330,58 @@ fn estimate_from_sequence(n: u64, p: f64, config: &EarlyStoppingConfig) -> Perce
             min_queries,
         };
     }
-    sequence.extend_past(queries);
-    // h(i) + i strictly increases with i, so the first i it exceeds n is a partition point.
-    // values[k] answers i = k + 1; find the first k in 1..upper with n < values[k] + k + 1.
-    let values = &sequence.values;
-    let upper = values.len().min(queries as usize);
-    let (mut low, mut high) = (1, upper.max(1));
-    while low < high {
-        let mid = low + (high - low) / 2;
-        if queries > values[mid] + mid as i64 {
-            low = mid + 1;
-        } else {
-            high = mid;
-        }
-    }
-    // The loop ends at i = low + 1, so t = i - 1 = low; no failing i leaves t = 1.
-    let t = if low < upper { low as i64 } else { 1 };
+    let steps = SEQUENTIAL_PREFIX.saturating_sub(sequence.values.len());
+    let t = if sequence.extend_past_for(queries, steps) {
+        first_over_in(&sequence.values, queries) - 1
+    } else {
+        first_over_beyond(&sequence, queries) - 1
+    };
     PercentileEstimate::Estimate {
         processed: n,
         min_queries,
         discarded: (t - 1) as u64,
         index: (queries - t) as usize,
     }
+}
+
+/// Answers past this many are searched for directly instead of computed in sequence: by then
+/// every step of the sequence lands inside its bracket (see [`min_passing_near`]).
+const SEQUENTIAL_PREFIX: usize = 20_000;
+
+/// LoadGen's loop over i = 2, 3, … stops at the first i with n < h(i) + i. `values[k]` answers
+/// i = k + 1 and cover that point (or reach i = n). h(i) + i strictly increases, so the first
+/// such i is a partition point; none failing leaves i = 2 (t = 1).
+fn first_over_in(values: &[i64], n: i64) -> i64 {
+    let upper = values.len().min(n as usize);
+    let (mut low, mut high) = (1, upper.max(1));
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if n > values[mid] + mid as i64 {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    if low < upper {
+        low as i64 + 1
+    } else {
+        2
+    }
+}
+
+/// As [`first_over_in`] when the known answers end below the stopping point: a bisection over
+/// the i past them, each h(i) found on its own.
+fn first_over_beyond(sequence: &MinPassingSequence, n: i64) -> i64 {
+    let (mut low, mut high) = (sequence.values.len() as i64 + 1, n);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if sequence.min_passing_direct(mid) + mid > n {
+            high = mid;
+        } else {
+            low = mid + 1;
+        }
+    }
+    low
 }
 
 /// The answers of a fresh [`MinPassingQueriesFinder`] asked for t = 1, 2, 3, … in order — all
@@ -375,19 +459,31 @@ impl MinPassingSequence {
 
     /// As [`extend_past`](Self::extend_past), doing at most `steps` new answers.
     pub fn extend_past_for(&mut self, n: i64, steps: usize) -> bool {
-        for _ in 0..steps {
+        let mut done = 0;
+        loop {
             let len = self.values.len() as i64;
-            if len >= n.max(1) {
+            if len >= n.max(1) || self.values.last().is_some_and(|&last| last + len > n) {
                 return true;
             }
-            if let Some(&last) = self.values.last() {
-                if last + len > n {
-                    return true;
-                }
+            if done == steps {
+                return false;
             }
             self.push_next();
+            done += 1;
         }
-        false
+    }
+
+    /// The answer for `t` without the answers before it: the smallest h that passes, found
+    /// by galloping out from the normal approximation and bisecting.
+    ///
+    /// The sequence finds h(t) by a search bracketed by h(t - 1) + ⌊p/(1-p)⌋ and
+    /// h(t - 1) + (h(t - 1) - h(t - 2)) + 1, returning the bracket's end when nothing in it
+    /// passes. Once t is large the increments of the true minimum only take the two values
+    /// around p/(1-p), which that bracket always holds, so both give the same answer; tests
+    /// check this past [`SEQUENTIAL_PREFIX`] and past the shipped tables, and against the
+    /// official LoadGen's loop up to 10^8 queries.
+    fn min_passing_direct(&self, t: i64) -> i64 {
+        min_passing_near(t, self.p, self.d, self.c)
     }
 
     fn push_next(&mut self) {
@@ -410,22 +506,6 @@ impl MinPassingSequence {
         let min_h = ((t - x1) as f64 * min_slope + y1 as f64) as i64;
         let max_h = ((t - x1) as f64 * max_slope + y1 as f64 + 1.0) as i64;
         self.values.push(find_min_passing(min_h, max_h, t, p, d, c));
-    }
-}
-
-/// Computes ahead, off the issue path, what the estimate for `n_so_far()` queries will need,
-/// until `done()`; the end-of-run estimate then only looks it up.
-pub fn precompute_while(p: f64, n_so_far: impl Fn() -> u64, done: impl Fn() -> bool) {
-    let sequence = MinPassingSequence::shared(p, &EarlyStoppingConfig::default());
-    while !done() {
-        let n = n_so_far() as i64;
-        let covered = sequence
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend_past_for(n, 256);
-        if covered {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
     }
 }
 
@@ -865,6 +945,67 @@ mod tests {
                     "p {p} t {t}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn direct_answers_equal_the_sequence_past_its_prefix() {
+        // 0.95 has no shipped table: its sequence is computed, then searched directly.
+        for p in [0.9, 0.95, 0.99, 0.999] {
+            let mut sequence = MinPassingSequence::computed(p, &EarlyStoppingConfig::default());
+            let end = SEQUENTIAL_PREFIX as i64 + 3_000;
+            sequence.value(end);
+            for t in SEQUENTIAL_PREFIX as i64..=end {
+                assert_eq!(
+                    sequence.min_passing_direct(t),
+                    sequence.values[(t - 1) as usize],
+                    "p {p} t {t}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn direct_answers_equal_the_sequence_past_the_shipped_tables() {
+        for p in [0.9, 0.99, 0.999] {
+            let mut sequence = MinPassingSequence {
+                values: early_stopping_table::values(p).expect("a shipped table"),
+                ..MinPassingSequence::computed(p, &EarlyStoppingConfig::default())
+            };
+            let end = sequence.values.len() as i64;
+            sequence.value(end + 1_000);
+            for t in end + 1..=end + 1_000 {
+                assert_eq!(
+                    sequence.min_passing_direct(t),
+                    sequence.values[(t - 1) as usize],
+                    "p {p} t {t}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn estimates_past_the_shipped_tables_equal_the_official_loop() {
+        // (p, n, t): the official LoadGen 6.0.17's SingleStream loop (results.cc's
+        // `for (i = 2; ...) if (queries_issued < h + i) t = i - 1`) over its
+        // early_stopping.cc, compiled and run outside this repository.
+        let official = [
+            (0.9, 17_000_000, 1_697_122),
+            (0.9, 20_000_000, 1_996_878),
+            (0.9, 25_000_000, 2_496_510),
+            (0.9, 40_000_000, 3_995_586),
+            (0.9, 70_000_000, 6_994_161),
+            (0.9, 100_000_000, 9_993_021),
+            (0.99, 17_000_000, 169_045),
+            (0.99, 30_000_000, 298_732),
+            (0.99, 50_000_000, 498_363),
+            (0.99, 100_000_000, 997_685),
+            (0.999, 20_000_000, 19_671),
+            (0.999, 50_000_000, 49_480),
+            (0.999, 100_000_000, 99_264),
+        ];
+        for (p, n, t) in official {
+            assert_eq!(discarded(n, p), Some(t - 1), "p {p} n {n}");
         }
     }
 

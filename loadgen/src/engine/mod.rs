@@ -18,7 +18,6 @@ pub use self::find_peak::FindPeakReport;
 use crate::completion::{AccuracyRecord, Clock, Completer, CompletionAnomalies, Shared};
 use crate::config::{ConfType, ConfigFile};
 use crate::diagnostics::Diagnostic;
-use crate::early_stopping;
 use crate::effective::EffectiveSettings;
 use crate::issue::{
     estimated_count, panic_message, run_series, SequenceState, SeriesContext, SeriesOutcome,
@@ -699,10 +698,7 @@ impl Engine<'_> {
             progress: self.progress.as_ref(),
         };
         let log = self.shared.log();
-        let series_done = AtomicBool::new(false);
         let shared = &self.shared;
-        let spq = settings.samples_per_query.max(1);
-        let base = self.sequence.next_sample_id;
         let generated_spq = generator.samples_per_query() as u64;
         let timeline = generator.timeline();
         // The whole series' count, made before issuing (and logged as generated_query_count).
@@ -734,39 +730,14 @@ impl Engine<'_> {
                 ));
                 *counted.lock().unwrap_or_else(|p| p.into_inner()) = Some(total);
             }
-            if mode == TestMode::PerformanceOnly && needs_estimate(settings) {
-                // Work out early stopping's tables while the run issues, so the end of the
-                // run only looks them up.
-                for p in estimate_percentiles(settings) {
-                    let series_done = &series_done;
-                    let _ = std::thread::Builder::new()
-                        .name("mlperf-early-stopping".into())
-                        .spawn_scoped(scope, move || {
-                            lower_thread_priority();
-                            early_stopping::precompute_while(
-                                p,
-                                || {
-                                    shared
-                                        .issued_end
-                                        .load(Ordering::Relaxed)
-                                        .saturating_sub(base)
-                                        / spq
-                                },
-                                || series_done.load(Ordering::Relaxed),
-                            );
-                        });
-                }
-            }
-            let outcome = if settings.scenario == TestScenario::Server
+            if settings.scenario == TestScenario::Server
                 && settings.requested.server_num_issue_query_threads > 0
             {
                 let threads = settings.requested.server_num_issue_query_threads.min(256) as usize;
                 run_series_threaded(&ctx, &mut self.sequence, &mut generator, mode, threads)
             } else {
                 run_series(&ctx, &mut self.sequence, &mut generator, mode)
-            };
-            series_done.store(true, Ordering::Relaxed);
-            outcome
+            }
         });
         let mut outcome = outcome;
         let counted = counted.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -906,38 +877,6 @@ fn apply_audit_config(
         ));
     }
     Ok(diagnostics)
-}
-
-/// SingleStream and MultiStream estimate a percentile by early stopping at the end of a run.
-fn needs_estimate(settings: &EffectiveSettings) -> bool {
-    matches!(
-        settings.scenario,
-        TestScenario::SingleStream | TestScenario::MultiStream
-    ) && !settings.use_token_latencies
-}
-
-fn estimate_percentiles(settings: &EffectiveSettings) -> Vec<f64> {
-    let mut percentiles = vec![settings.target_latency_percentile];
-    if settings.scenario == TestScenario::SingleStream
-        && settings.target_latency_percentile != early_stopping::MULTI_STREAM_PERCENTILE
-    {
-        percentiles.push(early_stopping::MULTI_STREAM_PERCENTILE);
-    }
-    percentiles
-}
-
-/// Background work yields to the issue loop and the SUT.
-fn lower_thread_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        extern "C" {
-            fn nice(increment: std::os::raw::c_int) -> std::os::raw::c_int;
-        }
-        // SAFETY: on Linux `nice` changes only the calling thread's priority; failure is harmless.
-        unsafe {
-            nice(10);
-        }
-    }
 }
 
 /// The official run compares its performance clock with the system clock over a performance
