@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use super::loadable_sets::LoadableSet;
-use super::rng::{exponential_gap_ns, period_ns, shuffle, uniform_int, Mt19937};
+use super::rng::{exponential_gap_ns, period_ns, shuffle, skip_shuffle, uniform_int, Mt19937};
 use super::settings::{TestMode, TestScenario};
 use super::types::{QuerySample, QuerySampleIndex, ResponseId};
 
@@ -84,8 +84,7 @@ pub struct QueryGenerator {
     accuracy_pos: usize,
     unique_list: Vec<u32>,
     unique_pos: usize,
-    equal_issue_list: Vec<u32>,
-    equal_issue_pos: usize,
+    equal_issue_order: EqualIssueOrder,
     next_sample_id: u64,
 }
 
@@ -144,8 +143,8 @@ impl QueryGenerator {
             && matches!(scenario, TestScenario::SingleStream | TestScenario::Server)
             && !params.performance_issue_unique
             && !params.performance_issue_same;
-        let equal_issue_list =
-            equal_issue_permutations(min_queries, set_len, &mut sample_rng, equal_issue_used);
+        let equal_issue_order =
+            EqualIssueOrder::new(min_queries, set_len, &mut sample_rng, equal_issue_used);
 
         let schedule = if scenario == TestScenario::Server {
             if params.target_qps.is_nan()
@@ -225,8 +224,7 @@ impl QueryGenerator {
             accuracy_pos: 0,
             unique_list,
             unique_pos: 0,
-            equal_issue_list,
-            equal_issue_pos: 0,
+            equal_issue_order,
             next_sample_id: first_sample_id,
         })
     }
@@ -378,9 +376,7 @@ impl QueryGenerator {
 
     #[inline]
     fn next_equal_issue(&mut self) -> usize {
-        let k = cyclic(&self.equal_issue_list, self.equal_issue_pos);
-        self.equal_issue_pos += 1;
-        k
+        self.equal_issue_order.next()
     }
 }
 
@@ -407,32 +403,75 @@ fn shuffled_strided(end: usize, stride: usize, rng: &mut Mt19937) -> Vec<u32> {
     list
 }
 
-/// ⌈min_queries / set_len⌉ successive shuffles of `0..set_len`, concatenated. They are always
-/// drawn (they advance the sample engine), but only kept when equal issue will read them.
-fn equal_issue_permutations(
-    min_queries: u64,
-    set_len: usize,
-    rng: &mut Mt19937,
-    keep: bool,
-) -> Vec<u32> {
-    let mut permutation: Vec<u32> = (0..set_len as u32).collect();
-    let rounds = min_queries.div_ceil(set_len as u64);
-    let mut kept = Vec::new();
-    if keep {
-        kept.reserve((rounds as usize).saturating_mul(set_len));
-    }
-    for _ in 0..rounds {
-        shuffle(&mut permutation, rng);
-        if keep {
-            kept.extend_from_slice(&permutation);
+/// The official equal-issue list: ⌈min_queries / set_len⌉ successive shuffles of `0..set_len`
+/// (each shuffling the one before), concatenated and read cyclically. Each round is drawn when
+/// reading reaches it, from the sample engine's state where the rounds begin, so a long run
+/// neither waits for them at start-up nor holds them all.
+struct EqualIssueOrder {
+    /// The sample engine where the first round is drawn.
+    start: Mt19937,
+    rng: Mt19937,
+    permutation: Vec<u32>,
+    rounds: u64,
+    /// Rounds drawn into `permutation` since the last wrap (0: none yet).
+    round: u64,
+    position: usize,
+}
+
+impl EqualIssueOrder {
+    /// Advances `rng` past every round, as the official code draws them all up front. Only a
+    /// generator that reads the list (`keep`) holds them; otherwise the draws are made and
+    /// dropped. A generator that keeps them never draws from `rng` again, so it is left where
+    /// the rounds begin.
+    fn new(min_queries: u64, set_len: usize, rng: &mut Mt19937, keep: bool) -> Self {
+        let rounds = min_queries.div_ceil(set_len as u64);
+        let start = rng.clone();
+        if !keep {
+            for _ in 0..rounds {
+                skip_shuffle(set_len, rng);
+            }
+        }
+        EqualIssueOrder {
+            rng: start.clone(),
+            start,
+            permutation: (0..set_len as u32).collect(),
+            rounds,
+            round: 0,
+            position: 0,
         }
     }
-    if keep && kept.is_empty() {
-        // Zero rounds: the official list is empty and reading it would fault; fall back to
-        // the identity so a configuration that still reads it stays defined.
-        kept = permutation;
+
+    #[inline]
+    fn next(&mut self) -> usize {
+        if self.rounds == 0 {
+            // Zero rounds: the official list is empty and reading it would fault; read the
+            // identity so a configuration that still reads it stays defined.
+            let k = self.permutation[self.position % self.permutation.len()];
+            self.position += 1;
+            return k as usize;
+        }
+        if self.round == 0 || self.position == self.permutation.len() {
+            self.next_round();
+        }
+        let k = self.permutation[self.position];
+        self.position += 1;
+        k as usize
     }
-    kept
+
+    #[cold]
+    fn next_round(&mut self) {
+        if self.round == self.rounds {
+            // Past the end the official list is read again from its first round.
+            self.rng = self.start.clone();
+            for (slot, k) in self.permutation.iter_mut().zip(0..) {
+                *slot = k;
+            }
+            self.round = 0;
+        }
+        shuffle(&mut self.permutation, &mut self.rng);
+        self.round += 1;
+        self.position = 0;
+    }
 }
 
 /// The part of generation that decides how many queries there are and when: everything but
@@ -632,4 +671,44 @@ pub struct CountLimit<'a> {
     pub stop: &'a AtomicBool,
     /// Past it, the rest is estimated (a run with `max_duration_ms` ends in bounded time).
     pub deadline: Option<Instant>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The official construction: every round drawn up front into one list.
+    fn concatenated_rounds(min_queries: u64, set_len: usize, rng: &mut Mt19937) -> Vec<u32> {
+        let mut permutation: Vec<u32> = (0..set_len as u32).collect();
+        let mut list = Vec::new();
+        for _ in 0..min_queries.div_ceil(set_len as u64) {
+            shuffle(&mut permutation, rng);
+            list.extend_from_slice(&permutation);
+        }
+        list
+    }
+
+    #[test]
+    fn equal_issue_rounds_drawn_as_read_equal_the_official_list_read_cyclically() {
+        for (min_queries, set_len) in [(200, 100), (1_000, 7), (64, 64), (5, 1_024)] {
+            let mut rng = Mt19937::new(2_747_215_439_041_700_203);
+            let list = concatenated_rounds(min_queries, set_len, &mut rng.clone());
+            let mut order = EqualIssueOrder::new(min_queries, set_len, &mut rng, true);
+            // Read well past the end: the list starts over from its first round.
+            for i in 0..list.len() * 3 + 11 {
+                assert_eq!(order.next(), list[i % list.len()] as usize, "read {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn unread_equal_issue_rounds_advance_the_engine_as_shuffles_do() {
+        for (min_queries, set_len) in [(1_000, 100), (70_000, 70_000), (3, 1)] {
+            let mut shuffled = Mt19937::new(7);
+            concatenated_rounds(min_queries, set_len, &mut shuffled);
+            let mut skipped = Mt19937::new(7);
+            EqualIssueOrder::new(min_queries, set_len, &mut skipped, false);
+            assert_eq!(skipped.next_u32(), shuffled.next_u32(), "{min_queries} {set_len}");
+        }
+    }
 }

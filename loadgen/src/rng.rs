@@ -66,7 +66,18 @@ fn upscaled(rng: &mut Mt19937, range: u64) -> u64 {
 
 /// libstdc++ `std::shuffle`: for n ≤ 65535 one draw decides two swaps; above, one draw a swap.
 pub fn shuffle<T>(values: &mut [T], rng: &mut Mt19937) {
-    let n = values.len() as u64;
+    shuffle_swaps(values.len(), rng, |i, j| values.swap(i, j));
+}
+
+/// The draws of a shuffle of `n` elements, without a list to shuffle: what advancing the
+/// engine past it costs.
+pub fn skip_shuffle(n: usize, rng: &mut Mt19937) {
+    shuffle_swaps(n, rng, |_, _| {});
+}
+
+#[inline(always)]
+fn shuffle_swaps(n: usize, rng: &mut Mt19937, mut swap: impl FnMut(usize, usize)) {
+    let n = n as u64;
     if n == 0 {
         return;
     }
@@ -74,20 +85,20 @@ pub fn shuffle<T>(values: &mut [T], rng: &mut Mt19937) {
         let mut i: u64 = 1;
         if n.is_multiple_of(2) {
             let j = uniform_int(rng, 0, 1);
-            values.swap(1, j as usize);
+            swap(1, j as usize);
             i = 2;
         }
         while i < n {
             let swap_range = i + 1;
             let x = uniform_int(rng, 0, swap_range * (swap_range + 1) - 1);
-            values.swap(i as usize, (x / (swap_range + 1)) as usize);
-            values.swap(i as usize + 1, (x % (swap_range + 1)) as usize);
+            swap(i as usize, (x / (swap_range + 1)) as usize);
+            swap(i as usize + 1, (x % (swap_range + 1)) as usize);
             i += 2;
         }
     } else {
         for i in 1..n {
             let j = uniform_int(rng, 0, i);
-            values.swap(i as usize, j as usize);
+            swap(i as usize, j as usize);
         }
     }
 }
