@@ -625,6 +625,15 @@ fn latency_at(sorted_latencies: &[i64], index: usize) -> i64 {
 /// ascending order (at least `n` of them), `p` the target percentile. On a pass also
 /// reports the 99th-percentile estimate, or why there is none.
 pub fn single_stream_report(n: u64, p: f64, sorted_latencies: &[i64]) -> EarlyStoppingReport {
+    single_stream_report_by(n, p, |index| latency_at(sorted_latencies, index))
+}
+
+/// [`single_stream_report`] reading the latency of each rank it needs from `latency_at_rank`.
+pub fn single_stream_report_by(
+    n: u64,
+    p: f64,
+    mut latency_at_rank: impl FnMut(usize) -> i64,
+) -> EarlyStoppingReport {
     let config = EarlyStoppingConfig::default();
     // One finder for the whole evaluation, as in LoadGen.
     let mut finder = MinPassingQueriesFinder::new();
@@ -640,7 +649,7 @@ pub fn single_stream_report(n: u64, p: f64, sorted_latencies: &[i64]) -> EarlySt
             ..
         } => (min_queries, discarded, index),
     };
-    let latency_ss = latency_at(sorted_latencies, index);
+    let latency_ss = latency_at_rank(index);
     let mut lines = estimate_lines(n, min_queries, discarded, p, latency_ss);
 
     let mut latency_ms = None;
@@ -654,7 +663,7 @@ pub fn single_stream_report(n: u64, p: f64, sorted_latencies: &[i64]) -> EarlySt
             lines.push(format!(" least {min_queries} total queries)."));
         }
         PercentileEstimate::Estimate { index, .. } => {
-            let latency = latency_at(sorted_latencies, index);
+            let latency = latency_at_rank(index);
             lines.push(format!(
                 " * Early stopping {}th percentile estimate: {latency}",
                 percent_label(MULTI_STREAM_PERCENTILE)
@@ -673,6 +682,15 @@ pub fn single_stream_report(n: u64, p: f64, sorted_latencies: &[i64]) -> EarlySt
 /// MultiStream: `n` queries issued, `sorted_query_latencies` the per-query latencies (ns)
 /// in ascending order (at least `n` of them), `p` the target percentile.
 pub fn multi_stream_report(n: u64, p: f64, sorted_query_latencies: &[i64]) -> EarlyStoppingReport {
+    multi_stream_report_by(n, p, |index| latency_at(sorted_query_latencies, index))
+}
+
+/// [`multi_stream_report`] reading the latency of each rank it needs from `latency_at_rank`.
+pub fn multi_stream_report_by(
+    n: u64,
+    p: f64,
+    latency_at_rank: impl FnOnce(usize) -> i64,
+) -> EarlyStoppingReport {
     match percentile_estimate(n, p) {
         PercentileEstimate::NotEnoughQueries {
             processed,
@@ -684,7 +702,7 @@ pub fn multi_stream_report(n: u64, p: f64, sorted_query_latencies: &[i64]) -> Ea
             index,
             ..
         } => {
-            let latency = latency_at(sorted_query_latencies, index);
+            let latency = latency_at_rank(index);
             EarlyStoppingReport {
                 passed: true,
                 lines: estimate_lines(n, min_queries, discarded, p, latency),
@@ -704,6 +722,11 @@ pub fn server_report(
     p: f64,
 ) -> EarlyStoppingReport {
     let overlatency = latencies.iter().filter(|&&l| l > target_latency_ns).count() as u64;
+    server_report_for(n, overlatency, p)
+}
+
+/// [`server_report`] for `overlatency` of `n` queries over the bound.
+pub fn server_report_for(n: u64, overlatency: u64, p: f64) -> EarlyStoppingReport {
     let check = server_check(n, overlatency, p);
     EarlyStoppingReport {
         passed: check.passed,

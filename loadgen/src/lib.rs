@@ -21,6 +21,7 @@ pub mod logging;
 mod measurements;
 mod progress;
 mod query_gen;
+mod ranked;
 mod results;
 pub mod rng;
 mod settings;

@@ -13,14 +13,15 @@ use super::settings::TestScenario;
 /// The latest completion of the series (its start if nothing completed).
 pub(super) fn last_completion_ns(shared: &Shared, outcome: &SeriesOutcome) -> i64 {
     let mut last = outcome.start_ns;
-    for seq in outcome.sample_base..outcome.sample_base + outcome.samples_issued {
-        if let Some(slot) = shared.slots.status.get(seq) {
-            let status = slot.load(Ordering::Acquire);
+    let first = outcome.sample_base;
+    shared
+        .slots
+        .status
+        .scan(first, first + outcome.samples_issued, |_, status| {
             if status & DONE != 0 {
                 last = last.max((status & TIME_MASK) as i64);
             }
-        }
-    }
+        });
     last
 }
 
@@ -34,8 +35,11 @@ pub(super) fn collect_performance(
     let count = outcome.samples_issued as usize;
     let tokens = settings.use_token_latencies;
     let first_tokens = tokens && shared.needs_first_token;
+    let mut sample_latencies = Vec::with_capacity(count);
+    let mut query_latencies = Vec::new();
+    let mut first_token_latencies = Vec::new();
+    let mut time_per_output_token = Vec::new();
     let mut result = PerformanceResult {
-        sample_latencies: Vec::with_capacity(count),
         queries_issued: outcome.queries_issued,
         never_completed: outcome.never_completed,
         refused_completions: {
@@ -51,8 +55,8 @@ pub(super) fn collect_performance(
         ..PerformanceResult::default()
     };
     if first_tokens {
-        result.first_token_latencies.reserve(count);
-        result.time_per_output_token.reserve(count);
+        first_token_latencies.reserve(count);
+        time_per_output_token.reserve(count);
     }
     let multi_stream = settings.scenario == TestScenario::MultiStream;
     let mut max_latency = 0i64;
@@ -60,64 +64,88 @@ pub(super) fn collect_performance(
     let queries = &outcome.query_scheduled_ns;
     let series_end = outcome.sample_base + queries.len() as u64 * spq;
     let mut last_scheduled = None;
-    for (query, &scheduled) in queries.iter().enumerate() {
-        if scheduled == i64::MIN {
-            // Generated for another issue thread that stopped before issuing it.
-            continue;
-        }
-        last_scheduled = Some(scheduled);
-        let first = outcome.sample_base + query as u64 * spq;
-        let end = (first + spq).min(series_end);
-        let mut query_done = Some(i64::MIN);
-        for seq in first..end {
-            let status = shared
-                .slots
-                .status
-                .get(seq)
-                .map_or(0, |s| s.load(Ordering::Acquire));
-            if status & DONE == 0 {
-                query_done = None;
+    if spq == 1 && !tokens && !multi_stream {
+        // SingleStream and Server: one sample per query, its slot read in a chunked scan.
+        let first = outcome.sample_base;
+        shared
+            .slots
+            .status
+            .scan(first, first + queries.len() as u64, |query, status| {
+                let scheduled = queries[query];
+                if scheduled == i64::MIN {
+                    return;
+                }
+                last_scheduled = Some(scheduled);
+                if status & DONE != 0 {
+                    let done = (status & TIME_MASK) as i64;
+                    let latency = done - scheduled;
+                    sample_latencies.push(latency);
+                    max_latency = max_latency.max(latency);
+                    final_query_done = done;
+                }
+            });
+    } else {
+        for (query, &scheduled) in queries.iter().enumerate() {
+            if scheduled == i64::MIN {
+                // Generated for another issue thread that stopped before issuing it.
                 continue;
             }
-            let done = (status & TIME_MASK) as i64;
-            let latency = done - scheduled;
-            result.sample_latencies.push(latency);
-            max_latency = max_latency.max(latency);
-            query_done = query_done.map(|q| q.max(done));
-            if tokens {
-                let n = shared
+            last_scheduled = Some(scheduled);
+            let first = outcome.sample_base + query as u64 * spq;
+            let end = (first + spq).min(series_end);
+            let mut query_done = Some(i64::MIN);
+            for seq in first..end {
+                let status = shared
                     .slots
-                    .n_tokens
+                    .status
                     .get(seq)
-                    .map_or(0, |n| n.load(Ordering::Relaxed) as i64);
-                let n = valid_tokens(n);
-                result.token_count += n;
-                if first_tokens {
-                    let first_token = shared
+                    .map_or(0, |s| s.load(Ordering::Acquire));
+                if status & DONE == 0 {
+                    query_done = None;
+                    continue;
+                }
+                let done = (status & TIME_MASK) as i64;
+                let latency = done - scheduled;
+                sample_latencies.push(latency);
+                max_latency = max_latency.max(latency);
+                query_done = query_done.map(|q| q.max(done));
+                if tokens {
+                    let n = shared
                         .slots
-                        .first_token
+                        .n_tokens
                         .get(seq)
-                        .map_or(0, |t| t.load(Ordering::Acquire));
-                    let ttft = if first_token == 0 {
-                        latency
-                    } else {
-                        first_token as i64 - scheduled
-                    };
-                    result.first_token_latencies.push(ttft);
-                    // Rejected counts became 0, so the divisor is -1 there, as upstream.
-                    result
-                        .time_per_output_token
-                        .push((latency - ttft) / (n - 1));
+                        .map_or(0, |n| n.load(Ordering::Relaxed) as i64);
+                    let n = valid_tokens(n);
+                    result.token_count += n;
+                    if first_tokens {
+                        let first_token = shared
+                            .slots
+                            .first_token
+                            .get(seq)
+                            .map_or(0, |t| t.load(Ordering::Acquire));
+                        let ttft = if first_token == 0 {
+                            latency
+                        } else {
+                            first_token as i64 - scheduled
+                        };
+                        first_token_latencies.push(ttft);
+                        // Rejected counts became 0, so the divisor is -1 there, as upstream.
+                        time_per_output_token.push((latency - ttft) / (n - 1));
+                    }
                 }
             }
-        }
-        if let Some(done) = query_done {
-            if multi_stream {
-                result.query_latencies.push(done - scheduled);
+            if let Some(done) = query_done {
+                if multi_stream {
+                    query_latencies.push(done - scheduled);
+                }
+                final_query_done = done;
             }
-            final_query_done = done;
         }
     }
+    result.sample_latencies = sample_latencies.into();
+    result.query_latencies = query_latencies.into();
+    result.first_token_latencies = first_token_latencies.into();
+    result.time_per_output_token = time_per_output_token.into();
     let seconds = |ns: i64| ns as f64 / 1e9;
     result.max_latency_s = seconds(max_latency);
     if let Some(last_scheduled) = last_scheduled {

@@ -708,7 +708,11 @@ mod tests {
             concatenated_rounds(min_queries, set_len, &mut shuffled);
             let mut skipped = Mt19937::new(7);
             EqualIssueOrder::new(min_queries, set_len, &mut skipped, false);
-            assert_eq!(skipped.next_u32(), shuffled.next_u32(), "{min_queries} {set_len}");
+            assert_eq!(
+                skipped.next_u32(),
+                shuffled.next_u32(),
+                "{min_queries} {set_len}"
+            );
         }
     }
 }

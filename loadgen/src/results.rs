@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::early_stopping;
 use super::effective::EffectiveSettings;
+use super::ranked::RankedLatencies;
 use super::settings::TestScenario;
 
 /// The percentiles every summary reports besides the target one.
@@ -23,21 +24,28 @@ pub struct LatencyStats {
 }
 
 impl LatencyStats {
-    /// `sorted` ascending; `n` is the count the official code indexes and divides by (the
-    /// sample count, which differs from `sorted.len()` only for malformed token runs).
-    fn from_sorted(sorted: &[i64], n: usize, target_percentile: f64) -> Option<LatencyStats> {
-        if sorted.is_empty() || n == 0 {
+    /// `n` is the count the official code indexes and divides by (the sample count, which
+    /// differs from `latencies.len()` only for malformed token runs).
+    fn from_ranked(
+        latencies: &RankedLatencies,
+        n: usize,
+        target_percentile: f64,
+    ) -> Option<LatencyStats> {
+        let len = latencies.len();
+        if n == 0 {
             return None;
         }
-        let at = |p: f64| sorted[((n as f64 * p) as usize).min(sorted.len() - 1)];
-        let sum: i128 = sorted.iter().map(|&l| i128::from(l)).sum();
+        let (min_ns, max_ns, sum) = latencies.min_max_sum()?;
+        let at = |p: f64| latencies.at(((n as f64 * p) as usize).min(len - 1));
+        // Ascending ranks, so each selection only searches above the one before.
+        let percentiles = REPORTED_PERCENTILES.iter().map(|&p| (p, at(p))).collect();
         Some(LatencyStats {
-            min_ns: sorted[0],
-            max_ns: sorted[sorted.len() - 1],
+            min_ns,
+            max_ns,
             mean_ns: (sum / n as i128) as i64,
             target_percentile,
             target_ns: at(target_percentile),
-            percentiles: REPORTED_PERCENTILES.iter().map(|&p| (p, at(p))).collect(),
+            percentiles,
         })
     }
 }
@@ -45,10 +53,10 @@ impl LatencyStats {
 /// Raw measurements of one performance series, latencies in ns.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PerformanceResult {
-    pub(crate) sample_latencies: Vec<i64>,
-    pub(crate) query_latencies: Vec<i64>,
-    pub(crate) first_token_latencies: Vec<i64>,
-    pub(crate) time_per_output_token: Vec<i64>,
+    pub(crate) sample_latencies: RankedLatencies,
+    pub(crate) query_latencies: RankedLatencies,
+    pub(crate) first_token_latencies: RankedLatencies,
+    pub(crate) time_per_output_token: RankedLatencies,
     pub(crate) token_count: i64,
     pub(crate) queries_issued: u64,
     pub(crate) max_latency_s: f64,
@@ -274,25 +282,21 @@ impl PerformanceSummary {
         }
     }
 
-    pub(crate) fn new(settings: &EffectiveSettings, mut pr: PerformanceResult) -> Self {
+    pub(crate) fn new(settings: &EffectiveSettings, pr: PerformanceResult) -> Self {
         let scenario = settings.scenario;
         let sample_count = pr.sample_latencies.len();
-        pr.sample_latencies.sort_unstable();
-        pr.query_latencies.sort_unstable();
-        pr.first_token_latencies.sort_unstable();
-        pr.time_per_output_token.sort_unstable();
         let percentile = settings.target_latency_percentile;
 
         let sample_latency =
-            LatencyStats::from_sorted(&pr.sample_latencies, sample_count, percentile);
+            LatencyStats::from_ranked(&pr.sample_latencies, sample_count, percentile);
         let query_latency = (scenario == TestScenario::MultiStream)
             .then(|| {
-                LatencyStats::from_sorted(&pr.query_latencies, pr.query_latencies.len(), percentile)
+                LatencyStats::from_ranked(&pr.query_latencies, pr.query_latencies.len(), percentile)
             })
             .flatten();
         let overlatency_query_count = (scenario == TestScenario::Server).then(|| {
             let bound = settings.target_latency_ns as i64;
-            pr.sample_latencies.iter().filter(|&&l| l > bound).count() as u64
+            pr.sample_latencies.count_above(bound)
         });
         let tokens = settings
             .use_token_latencies
@@ -383,7 +387,7 @@ fn evaluate_early_stopping(
 fn early_stopping_on(
     settings: &EffectiveSettings,
     pr: &PerformanceResult,
-    latencies: &[i64],
+    latencies: &RankedLatencies,
     target_latency_ns: i64,
 ) -> early_stopping::EarlyStoppingReport {
     let p = settings.target_latency_percentile;
@@ -397,15 +401,16 @@ fn early_stopping_on(
             latency_ms: None,
         },
         TestScenario::Server => {
-            early_stopping::server_report(queries, latencies, target_latency_ns, p)
+            let overlatency = latencies.count_above(target_latency_ns);
+            early_stopping::server_report_for(queries, overlatency, p)
         }
         TestScenario::SingleStream => {
             let n = queries.min(latencies.len() as u64);
-            early_stopping::single_stream_report(n, p, latencies)
+            early_stopping::single_stream_report_by(n, p, |rank| latencies.at(rank))
         }
         TestScenario::MultiStream => {
             let n = queries.min(pr.query_latencies.len() as u64);
-            early_stopping::multi_stream_report(n, p, &pr.query_latencies)
+            early_stopping::multi_stream_report_by(n, p, |rank| pr.query_latencies.at(rank))
         }
     }
 }
@@ -516,8 +521,8 @@ fn token_summary(
     let percentile = settings.target_latency_percentile;
     TokenSummary {
         token_count: pr.token_count,
-        first_token: LatencyStats::from_sorted(&pr.first_token_latencies, sample_count, percentile),
-        time_per_output_token: LatencyStats::from_sorted(
+        first_token: LatencyStats::from_ranked(&pr.first_token_latencies, sample_count, percentile),
+        time_per_output_token: LatencyStats::from_ranked(
             &pr.time_per_output_token,
             sample_count,
             percentile,
@@ -662,7 +667,7 @@ mod tests {
     fn result(latencies: Vec<i64>, queries: u64) -> PerformanceResult {
         PerformanceResult {
             max_latency_s: *latencies.iter().max().unwrap() as f64 / 1e9,
-            sample_latencies: latencies,
+            sample_latencies: latencies.into(),
             queries_issued: queries,
             ..PerformanceResult::default()
         }
@@ -815,8 +820,8 @@ mod tests {
         });
         let mut pr = result(vec![100, 200, 300, 400], 4);
         pr.token_count = 60;
-        pr.first_token_latencies = vec![10; 4];
-        pr.time_per_output_token = vec![1; 4];
+        pr.first_token_latencies = vec![10; 4].into();
+        pr.time_per_output_token = vec![1; 4].into();
         pr.final_query_scheduled_time_s = 0.5;
         pr.final_query_issued_time_s = 1.5;
         pr.final_query_all_samples_done_time_s = 2.0;
