@@ -29,16 +29,8 @@ pub(super) fn last_completion_ns(shared: &Shared, outcome: &SeriesOutcome) -> i6
 pub(super) fn collect_performance(
     shared: &Shared,
     settings: &EffectiveSettings,
-    outcome: &SeriesOutcome,
+    mut outcome: SeriesOutcome,
 ) -> PerformanceResult {
-    let spq = outcome.samples_per_query.max(1) as u64;
-    let count = outcome.samples_issued as usize;
-    let tokens = settings.use_token_latencies;
-    let first_tokens = tokens && shared.needs_first_token;
-    let mut sample_latencies = Vec::with_capacity(count);
-    let mut query_latencies = Vec::new();
-    let mut first_token_latencies = Vec::new();
-    let mut time_per_output_token = Vec::new();
     let mut result = PerformanceResult {
         queries_issued: outcome.queries_issued,
         never_completed: outcome.never_completed,
@@ -54,106 +46,165 @@ pub(super) fn collect_performance(
         },
         ..PerformanceResult::default()
     };
+    let schedule = std::mem::take(&mut outcome.query_scheduled_ns);
+    let mut extent = Extent {
+        max_latency: 0,
+        final_query_done: outcome.start_ns,
+        last_scheduled: None,
+    };
+    let one_sample_per_query = outcome.samples_per_query <= 1
+        && !settings.use_token_latencies
+        && settings.scenario != TestScenario::MultiStream;
+    if one_sample_per_query {
+        let latencies = one_per_query(shared, &outcome, schedule, &mut extent);
+        result.sample_latencies = latencies.into();
+    } else {
+        collect_per_sample(
+            shared,
+            settings,
+            &outcome,
+            &schedule,
+            &mut extent,
+            &mut result,
+        );
+    }
+    let seconds = |ns: i64| ns as f64 / 1e9;
+    result.max_latency_s = seconds(extent.max_latency);
+    if let Some(last_scheduled) = extent.last_scheduled {
+        result.final_query_scheduled_time_s = seconds(last_scheduled - outcome.start_ns);
+    }
+    result.final_query_issued_time_s = seconds(outcome.final_query_issued_ns - outcome.start_ns);
+    result.final_query_all_samples_done_time_s =
+        seconds(extent.final_query_done - outcome.start_ns);
+    result
+}
+
+/// What the series' timing figures are made of.
+struct Extent {
+    max_latency: i64,
+    /// The completion of the last query (in issue order) whose samples all completed.
+    final_query_done: i64,
+    last_scheduled: Option<i64>,
+}
+
+/// SingleStream and Server without tokens: one sample per query, its slot read in a chunked
+/// scan, and each latency written over a schedule entry already read (`kept <= query`), so
+/// the end of a long run allocates nothing.
+fn one_per_query(
+    shared: &Shared,
+    outcome: &SeriesOutcome,
+    mut schedule: Vec<i64>,
+    extent: &mut Extent,
+) -> Vec<i64> {
+    let first = outcome.sample_base;
+    let mut kept = 0;
+    shared
+        .slots
+        .status
+        .scan(first, first + schedule.len() as u64, |query, status| {
+            let scheduled = schedule[query];
+            if scheduled == i64::MIN {
+                // Generated for another issue thread that stopped before issuing it.
+                return;
+            }
+            extent.last_scheduled = Some(scheduled);
+            if status & DONE != 0 {
+                let done = (status & TIME_MASK) as i64;
+                let latency = done - scheduled;
+                schedule[kept] = latency;
+                kept += 1;
+                extent.max_latency = extent.max_latency.max(latency);
+                extent.final_query_done = done;
+            }
+        });
+    schedule.truncate(kept);
+    schedule
+}
+
+/// Every other series: sample by sample, with MultiStream's query latencies and the token
+/// figures.
+fn collect_per_sample(
+    shared: &Shared,
+    settings: &EffectiveSettings,
+    outcome: &SeriesOutcome,
+    schedule: &[i64],
+    extent: &mut Extent,
+    result: &mut PerformanceResult,
+) {
+    let spq = outcome.samples_per_query.max(1) as u64;
+    let count = outcome.samples_issued as usize;
+    let tokens = settings.use_token_latencies;
+    let first_tokens = tokens && shared.needs_first_token;
+    let multi_stream = settings.scenario == TestScenario::MultiStream;
+    let mut sample_latencies = Vec::with_capacity(count);
+    let mut query_latencies = Vec::new();
+    let mut first_token_latencies = Vec::new();
+    let mut time_per_output_token = Vec::new();
     if first_tokens {
         first_token_latencies.reserve(count);
         time_per_output_token.reserve(count);
     }
-    let multi_stream = settings.scenario == TestScenario::MultiStream;
-    let mut max_latency = 0i64;
-    let mut final_query_done = outcome.start_ns;
-    let queries = &outcome.query_scheduled_ns;
-    let series_end = outcome.sample_base + queries.len() as u64 * spq;
-    let mut last_scheduled = None;
-    if spq == 1 && !tokens && !multi_stream {
-        // SingleStream and Server: one sample per query, its slot read in a chunked scan.
-        let first = outcome.sample_base;
-        shared
-            .slots
-            .status
-            .scan(first, first + queries.len() as u64, |query, status| {
-                let scheduled = queries[query];
-                if scheduled == i64::MIN {
-                    return;
-                }
-                last_scheduled = Some(scheduled);
-                if status & DONE != 0 {
-                    let done = (status & TIME_MASK) as i64;
-                    let latency = done - scheduled;
-                    sample_latencies.push(latency);
-                    max_latency = max_latency.max(latency);
-                    final_query_done = done;
-                }
-            });
-    } else {
-        for (query, &scheduled) in queries.iter().enumerate() {
-            if scheduled == i64::MIN {
-                // Generated for another issue thread that stopped before issuing it.
+    let series_end = outcome.sample_base + schedule.len() as u64 * spq;
+    for (query, &scheduled) in schedule.iter().enumerate() {
+        if scheduled == i64::MIN {
+            // Generated for another issue thread that stopped before issuing it.
+            continue;
+        }
+        extent.last_scheduled = Some(scheduled);
+        let first = outcome.sample_base + query as u64 * spq;
+        let end = (first + spq).min(series_end);
+        let mut query_done = Some(i64::MIN);
+        for seq in first..end {
+            let status = shared
+                .slots
+                .status
+                .get(seq)
+                .map_or(0, |s| s.load(Ordering::Acquire));
+            if status & DONE == 0 {
+                query_done = None;
                 continue;
             }
-            last_scheduled = Some(scheduled);
-            let first = outcome.sample_base + query as u64 * spq;
-            let end = (first + spq).min(series_end);
-            let mut query_done = Some(i64::MIN);
-            for seq in first..end {
-                let status = shared
+            let done = (status & TIME_MASK) as i64;
+            let latency = done - scheduled;
+            sample_latencies.push(latency);
+            extent.max_latency = extent.max_latency.max(latency);
+            query_done = query_done.map(|q| q.max(done));
+            if tokens {
+                let n = shared
                     .slots
-                    .status
+                    .n_tokens
                     .get(seq)
-                    .map_or(0, |s| s.load(Ordering::Acquire));
-                if status & DONE == 0 {
-                    query_done = None;
-                    continue;
-                }
-                let done = (status & TIME_MASK) as i64;
-                let latency = done - scheduled;
-                sample_latencies.push(latency);
-                max_latency = max_latency.max(latency);
-                query_done = query_done.map(|q| q.max(done));
-                if tokens {
-                    let n = shared
+                    .map_or(0, |n| n.load(Ordering::Relaxed) as i64);
+                let n = valid_tokens(n);
+                result.token_count += n;
+                if first_tokens {
+                    let first_token = shared
                         .slots
-                        .n_tokens
+                        .first_token
                         .get(seq)
-                        .map_or(0, |n| n.load(Ordering::Relaxed) as i64);
-                    let n = valid_tokens(n);
-                    result.token_count += n;
-                    if first_tokens {
-                        let first_token = shared
-                            .slots
-                            .first_token
-                            .get(seq)
-                            .map_or(0, |t| t.load(Ordering::Acquire));
-                        let ttft = if first_token == 0 {
-                            latency
-                        } else {
-                            first_token as i64 - scheduled
-                        };
-                        first_token_latencies.push(ttft);
-                        // Rejected counts became 0, so the divisor is -1 there, as upstream.
-                        time_per_output_token.push((latency - ttft) / (n - 1));
-                    }
+                        .map_or(0, |t| t.load(Ordering::Acquire));
+                    let ttft = if first_token == 0 {
+                        latency
+                    } else {
+                        first_token as i64 - scheduled
+                    };
+                    first_token_latencies.push(ttft);
+                    // Rejected counts became 0, so the divisor is -1 there, as upstream.
+                    time_per_output_token.push((latency - ttft) / (n - 1));
                 }
             }
-            if let Some(done) = query_done {
-                if multi_stream {
-                    query_latencies.push(done - scheduled);
-                }
-                final_query_done = done;
+        }
+        if let Some(done) = query_done {
+            if multi_stream {
+                query_latencies.push(done - scheduled);
             }
+            extent.final_query_done = done;
         }
     }
     result.sample_latencies = sample_latencies.into();
     result.query_latencies = query_latencies.into();
     result.first_token_latencies = first_token_latencies.into();
     result.time_per_output_token = time_per_output_token.into();
-    let seconds = |ns: i64| ns as f64 / 1e9;
-    result.max_latency_s = seconds(max_latency);
-    if let Some(last_scheduled) = last_scheduled {
-        result.final_query_scheduled_time_s = seconds(last_scheduled - outcome.start_ns);
-    }
-    result.final_query_issued_time_s = seconds(outcome.final_query_issued_ns - outcome.start_ns);
-    result.final_query_all_samples_done_time_s = seconds(final_query_done - outcome.start_ns);
-    result
 }
 
 /// The official n_tokens rule: 0, negative and 1 count as 0 tokens (the completion path has

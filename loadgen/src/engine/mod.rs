@@ -636,8 +636,7 @@ impl Engine<'_> {
         // As in accuracy mode: sampled responses may still be copied from this set's memory.
         self.shared.wait_for_logging(self.drain_timeout);
         unload(qsl, &set.samples)?;
-        let outcome = outcome?;
-        let result = collect_performance(&self.shared, settings, &outcome);
+        let result = collect_performance(&self.shared, settings, outcome?);
         Ok(PerformanceSummary::new(settings, result))
     }
 
