@@ -1,6 +1,6 @@
 //! `cargo bench`: the LoadGen engine against in-process null SUTs. The same cases, each in a
-//! process of its own and side by side with the official LoadGen, run with
-//! `BENCH_OFFICIAL=1 bash scripts/bench.sh`.
+//! process of its own and against the official C++ LoadGen in alternating rounds, run with
+//! `bash scripts/bench.sh --official`.
 
 use mlperf_host::engine_bench::{self, Completion};
 

@@ -10,9 +10,8 @@ mod round_trip;
 
 pub use round_trip::cross_core_round_trip;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::sync::{Mutex, OnceLock};
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -28,7 +27,7 @@ use crate::loadgen::{
 pub enum Completion {
     /// Inside `issue_query`, on the issue thread.
     Inline,
-    /// From one worker thread fed by a channel.
+    /// From one worker thread fed through a mutex and condition variable.
     Worker,
 }
 
@@ -67,69 +66,87 @@ pub use crate::loadgen::testing::NullQsl;
 /// Responses are completed in batches of this many to bound the SUT's own memory.
 const BATCH: usize = 4096;
 
-/// The worker's queue and its thread.
-type Worker = (
-    Mutex<mpsc::Sender<Vec<ResponseId>>>,
-    Mutex<Option<JoinHandle<()>>>,
-);
+/// The worker's queue: issued queries (their ids) waiting for the worker thread.
+#[derive(Default)]
+struct WorkQueue {
+    queries: VecDeque<Vec<ResponseId>>,
+    stop: bool,
+}
+
+/// The worker thread, fed through a mutex and condition variable as the official LoadGen's
+/// C++ null SUT (`engines/official/glue/null_sut.cc`) is, so the engine comparison runs the
+/// same design on both sides.
+struct Worker {
+    queue: Mutex<WorkQueue>,
+    wake: Condvar,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
 
 /// Answers every sample with an empty response, inline or from a worker thread.
 pub struct NullSut {
     first_issue: OnceLock<Instant>,
     worker: Option<Worker>,
     completer: OnceLock<Completer>,
-    stop: AtomicBool,
 }
 
 impl NullSut {
     pub fn new(completion: Completion) -> std::sync::Arc<Self> {
-        let (sender, receiver) = mpsc::channel::<Vec<ResponseId>>();
         let sut = std::sync::Arc::new(NullSut {
             first_issue: OnceLock::new(),
-            worker: (completion == Completion::Worker)
-                .then(|| (Mutex::new(sender), Mutex::new(None))),
+            worker: (completion == Completion::Worker).then(|| Worker {
+                queue: Mutex::new(WorkQueue::default()),
+                wake: Condvar::new(),
+                thread: Mutex::new(None),
+            }),
             completer: OnceLock::new(),
-            stop: AtomicBool::new(false),
         });
-        if let Some((_, handle)) = &sut.worker {
+        if let Some(worker) = &sut.worker {
             let worker_sut = std::sync::Arc::clone(&sut);
             let join = std::thread::Builder::new()
                 .name("null-sut-worker".into())
-                .spawn(move || worker_sut.work(receiver))
+                .spawn(move || worker_sut.work())
                 .expect("spawn the null SUT worker");
-            *handle.lock().unwrap() = Some(join);
+            *worker.thread.lock().unwrap() = Some(join);
         }
         sut
     }
 
-    fn work(&self, receiver: mpsc::Receiver<Vec<ResponseId>>) {
+    /// Takes every waiting query at once, then answers them one completion call per query.
+    fn work(&self) {
+        let Some(worker) = &self.worker else { return };
+        let mut taken = VecDeque::new();
         let mut responses = Vec::with_capacity(BATCH);
-        while let Ok(ids) = receiver.recv() {
+        loop {
+            {
+                let mut queue = worker.queue.lock().unwrap();
+                while !queue.stop && queue.queries.is_empty() {
+                    queue = worker.wake.wait(queue).unwrap();
+                }
+                if queue.queries.is_empty() {
+                    return;
+                }
+                std::mem::swap(&mut taken, &mut queue.queries);
+            }
             let Some(completer) = self.completer.get() else {
+                taken.clear();
                 continue;
             };
-            responses.clear();
-            responses.extend(ids.iter().map(|&id| QuerySampleResponse::new(id, &[])));
-            // Drain what else is queued so one completion call serves many queries.
-            while let Ok(more) = receiver.try_recv() {
-                responses.extend(more.iter().map(|&id| QuerySampleResponse::new(id, &[])));
-                if responses.len() >= BATCH {
-                    break;
+            for ids in taken.drain(..) {
+                for chunk in ids.chunks(BATCH) {
+                    responses.clear();
+                    responses.extend(chunk.iter().map(|&id| QuerySampleResponse::new(id, &[])));
+                    completer.query_samples_complete(&responses);
                 }
-            }
-            completer.query_samples_complete(&responses);
-            if self.stop.load(Ordering::Relaxed) {
-                break;
             }
         }
     }
 
-    /// Ends the worker thread.
+    /// Ends the worker thread once the queries it holds are answered.
     pub fn shut_down(&self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some((sender, handle)) = &self.worker {
-            let _ = sender.lock().unwrap().send(Vec::new());
-            if let Some(join) = handle.lock().unwrap().take() {
+        if let Some(worker) = &self.worker {
+            worker.queue.lock().unwrap().stop = true;
+            worker.wake.notify_one();
+            if let Some(join) = worker.thread.lock().unwrap().take() {
                 let _ = join.join();
             }
         }
@@ -162,10 +179,11 @@ impl SystemUnderTest for NullSut {
                     completer.query_samples_complete(&responses);
                 }
             }
-            Some((sender, _)) => {
+            Some(worker) => {
                 self.completer.get_or_init(|| completer.clone());
                 let ids = samples.iter().map(|s| s.id).collect();
-                let _ = sender.lock().unwrap().send(ids);
+                worker.queue.lock().unwrap().queries.push_back(ids);
+                worker.wake.notify_one();
             }
         }
     }
