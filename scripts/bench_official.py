@@ -128,15 +128,14 @@ def main():
         native, official, cpp = (rows[(label, engine)] for engine in ENGINES)
         print(f"| {label} | {cell(native)} | {cell(official)} | {cell(cpp)} "
               f"| {ratio_cell(native, official)} | {ratio_cell(native, cpp)} |")
+    labels = {"startup_ms": "start-up (ms)", "end_of_run_ms": "end of run (ms)",
+              "process_bytes_per_sample": "peak RSS of the process per sample (bytes)"}
     for case in ("single-stream", "offline"):
-        for key, unit in (("startup_ms", "ms"), ("end_of_run_ms", "ms"),
-                          ("process_bytes_per_sample", "B/sample")):
+        for key, label in labels.items():
             values = [extras.get((case, key, engine)) for engine in ENGINES]
             if None in values:
                 continue
-            print(f"| {case} inline, {key.replace('_', ' ')} ({unit}) | "
-                  + " | ".join(cell(v) for v in values)
-                  + " | | |")
+            print(f"| {case} inline, {label} | " + " | ".join(cell(v) for v in values) + " | | |")
     print(f"\n{args.rounds} rounds (Server: {args.server_rounds}, {args.server_steps} bisection "
           f"steps of {args.server_ms} ms runs); SingleStream {args.queries:,} queries inline, "
           f"{args.queries // 4:,} with the worker; Offline {args.samples:,} samples. "
