@@ -42,6 +42,8 @@ enum Command {
     Submit(cli::submit::Args),
     /// Check a submission tree with the official checker's rules.
     Check(cli::check::Args),
+    /// The results table (metric, validity, power, accuracy) of submission trees or run folders.
+    Results(cli::results::Args),
     /// The plugin's process of `run --isolate process` (started by the host, not by hand).
     #[command(name = "isolated-plugin", hide = true)]
     IsolatedPlugin {
@@ -141,6 +143,7 @@ fn main() -> ExitCode {
         Command::Sysinfo(args) => cli::sysinfo::main(&args),
         Command::Submit(args) => cli::submit::main(&args),
         Command::Check(args) => cli::check::main(&args),
+        Command::Results(args) => cli::results::main(&args),
         Command::IsolatedPlugin { host_pid } => child_process(|| isolated::child_main(host_pid)),
         Command::IsolatedMeter { host_pid, spec } => {
             child_process(|| isolated::meter_main(host_pid, &spec))

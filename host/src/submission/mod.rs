@@ -5,6 +5,7 @@
 pub mod assemble;
 pub mod check;
 pub mod finding;
+pub mod results;
 pub mod rules;
 pub mod run_folder;
 pub mod scenario_files;

@@ -571,3 +571,90 @@ fn a_power_dev_session_and_its_ranging_run_are_filed_byte_for_byte() {
         "{findings:#?}"
     );
 }
+
+/// The first number after `label` in `text`.
+fn number_after(text: &str, label: &str) -> f64 {
+    let at = text
+        .find(label)
+        .unwrap_or_else(|| panic!("no {label:?} in {text}"))
+        + label.len();
+    let digits: String = text[at..]
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    digits.parse().unwrap()
+}
+
+#[test]
+fn results_lists_the_trees_result_as_its_summary_gives_it() {
+    let submission = submission();
+    let output = mlperf_host(&["results", "--format", "json", s(&submission.tree)]);
+    assert_ok(&output);
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row = &rows[0];
+    let scenario = scenario_dir(&submission.tree);
+    let summary =
+        std::fs::read_to_string(scenario.join("performance/run_1/mlperf_log_summary.txt")).unwrap();
+    let estimate_ns = number_after(&summary, "Early stopping 90.0th percentile estimate:");
+    assert_eq!(row["value"].as_f64(), Some(estimate_ns / 1e6));
+    assert_eq!(row["units"], "ms");
+    assert_eq!(
+        row["valid"].as_bool(),
+        Some(summary.contains("Result is : VALID"))
+    );
+    for (key, value) in [
+        ("division", "closed"),
+        ("submitter", "mlperf-host-ci"),
+        ("system", "ci-edge-box"),
+        ("benchmark", "fmnist"),
+        ("scenario", "SingleStream"),
+    ] {
+        assert_eq!(row[key], value, "{key}");
+    }
+    let power: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(scenario.join("performance/power_summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(row["power"], power["sources"][0]["metric"]["power_metric"]);
+    assert_eq!(row["power_units"], "millijoules");
+    let accuracy = std::fs::read_to_string(scenario.join("accuracy/accuracy.txt")).unwrap();
+    let figure = number_after(&accuracy, "accuracy=");
+    let shown = row["accuracy"].as_str().unwrap();
+    assert!(
+        shown.starts_with(&format!("accuracy={figure:.3}%")),
+        "{shown} vs {accuracy}"
+    );
+
+    // The run folders the tree was made from give the same figures.
+    let output = mlperf_host(&[
+        "results",
+        "--format",
+        "csv",
+        s(&submission.runs.join("performance")),
+        s(&submission.runs.join("accuracy")),
+    ]);
+    assert_ok(&output);
+    let csv = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].starts_with("division,submitter,system,benchmark,scenario,metric,value"));
+    let cells: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(cells[3..5], ["fmnist", "SingleStream"]);
+    assert_eq!(cells[6].parse::<f64>().ok(), Some(estimate_ns / 1e6));
+    assert!(
+        lines[2].contains(&format!("accuracy={figure:.3}%")),
+        "{csv}"
+    );
+
+    // Anything else is refused, naming it.
+    let elsewhere = submission.runs.parent().unwrap().join("systems");
+    let output = mlperf_host(&["results", s(&elsewhere)]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("systems") && stderr.contains("neither a submission tree"),
+        "{stderr}"
+    );
+}

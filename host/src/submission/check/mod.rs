@@ -3,7 +3,7 @@
 
 mod accuracy;
 mod compliance;
-mod performance;
+pub(crate) mod performance;
 mod power;
 mod scenario;
 mod tree_safety;

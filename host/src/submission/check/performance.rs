@@ -242,7 +242,7 @@ fn check_network(
 }
 
 /// The scenario's result as the checker reports it.
-fn result_metric(log: &DetailLog, scenario: &str) -> Option<f64> {
+pub(crate) fn result_metric(log: &DetailLog, scenario: &str) -> Option<f64> {
     match scenario {
         "Offline" => log.f64("result_samples_per_second"),
         "Server" => log.f64("result_completed_samples_per_sec"),

@@ -1,0 +1,313 @@
+//! The results table of `mlperf-host results`: one row per performance result, with the columns
+//! of the official final report (system, benchmark, scenario, metric and units, validity,
+//! power, accuracy), read from submission trees or from run folders.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::check::performance::result_metric;
+use super::run_folder::{RunFolder, RunFolderError, RunKind};
+use super::tree::{performance_run, subdirectories, ACCURACY_TXT, DIVISIONS, SCENARIOS};
+use crate::logs::{DetailLog, DetailLogError, DETAIL_LOG};
+use crate::power::outputs::POWER_SUMMARY;
+
+/// One result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResultRow {
+    /// `closed`, `open` or `network` in a tree; None for a run folder.
+    pub division: Option<String>,
+    pub submitter: Option<String>,
+    /// The tree's system folder, or a run's SUT name.
+    pub system: String,
+    pub benchmark: String,
+    pub scenario: String,
+    /// What the official report calls the scenario's metric.
+    pub metric: &'static str,
+    pub value: Option<f64>,
+    pub units: &'static str,
+    /// `result_validity` of the performance run (None for an accuracy run).
+    pub valid: Option<bool>,
+    /// The power metric (watts for Offline and Server, millijoules per query otherwise).
+    pub power: Option<f64>,
+    pub power_units: Option<String>,
+    pub power_valid: Option<bool>,
+    /// accuracy.txt's first figure and its verdict, e.g. `accuracy=97.110% PASS`.
+    pub accuracy: Option<String>,
+    /// The performance run (or accuracy run) the row was read from.
+    pub source: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("{}: neither a submission tree (closed/, open/ or network/) nor a LoadGen run folder", .0.display())]
+    NotAResult(PathBuf),
+    #[error(transparent)]
+    RunFolder(#[from] RunFolderError),
+    #[error(transparent)]
+    Log(#[from] DetailLogError),
+    #[error("{}: {message}", path.display())]
+    Read { path: PathBuf, message: String },
+}
+
+/// The rows of every path: a submission tree's every scenario folder, or one run folder.
+pub fn collect(paths: &[PathBuf]) -> Result<Vec<ResultRow>, ResultsError> {
+    let mut rows = Vec::new();
+    for path in paths {
+        if DIVISIONS.iter().any(|d| path.join(d).is_dir()) {
+            rows.extend(tree_rows(path)?);
+        } else if path.join(DETAIL_LOG).is_file() || performance_run(path).is_dir() {
+            rows.push(run_folder_row(path)?);
+        } else {
+            return Err(ResultsError::NotAResult(path.clone()));
+        }
+    }
+    Ok(rows)
+}
+
+/// The scenario's metric as the official report names it, and its units.
+fn metric(scenario: &str) -> (&'static str, &'static str) {
+    match scenario {
+        "Offline" => ("Samples/s", "samples/s"),
+        "Server" => ("Queries/s", "queries/s"),
+        "SingleStream" | "MultiStream" => ("Early stopping latency", "ms"),
+        _ => ("-", ""),
+    }
+}
+
+fn tree_rows(root: &Path) -> Result<Vec<ResultRow>, ResultsError> {
+    let mut rows = Vec::new();
+    for division in DIVISIONS {
+        for submitter in subdirectories(&root.join(division)) {
+            let results = root.join(division).join(&submitter).join("results");
+            for system in subdirectories(&results) {
+                for benchmark in subdirectories(&results.join(&system)) {
+                    for scenario in SCENARIOS {
+                        let dir = results.join(&system).join(&benchmark).join(scenario);
+                        if !dir.is_dir() {
+                            continue;
+                        }
+                        let run = performance_run(&dir);
+                        let log = DetailLog::read(&run.join(DETAIL_LOG))?;
+                        let mut row = row_from(&log, &system, &benchmark, scenario, &run);
+                        row.division = Some(division.to_string());
+                        row.submitter = Some(submitter.clone());
+                        add_power(&mut row, &dir.join("performance").join(POWER_SUMMARY))?;
+                        row.accuracy = accuracy(&dir.join("accuracy").join(ACCURACY_TXT))?;
+                        rows.push(row);
+                    }
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn run_folder_row(dir: &Path) -> Result<ResultRow, ResultsError> {
+    let run = RunFolder::read(dir, None)?;
+    let system = run.log.str("sut_name").unwrap_or("-").to_string();
+    let logs_dir = match run.kind {
+        RunKind::Compliance(_) => performance_run(dir),
+        _ => dir.to_path_buf(),
+    };
+    let mut row = row_from(&run.log, &system, &run.model, &run.scenario, &logs_dir);
+    if run.kind == RunKind::Accuracy {
+        row.value = None;
+        row.valid = None;
+        row.accuracy = accuracy(&dir.join(ACCURACY_TXT))?;
+    } else {
+        add_power(&mut row, &logs_dir.join(POWER_SUMMARY))?;
+    }
+    Ok(row)
+}
+
+fn row_from(
+    log: &DetailLog,
+    system: &str,
+    benchmark: &str,
+    scenario: &str,
+    source: &Path,
+) -> ResultRow {
+    let (metric, units) = metric(scenario);
+    ResultRow {
+        division: None,
+        submitter: None,
+        system: system.to_string(),
+        benchmark: benchmark.to_string(),
+        scenario: scenario.to_string(),
+        metric,
+        value: result_metric(log, scenario),
+        units,
+        valid: log.str("result_validity").map(|v| v == "VALID"),
+        power: None,
+        power_units: None,
+        power_valid: None,
+        accuracy: None,
+        source: source.to_path_buf(),
+    }
+}
+
+/// The first meter's power metric from power_summary.json, when the run measured power.
+fn add_power(row: &mut ResultRow, path: &Path) -> Result<(), ResultsError> {
+    let Some(text) = read_if_present(path)? else {
+        return Ok(());
+    };
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| ResultsError::Read {
+        path: path.to_path_buf(),
+        message: format!("not JSON: {e}"),
+    })?;
+    let metric = &json["sources"][0]["metric"];
+    row.power = metric["power_metric"].as_f64();
+    row.power_units = metric["power_metric_units"].as_str().map(str::to_string);
+    row.power_valid = json["valid"].as_bool();
+    Ok(())
+}
+
+/// accuracy.txt's first `key=value` and the verdict it gives, if any.
+fn accuracy(path: &Path) -> Result<Option<String>, ResultsError> {
+    let Some(text) = read_if_present(path)? else {
+        return Ok(None);
+    };
+    let first = text
+        .lines()
+        .next()
+        .and_then(|line| line.split(',').next())
+        .unwrap_or("")
+        .trim();
+    let verdict = if text.contains(": PASS") {
+        " PASS"
+    } else if text.contains(": FAIL") {
+        " FAIL"
+    } else {
+        ""
+    };
+    Ok(Some(format!("{first}{verdict}")))
+}
+
+fn read_if_present(path: &Path) -> Result<Option<String>, ResultsError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ResultsError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// The table's columns, in order.
+const COLUMNS: [&str; 12] = [
+    "division",
+    "submitter",
+    "system",
+    "benchmark",
+    "scenario",
+    "metric",
+    "value",
+    "units",
+    "valid",
+    "power",
+    "power_units",
+    "accuracy",
+];
+
+fn cells(row: &ResultRow) -> [String; 12] {
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    let number = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
+    let validity = |v: Option<bool>| match v {
+        Some(true) => "VALID".to_string(),
+        Some(false) => "INVALID".to_string(),
+        None => String::new(),
+    };
+    let power_units = match (&row.power_units, row.power_valid) {
+        (Some(units), Some(false)) => format!("{units} (INVALID)"),
+        (units, _) => text(units),
+    };
+    [
+        text(&row.division),
+        text(&row.submitter),
+        row.system.clone(),
+        row.benchmark.clone(),
+        row.scenario.clone(),
+        row.metric.to_string(),
+        number(row.value),
+        row.units.to_string(),
+        validity(row.valid),
+        number(row.power),
+        power_units,
+        text(&row.accuracy),
+    ]
+}
+
+/// RFC 4180 CSV with a header line.
+pub fn to_csv(rows: &[ResultRow]) -> String {
+    let quote = |cell: &str| {
+        if cell.contains([',', '"', '\n']) {
+            format!("\"{}\"", cell.replace('"', "\"\""))
+        } else {
+            cell.to_string()
+        }
+    };
+    let mut out = COLUMNS.join(",") + "\n";
+    for row in rows {
+        let line: Vec<String> = cells(row).iter().map(|c| quote(c)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// A Markdown table.
+pub fn to_markdown(rows: &[ResultRow]) -> String {
+    let mut out = format!("| {} |\n", COLUMNS.join(" | "));
+    out.push_str(&format!("|{}\n", "---|".repeat(COLUMNS.len())));
+    for row in rows {
+        let line: Vec<String> = cells(row).iter().map(|c| c.replace('|', "\\|")).collect();
+        out.push_str(&format!("| {} |\n", line.join(" | ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row() -> ResultRow {
+        ResultRow {
+            division: Some("closed".into()),
+            submitter: Some("org".into()),
+            system: "box".into(),
+            benchmark: "fmnist".into(),
+            scenario: "Offline".into(),
+            metric: "Samples/s",
+            value: Some(1234.5),
+            units: "samples/s",
+            valid: Some(true),
+            power: Some(200.0),
+            power_units: Some("Watts".into()),
+            power_valid: Some(false),
+            accuracy: Some("accuracy=97.1%, \"x\" PASS".into()),
+            source: PathBuf::from("r"),
+        }
+    }
+
+    #[test]
+    fn csv_quotes_cells_with_commas_and_quotes() {
+        let csv = to_csv(&[row()]);
+        let line = csv.lines().nth(1).unwrap();
+        assert_eq!(
+            line,
+            "closed,org,box,fmnist,Offline,Samples/s,1234.5,samples/s,VALID,200,Watts (INVALID),\"accuracy=97.1%, \"\"x\"\" PASS\""
+        );
+    }
+
+    #[test]
+    fn markdown_has_a_header_a_rule_and_a_row_per_result() {
+        let md = to_markdown(&[row(), row()]);
+        let lines: Vec<&str> = md.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert!(lines[0].starts_with("| division | submitter | system |"));
+        assert_eq!(lines[1].matches("---|").count(), COLUMNS.len());
+        assert!(lines[2].contains("| Offline | Samples/s | 1234.5 |"));
+    }
+}
