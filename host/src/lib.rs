@@ -20,6 +20,7 @@ pub mod power;
 pub mod samples;
 pub mod session;
 pub mod submission;
+pub mod tune;
 
 /// An error and its causes on one line, each after a colon.
 pub fn error_chain(error: &dyn std::error::Error) -> String {

@@ -24,6 +24,9 @@ struct Cli {
 enum Command {
     /// Run one LoadGen test with a backend plugin (by default the null plugin).
     Run(Box<cli::run_args::RunArgs>),
+    /// Find the setting a scenario's run needs (expected latency, expected QPS, highest VALID
+    /// target QPS) by short trial runs, and write it into a user.conf.
+    Tune(Box<cli::tune::Args>),
     /// Score an accuracy log for a benchmark (writes accuracy.txt beside it).
     Accuracy(cli::benchmark::AccuracyArgs),
     /// Measure the LoadGen engine's overhead against an in-process null SUT.
@@ -135,6 +138,7 @@ impl BenchEngine {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Run(args) => cli::run::main(&args),
+        Command::Tune(args) => cli::tune::main(&args),
         Command::Accuracy(args) => cli::benchmark::accuracy_main(&args),
         Command::Bench(args) => cli::exit_with(run_bench(&args)),
         Command::Plugins(command) => cli::plugins::main(&command),

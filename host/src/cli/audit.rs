@@ -133,6 +133,9 @@ fn audit(args: &Args) -> anyhow::Result<bool> {
 
 /// Everything that can be refused is refused here, before anything runs.
 fn plan(args: &Args) -> anyhow::Result<AuditPlan> {
+    if args.run.tuning.tune {
+        bail!("--tune: a compliance test runs with the submission's settings (tune them with `mlperf-host tune`)");
+    }
     let test = ComplianceTest::from(args.test);
     let references = check_references(args, test)?;
     let mut run = super::run_plan::run_plan(&args.run)?;

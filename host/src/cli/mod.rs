@@ -16,6 +16,7 @@ pub mod run_plan;
 pub mod set;
 pub mod submit;
 pub mod sysinfo;
+pub mod tune;
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -15,6 +15,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
     super::init_logging(args.verbose, args.quiet);
     super::watch_signals();
     let outcome = super::run_plan::run_plan(args)
+        .and_then(|plan| tuned_first(args, plan))
         .and_then(|plan| run(&plan, args.quiet).map_err(anyhow::Error::from));
     if let Some(status) = super::interrupted(&args.out) {
         return status;
@@ -50,6 +51,31 @@ pub fn main(args: &RunArgs) -> ExitCode {
         }
         Err(error) => super::report_error(&error),
     }
+}
+
+/// `--tune`: the trials first (logs and user.conf in OUT/tune/), their value then put into
+/// the plan, unless `--set` names the same key.
+fn tuned_first(args: &RunArgs, mut plan: RunPlan) -> anyhow::Result<RunPlan> {
+    if !args.tuning.tune {
+        return Ok(plan);
+    }
+    let dir = args.out.join("tune");
+    let tuned = super::tune::tune(args, &dir, &dir.join("user.conf"))?;
+    if args.set.iter().any(|o| o.key == tuned.key) {
+        tracing::warn!(
+            "--set {} overrides the tuned value {}",
+            tuned.key,
+            tuned.value_text()
+        );
+    } else {
+        tuned.apply(&mut plan.settings);
+        if let mlperf_host::session::EnginePlan::Official(official) = &mut plan.engine {
+            official
+                .set(tuned.key, &tuned.value_text())
+                .map_err(|e| anyhow::anyhow!("the tuned {}: {e}", tuned.key))?;
+        }
+    }
+    Ok(plan)
 }
 
 /// Carries out `plan`, printing its summary, accuracy and power blocks unless `quiet`.

@@ -237,6 +237,64 @@ pub struct RunArgs {
     /// token, then 2 + index % 7 tokens.
     #[arg(long, help_heading = "Null plugin")]
     pub tokens: bool,
+
+    #[command(flatten)]
+    pub tuning: TuneFlags,
+}
+
+/// How `tune` (and `run --tune`) searches.
+#[derive(clap::Args, Clone, Debug)]
+pub struct TuneFlags {
+    /// run: first find the scenario's expected latency, expected QPS or highest VALID target
+    /// QPS by trial runs (as `mlperf-host tune`, logs and user.conf in OUT/tune/), then run
+    /// with it.
+    #[arg(long, help_heading = "Tune")]
+    pub tune: bool,
+    /// The minimum duration of each measuring trial (seconds, or a duration with a unit).
+    #[arg(long, value_name = "SECS", default_value = "2", value_parser = super::parse_seconds, help_heading = "Tune")]
+    pub trial_duration: Duration,
+    /// Server: the minimum query count of each trial (early stopping at the 99th percentile
+    /// needs several hundred).
+    #[arg(long, value_name = "N", default_value_t = 1000, help_heading = "Tune")]
+    pub trial_queries: u64,
+    /// Server: bisect until the VALID and INVALID rates are within this many percent.
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        default_value_t = 5.0,
+        help_heading = "Tune"
+    )]
+    pub precision: f64,
+    /// The most trial runs in all.
+    #[arg(long, value_name = "N", default_value_t = 16, help_heading = "Tune")]
+    pub max_trials: usize,
+}
+
+impl TuneFlags {
+    /// The options, refused when they cannot work.
+    pub fn options(&self) -> anyhow::Result<mlperf_host::tune::TuneOptions> {
+        if !(self.precision > 0.0 && self.precision < 100.0) {
+            anyhow::bail!(
+                "--precision {}: must be a percentage above 0 and below 100",
+                self.precision
+            );
+        }
+        if self.trial_queries == 0 {
+            anyhow::bail!("--trial-queries 0: a trial needs at least one query");
+        }
+        if self.max_trials < 2 {
+            anyhow::bail!(
+                "--max-trials {}: the search needs at least 2 trials",
+                self.max_trials
+            );
+        }
+        Ok(mlperf_host::tune::TuneOptions {
+            trial_duration: self.trial_duration,
+            trial_queries: self.trial_queries,
+            precision: self.precision / 100.0,
+            max_trials: self.max_trials,
+        })
+    }
 }
 
 /// `NAME=FILE.npy` of `--dataset-input`.

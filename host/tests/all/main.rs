@@ -30,3 +30,4 @@ mod stalled_plugins;
 mod submission_flow;
 mod support;
 mod sysinfo;
+mod tune_runs;

@@ -1,6 +1,7 @@
 //! Answering samples: each with its index as 4 little-endian bytes (so accuracy logs can be
 //! compared with the official LoadGen's) or with its own data, after the configured latency.
 
+use std::cell::Cell;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -57,6 +58,10 @@ pub fn answer(config: &Config, items: &mut [Item], issued: Instant, completer: &
         send(items, None, |responses| completer.first_token(responses));
     }
     let tokens = config.tokens;
+    if config.service_us > 0 {
+        serve(config, items, issued, completer);
+        return;
+    }
     if !config.has_latency() {
         send(items, Some(tokens), |responses| {
             completer.complete(responses)
@@ -80,6 +85,29 @@ pub fn answer(config: &Config, items: &mut [Item], issued: Instant, completer: &
         });
         report_failure(config, &rest[..ready], completer);
         rest = &rest[ready..];
+    }
+}
+
+thread_local! {
+    /// When the thread's last served sample is done (`service_us`).
+    static BUSY_UNTIL: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// `service_us`: serves `items` one after another on this thread, each starting when the
+/// previous one is done, or at its issue when the thread was idle. Times follow from the
+/// previous due time, not from when the wait returned, so the capacity is exact.
+fn serve(config: &Config, items: &[Item], issued: Instant, completer: &Completer) {
+    let service = Duration::from_micros(config.service_us);
+    for item in items {
+        let start = BUSY_UNTIL.get().map_or(issued, |busy| busy.max(issued));
+        let due = start + service;
+        wait_until(due);
+        BUSY_UNTIL.set(Some(due));
+        let item = std::slice::from_ref(item);
+        send(item, Some(config.tokens), |responses| {
+            completer.complete(responses)
+        });
+        report_failure(config, item, completer);
     }
 }
 

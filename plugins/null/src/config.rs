@@ -17,6 +17,11 @@ pub struct Config {
     pub latency_us: u64,
     /// Added latency per unit of sample index (index-dependent latency).
     pub latency_per_index_us: u64,
+    /// A server of fixed capacity instead of a fixed delay: each thread that answers (a
+    /// worker, or the issuing thread when inline) serves its samples one after another, each
+    /// taking this long from when the thread is free, so queueing shows in the latency and
+    /// throughput is at most threads / service time.
+    pub service_us: u64,
     /// Token run: report each sample's first token, then complete it with 2 + index % 7
     /// tokens.
     pub tokens: bool,
@@ -55,6 +60,11 @@ impl Config {
         if config.answer_input.is_some() && config.response != ResponseKind::Data {
             return Err(PluginError::invalid_config(
                 "null plugin config: answer_input applies to response = \"data\"",
+            ));
+        }
+        if config.service_us > 0 && config.has_latency() {
+            return Err(PluginError::invalid_config(
+                "null plugin config: service_us and latency_us/latency_per_index_us are exclusive",
             ));
         }
         if config.workers > MAX_WORKERS {

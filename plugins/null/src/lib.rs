@@ -58,6 +58,7 @@ impl SutPlugin for NullPlugin {
         let plain = workers.is_none()
             && config.response == ResponseKind::Index
             && !config.has_latency()
+            && config.service_us == 0
             && config.panic_after.is_none()
             && config.complete_twice_after.is_none()
             && config.never_complete_after.is_none()
@@ -107,6 +108,7 @@ impl SutPlugin for NullPlugin {
             ("plugin", format!("null {}", env!("CARGO_PKG_VERSION"))),
             ("workers", config.workers.to_string()),
             ("latency_us", config.latency_us.to_string()),
+            ("service_us", config.service_us.to_string()),
             (
                 "latency_per_index_us",
                 config.latency_per_index_us.to_string(),
