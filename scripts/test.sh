@@ -19,6 +19,9 @@ bash scripts/benchmarks/prepare.sh digits fmnist images minilm smollm2
 # its build is cached outside the clone) the network plugin's tests start.
 bash scripts/setup-servers.sh
 bash scripts/setup-llm.sh
+# Headless Chromium, in which the report test renders and screenshots report.html.
+MLPERF_HOST_CHROMIUM="$(bash scripts/setup-chromium.sh | tail -n 1)"
+export MLPERF_HOST_CHROMIUM
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
 # The WASM guest SDK is its own workspace (its modules build only for wasm32; the test suite

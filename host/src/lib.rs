@@ -17,6 +17,7 @@ pub mod logs;
 pub mod official;
 pub mod plugin;
 pub mod power;
+pub mod report;
 pub mod samples;
 pub mod session;
 pub mod submission;

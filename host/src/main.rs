@@ -47,6 +47,9 @@ enum Command {
     Check(cli::check::Args),
     /// The results table (metric, validity, power, accuracy) of submission trees or run folders.
     Results(cli::results::Args),
+    /// An HTML report of run folders: verdict, metric, latency histogram and percentiles,
+    /// rates over time, token latencies, power, settings.
+    Report(cli::report::Args),
     /// The plugin's process of `run --isolate process` (started by the host, not by hand).
     #[command(name = "isolated-plugin", hide = true)]
     IsolatedPlugin {
@@ -147,6 +150,7 @@ fn main() -> ExitCode {
         Command::Sysinfo(args) => cli::sysinfo::main(&args),
         Command::Submit(args) => cli::submit::main(&args),
         Command::Check(args) => cli::check::main(&args),
+        Command::Report(args) => cli::report::main(&args),
         Command::Results(args) => cli::results::main(&args),
         Command::IsolatedPlugin { host_pid } => child_process(|| isolated::child_main(host_pid)),
         Command::IsolatedMeter { host_pid, spec } => {

@@ -9,6 +9,7 @@ mod plugin_sdk;
 pub mod plugins;
 pub mod power;
 pub mod progress;
+pub mod report;
 pub mod results;
 pub mod run;
 pub mod run_args;

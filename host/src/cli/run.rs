@@ -30,6 +30,14 @@ pub fn main(args: &RunArgs) -> ExitCode {
             if destroy_stalled {
                 super::exit_without_plugin(args);
             }
+            if args.report {
+                let out = args.out.join(mlperf_host::logs::REPORT_HTML);
+                match super::report::write_report(std::slice::from_ref(&args.out), &out) {
+                    Ok(()) if !args.quiet => println!("Report: {}", out.display()),
+                    Ok(()) => {}
+                    Err(error) => return super::report_error(&error.context("--report")),
+                }
+            }
             // A backend that failed or panicked: the logs are written, but this is an error.
             if let Some(message) = result.failure() {
                 eprintln!("error: the system under test failed: {message} (the run is INVALID; logs in {})", args.out.display());

@@ -129,6 +129,9 @@ pub struct RunArgs {
     /// Also write mlperf_log_trace.json (two events per sample).
     #[arg(long)]
     pub trace: bool,
+    /// Also write report.html beside the logs (`mlperf-host report`; writes the trace too).
+    #[arg(long)]
+    pub report: bool,
     /// Print no summary; log errors only.
     #[arg(long, short)]
     pub quiet: bool,

@@ -78,7 +78,7 @@ pub fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         out: args.out.clone(),
         results_dir: args.out.clone(),
         log: LogOptions {
-            trace: args.trace,
+            trace: args.trace || args.report,
             drain_timeout: args.drain_timeout,
             issue_spin: args.issue_spin,
             stall_timeout: args.stall_timeout,

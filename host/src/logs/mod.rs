@@ -14,6 +14,8 @@ pub const SUMMARY_LOG: &str = "mlperf_log_summary.txt";
 pub const DETAIL_LOG: &str = "mlperf_log_detail.txt";
 pub const ACCURACY_LOG: &str = "mlperf_log_accuracy.json";
 pub const TRACE_LOG: &str = "mlperf_log_trace.json";
+/// `run --report`'s HTML report.
+pub const REPORT_HTML: &str = "report.html";
 /// mlperf-host's own summary of a run for programs (`schema/`).
 pub const RESULT_JSON: &str = "result.json";
 

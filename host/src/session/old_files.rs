@@ -6,12 +6,12 @@ use std::path::Path;
 
 use super::SessionError;
 use crate::logs::{
-    ABORTED_FILE, ACCURACY_LOG, ACCURACY_TXT, DETAIL_LOG, PROVENANCE_FILE, RESULT_JSON,
-    SUMMARY_LOG, TRACE_LOG,
+    ABORTED_FILE, ACCURACY_LOG, ACCURACY_TXT, DETAIL_LOG, PROVENANCE_FILE, REPORT_HTML,
+    RESULT_JSON, SUMMARY_LOG, TRACE_LOG,
 };
 
 /// The files a run may write into its log directory, besides the power traces.
-pub const RUN_FILES: [&str; 8] = [
+pub const RUN_FILES: [&str; 9] = [
     SUMMARY_LOG,
     DETAIL_LOG,
     ACCURACY_LOG,
@@ -20,6 +20,7 @@ pub const RUN_FILES: [&str; 8] = [
     ACCURACY_TXT,
     ABORTED_FILE,
     PROVENANCE_FILE,
+    REPORT_HTML,
 ];
 
 /// Removes from `dir` every file a run writes; a missing directory holds none.

@@ -17,6 +17,9 @@ const THROUGHPUT_PROBE_SAMPLES: u64 = 64;
 /// LoadGen generates 2 × min_duration / expected latency queries; an expected latency at most
 /// this many times the mean keeps them outlasting min_duration.
 const LATENCY_CAP_OVER_MEAN: f64 = 1.5;
+/// A latency percentile is taken when the trial has this many queries beyond it (10 for p90:
+/// 100 queries; 1,000 for p99); otherwise the mean.
+const PERCENTILE_QUERIES_BEYOND: f64 = 10.0;
 /// Offline trials after the probe, at most, until two agree.
 const OFFLINE_TRIALS: usize = 4;
 /// Server: the confirmation trial is this many times as long as the others; when it fails,
@@ -101,22 +104,41 @@ impl Search<'_> {
         let expected = (probe.mean_latency_ns / 2.0).max(1.0);
         set_expected_latency(&mut settings, expected);
         let measured = self.trial(&settings)?;
-        let cap = LATENCY_CAP_OVER_MEAN * measured.mean_latency_ns;
-        let value = measured.percentile_latency_ns.min(cap).max(1.0);
         let unit = if multi { "query" } else { "sample" };
-        let mut how = vec![format!(
-            "{key}: the {} percentile {unit} latency of {} ({} queries in {:.2} s; mean {:.0} ns)",
-            percentile_name(measured.percentile),
-            measured.name,
-            measured.queries,
-            measured.duration_s,
-            measured.mean_latency_ns,
-        )];
-        if measured.percentile_latency_ns > cap {
+        // A percentile needs queries beyond it: with fewer, it is one of the few slowest.
+        let needed = (PERCENTILE_QUERIES_BEYOND / (1.0 - measured.percentile) - 1e-6).ceil() as u64;
+        let (mut value, mut how) = if measured.queries >= needed {
+            (
+                measured.percentile_latency_ns,
+                vec![format!(
+                    "{key}: the {} percentile {unit} latency of {} ({} queries in {:.2} s; mean {:.0} ns)",
+                    percentile_name(measured.percentile),
+                    measured.name,
+                    measured.queries,
+                    measured.duration_s,
+                    measured.mean_latency_ns,
+                )],
+            )
+        } else {
+            (
+                measured.mean_latency_ns,
+                vec![format!(
+                    "{key}: the mean {unit} latency of {} ({} queries in {:.2} s: too few for the {} percentile, which needs {needed}; a longer --trial-duration gives it)",
+                    measured.name,
+                    measured.queries,
+                    measured.duration_s,
+                    percentile_name(measured.percentile),
+                )],
+            )
+        };
+        let cap = LATENCY_CAP_OVER_MEAN * measured.mean_latency_ns;
+        if value > cap {
+            value = cap;
             how.push(format!(
                 "capped at {LATENCY_CAP_OVER_MEAN} x the mean latency: LoadGen generates 2 x min_duration / expected latency queries, which must outlast min_duration"
             ));
         }
+        let value = value.max(1.0);
         Ok((key, value, how, measured))
     }
 
@@ -293,6 +315,7 @@ mod tests {
     struct ModelSystem {
         service_s: f64,
         bound_s: f64,
+        queries: u64,
         runs: Vec<TestSettings>,
     }
 
@@ -324,8 +347,8 @@ mod tests {
                 } else {
                     "latency".into()
                 },
-                queries: 100,
-                samples: 100,
+                queries: self.queries,
+                samples: self.queries,
                 duration_s: 1.0,
                 samples_per_second: rate,
                 mean_latency_ns: latency.min(1e3) * 1e9,
@@ -341,6 +364,7 @@ mod tests {
         ModelSystem {
             service_s: 0.001,
             bound_s: 0.010,
+            queries: 100,
             runs: Vec::new(),
         }
     }
@@ -369,6 +393,22 @@ mod tests {
         assert!(measuring.single_stream_expected_latency_ns <= 0.5e6 + 1.0);
         assert!(!measuring.sample_concatenate_permutation);
         assert_eq!(measuring.mode, TestMode::PerformanceOnly);
+    }
+
+    #[test]
+    fn too_few_queries_for_the_percentile_give_the_mean() {
+        let mut sut = ModelSystem {
+            queries: 99,
+            ..system()
+        };
+        let tuned = tune(
+            &base(TestScenario::SingleStream),
+            &TuneOptions::default(),
+            &mut sut,
+        )
+        .unwrap();
+        assert_eq!(tuned.value, 1e6);
+        assert!(tuned.how[0].contains("needs 100"), "{:?}", tuned.how);
     }
 
     #[test]

@@ -22,16 +22,7 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     support::timings_or_llm()
 }
 
-/// Runs `mlperf-host ARGS` in `dir`: the configs are found beside the executable, not through
-/// the working directory.
-fn mlperf_host(dir: &Path, args: &[&str]) -> Output {
-    Command::new(EXE)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("MLPERF_HOST_LOG")
-        .output()
-        .expect("run mlperf-host")
-}
+use crate::support::mlperf_host;
 
 fn assert_status(output: &Output, code: i32) -> String {
     assert_eq!(output.status.code(), Some(code), "{}", describe(output));

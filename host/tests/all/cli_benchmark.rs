@@ -5,21 +5,11 @@
 use crate::support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use mlperf_host::samples::write_npy;
 use support::TempDir;
 
-const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
-
-fn mlperf_host(dir: &Path, args: &[&str]) -> Output {
-    Command::new(EXE)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("MLPERF_HOST_LOG")
-        .output()
-        .expect("run mlperf-host")
-}
+use crate::support::mlperf_host;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

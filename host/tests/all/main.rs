@@ -24,6 +24,7 @@ mod plugin_runs;
 mod power_plugin;
 mod power_runs;
 mod preprocess_runs;
+mod report_runs;
 mod sample_sets;
 mod session;
 mod stalled_plugins;

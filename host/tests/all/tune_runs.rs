@@ -3,32 +3,28 @@
 //! service time, or, for Server, the highest rate an M/D/1 queue keeps within the bound.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::support::{self, TempDir};
 
-const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
-const SERVICE_US: u64 = 1000;
+/// Long enough that a late wake-up on a loaded 2-core machine is small beside it.
+const SERVICE_US: u64 = 2000;
 
-fn null_server(workers: u32) -> Vec<String> {
+fn null_server(workers: u32, service_us: u64) -> Vec<String> {
     vec![
         "--plugin".into(),
         support::null_plugin().display().to_string(),
         "--plugin-set".into(),
         format!("workers={workers}"),
         "--plugin-set".into(),
-        format!("service_us={SERVICE_US}"),
+        format!("service_us={service_us}"),
     ]
 }
 
 fn mlperf_host(dir: &Path, command: &str, args: &[String]) -> Output {
-    Command::new(EXE)
-        .arg(command)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("MLPERF_HOST_LOG")
-        .output()
-        .expect("run mlperf-host")
+    let mut all = vec![command.to_string()];
+    all.extend_from_slice(args);
+    support::mlperf_host(dir, &all)
 }
 
 fn strings(args: &[&str]) -> Vec<String> {
@@ -38,10 +34,15 @@ fn strings(args: &[&str]) -> Vec<String> {
 /// Tunes `scenario`, then runs it with the written user.conf and `--require-valid` (at most
 /// 30 s, should the value be wrong); returns the value the user.conf sets (`target_latency`
 /// in ms, `target_qps`).
-fn tune_then_run(scenario: &str, workers: u32, tune_extra: &[&str], run_extra: &[&str]) -> f64 {
+fn tune_then_run(
+    scenario: &str,
+    (workers, service_us): (u32, u64),
+    tune_extra: &[&str],
+    run_extra: &[&str],
+) -> f64 {
     let dir = TempDir::new();
     let mut args = strings(&["--scenario", scenario, "--out", "tuned"]);
-    args.extend(null_server(workers));
+    args.extend(null_server(workers, service_us));
     args.extend(strings(tune_extra));
     let tuned = mlperf_host(dir.path(), "tune", &args);
     support::assert_ok(&tuned);
@@ -71,9 +72,14 @@ fn tune_then_run(scenario: &str, workers: u32, tune_extra: &[&str], run_extra: &
         "--set",
         "max_duration_ms=30000",
     ]);
-    args.extend(null_server(workers));
+    args.extend(null_server(workers, service_us));
     args.extend(strings(run_extra));
-    let full = mlperf_host(dir.path(), "run", &args);
+    let mut full = mlperf_host(dir.path(), "run", &args);
+    if !full.status.success() {
+        // Once more: a run at the edge of VALID can tip over when another test takes the CPU.
+        eprintln!("first full run:\n{}", support::describe(&full));
+        full = mlperf_host(dir.path(), "run", &args);
+    }
     assert!(
         full.status.success(),
         "the tuned user.conf gives a VALID run\n{conf}\n{}",
@@ -95,7 +101,7 @@ fn tune_finds_the_single_stream_latency() {
     let _timings = support::timings_or_llm();
     let value = tune_then_run(
         "SingleStream",
-        1,
+        (1, SERVICE_US),
         &["--trial-duration", "1"],
         &[
             "--set",
@@ -110,19 +116,22 @@ fn tune_finds_the_single_stream_latency() {
 #[test]
 fn tune_finds_the_multi_stream_latency() {
     let _timings = support::timings_or_llm();
-    // Eight samples a query, served one after another by one worker.
+    // Four samples a query, served one after another by one worker.
+    let four = "multi_stream_samples_per_query=4";
     let value = tune_then_run(
         "MultiStream",
-        1,
-        &["--trial-duration", "1"],
+        (1, SERVICE_US),
+        &["--trial-duration", "1", "--set", four],
         &[
+            "--set",
+            four,
             "--set",
             "min_duration_ms=2000",
             "--set",
             "min_query_count=662",
         ],
     );
-    assert_within(value, 8.0 * SERVICE_US as f64 / 1e3, 0.10);
+    assert_within(value, 4.0 * SERVICE_US as f64 / 1e3, 0.10);
 }
 
 #[test]
@@ -130,7 +139,7 @@ fn tune_finds_the_offline_rate() {
     let _timings = support::timings_or_llm();
     let value = tune_then_run(
         "Offline",
-        2,
+        (2, SERVICE_US),
         &["--trial-duration", "1"],
         &["--set", "min_duration_ms=2000"],
     );
@@ -140,13 +149,16 @@ fn tune_finds_the_offline_rate() {
 #[test]
 fn tune_finds_the_highest_valid_server_rate() {
     let _timings = support::timings_or_llm();
+    // A shorter service time than the other tests': two-second trials then hold about 1,800
+    // queries, and the queue's 99th percentile settles within them.
+    let service_us = 1000;
     let bound_ms = 20.0;
     let bound = format!("server_target_latency_ns={}", (bound_ms * 1e6) as u64);
     // The run repeats the confirmation trial's length (twice --trial-duration and
     // --trial-queries), so it sees the same Poisson schedule.
     let value = tune_then_run(
         "Server",
-        1,
+        (1, service_us),
         &["--set", &bound],
         &[
             "--set",
@@ -157,7 +169,7 @@ fn tune_finds_the_highest_valid_server_rate() {
             "min_query_count=2000",
         ],
     );
-    let known = md1_highest_rate(SERVICE_US as f64 / 1e6, bound_ms / 1e3);
+    let known = md1_highest_rate(service_us as f64 / 1e6, bound_ms / 1e3);
     assert_within(value, known, 0.10);
 }
 
@@ -177,7 +189,7 @@ fn run_tune_tunes_first_then_runs_with_the_value() {
         "logs",
         "--require-valid",
     ]);
-    args.extend(null_server(2));
+    args.extend(null_server(2, SERVICE_US));
     let output = mlperf_host(dir.path(), "run", &args);
     support::assert_ok(&output);
     let conf = std::fs::read_to_string(dir.path().join("logs/tune/user.conf")).unwrap();

@@ -176,3 +176,16 @@ pub fn timings_or_llm() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// Runs `mlperf-host ARGS` in `dir`, without the caller's MLPERF_HOST_LOG.
+pub fn mlperf_host<S: AsRef<std::ffi::OsStr>>(
+    dir: &std::path::Path,
+    args: &[S],
+) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mlperf-host"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("MLPERF_HOST_LOG")
+        .output()
+        .expect("run mlperf-host")
+}

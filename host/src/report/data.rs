@@ -1,0 +1,243 @@
+//! What the report shows of one run folder, read from its files: the summary (verdict,
+//! headline figures), the detail log (percentiles, token latencies, settings, provenance), the
+//! trace (every sample's issue and latency), spl.txt and the power window.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Deserialize;
+
+use super::ReportError;
+use crate::logs::{DetailLog, DETAIL_LOG, SUMMARY_LOG, TRACE_LOG};
+use crate::submission::results::{collect, ResultRow};
+
+/// One run, as the report draws it.
+pub struct RunData {
+    pub dir: PathBuf,
+    pub row: ResultRow,
+    pub summary: String,
+    /// `Result is : VALID` and the lines that say why (the checks, recommendations).
+    pub verdict: Vec<String>,
+    /// The summary's figures above the verdict: the scenario's metric, as printed.
+    pub headline: Vec<(String, String)>,
+    /// (percentile, latency ns) as the detail log gives them.
+    pub percentiles: Vec<(f64, f64)>,
+    /// Token latencies and rates (`result_*token*` keys).
+    pub tokens: Vec<(String, String)>,
+    pub settings: Vec<(String, String)>,
+    pub provenance: Vec<(String, String)>,
+    /// From the trace: each completed sample's (scheduled s, latency ns), by scheduled time.
+    pub samples: Option<Vec<(f64, f64)>>,
+    pub power: Option<PowerTrace>,
+}
+
+/// Watts over the run's clock, and the window LoadGen measured in.
+pub struct PowerTrace {
+    /// (seconds from the first sample, watts).
+    pub points: Vec<(f64, f64)>,
+    /// The window in the same seconds.
+    pub window: (f64, f64),
+}
+
+/// Reads the run folder `dir`.
+pub fn read_run(dir: &Path) -> Result<RunData, ReportError> {
+    let detail_path = dir.join(DETAIL_LOG);
+    let summary_path = dir.join(SUMMARY_LOG);
+    if !detail_path.is_file() || !summary_path.is_file() {
+        return Err(ReportError::NotARun(dir.to_path_buf()));
+    }
+    let row = collect(&[dir.to_path_buf()])?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ReportError::NotARun(dir.to_path_buf()))?;
+    let detail = DetailLog::read(&detail_path)?;
+    let summary = read_text(&summary_path)?;
+    let (headline, verdict) = summary_parts(&summary);
+    let percentiles = detail
+        .with_prefix("result_")
+        .into_iter()
+        .filter_map(|(key, value)| {
+            let percent = key.strip_suffix("_percentile_latency_ns")?;
+            Some((percent.parse::<f64>().ok()?, value.as_f64()?))
+        })
+        .collect();
+    let tokens = detail
+        .with_prefix("result_")
+        .into_iter()
+        .filter(|(key, _)| key.contains("token"))
+        .map(|(key, value)| (key.to_string(), value_text(value)))
+        .collect();
+    let settings = detail
+        .with_prefix("effective_")
+        .into_iter()
+        .map(|(key, value)| (key.to_string(), value_text(value)))
+        .collect();
+    let provenance = PROVENANCE_PREFIXES
+        .iter()
+        .flat_map(|prefix| detail.with_prefix(prefix))
+        .map(|(key, value)| (key.to_string(), value_text(value)))
+        .collect();
+    let trace = dir.join(TRACE_LOG);
+    let samples = if trace.is_file() {
+        Some(read_trace(&trace)?)
+    } else {
+        None
+    };
+    let power = read_power(dir)?;
+    Ok(RunData {
+        dir: dir.to_path_buf(),
+        row,
+        summary,
+        verdict,
+        headline,
+        percentiles,
+        tokens,
+        settings,
+        provenance,
+        samples,
+        power,
+    })
+}
+
+/// The detail log's keys that say what ran: the SUT and its plugin, the LoadGen, the time.
+const PROVENANCE_PREFIXES: [&str; 5] =
+    ["sut_", "qsl_", "loadgen_version", "test_datetime", "host_"];
+
+fn read_text(path: &Path) -> Result<String, ReportError> {
+    std::fs::read_to_string(path).map_err(|e| ReportError::Read {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+fn value_text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The summary's figures between `Mode` and `Result is`, and the verdict lines after it up to
+/// the additional stats.
+fn summary_parts(summary: &str) -> (Vec<(String, String)>, Vec<String>) {
+    let mut headline = Vec::new();
+    let mut verdict = Vec::new();
+    let mut section = 0;
+    for line in summary.lines() {
+        if line.starts_with("Mode") {
+            section = 1;
+            continue;
+        }
+        if line.starts_with("Result is") {
+            section = 2;
+        }
+        if line.starts_with("=====") && section == 2 {
+            break;
+        }
+        match section {
+            1 => {
+                if let Some((label, value)) = line.split_once(':') {
+                    headline.push((label.trim().to_string(), value.trim().to_string()));
+                }
+            }
+            2 if !line.trim().is_empty() => verdict.push(line.to_string()),
+            _ => {}
+        }
+    }
+    (headline, verdict)
+}
+
+#[derive(Deserialize)]
+struct TraceFile {
+    #[serde(rename = "traceEvents")]
+    events: Vec<TraceEvent>,
+}
+
+#[derive(Deserialize)]
+struct TraceEvent {
+    #[serde(default)]
+    ph: String,
+    #[serde(default)]
+    ts: f64,
+    args: Option<SampleArgs>,
+}
+
+#[derive(Deserialize)]
+struct SampleArgs {
+    complete_ns: Option<i64>,
+}
+
+/// Every completed sample's (scheduled s, latency ns), ordered by scheduled time.
+fn read_trace(path: &Path) -> Result<Vec<(f64, f64)>, ReportError> {
+    let text = read_text(path)?;
+    let trace: TraceFile = serde_json::from_str(&text).map_err(|e| ReportError::Read {
+        path: path.to_path_buf(),
+        message: format!("not a trace this report reads: {e}"),
+    })?;
+    let mut samples: Vec<(f64, f64)> = trace
+        .events
+        .iter()
+        .filter(|event| event.ph == "b")
+        .filter_map(|event| {
+            let latency = event.args.as_ref()?.complete_ns?;
+            (latency >= 0).then_some((event.ts / 1e6, latency as f64))
+        })
+        .collect();
+    samples.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(samples)
+}
+
+/// spl.txt and the window of a power run, in seconds from the first power sample.
+fn read_power(dir: &Path) -> Result<Option<PowerTrace>, ReportError> {
+    let spl = dir.join("spl.txt");
+    if !spl.is_file() {
+        return Ok(None);
+    }
+    let text = read_text(&spl)?;
+    let samples = mlperf_power::spl::parse(&text).map_err(|message| ReportError::Read {
+        path: spl.clone(),
+        message,
+    })?;
+    let Some(first) = samples.first().map(|(s, _)| s.time) else {
+        return Ok(None);
+    };
+    let seconds = |time: SystemTime| match time.duration_since(first) {
+        Ok(d) => d.as_secs_f64(),
+        Err(e) => -e.duration().as_secs_f64(),
+    };
+    let window = crate::power::read_logged_run(dir)
+        .map_err(|e| ReportError::Read {
+            path: dir.join(DETAIL_LOG),
+            message: crate::error_chain(&e),
+        })?
+        .window;
+    Ok(Some(PowerTrace {
+        points: samples
+            .iter()
+            .map(|(sample, _)| (seconds(sample.time), sample.watts))
+            .collect(),
+        window: (seconds(window.begin), seconds(window.end)),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_splits_into_figures_and_verdict() {
+        let summary = "SUT name : null\nScenario : Server\nMode     : PerformanceOnly\n\
+            Completed samples per second    : 482.50\nResult is : INVALID\n  Min duration satisfied : NO\n\
+            Recommendations:\n * Increase the target QPS\n\n=====\nAdditional Stats\n";
+        let (headline, verdict) = summary_parts(summary);
+        assert_eq!(
+            headline,
+            vec![(
+                "Completed samples per second".to_string(),
+                "482.50".to_string()
+            )]
+        );
+        assert_eq!(verdict[0], "Result is : INVALID");
+        assert_eq!(verdict.last().unwrap(), " * Increase the target QPS");
+    }
+}

@@ -1,0 +1,196 @@
+//! `mlperf-host report` and `run --report`: the HTML holds every chart with its title and the
+//! summary's figures, and renders in headless Chromium (`MLPERF_HOST_CHROMIUM`, set by
+//! scripts/test.sh) with every plot drawn, found by its colour in a screenshot.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::{self, TempDir};
+
+use crate::support::mlperf_host;
+
+/// The value of `label` in the summary's `label : value` line.
+fn summary_value(summary: &str, label: &str) -> String {
+    summary
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            (name.trim() == label).then(|| value.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no {label:?} in\n{summary}"))
+}
+
+#[test]
+fn report_draws_every_run_and_agrees_with_the_summaries() {
+    let dir = TempDir::new();
+    let server = [
+        "run",
+        "--scenario",
+        "Server",
+        "--latency",
+        "1ms",
+        "--set",
+        "server_target_qps=400",
+        "--set",
+        "min_duration_ms=1000",
+        "--set",
+        "min_query_count=100",
+        "--report",
+        "--out",
+        "server",
+        "-q",
+    ];
+    support::assert_ok(&mlperf_host(dir.path(), &server));
+    assert!(
+        dir.path().join("server/report.html").is_file(),
+        "run --report writes report.html beside the logs"
+    );
+    let offline = [
+        "run",
+        "--scenario",
+        "Offline",
+        "--plugin-set",
+        "workers=2",
+        "--plugin-set",
+        "service_us=1000",
+        "--set",
+        "offline_expected_qps=2000",
+        "--set",
+        "min_duration_ms=2500",
+        "--set",
+        "min_query_count=1",
+        "--power",
+        "sim:50",
+        "--report",
+        "--out",
+        "offline",
+        "-q",
+    ];
+    support::assert_ok(&mlperf_host(dir.path(), &offline));
+    let output = mlperf_host(
+        dir.path(),
+        &["report", "server", "offline", "--out", "both.html"],
+    );
+    support::assert_ok(&output);
+    let html = std::fs::read_to_string(dir.path().join("both.html")).unwrap();
+
+    for title in [
+        "Comparison",
+        "Latency histogram",
+        "Latency by percentile",
+        "Samples per second over the run",
+        "Power",
+        "Settings (effective)",
+        "Provenance",
+    ] {
+        assert!(html.contains(title), "no {title:?} in the report");
+    }
+    assert_eq!(
+        html.matches("<svg").count(),
+        3 + 4,
+        "3 Server charts, 4 Offline ones"
+    );
+    let server_summary =
+        std::fs::read_to_string(dir.path().join("server/mlperf_log_summary.txt")).unwrap();
+    let offline_summary =
+        std::fs::read_to_string(dir.path().join("offline/mlperf_log_summary.txt")).unwrap();
+    for (summary, label) in [
+        (&server_summary, "Completed samples per second"),
+        (&offline_summary, "Samples per second"),
+    ] {
+        let value = summary_value(summary, label);
+        assert!(
+            html.contains(&format!("<tr><th>{label}</th><td>{value}</td></tr>")),
+            "the report's {label} is the summary's {value}"
+        );
+    }
+    for summary in [&server_summary, &offline_summary] {
+        let verdict = summary_value(summary, "Result is");
+        assert!(html.contains(&format!("<li>Result is : {verdict}</li>")));
+    }
+    assert!(
+        html.contains("measured window"),
+        "the power window is drawn"
+    );
+    assert!(!html.contains("<script"), "no script");
+
+    screenshot_shows_every_plot(dir.path());
+}
+
+#[test]
+fn report_refuses_a_folder_without_logs() {
+    let dir = TempDir::new();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let output = mlperf_host(dir.path(), &["report", "empty"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = support::text(&output.stderr);
+    assert!(stderr.contains("empty: not a run folder"), "{stderr}");
+    assert!(!dir.path().join("report.html").exists());
+}
+
+/// Renders both.html in headless Chromium and finds each plot's colour in the screenshot.
+fn screenshot_shows_every_plot(dir: &Path) {
+    let Some(chromium) = std::env::var_os("MLPERF_HOST_CHROMIUM") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI sets MLPERF_HOST_CHROMIUM (scripts/test.sh)"
+        );
+        eprintln!("MLPERF_HOST_CHROMIUM is not set: the screenshot check is skipped");
+        return;
+    };
+    let page = format!("file://{}", dir.join("both.html").display());
+    let shot = dir.join("shot.png");
+    let output = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--window-size=1400,4000",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&page)
+        .output()
+        .expect("start chromium");
+    assert!(
+        shot.is_file(),
+        "no screenshot\n{}",
+        support::describe(&output)
+    );
+
+    let decoder = png::Decoder::new(std::fs::File::open(&shot).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let frame = reader.next_frame(&mut pixels).unwrap();
+    let channels = frame.color_type.samples();
+    assert!(channels >= 3, "{:?}", frame.color_type);
+    let pixels = &pixels[..frame.buffer_size()];
+    for (plot, color) in [
+        ("histogram", mlperf_host::report::HISTOGRAM_COLOR),
+        ("percentile curve", mlperf_host::report::PERCENTILE_COLOR),
+        ("issued rate", mlperf_host::report::ISSUED_COLOR),
+        ("completed rate", mlperf_host::report::COMPLETED_COLOR),
+        ("power trace", mlperf_host::report::POWER_COLOR),
+    ] {
+        let rgb = [
+            u8::from_str_radix(&color[1..3], 16).unwrap(),
+            u8::from_str_radix(&color[3..5], 16).unwrap(),
+            u8::from_str_radix(&color[5..7], 16).unwrap(),
+        ];
+        let count = pixels
+            .chunks_exact(channels)
+            .filter(|pixel| pixel[..3] == rgb)
+            .count();
+        // The legend's swatch alone is 12 x 8 = 96 pixels per chart.
+        assert!(
+            count > 200,
+            "the {plot} ({color}) has {count} pixels in the screenshot: not drawn"
+        );
+    }
+}
