@@ -174,6 +174,30 @@ fn tune_finds_the_highest_valid_server_rate() {
 }
 
 #[test]
+fn tune_finds_the_highest_server_rate_within_the_first_token_bound() {
+    let _timings = support::timings_or_llm();
+    // A token run: the null plugin sends a sample's first token when its worker takes it up,
+    // so the time to first token is the queue's wait; TPOT is bound loosely.
+    let bounds = [
+        "--tokens",
+        "--set",
+        "server_ttft_latency=19000000",
+        "--set",
+        "server_tpot_latency=100000000",
+    ];
+    let mut run_extra = bounds.to_vec();
+    run_extra.extend([
+        "--set",
+        "min_duration_ms=4000",
+        "--set",
+        "min_query_count=2000",
+    ]);
+    let value = tune_then_run("Server", (1, 1000), &bounds, &run_extra);
+    let known = md1_highest_rate_by(1e-3, 19e-3, |wait, _service| wait);
+    assert_within(value, known, 0.10);
+}
+
+#[test]
 fn run_tune_tunes_first_then_runs_with_the_value() {
     let _timings = support::timings_or_llm();
     let dir = TempDir::new();
@@ -226,6 +250,11 @@ fn tune_refuses_a_precision_out_of_range() {
 /// The highest Poisson arrival rate whose 99th percentile latency through one server of fixed
 /// service time stays within `bound_s`, by simulating the queue (seeded, 200,000 arrivals).
 fn md1_highest_rate(service_s: f64, bound_s: f64) -> f64 {
+    md1_highest_rate_by(service_s, bound_s, |wait, service| wait + service)
+}
+
+/// As [`md1_highest_rate`], for the latency `measure(wait, service)` gives.
+fn md1_highest_rate_by(service_s: f64, bound_s: f64, measure: impl Fn(f64, f64) -> f64) -> f64 {
     let p99 = |rate: f64| {
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let (mut arrival, mut free) = (0.0f64, 0.0f64);
@@ -238,8 +267,9 @@ fn md1_highest_rate(service_s: f64, bound_s: f64) -> f64 {
                 let uniform =
                     (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64;
                 arrival += -(1.0 - uniform).ln() / rate;
-                free = arrival.max(free) + service_s;
-                free - arrival
+                let start = arrival.max(free);
+                free = start + service_s;
+                measure(start - arrival, service_s)
             })
             .collect();
         latencies.sort_by(f64::total_cmp);
