@@ -147,42 +147,38 @@ fn summary_parts(summary: &str) -> (Vec<(String, String)>, Vec<String>) {
     (headline, verdict)
 }
 
+/// A sample's begin event in the trace: one line of its own, as both engines write it.
 #[derive(Deserialize)]
-struct TraceFile {
-    #[serde(rename = "traceEvents")]
-    events: Vec<TraceEvent>,
-}
-
-#[derive(Deserialize)]
-struct TraceEvent {
-    #[serde(default)]
-    ph: String,
-    #[serde(default)]
+struct SampleBegin {
     ts: f64,
-    args: Option<SampleArgs>,
+    args: SampleArgs,
 }
 
 #[derive(Deserialize)]
 struct SampleArgs {
-    complete_ns: Option<i64>,
+    complete_ns: i64,
 }
 
-/// Every completed sample's (scheduled s, latency ns), ordered by scheduled time.
+/// Every completed sample's (scheduled s, latency ns), ordered by scheduled time. Read line by
+/// line: the official LoadGen's trace is not JSON as a whole (some of its other events are not
+/// well-formed), but each sample's begin event is a line of JSON in either engine's trace.
 fn read_trace(path: &Path) -> Result<Vec<(f64, f64)>, ReportError> {
     let text = read_text(path)?;
-    let trace: TraceFile = serde_json::from_str(&text).map_err(|e| ReportError::Read {
-        path: path.to_path_buf(),
-        message: format!("not a trace this report reads: {e}"),
-    })?;
-    let mut samples: Vec<(f64, f64)> = trace
-        .events
-        .iter()
-        .filter(|event| event.ph == "b")
-        .filter_map(|event| {
-            let latency = event.args.as_ref()?.complete_ns?;
-            (latency >= 0).then_some((event.ts / 1e6, latency as f64))
-        })
-        .collect();
+    let mut samples = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if !(line.starts_with("{\"name\":\"Sample\"") && line.contains("\"ph\":\"b\"")) {
+            continue;
+        }
+        let event: SampleBegin = serde_json::from_str(line.trim_end().trim_end_matches(','))
+            .map_err(|e| ReportError::Read {
+                path: path.to_path_buf(),
+                message: format!("line {}: not a sample event: {e}", number + 1),
+            })?;
+        // A sample that never completed is logged with complete_ns = -1.
+        if event.args.complete_ns >= 0 {
+            samples.push((event.ts / 1e6, event.args.complete_ns as f64));
+        }
+    }
     samples.sort_by(|a, b| a.0.total_cmp(&b.0));
     Ok(samples)
 }
@@ -239,5 +235,27 @@ mod tests {
         );
         assert_eq!(verdict[0], "Result is : INVALID");
         assert_eq!(verdict.last().unwrap(), " * Increase the target QPS");
+    }
+
+    #[test]
+    fn the_trace_is_read_a_sample_line_at_a_time() {
+        let dir = std::env::temp_dir().join(format!("report-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("trace.json");
+        // As the official LoadGen writes it: other events need not be well-formed.
+        std::fs::write(
+            &path,
+            "{\"traceEvents\":[\n\
+             {\"name\":\"LogDetail\",\"ph\":\"X\",\"args\":{\"key\":\"\"loadgen_version\"\"}},\n\
+             {\"name\":\"Sample\",\"cat\":\"default\",\"ph\":\"b\",\"pid\":1,\"id\":1,\"ts\":2000.5,\"args\":{\"sample_seq\":1,\"complete_ns\":1500}},\n\
+             {\"name\":\"Sample\",\"cat\":\"default\",\"ph\":\"e\", \"pid\":1,\"id\":1,\"ts\":2002.0},\n\
+             {\"name\":\"Sample\",\"cat\":\"default\",\"ph\":\"b\",\"pid\":1,\"id\":0,\"ts\":1000.0,\"args\":{\"sample_seq\":0,\"complete_ns\":2500}},\n\
+             {\"name\":\"Sample\",\"cat\":\"default\",\"ph\":\"b\",\"pid\":1,\"id\":2,\"ts\":3000.0,\"args\":{\"sample_seq\":2,\"complete_ns\":-1}},\n\
+             {\"name\":\"LastTrace\"}\n]}\n",
+        )
+        .unwrap();
+        let samples = read_trace(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(samples, vec![(0.001, 2500.0), (0.0020005, 1500.0)]);
     }
 }

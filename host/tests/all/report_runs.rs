@@ -118,6 +118,44 @@ fn report_draws_every_run_and_agrees_with_the_summaries() {
 }
 
 #[test]
+fn report_reads_the_official_engines_trace() {
+    let dir = TempDir::new();
+    let args = [
+        "run",
+        "--engine",
+        "official",
+        "--scenario",
+        "Server",
+        "--latency",
+        "1ms",
+        "--set",
+        "server_target_qps=300",
+        "--set",
+        "min_duration_ms=500",
+        "--set",
+        "min_query_count=100",
+        "--report",
+        "--out",
+        "official",
+        "-q",
+    ];
+    support::assert_ok(&mlperf_host(dir.path(), &args));
+    let html = std::fs::read_to_string(dir.path().join("official/report.html")).unwrap();
+    for title in ["Latency histogram", "Samples per second over the run"] {
+        assert!(
+            html.contains(title),
+            "no {title:?}: the sample events were not read"
+        );
+    }
+    let summary =
+        std::fs::read_to_string(dir.path().join("official/mlperf_log_summary.txt")).unwrap();
+    let value = summary_value(&summary, "Completed samples per second");
+    assert!(html.contains(&format!(
+        "<tr><th>Completed samples per second</th><td>{value}</td></tr>"
+    )));
+}
+
+#[test]
 fn report_refuses_a_folder_without_logs() {
     let dir = TempDir::new();
     std::fs::create_dir(dir.path().join("empty")).unwrap();
