@@ -20,7 +20,8 @@ use super::run_args::RunArgs;
 Each trial is a real PerformanceOnly run of the plan `run` would carry out with these flags \
 (native engine, no power meters, no equal-issue padding), logged in OUT/trial-N/:
   SingleStream, MultiStream  a short probe, then a trial of --trial-duration: the latency at \
-the target percentile (capped at 1.5 x the mean)
+the target percentile (the mean when the trial has too few queries for it; capped at 1.5 x \
+the mean)
   Offline                    a probe, then trials of --trial-duration sized by the rate before, \
 until two agree within --precision
   Server                     an Offline probe; from half its rate, doubling or halving to a \
@@ -77,13 +78,7 @@ pub fn tune(run: &RunArgs, trials_dir: &Path, write: &Path) -> anyhow::Result<Tu
 
     let mut full = base.clone();
     tuned.apply(&mut full);
-    let basis = &tuned.basis;
-    let estimate = estimate_full_run(
-        &full,
-        basis,
-        basis.performance_sample_count,
-        basis.total_sample_count,
-    );
+    let estimate = estimate_full_run(&full, &tuned.basis);
     let previous = match &run.user_conf {
         Some(path) => Some((
             path.display().to_string(),

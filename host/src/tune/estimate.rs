@@ -11,16 +11,14 @@ pub struct FullRunEstimate {
     pub queries: u64,
 }
 
-/// The full run of `settings` (the tuned value applied) on a sample library of these counts,
-/// at the latency and rate `basis` measured.
-pub fn estimate_full_run(
-    settings: &TestSettings,
-    basis: &Trial,
-    performance_sample_count: u64,
-    total_sample_count: u64,
-) -> FullRunEstimate {
-    let (effective, _) =
-        EffectiveSettings::new(settings, performance_sample_count, total_sample_count);
+/// The full run of `settings` (the tuned value applied) on the trial's sample library, at the
+/// latency and rate `basis` measured.
+pub fn estimate_full_run(settings: &TestSettings, basis: &Trial) -> FullRunEstimate {
+    let (effective, _) = EffectiveSettings::new(
+        settings,
+        basis.performance_sample_count,
+        basis.total_sample_count,
+    );
     let min_duration_s = effective.target_duration_ms as f64 / 1e3;
     let min_queries = effective.min_query_count as f64;
     let (seconds, queries) = match effective.scenario {
@@ -61,11 +59,11 @@ mod tests {
             single_stream_expected_latency_ns: 1e6,
             ..TestSettings::default()
         };
-        let fast = estimate_full_run(&settings, &trial(1e6, 1e3), 1024, 1024);
+        let fast = estimate_full_run(&settings, &trial(1e6, 1e3));
         assert_eq!(fast.seconds, 600.0);
         assert_eq!(fast.queries, 600_000);
         settings.min_query_count = 1_000_000;
-        let counted = estimate_full_run(&settings, &trial(1e6, 1e3), 1024, 1024);
+        let counted = estimate_full_run(&settings, &trial(1e6, 1e3));
         assert_eq!(counted.seconds, 1000.0);
     }
 
@@ -78,7 +76,7 @@ mod tests {
             offline_expected_qps: 1000.0,
             ..TestSettings::default()
         };
-        let estimate = estimate_full_run(&settings, &trial(1e6, 1000.0), 1024, 1024);
+        let estimate = estimate_full_run(&settings, &trial(1e6, 1000.0));
         assert!((estimate.seconds - 660.0).abs() < 1e-9, "{estimate:?}");
     }
 
@@ -92,7 +90,7 @@ mod tests {
             sample_concatenate_permutation: false,
             ..TestSettings::default()
         };
-        let estimate = estimate_full_run(&settings, &trial(1e6, 100.0), 1024, 1024);
+        let estimate = estimate_full_run(&settings, &trial(1e6, 100.0));
         assert!((estimate.seconds - 2703.36).abs() < 1e-6, "{estimate:?}");
         assert_eq!(estimate.queries, 270_336);
     }

@@ -24,11 +24,9 @@ pub struct Trial {
     /// `trial-3`: also the name of its log folder.
     pub name: String,
     pub dir: PathBuf,
-    /// The LoadGen's verdict on the trial itself.
+    /// The LoadGen's verdict on the trial: latency (and TTFT/TPOT) bounds, early stopping,
+    /// minimum duration and query count.
     pub valid: bool,
-    /// The latency bounds (and TTFT/TPOT bounds in a token run) hold and early stopping is
-    /// met: what a full run at this setting must show.
-    pub meets_bounds: bool,
     /// Why the trial is INVALID, as the LoadGen says.
     pub reasons: String,
     pub queries: u64,
@@ -85,7 +83,6 @@ impl Trial {
             name,
             dir,
             valid: validity.valid,
-            meets_bounds: validity.perf_constraints_met && validity.early_stopping_met,
             reasons: reasons.join("; "),
             queries: performance.query_count,
             samples: performance.sample_count,
@@ -211,7 +208,6 @@ pub(crate) fn test_trial(mean_latency_ns: f64, samples_per_second: f64) -> Trial
         name: "trial-2".into(),
         dir: PathBuf::new(),
         valid: true,
-        meets_bounds: true,
         reasons: String::new(),
         queries: 1,
         samples: 1,

@@ -341,7 +341,6 @@ mod tests {
                 name: name.to_string(),
                 dir: PathBuf::from(name),
                 valid,
-                meets_bounds: valid,
                 reasons: if valid {
                     String::new()
                 } else {
