@@ -276,6 +276,7 @@ impl Suite {
                 preprocess: None,
                 input_names: Vec::new(),
                 input_files: Vec::new(),
+                expected_sha256: None,
             },
             None => SamplePlan::Indices {
                 total: SAMPLES,

@@ -47,6 +47,9 @@ enum Command {
     Check(cli::check::Args),
     /// The results table (metric, validity, power, accuracy) of submission trees or run folders.
     Results(cli::results::Args),
+    /// Whether a rerun reproduces a run: the result within 2 %, the same settings, seeds,
+    /// plugin, model and data set.
+    Compare(cli::compare::Args),
     /// An HTML report of run folders: verdict, metric, latency histogram and percentiles,
     /// rates over time, token latencies, power, settings.
     Report(cli::report::Args),
@@ -152,6 +155,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cli::check::main(&args),
         Command::Report(args) => cli::report::main(&args),
         Command::Results(args) => cli::results::main(&args),
+        Command::Compare(args) => cli::compare::main(&args),
         Command::IsolatedPlugin { host_pid } => child_process(|| isolated::child_main(host_pid)),
         Command::IsolatedMeter { host_pid, spec } => {
             child_process(|| isolated::meter_main(host_pid, &spec))

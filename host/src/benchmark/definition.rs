@@ -30,6 +30,8 @@ pub struct Benchmark {
     pub prepare: Option<String>,
     pub model: Option<PathBuf>,
     pub inputs: PathBuf,
+    /// The expected sha256 of `inputs`, when the definition pins it.
+    pub inputs_sha256: Option<String>,
     /// `[dataset] input_names`: each sample stacks these named inputs along its first axis.
     pub input_names: Vec<String>,
     pub performance_sample_count: Option<usize>,
@@ -273,14 +275,20 @@ fn setting_text(value: &toml::Value) -> String {
 }
 
 fn search_paths(name: &str) -> Vec<PathBuf> {
-    let file = format!("{name}.toml");
-    let mut paths = vec![Path::new("configs/benchmarks").join(&file)];
+    config_search_paths("benchmarks", &format!("{name}.toml"))
+}
+
+/// Where `configs/<folder>/<file>` is looked for: under the working directory, then in the
+/// repository the executable was built in.
+pub(crate) fn config_search_paths(folder: &str, file: &str) -> Vec<PathBuf> {
+    let relative = Path::new("configs").join(folder).join(file);
+    let mut paths = vec![relative.clone()];
     // target/<profile>/mlperf-host → the repository's configs/.
     if let Some(root) = std::env::current_exe()
         .ok()
         .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
     {
-        paths.push(root.join("configs/benchmarks").join(&file));
+        paths.push(root.join(&relative));
     }
     paths
 }
@@ -312,6 +320,8 @@ struct RawModel {
 #[serde(deny_unknown_fields)]
 struct RawDataset {
     inputs: PathBuf,
+    /// The inputs file's expected sha256: a run of another content is refused.
+    sha256: Option<String>,
     #[serde(default)]
     input_names: Vec<String>,
     performance_sample_count: Option<usize>,
@@ -394,6 +404,13 @@ impl RawDefinition {
                 }
             }
         }
+        if let Some(digest) = &self.dataset.sha256 {
+            if !crate::samples::digest::is_sha256(digest) {
+                return Err(invalid(format!(
+                    "[dataset] sha256 = {digest:?}: not a sha256 (64 hexadecimal digits)"
+                )));
+            }
+        }
         if let Some(threshold) = self.accuracy.threshold {
             if !(threshold > 0.0 && threshold <= 1.0) {
                 return Err(invalid(format!(
@@ -454,6 +471,7 @@ impl RawDefinition {
             prepare: self.prepare,
             model: self.model.map(|m| at(&m.path)),
             inputs: at(&self.dataset.inputs),
+            inputs_sha256: self.dataset.sha256.map(|d| d.to_ascii_lowercase()),
             input_names: self.dataset.input_names,
             performance_sample_count: self.dataset.performance_sample_count,
             tokenizer: self.dataset.tokenizer.as_deref().map(at),

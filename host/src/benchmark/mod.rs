@@ -5,6 +5,7 @@ pub mod accuracy;
 mod definition;
 mod extends;
 
+pub(crate) use definition::config_search_paths;
 pub use definition::{
     Accuracy, Benchmark, DefinitionError, OutputEncoding, PluginSection, PreprocessLimits,
     PreprocessSection,

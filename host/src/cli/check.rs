@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mlperf_host::submission::check::{check_tree, CheckOptions};
+use mlperf_host::submission::round::{Round, DEFAULT_ROUND};
 use mlperf_host::submission::Findings;
 
 /// `mlperf-host check`.
@@ -23,6 +24,9 @@ pub struct Args {
     /// official LoadGen (`run --engine native`) as warnings.
     #[arg(long)]
     pub allow_native: bool,
+    /// The round whose rules to apply: a name in configs/rounds/ or a path to a round file.
+    #[arg(long, value_name = "ROUND", default_value = DEFAULT_ROUND)]
+    pub round: String,
     /// Print the findings as JSON.
     #[arg(long)]
     pub json: bool,
@@ -36,12 +40,17 @@ pub fn main(args: &Args) -> ExitCode {
             args.dir.display()
         ));
     }
+    let round = match Round::find(Some(&args.round)) {
+        Ok(round) => round,
+        Err(error) => return super::report_error(&error.into()),
+    };
     let findings = check_tree(
         &args.dir,
         CheckOptions {
             allow_short: args.allow_short,
             allow_native: args.allow_native,
         },
+        &round,
     );
     report(&args.dir, &findings, args.json)
 }

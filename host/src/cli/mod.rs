@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod benchmark;
 pub mod check;
+pub mod compare;
 pub mod console;
 mod plugin_sdk;
 pub mod plugins;

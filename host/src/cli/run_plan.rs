@@ -376,6 +376,10 @@ fn sample_plan(args: &RunArgs, benchmark: Option<&Benchmark>) -> anyhow::Result<
             Vec::new()
         },
         input_files: args.dataset_inputs.clone(),
+        // The pin holds the benchmark's own inputs, not a --dataset given instead.
+        expected_sha256: benchmark
+            .filter(|b| b.inputs == *path)
+            .and_then(|b| b.inputs_sha256.clone()),
     })
 }
 

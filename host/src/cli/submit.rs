@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use mlperf_host::submission::assemble::{assemble, SubmitOptions};
 use mlperf_host::submission::check::{check_tree, CheckOptions};
+use mlperf_host::submission::round::{Round, DEFAULT_ROUND};
 
 /// `mlperf-host submit`.
 #[derive(clap::Args, Debug)]
@@ -45,6 +46,10 @@ pub struct Args {
     /// Check the tree with `check --allow-native` (runs the native engine made).
     #[arg(long)]
     pub allow_native: bool,
+    /// The round whose rules the tree is checked against: a name in configs/rounds/ or a path
+    /// to a round file.
+    #[arg(long, value_name = "ROUND", default_value = DEFAULT_ROUND)]
+    pub round: String,
     /// The run directories.
     #[arg(value_name = "RUN_DIR", required = true)]
     pub runs: Vec<PathBuf>,
@@ -52,6 +57,10 @@ pub struct Args {
 
 pub fn main(args: &Args) -> ExitCode {
     super::init_logging(0, false);
+    let round = match Round::find(Some(&args.round)) {
+        Ok(round) => round,
+        Err(error) => return super::report_error(&error.into()),
+    };
     let options = SubmitOptions {
         out: args.out.clone(),
         system_json: args.system.clone(),
@@ -60,6 +69,7 @@ pub fn main(args: &Args) -> ExitCode {
         benchmark: args.benchmark.clone(),
         user_conf: args.user_conf.clone(),
         force: args.force,
+        network_client_batching: round.network_client_batching,
     };
     let assembled = match assemble(&options, &args.runs) {
         Ok(assembled) => assembled,
@@ -74,6 +84,7 @@ pub fn main(args: &Args) -> ExitCode {
             allow_short: args.allow_short,
             allow_native: args.allow_native,
         },
+        &round,
     );
     super::check::report(&args.out, &findings, false)
 }

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use mlperf_host::loadgen::TestScenario;
 use mlperf_host::submission::system::{
-    draft_system, fields_to_fill_in, to_pretty_json, Backend, DraftRequest, MachineFacts,
-    SoftwareStack, FILL_IN,
+    draft_system, fields_to_fill_in, to_pretty_json, verify_system, Backend, DraftRequest,
+    MachineFacts, SoftwareStack, FILL_IN,
 };
 
 #[derive(clap::Args, Debug)]
@@ -19,15 +19,15 @@ write; `mlperf-host check` reports each one left."
 )]
 pub struct Args {
     /// The system description's name: the file is systems/<NAME>.json.
-    #[arg(long, value_name = "NAME")]
-    pub system: String,
+    #[arg(long, value_name = "NAME", required_unless_present = "verify")]
+    pub system: Option<String>,
     /// The `system_name` field, the vendor's name for the system.
     /// [default: the firmware's vendor and product name, else to fill in]
     #[arg(long, value_name = "TEXT")]
     pub system_name: Option<String>,
     /// The submitting organisation, as in the submission tree.
-    #[arg(long, value_name = "NAME")]
-    pub submitter: String,
+    #[arg(long, value_name = "NAME", required_unless_present = "verify")]
+    pub submitter: Option<String>,
     /// The submission's division.
     #[arg(long, default_value = "closed", value_parser = ["closed", "open", "network"])]
     pub division: String,
@@ -65,15 +65,89 @@ pub struct Args {
     /// Replace an existing file.
     #[arg(long)]
     pub force: bool,
+    /// Instead of drafting, compare a description with this machine, field by field (what
+    /// the machine states: processors, memory, accelerators, software with --plugin or
+    /// --benchmark). Exit status 3 when a field differs or is missing.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["system", "submitter", "out", "force"])]
+    pub verify: Option<PathBuf>,
 }
 
 pub fn main(args: &Args) -> ExitCode {
     super::init_logging(0, false);
-    super::exit_with(sysinfo(args))
+    match &args.verify {
+        Some(file) => match verify(args, file) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(super::EXIT_INVALID),
+            Err(error) => super::report_error(&error),
+        },
+        None => super::exit_with(sysinfo(args)),
+    }
+}
+
+/// `--verify FILE`: true when every field the machine states matches the description.
+fn verify(args: &Args, file: &Path) -> anyhow::Result<bool> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let described: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", file.display()))?;
+    let Some(described) = described.as_object() else {
+        bail!("{}: not a JSON object", file.display());
+    };
+    let field = |key: &str| {
+        described
+            .get(key)
+            .and_then(|v| v.as_str())
+            .map(String::from)
+    };
+    let backend = open_backend(args)?;
+    let machine = MachineFacts::this_machine();
+    for problem in &machine.problems {
+        eprintln!("warning: {problem}");
+    }
+    let is_network = described
+        .get("is_network")
+        .is_some_and(|v| v == true || v.as_str().is_some_and(|s| s.eq_ignore_ascii_case("true")));
+    let request = DraftRequest {
+        system_name: field("system_name"),
+        submitter: field("submitter").unwrap_or_default(),
+        division: field("division").unwrap_or_else(|| "closed".into()),
+        system_type: field("system_type"),
+        status: field("status"),
+        power: mlperf_host::submission::system::fields::POWER_FIELDS
+            .iter()
+            .any(|k| described.contains_key(*k)),
+        network: is_network,
+    };
+    let draft = draft_system(&request, &machine, &SoftwareStack::with_backend(backend));
+    let checks = verify_system(described, &draft);
+    let width = checks.iter().map(|c| c.field.len()).max().unwrap_or(0);
+    for check in &checks {
+        let (verdict, detail) = match &check.described {
+            _ if check.matches() => ("ok  ", check.measured.clone()),
+            Some(described) => (
+                "DIFF",
+                format!("described {described:?}, this machine {:?}", check.measured),
+            ),
+            None => (
+                "MISS",
+                format!("not in the description; this machine {:?}", check.measured),
+            ),
+        };
+        println!("{verdict} {:<width$}  {detail}", check.field);
+    }
+    let failed = checks.iter().filter(|c| !c.matches()).count();
+    println!(
+        "{}: {} field{} compared, {failed} differ{}",
+        file.display(),
+        checks.len(),
+        if checks.len() == 1 { "" } else { "s" },
+        if failed == 1 { "s" } else { "" }
+    );
+    Ok(failed == 0)
 }
 
 fn sysinfo(args: &Args) -> anyhow::Result<()> {
-    check_names(args)?;
+    let (system, submitter) = check_names(args)?;
     let network = args.network || args.division == "network";
     if network && args.division == "closed" {
         bail!("--network: the closed division runs the system under test locally (use --division network or open)");
@@ -81,7 +155,7 @@ fn sysinfo(args: &Args) -> anyhow::Result<()> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| Path::new("systems").join(format!("{}.json", args.system)));
+        .unwrap_or_else(|| Path::new("systems").join(format!("{system}.json")));
     // Refused before a plugin is loaded or anything is read.
     if out.exists() && !args.force {
         bail!("{} exists: pass --force to replace it", out.display());
@@ -93,7 +167,7 @@ fn sysinfo(args: &Args) -> anyhow::Result<()> {
     }
     let request = DraftRequest {
         system_name: args.system_name.clone(),
-        submitter: args.submitter.clone(),
+        submitter,
         division: args.division.clone(),
         system_type: args.system_type.clone(),
         status: args.status.clone(),
@@ -122,15 +196,17 @@ fn sysinfo(args: &Args) -> anyhow::Result<()> {
 }
 
 /// The system's name becomes a file name; the submitter must be there to match the tree.
-fn check_names(args: &Args) -> anyhow::Result<()> {
-    let name = args.system.as_str();
+fn check_names(args: &Args) -> anyhow::Result<(String, String)> {
+    let (Some(name), Some(submitter)) = (args.system.clone(), args.submitter.clone()) else {
+        bail!("--system and --submitter name the description to draft");
+    };
     if name.trim().is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
         bail!("--system {name:?}: a file name (systems/<NAME>.json), without slashes");
     }
-    if args.submitter.trim().is_empty() {
+    if submitter.trim().is_empty() {
         bail!("--submitter is empty: the organisation, as in the submission tree");
     }
-    Ok(())
+    Ok((name, submitter))
 }
 
 /// The backend `--plugin` names, else the benchmark's plugin configured as the benchmark says

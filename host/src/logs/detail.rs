@@ -168,6 +168,11 @@ impl DetailLog {
         self.last_values.get(key).or_else(|| self.values.get(key))
     }
 
+    /// Every key the log holds (its first values), in no particular order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.values.keys().map(String::as_str)
+    }
+
     pub fn str(&self, key: &str) -> Option<&str> {
         self.get(key).and_then(Value::as_str)
     }

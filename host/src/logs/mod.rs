@@ -29,6 +29,8 @@ pub const ABORTED_FILE: &str = "mlperf_host_aborted.txt";
 
 /// The accuracy run's score, in the shape of MLPerf's accuracy scripts.
 pub const ACCURACY_TXT: &str = "accuracy.txt";
+/// The detail-log key of the data set's sha256 (its file's, or a manifest of its files').
+pub const DATASET_SHA256: &str = "sut_dataset_sha256";
 
 #[cfg(test)]
 mod tests {

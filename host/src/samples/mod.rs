@@ -2,6 +2,7 @@
 
 mod arena;
 mod dataset_library;
+pub mod digest;
 mod named_files;
 mod named_inputs;
 mod npy;

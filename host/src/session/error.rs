@@ -28,6 +28,14 @@ pub enum SessionError {
     Dataset(#[source] SourceError),
     #[error("--dataset {}: the data set has no samples", .0.display())]
     EmptyDataset(PathBuf),
+    #[error("data set {}: cannot hash it: {message}", path.display())]
+    DatasetHash { path: PathBuf, message: String },
+    #[error("data set {}: its sha256 is {found}, not the {expected} its benchmark definition pins (a changed or different data set; prepare it again, or update the pin)", path.display())]
+    DatasetChanged {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
     #[error("--input-names for {}: {message}", dataset.display())]
     InputNames { dataset: PathBuf, message: String },
     #[error("--plugin-batch: plugin {0} batches samples itself (MLPERF_CAP_NATIVE_BATCHING) and is handed every query whole; configure its own batch instead")]

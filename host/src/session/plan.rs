@@ -77,6 +77,8 @@ pub enum SamplePlan {
         /// Named inputs kept in a file each (`--dataset-input`), instead of `path` (then the
         /// first of them, for messages).
         input_files: Vec<(String, PathBuf)>,
+        /// The sha256 the data set must have (a benchmark definition's pin).
+        expected_sha256: Option<String>,
     },
 }
 

@@ -11,7 +11,7 @@ use super::plan::{PreprocessPlan, SamplePlan};
 use super::SessionError;
 use crate::plugin::Instance;
 use crate::samples::{
-    split_first_axis, DatasetLibrary, NamedFiles, NamedInput, NpySource, Preprocessing,
+    digest, split_first_axis, DatasetLibrary, NamedFiles, NamedInput, NpySource, Preprocessing,
     SampleSource,
 };
 
@@ -23,13 +23,15 @@ pub enum SampleLibrary {
         preprocessing: Option<Arc<Preprocessing>>,
         /// The inputs of a data set of one file per input.
         parts: Vec<NamedInput>,
+        /// The data set's file(s) sha256, for the logs.
+        sha256: String,
     },
 }
 
 impl SampleLibrary {
     /// Opens the plan's library; a data set's header is checked and its module loaded here.
     pub fn open(plan: &SamplePlan) -> Result<SampleLibrary, SessionError> {
-        let (path, asked, preprocess, input_files) = match plan {
+        let (path, asked, preprocess, input_files, expected_sha256) = match plan {
             SamplePlan::Indices { total, performance } => {
                 return Ok(SampleLibrary::Null(NullQsl {
                     total: *total,
@@ -41,9 +43,11 @@ impl SampleLibrary {
                 performance,
                 preprocess,
                 input_files,
+                expected_sha256,
                 ..
-            } => (path, *performance, preprocess, input_files),
+            } => (path, *performance, preprocess, input_files, expected_sha256),
         };
+        let sha256 = dataset_sha256(path, input_files, expected_sha256.as_deref())?;
         let (source, parts): (Box<dyn SampleSource>, _) = if input_files.is_empty() {
             (open_source(path)?, Vec::new())
         } else {
@@ -89,6 +93,7 @@ impl SampleLibrary {
             library,
             preprocessing,
             parts,
+            sha256,
         })
     }
 
@@ -134,14 +139,21 @@ impl SampleLibrary {
         }
     }
 
-    /// What preprocessed the samples, for the logs.
+    /// The data set's sha256 and what preprocessed the samples, for the logs.
     pub fn provenance(&self) -> Vec<(String, String)> {
         match self {
             SampleLibrary::Dataset {
-                preprocessing: Some(preprocessing),
+                preprocessing,
+                sha256,
                 ..
-            } => preprocessing.provenance(),
-            _ => Vec::new(),
+            } => {
+                let mut entries = vec![("dataset_sha256".to_string(), sha256.clone())];
+                if let Some(preprocessing) = preprocessing {
+                    entries.extend(preprocessing.provenance());
+                }
+                entries
+            }
+            SampleLibrary::Null(_) => Vec::new(),
         }
     }
 
@@ -150,6 +162,31 @@ impl SampleLibrary {
             SampleLibrary::Null(qsl) => qsl,
             SampleLibrary::Dataset { library, .. } => library,
         }
+    }
+}
+
+/// The data set's sha256 (its files', in order), refused when it is not the pinned one.
+fn dataset_sha256(
+    path: &Path,
+    input_files: &[(String, std::path::PathBuf)],
+    expected: Option<&str>,
+) -> Result<String, SessionError> {
+    let files = if input_files.is_empty() {
+        vec![("inputs".to_string(), path.to_path_buf())]
+    } else {
+        input_files.to_vec()
+    };
+    let found = digest::dataset_sha256(&files).map_err(|e| SessionError::DatasetHash {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    match expected {
+        Some(expected) if expected != found => Err(SessionError::DatasetChanged {
+            path: path.to_path_buf(),
+            expected: expected.to_string(),
+            found,
+        }),
+        _ => Ok(found),
     }
 }
 

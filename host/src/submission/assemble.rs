@@ -12,6 +12,8 @@ use super::tree::{
     LOG_FILES,
 };
 use crate::logs::accuracy as accuracy_log;
+use crate::logs::DATASET_SHA256;
+use crate::submission::rules::network_batching;
 
 /// What to assemble, and where.
 #[derive(Debug, Clone)]
@@ -30,6 +32,8 @@ pub struct SubmitOptions {
     pub user_conf: Option<PathBuf>,
     /// Replace scenario folders already in the tree.
     pub force: bool,
+    /// Whether the round lets the network division batch queries on the load-generating node.
+    pub network_client_batching: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +72,14 @@ pub fn assemble(options: &SubmitOptions, runs: &[PathBuf]) -> Result<Assembled, 
     let mut groups: BTreeMap<(String, String), Vec<RunFolder>> = BTreeMap::new();
     for dir in runs {
         let run = RunFolder::read(dir, options.benchmark.as_deref())?;
+        if submitter.division == "network" {
+            if let Some(problem) = network_batching(&run.log, options.network_client_batching) {
+                return Err(SubmitError::Refused(format!(
+                    "{}: {problem}",
+                    dir.display()
+                )));
+            }
+        }
         groups
             .entry((run.model.clone(), run.scenario.clone()))
             .or_default()
@@ -264,10 +276,16 @@ fn file_scenario(
         )
         .map_err(io_at(&user_conf))?,
     }
+    let filed: Vec<&RunFolder> = [runs.performance, runs.accuracy]
+        .into_iter()
+        .flatten()
+        .chain(runs.compliance.iter().map(|(_, run)| *run))
+        .collect();
+    let dataset_sha256 = agreed_dataset_sha256(&filed)?;
     let measurements = dir.join("measurements.json");
     std::fs::write(
         &measurements,
-        scenario_files::measurements_json(&anchor.log),
+        scenario_files::measurements_json(&anchor.log, dataset_sha256),
     )
     .map_err(io_at(&measurements))?;
     let readme = dir.join("README.md");
@@ -283,6 +301,29 @@ fn file_scenario(
     )
     .map_err(io_at(&readme))?;
     Ok(())
+}
+
+/// The data set's sha256 the runs logged (`sut_dataset_sha256`); runs of different data sets
+/// are refused.
+fn agreed_dataset_sha256<'a>(runs: &[&'a RunFolder]) -> Result<Option<&'a str>, SubmitError> {
+    let mut agreed: Option<(&RunFolder, &str)> = None;
+    for run in runs {
+        let Some(digest) = run.log.str(DATASET_SHA256) else {
+            continue;
+        };
+        match agreed {
+            Some((first, seen)) if seen != digest => {
+                return Err(SubmitError::Refused(format!(
+                    "{} and {} ran different data sets (sha256 {seen} and {digest})",
+                    first.dir.display(),
+                    run.dir.display()
+                )))
+            }
+            Some(_) => {}
+            None => agreed = Some((run, digest)),
+        }
+    }
+    Ok(agreed.map(|(_, digest)| digest))
 }
 
 /// A compliance folder: its verification files, its run's logs, and a failed TEST01's

@@ -4,8 +4,10 @@
 
 pub mod assemble;
 pub mod check;
+pub mod compare;
 pub mod finding;
 pub mod results;
+pub mod round;
 pub mod rules;
 pub mod run_folder;
 pub mod scenario_files;

@@ -6,9 +6,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::check::performance::loadgen_scenario;
 use super::check::performance::result_metric;
+use super::round::{Round, ROUND_SCENARIOS};
+use super::rules::Rules;
 use super::run_folder::{RunFolder, RunFolderError, RunKind};
-use super::tree::{performance_run, subdirectories, ACCURACY_TXT, DIVISIONS, SCENARIOS};
+use super::tree::{performance_run, subdirectories, ACCURACY_TXT, DIVISIONS};
 use crate::logs::{DetailLog, DetailLogError, DETAIL_LOG};
 use crate::power::outputs::POWER_SUMMARY;
 
@@ -65,31 +68,43 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<ResultRow>, ResultsError> {
     Ok(rows)
 }
 
-/// The scenario's metric as the official report names it, and its units.
-fn metric(scenario: &str) -> (&'static str, &'static str) {
+/// The scenario's metric as the official report names it, and its units; LLMs report tokens.
+fn metric(scenario: &str, rules: Option<&Rules>) -> (&'static str, &'static str) {
+    let scenario = loadgen_scenario(scenario);
+    let field = rules.and_then(|r| r.result_field(scenario)).unwrap_or("");
     match scenario {
+        "Offline" | "Server" if field.contains("tokens") => ("Tokens/s", "tokens/s"),
         "Offline" => ("Samples/s", "samples/s"),
         "Server" => ("Queries/s", "queries/s"),
+        "SingleStream" if field.contains("percentile") => ("90th percentile latency", "ms"),
         "SingleStream" | "MultiStream" => ("Early stopping latency", "ms"),
         _ => ("-", ""),
     }
 }
 
+/// The default round's rules for an MLPerf model (their result fields), none for ours.
+fn round_rules(round: Option<&Round>, benchmark: &str) -> Option<Rules> {
+    round?.model(benchmark).cloned()
+}
+
 fn tree_rows(root: &Path) -> Result<Vec<ResultRow>, ResultsError> {
+    let round = Round::find(None).ok();
     let mut rows = Vec::new();
     for division in DIVISIONS {
         for submitter in subdirectories(&root.join(division)) {
             let results = root.join(division).join(&submitter).join("results");
             for system in subdirectories(&results) {
                 for benchmark in subdirectories(&results.join(&system)) {
-                    for scenario in SCENARIOS {
+                    let rules = round_rules(round.as_ref(), &benchmark);
+                    for scenario in ROUND_SCENARIOS {
                         let dir = results.join(&system).join(&benchmark).join(scenario);
                         if !dir.is_dir() {
                             continue;
                         }
                         let run = performance_run(&dir);
                         let log = DetailLog::read(&run.join(DETAIL_LOG))?;
-                        let mut row = row_from(&log, &system, &benchmark, scenario, &run);
+                        let mut row =
+                            row_from(&log, &system, &benchmark, scenario, &run, rules.as_ref());
                         row.division = Some(division.to_string());
                         row.submitter = Some(submitter.clone());
                         add_power(&mut row, &dir.join("performance").join(POWER_SUMMARY))?;
@@ -110,7 +125,15 @@ fn run_folder_row(dir: &Path) -> Result<ResultRow, ResultsError> {
         RunKind::Compliance(_) => performance_run(dir),
         _ => dir.to_path_buf(),
     };
-    let mut row = row_from(&run.log, &system, &run.model, &run.scenario, &logs_dir);
+    let rules = round_rules(Round::find(None).ok().as_ref(), &run.model);
+    let mut row = row_from(
+        &run.log,
+        &system,
+        &run.model,
+        &run.scenario,
+        &logs_dir,
+        rules.as_ref(),
+    );
     if run.kind == RunKind::Accuracy {
         row.value = None;
         row.valid = None;
@@ -127,8 +150,9 @@ fn row_from(
     benchmark: &str,
     scenario: &str,
     source: &Path,
+    rules: Option<&Rules>,
 ) -> ResultRow {
-    let (metric, units) = metric(scenario);
+    let (metric, units) = metric(scenario, rules);
     ResultRow {
         division: None,
         submitter: None,
@@ -136,7 +160,7 @@ fn row_from(
         benchmark: benchmark.to_string(),
         scenario: scenario.to_string(),
         metric,
-        value: result_metric(log, scenario),
+        value: result_metric(log, loadgen_scenario(scenario), rules),
         units,
         valid: log.str("result_validity").map(|v| v == "VALID"),
         power: None,

@@ -7,6 +7,10 @@ use super::system::FILL_IN;
 use super::tree::ScenarioDir;
 use crate::logs::DetailLog;
 
+/// measurements.json's field for the data set's sha256 (mlperf-host's; the checker ignores
+/// fields it does not require).
+pub const DATASET_SHA256_FIELD: &str = "dataset_sha256";
+
 /// (requested_* log key, user.conf key, factor from the logged unit to the config's).
 const USER_CONF_KEYS: [(&str, &str, f64); 17] = [
     ("requested_min_duration_ms", "min_duration", 1.0),
@@ -81,8 +85,9 @@ pub fn user_conf(model: &str, scenario: &str, log: &DetailLog) -> String {
     text
 }
 
-/// The measurements.json fields, from what the backend plugin logged about its model.
-pub fn measurements_json(log: &DetailLog) -> String {
+/// The measurements.json fields, from what the backend plugin logged about its model, and the
+/// data set's sha256 when the runs logged it.
+pub fn measurements_json(log: &DetailLog, dataset_sha256: Option<&str>) -> String {
     let attribute = |name: &str| {
         log.str(&format!("sut_plugin_attribute_{name}"))
             .map(str::to_string)
@@ -94,13 +99,16 @@ pub fn measurements_json(log: &DetailLog) -> String {
         _ => format!("{FILL_IN}the file of the starting weights"),
     };
     let or_fill = |value: Option<String>, what: &str| value.unwrap_or(format!("{FILL_IN}{what}"));
-    let measurements = json!({
+    let mut measurements = json!({
         "input_data_types": or_fill(precision.clone(), "the data types of the model's inputs"),
         "retraining": "No",
         "starting_weights_filename": weights,
         "weight_data_types": or_fill(precision, "the data types of the weights"),
         "weight_transformations": "No",
     });
+    if let Some(digest) = dataset_sha256 {
+        measurements[DATASET_SHA256_FIELD] = json!(digest);
+    }
     let mut text = serde_json::to_string_pretty(&measurements).expect("a JSON object");
     text.push('\n');
     text

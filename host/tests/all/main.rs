@@ -25,6 +25,7 @@ mod power_plugin;
 mod power_runs;
 mod preprocess_runs;
 mod report_runs;
+mod round_rules;
 mod sample_sets;
 mod session;
 mod stalled_plugins;

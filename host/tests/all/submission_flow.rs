@@ -658,3 +658,38 @@ fn results_lists_the_trees_result_as_its_summary_gives_it() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_tree_records_the_data_sets_sha256() {
+    let measurements: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(scenario_dir(&submission().tree).join("measurements.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let inputs = std::fs::read(support::repo().join("data/fmnist/inputs_u8.npy")).unwrap();
+    let digest: String = Sha256::digest(&inputs)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(measurements["dataset_sha256"], digest.as_str());
+}
+
+#[test]
+fn runs_of_different_data_sets_are_found() {
+    // The accuracy run's log states another data set than the one measurements.json records.
+    expect_only(
+        "dataset-hash",
+        "closed/mlperf-host-ci/results/ci-edge-box/fmnist",
+        |tree| {
+            edit(
+                &scenario_dir(tree).join("accuracy/mlperf_log_detail.txt"),
+                |text| {
+                    let other = "0".repeat(64);
+                    format!(
+                        "{text}:::MLLOG {{\"key\": \"sut_dataset_sha256\", \"value\": \"{other}\", \"time_ms\": 0, \"namespace\": \"mlperf::logging\", \"event_type\": \"POINT_IN_TIME\", \"metadata\": {{}}}}\n"
+                    )
+                },
+            )
+        },
+    );
+}

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::Context;
-use crate::submission::rules::{AccuracyTarget, Rules, MAX_ACCURACY_LOG_BYTES};
+use crate::submission::rules::Rules;
 use crate::submission::tree::{ScenarioDir, ACCURACY_LOG, ACCURACY_TXT, LOG_FILES};
 
 pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
@@ -24,14 +24,25 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
     }
     let closed = target.submitter.division != "open";
     if let Ok(text) = std::fs::read_to_string(dir.join(ACCURACY_TXT)) {
-        check_accuracy_txt(context, &dir.join(ACCURACY_TXT), &text, rules, closed);
+        check_accuracy_txt(
+            context,
+            &dir.join(ACCURACY_TXT),
+            &text,
+            rules,
+            &target.scenario,
+            closed,
+        );
     }
     if let Ok(meta) = std::fs::metadata(dir.join(ACCURACY_LOG)) {
-        if meta.len() > MAX_ACCURACY_LOG_BYTES {
+        if meta.len() > rules.max_accuracy_log_bytes {
             context.error(
                 &dir.join(ACCURACY_LOG),
                 "accuracy-log-truncated",
-                format!("{} bytes: the tree holds the log truncated to at most {MAX_ACCURACY_LOG_BYTES} bytes (its hash goes into accuracy.txt)", meta.len()),
+                format!(
+                    "{} bytes: the tree holds the log truncated to at most {} bytes (its hash goes into accuracy.txt)",
+                    meta.len(),
+                    rules.max_accuracy_log_bytes
+                ),
             );
         }
     }
@@ -65,20 +76,29 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
         .u64("effective_accuracy_sample_count")
         .or_else(|| log.u64("qsl_reported_total_count"))
         .unwrap_or(0);
-    if covered != rules.dataset_size {
+    let expected = rules.accuracy_sample_count_for(&target.scenario);
+    if covered != expected {
         context.error(
             &path,
             "dataset-size",
             format!(
-                "the accuracy run covers {covered} samples; the {} data set has {}",
-                rules.benchmark, rules.dataset_size
+                "the accuracy run covers {covered} samples; {} {} needs {expected}",
+                rules.benchmark, target.scenario
             ),
         );
     }
 }
 
-/// The score line reaches the target (closed division) and the hash line is there.
-fn check_accuracy_txt(context: &mut Context, path: &Path, text: &str, rules: &Rules, closed: bool) {
+/// Every score line reaches its target (closed division) and stays within its upper limit,
+/// and the hash line is there.
+fn check_accuracy_txt(
+    context: &mut Context,
+    path: &Path,
+    text: &str,
+    rules: &Rules,
+    scenario: &str,
+    closed: bool,
+) {
     if !text.lines().any(|line| {
         line.strip_prefix("hash=").is_some_and(|h| {
             !h.is_empty() && h.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -90,35 +110,40 @@ fn check_accuracy_txt(context: &mut Context, path: &Path, text: &str, rules: &Ru
             "no hash= line (the full accuracy log's sha256)",
         );
     }
-    let Some(target) = &rules.accuracy else {
-        return;
-    };
-    match score(text, target) {
-        None => context.error(
-            path,
-            "accuracy-target",
-            format!("no {}=… line to read the score from", target.name),
-        ),
-        Some(value) if closed && value < target.minimum => context.error(
-            path,
-            "accuracy-target",
-            format!(
-                "{}={value} is below the target {:.4} ({})",
-                target.name, target.minimum, target.why
+    for target in rules.accuracy_targets(scenario) {
+        match target.score_in(text) {
+            None => context.error(
+                path,
+                "accuracy-target",
+                format!(
+                    "no line states {} (the score to hold to {})",
+                    target.name, target.why
+                ),
             ),
-        ),
-        Some(_) => {}
+            Some(value) if closed && value < target.bound => context.error(
+                path,
+                "accuracy-target",
+                format!(
+                    "{} {value} is below the target {:.6} ({})",
+                    target.name, target.bound, target.why
+                ),
+            ),
+            Some(_) => {}
+        }
     }
-}
-
-/// The first `NAME=<number>` at the start of a line.
-pub fn score(text: &str, target: &AccuracyTarget) -> Option<f64> {
-    text.lines().find_map(|line| {
-        let rest = line.strip_prefix(target.name)?.strip_prefix('=')?;
-        let number: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || *c == '.')
-            .collect();
-        number.parse().ok()
-    })
+    if !closed {
+        return;
+    }
+    for limit in &rules.accuracy_upper {
+        if let Some(value) = limit.score_in(text).filter(|v| *v > limit.bound) {
+            context.error(
+                path,
+                "accuracy-upper-limit",
+                format!(
+                    "{} {value} is above the upper limit {:.6} ({})",
+                    limit.name, limit.bound, limit.why
+                ),
+            );
+        }
+    }
 }

@@ -3,6 +3,7 @@
 
 mod accuracy;
 mod compliance;
+mod dataset;
 pub(crate) mod performance;
 mod power;
 mod scenario;
@@ -11,8 +12,9 @@ mod tree_safety;
 use std::path::Path;
 
 use super::finding::Findings;
+use super::round::{Round, ROUND_SCENARIOS};
 use super::rules::Rules;
-use super::tree::{relative, subdirectories, SubmitterDir, DIVISIONS, SCENARIOS};
+use super::tree::{relative, subdirectories, SubmitterDir, DIVISIONS};
 use crate::logs::DetailLog;
 
 /// How strict to be.
@@ -32,6 +34,8 @@ pub struct CheckOptions {
 pub(crate) struct Context<'a> {
     pub root: &'a Path,
     pub options: CheckOptions,
+    /// The round whose rules the tree is held to.
+    pub round: &'a Round,
     pub findings: Findings,
 }
 
@@ -119,11 +123,12 @@ pub fn is_official_loadgen_version(logged: &str) -> bool {
         && hash.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// Checks every submission under `root`.
-pub fn check_tree(root: &Path, options: CheckOptions) -> Findings {
+/// Checks every submission under `root` against `round`'s rules.
+pub fn check_tree(root: &Path, options: CheckOptions, round: &Round) -> Findings {
     let mut context = Context {
         root,
         options,
+        round,
         findings: Findings::default(),
     };
     let divisions: Vec<String> = subdirectories(root)
@@ -176,7 +181,7 @@ fn check_submitter(context: &mut Context, dir: &SubmitterDir) {
             continue;
         };
         for benchmark in subdirectories(&results.join(&system)) {
-            let rules = match Rules::for_benchmark(&benchmark) {
+            let rules = match Rules::for_benchmark(&benchmark, context.round) {
                 Ok(rules) => rules,
                 Err(e) => {
                     context.error(
@@ -188,21 +193,27 @@ fn check_submitter(context: &mut Context, dir: &SubmitterDir) {
                 }
             };
             let scenarios = subdirectories(&results.join(&system).join(&benchmark));
-            scenario::check_required_scenarios(
+            scenario::check_scenario_set(
                 context,
                 dir,
-                &system,
+                &results.join(&system).join(&benchmark),
                 &system_json,
+                &rules,
+                &scenarios,
+            );
+            dataset::check(
+                context,
+                &results.join(&system).join(&benchmark),
                 &rules,
                 &scenarios,
             );
             for scenario in scenarios {
                 let target = dir.scenario(&system, &benchmark, &scenario);
-                if !SCENARIOS.contains(&scenario.as_str()) {
+                if !ROUND_SCENARIOS.contains(&scenario.as_str()) {
                     context.error(
                         &target.path(),
                         "unknown-scenario",
-                        format!("{scenario:?} is not one of {}", SCENARIOS.join(", ")),
+                        format!("{scenario:?} is not one of {}", ROUND_SCENARIOS.join(", ")),
                     );
                     continue;
                 }

@@ -8,9 +8,7 @@ use serde_json::Value;
 
 use super::Context;
 use crate::logs::DetailLog;
-use crate::submission::rules::{
-    Rules, MIN_DURATION_MS, QSL_RNG_SEED, SAMPLE_INDEX_RNG_SEED, SCHEDULE_RNG_SEED,
-};
+use crate::submission::rules::{default_result_field, network_batching, Rules};
 use crate::submission::tree::{ScenarioDir, LOG_FILES};
 
 /// Tolerated in a log's errors (a LoadGen built from a modified checkout).
@@ -34,7 +32,16 @@ pub fn check(
     )
 }
 
-/// The checks on one run folder's logs.
+/// The LoadGen scenario a folder's run is: an Interactive folder holds a Server run.
+pub fn loadgen_scenario(folder: &str) -> &str {
+    if folder == "Interactive" {
+        "Server"
+    } else {
+        folder
+    }
+}
+
+/// The checks on one run folder's logs; `scenario` is the folder's.
 pub fn check_run(
     context: &mut Context,
     run: &Path,
@@ -51,11 +58,13 @@ pub fn check_run(
     let log = context.detail_log(&path)?;
     context.official_loadgen(&path, &log, division);
     let logged_scenario = log.str("effective_scenario").unwrap_or("");
+    let folder = scenario;
+    let scenario = loadgen_scenario(folder);
     if logged_scenario != scenario {
         context.error(
             &path,
             "scenario-mismatch",
-            format!("the run is {logged_scenario:?}, filed under {scenario} (results inferred from another scenario are not supported)"),
+            format!("the run is {logged_scenario:?}, filed under {folder} (results inferred from another scenario are not supported)"),
         );
         return None;
     }
@@ -77,7 +86,7 @@ pub fn check_run(
             ),
         ),
     }
-    check_seeds(context, &path, &log);
+    check_seeds(context, &path, &log, rules);
     let psc = log.u64("effective_performance_sample_count").unwrap_or(0);
     if psc < rules.min_performance_sample_count {
         context.error(
@@ -91,9 +100,9 @@ pub fn check_run(
     }
     let early_stopping = matches!(scenario, "SingleStream" | "MultiStream" | "Server");
     if early_stopping {
-        check_early_stopping(context, &path, &log, scenario, rules);
+        check_early_stopping(context, &path, &log, folder, rules);
     } else {
-        check_latency_percentile(context, &path, &log, scenario, rules);
+        check_latency_percentile(context, &path, &log, folder, rules);
         if let Some(required) = rules.min_query_count(scenario) {
             let count = log.u64("effective_min_query_count").unwrap_or(0);
             if count < required {
@@ -105,36 +114,110 @@ pub fn check_run(
             }
         }
     }
-    if scenario == "Offline" && division == "closed" {
-        let samples = log.u64("effective_samples_per_query").unwrap_or(0);
-        if samples < rules.offline_min_samples_per_query {
-            context.short(
-                &path,
-                "offline-samples-per-query",
-                format!(
-                    "the Offline query has {samples} samples; {} requires at least {}",
-                    rules.benchmark, rules.offline_min_samples_per_query
-                ),
-            );
+    match rules.offline_min_samples_per_query {
+        Some(minimum) if scenario == "Offline" && division == "closed" => {
+            let samples = log.u64("effective_samples_per_query").unwrap_or(0);
+            if samples < minimum {
+                context.short(
+                    &path,
+                    "offline-samples-per-query",
+                    format!(
+                        "the Offline query has {samples} samples; {} requires at least {minimum}",
+                        rules.benchmark
+                    ),
+                );
+            }
         }
+        _ => {}
     }
     let duration = log.u64("effective_min_duration_ms").unwrap_or(0);
-    if duration < MIN_DURATION_MS {
+    if duration < rules.min_duration_ms {
         context.short(
             &path,
             "min-duration",
-            format!("effective_min_duration_ms {duration} is below {MIN_DURATION_MS} (600 s)"),
+            format!(
+                "effective_min_duration_ms {duration} is below {} ({} s)",
+                rules.min_duration_ms,
+                rules.min_duration_ms / 1000
+            ),
         );
     }
     check_network(context, &path, &log, division, system);
-    result_metric(&log, scenario)
+    if division == "network" {
+        if let Some(problem) = network_batching(&log, rules.network_client_batching) {
+            context.error(&path, "network-batching", problem);
+        }
+    }
+    if rules.llm {
+        check_token_latencies(context, &path, &log, folder, rules);
+    }
+    result_metric(&log, scenario, Some(rules))
 }
 
-fn check_seeds(context: &mut Context, path: &Path, log: &DetailLog) {
+/// An LLM's run measures token latencies; in Server and Interactive the 99th percentiles of
+/// the first token's latency (TTFT) and the time per output token (TPOT) keep the limits.
+fn check_token_latencies(
+    context: &mut Context,
+    path: &Path,
+    log: &DetailLog,
+    folder: &str,
+    rules: &Rules,
+) {
+    if log.bool("requested_use_token_latencies") != Some(true) {
+        context.error(
+            path,
+            "token-latencies",
+            format!(
+                "{} is an LLM benchmark: the run must measure token latencies (use_token_latencies)",
+                rules.benchmark
+            ),
+        );
+        return;
+    }
+    if loadgen_scenario(folder) != "Server" {
+        return;
+    }
+    let Some(limits) = rules.token_limits(folder) else {
+        context.error(
+            path,
+            "token-latencies",
+            format!(
+                "{} has no TTFT/TPOT limits for {folder} ({})",
+                rules.benchmark, rules.source
+            ),
+        );
+        return;
+    };
+    let ttft = log.u64("result_first_token_99.00_percentile_latency_ns");
+    let tpot = log.u64("result_time_per_output_token_99.00_percentile_ns");
+    let (Some(ttft), Some(tpot)) = (ttft, tpot) else {
+        context.error(
+            path,
+            "token-latencies",
+            "the log has no 99th-percentile TTFT or TPOT (result_first_token_99.00_percentile_latency_ns, result_time_per_output_token_99.00_percentile_ns)",
+        );
+        return;
+    };
+    if ttft >= limits.ttft_ns || tpot >= limits.tpot_ns {
+        context.error(
+            path,
+            "token-latencies",
+            format!(
+                "99th-percentile TTFT {ttft} ns and TPOT {tpot} ns must be below {} ns and {} ns for {} {folder}",
+                limits.ttft_ns, limits.tpot_ns, rules.benchmark
+            ),
+        );
+    }
+}
+
+fn check_seeds(context: &mut Context, path: &Path, log: &DetailLog, rules: &Rules) {
     for (key, expected) in [
-        ("effective_qsl_rng_seed", QSL_RNG_SEED),
-        ("effective_sample_index_rng_seed", SAMPLE_INDEX_RNG_SEED),
-        ("effective_schedule_rng_seed", SCHEDULE_RNG_SEED),
+        ("effective_qsl_rng_seed", rules.seeds.qsl_rng_seed),
+        (
+            "effective_sample_index_rng_seed",
+            rules.seeds.sample_index_rng_seed,
+        ),
+        ("effective_schedule_rng_seed", rules.seeds.schedule_rng_seed),
     ] {
         let found = log.u64(key);
         if found != Some(expected) {
@@ -148,6 +231,13 @@ fn check_seeds(context: &mut Context, path: &Path, log: &DetailLog) {
             );
         }
     }
+}
+
+/// The latency bound of a folder's scenario, else of its LoadGen scenario.
+fn latency_bound(rules: &Rules, folder: &str) -> Option<u64> {
+    rules
+        .latency_bound_ns(folder)
+        .or_else(|| rules.latency_bound_ns(loadgen_scenario(folder)))
 }
 
 /// Early stopping met, and the Server bound the estimate was made for within the rules'.
@@ -169,7 +259,7 @@ fn check_early_stopping(
             ),
         );
     }
-    if let Some(bound) = rules.latency_bound_ns(scenario) {
+    if let Some(bound) = latency_bound(rules, scenario) {
         let target = log.u64("effective_target_latency_ns").unwrap_or(u64::MAX);
         if target > bound {
             context.error(
@@ -189,7 +279,7 @@ fn check_latency_percentile(
     scenario: &str,
     rules: &Rules,
 ) {
-    if let Some(bound) = rules.latency_bound_ns(scenario) {
+    if let Some(bound) = latency_bound(rules, scenario) {
         let p99 = log
             .u64("result_99.00_percentile_latency_ns")
             .unwrap_or(u64::MAX);
@@ -241,13 +331,16 @@ fn check_network(
     }
 }
 
-/// The scenario's result as the checker reports it.
-pub(crate) fn result_metric(log: &DetailLog, scenario: &str) -> Option<f64> {
-    match scenario {
-        "Offline" => log.f64("result_samples_per_second"),
-        "Server" => log.f64("result_completed_samples_per_sec"),
-        "SingleStream" => log.f64("early_stopping_latency_ss").map(|ns| ns / 1e6),
-        "MultiStream" => log.f64("early_stopping_latency_ms").map(|ns| ns / 1e6),
-        _ => None,
-    }
+/// The result of a run of LoadGen scenario `scenario` as the checker reports it (latencies
+/// in ms), from the benchmark's own result field where its rules name one.
+pub(crate) fn result_metric(log: &DetailLog, scenario: &str, rules: Option<&Rules>) -> Option<f64> {
+    let field = match rules {
+        Some(rules) => rules.result_field(scenario)?,
+        None => default_result_field(scenario)?,
+    };
+    let value = log.f64(field)?;
+    Some(match scenario {
+        "SingleStream" | "MultiStream" => value / 1e6,
+        _ => value,
+    })
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{accuracy, compliance, performance, power, Context};
+use crate::submission::round::ROUND_SCENARIOS;
 use crate::submission::rules::Rules;
 use crate::submission::system::{check_system, SystemExpectations};
 use crate::submission::tree::{subdirectories, ScenarioDir, SubmitterDir, RUN_1};
@@ -70,41 +71,50 @@ fn has_power_results(system_dir: &Path) -> bool {
     })
 }
 
-/// The system type's required scenarios are all there.
-pub fn check_required_scenarios(
+/// The system type's required scenarios are all there, and none the round does not know for
+/// the model; where Interactive and Server are both optional, one of them is required.
+pub fn check_scenario_set(
     context: &mut Context,
     dir: &SubmitterDir,
-    system: &str,
+    benchmark_dir: &Path,
     system_json: &Value,
     rules: &Rules,
     present: &[String],
 ) {
+    if dir.division == "open" {
+        return;
+    }
     let system_type = system_json
         .get("system_type")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let mut required: Vec<&String> = Vec::new();
-    if system_type.contains("datacenter") {
-        required.extend(&rules.required_scenarios_datacenter);
-    }
-    if system_type.contains("edge") {
-        required.extend(&rules.required_scenarios_edge);
-    }
-    required.sort();
-    required.dedup();
-    let missing: Vec<&str> = required
-        .into_iter()
-        .filter(|s| !present.contains(s))
-        .map(String::as_str)
-        .collect();
-    if !missing.is_empty() && dir.division != "open" {
-        let path = dir
-            .path()
-            .join("results")
-            .join(system)
-            .join(&rules.benchmark);
+    let path = benchmark_dir;
+    let Some(set) = rules.scenario_set(system_type) else {
         context.error(
-            &path,
+            path,
+            "required-scenarios",
+            format!(
+                "{} is not a benchmark of system type {system_type:?} ({})",
+                rules.benchmark, rules.source
+            ),
+        );
+        return;
+    };
+    let mut missing: Vec<String> = set
+        .required
+        .iter()
+        .filter(|s| !present.contains(s))
+        .cloned()
+        .collect();
+    let either = ["Interactive", "Server"].map(String::from);
+    if either.iter().all(|s| set.optional.contains(s))
+        && !either.iter().any(|s| present.contains(s))
+    {
+        missing.push("(one of) Interactive or Server".to_string());
+    }
+    if !missing.is_empty() {
+        context.error(
+            path,
             "required-scenarios",
             format!(
                 "system type {system_type:?} requires {} for {} ({})",
@@ -113,6 +123,19 @@ pub fn check_required_scenarios(
                 rules.source
             ),
         );
+    }
+    for scenario in present {
+        let known = set.required.contains(scenario) || set.optional.contains(scenario);
+        if !known && ROUND_SCENARIOS.contains(&scenario.as_str()) {
+            context.error(
+                &path.join(scenario),
+                "unknown-scenario",
+                format!(
+                    "{} does not have a {scenario} scenario for system type {system_type:?} ({})",
+                    rules.benchmark, rules.source
+                ),
+            );
+        }
     }
 }
 

@@ -73,10 +73,14 @@ mod tests {
     }
 
     fn rules(root: &std::path::Path) -> Vec<String> {
-        check_tree(root, CheckOptions::default())
-            .errors()
-            .map(|f| format!("{} {}", f.rule, f.file.display()))
-            .collect()
+        check_tree(
+            root,
+            CheckOptions::default(),
+            &crate::submission::round::Round::find(None).unwrap(),
+        )
+        .errors()
+        .map(|f| format!("{} {}", f.rule, f.file.display()))
+        .collect()
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod fields;
 pub mod machine;
 mod software;
 mod units;
+mod verify;
 
 #[cfg(test)]
 mod tests;
@@ -21,6 +22,7 @@ pub use check::{check_system, SystemExpectations};
 pub use draft::{draft_system, to_pretty_json, DraftRequest};
 pub use machine::{Accelerators, FactError, MachineFacts};
 pub use software::{Backend, SoftwareStack};
+pub use verify::{verify_system, FieldCheck};
 
 /// The start of every value the submitter has still to supply; what to write follows.
 pub const FILL_IN: &str = "FILL IN: ";

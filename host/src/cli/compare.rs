@@ -1,0 +1,74 @@
+//! `mlperf-host compare`: does a rerun reproduce a run (the audit's 2 % rule)?
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use mlperf_host::submission::compare::{compare, DEFAULT_TOLERANCE_PERCENT};
+use mlperf_host::submission::round::{Round, DEFAULT_ROUND};
+
+/// `mlperf-host compare`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Exit status: 0 when the rerun reproduces the run, 3 when a check fails, 1 when a folder cannot \
+be read.")]
+pub struct Args {
+    /// The run folder (a performance run, or a compliance test's folder).
+    #[arg(value_name = "RUN_A")]
+    pub a: PathBuf,
+    /// The rerun's folder.
+    #[arg(value_name = "RUN_B")]
+    pub b: PathBuf,
+    /// How far the rerun's result may be from the run's, in percent.
+    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_TOLERANCE_PERCENT)]
+    pub tolerance: f64,
+    /// The round whose result fields to read (LLMs report tokens): a name in configs/rounds/
+    /// or a path to a round file.
+    #[arg(long, value_name = "ROUND", default_value = DEFAULT_ROUND)]
+    pub round: String,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn main(args: &Args) -> ExitCode {
+    super::init_logging(0, false);
+    if !(args.tolerance.is_finite() && args.tolerance >= 0.0) {
+        return super::report_error(&anyhow::anyhow!(
+            "--tolerance {}: not a percentage (0 or more)",
+            args.tolerance
+        ));
+    }
+    let round = match Round::find(Some(&args.round)) {
+        Ok(round) => round,
+        Err(e) => return super::report_error(&e.into()),
+    };
+    let compared = match compare(&args.a, &args.b, args.tolerance, &round) {
+        Ok(compared) => compared,
+        Err(e) => return super::report_error(&e.into()),
+    };
+    if args.json {
+        match serde_json::to_string_pretty(&compared) {
+            Ok(text) => println!("{text}"),
+            Err(e) => return super::report_error(&e.into()),
+        }
+    } else {
+        for check in &compared.checks {
+            let verdict = if check.passed { "ok  " } else { "FAIL" };
+            println!("{verdict} {}: {}", check.check, check.detail);
+        }
+        let failed = compared.checks.iter().filter(|c| !c.passed).count();
+        if failed == 0 {
+            println!("the rerun reproduces the run");
+        } else {
+            println!(
+                "the rerun does not reproduce the run: {failed} check{} failed",
+                if failed == 1 { "" } else { "s" }
+            );
+        }
+    }
+    if compared.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(super::EXIT_INVALID)
+    }
+}

@@ -1,0 +1,429 @@
+//! The round's rules as data (`configs/rounds/v6.1.toml`, `--round`), the data set's sha256
+//! and its pin, and the audit kit: `compare` and `sysinfo --verify`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::support::{self, assert_ok, describe, mlperf_host, TempDir};
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// A short null-plugin run into `out` (native engine).
+fn run(dir: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["run", "--quiet", "--out", s(out)];
+    args.extend_from_slice(extra);
+    mlperf_host(dir, &args)
+}
+
+/// `check --json --allow-native --allow-short` (plus `extra`): the errors' (rule, file).
+fn check_errors(dir: &Path, tree: &Path, extra: &[&str]) -> BTreeSet<(String, String)> {
+    let mut args = vec![
+        "check",
+        "--json",
+        "--allow-native",
+        "--allow-short",
+        s(tree),
+    ];
+    args.extend_from_slice(extra);
+    let output = mlperf_host(dir, &args);
+    let findings: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
+    findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn messages_of(errors: &BTreeSet<(String, String)>, rule: &str) -> Vec<String> {
+    errors
+        .iter()
+        .filter(|(r, _)| r == rule)
+        .map(|(_, m)| m.clone())
+        .collect()
+}
+
+/// A tree holding `run`'s logs as `benchmark`/`scenario`'s performance run of a datacenter
+/// system.
+fn tree_of(root: &Path, run: &Path, benchmark: &str, scenario: &str) -> PathBuf {
+    let submitter = root.join("closed/org");
+    let run_1 = submitter
+        .join("results/box")
+        .join(benchmark)
+        .join(scenario)
+        .join("performance/run_1");
+    std::fs::create_dir_all(&run_1).unwrap();
+    for file in ["mlperf_log_summary.txt", "mlperf_log_detail.txt"] {
+        std::fs::copy(run.join(file), run_1.join(file)).unwrap();
+    }
+    std::fs::create_dir_all(submitter.join("systems")).unwrap();
+    std::fs::write(
+        submitter.join("systems/box.json"),
+        r#"{"system_type": "datacenter", "division": "closed", "submitter": "org"}"#,
+    )
+    .unwrap();
+    root.to_path_buf()
+}
+
+/// A token Server run of the null plugin: its first token comes when a worker takes the
+/// sample up, so TTFT is well under a millisecond.
+fn token_server_run(dir: &Path, out: &Path, tokens: bool) {
+    let mut args = vec![
+        "--scenario",
+        "Server",
+        "--set",
+        "server_target_qps=500",
+        "--set",
+        "min_duration_ms=200",
+        "--set",
+        "min_query_count=100",
+    ];
+    if tokens {
+        args.push("--tokens");
+    }
+    assert_ok(&run(dir, out, &args));
+}
+
+#[test]
+fn an_interactive_llm_run_is_held_to_the_rounds_token_latency_limits() {
+    let dir = TempDir::new();
+    let runs = dir.path().join("runs");
+    token_server_run(dir.path(), &runs.join("tokens"), true);
+    let tree = tree_of(
+        &dir.path().join("tree"),
+        &runs.join("tokens"),
+        "llama3.1-8b",
+        "Interactive",
+    );
+    let errors = check_errors(dir.path(), &tree, &[]);
+    // A Server run in an Interactive folder is what the round expects; its TTFT and TPOT keep
+    // llama3.1-8b's Interactive limits (500 ms, 30 ms).
+    assert!(
+        messages_of(&errors, "scenario-mismatch").is_empty(),
+        "{errors:#?}"
+    );
+    assert!(
+        messages_of(&errors, "token-latencies").is_empty(),
+        "{errors:#?}"
+    );
+    assert!(
+        messages_of(&errors, "unknown-scenario").is_empty(),
+        "{errors:#?}"
+    );
+    let required = messages_of(&errors, "required-scenarios");
+    assert!(
+        required.len() == 1 && required[0].contains("requires Offline for llama3.1-8b"),
+        "{errors:#?}"
+    );
+    let sizes = messages_of(&errors, "performance-sample-count");
+    assert!(
+        sizes.len() == 1 && sizes[0].contains("13368 llama3.1-8b requires"),
+        "{errors:#?}"
+    );
+
+    // Another round, whose Interactive TTFT limit is 1 us: the same run fails it.
+    let round = dir.path().join("tight.toml");
+    let text = std::fs::read_to_string(support::repo().join("configs/rounds/v6.1.toml")).unwrap();
+    let tight = text.replace(
+        "token_latency_ns.Interactive = { ttft = 500000000, tpot = 30000000 }",
+        "token_latency_ns.Interactive = { ttft = 1000, tpot = 30000000 }",
+    );
+    assert_ne!(text, tight);
+    std::fs::write(&round, tight).unwrap();
+    let errors = check_errors(dir.path(), &tree, &["--round", s(&round)]);
+    let limits = messages_of(&errors, "token-latencies");
+    assert!(
+        limits.len() == 1 && limits[0].contains("must be below 1000 ns and 30000000 ns"),
+        "{errors:#?}"
+    );
+
+    // A run without token latencies, filed as an LLM's Server run, and as a scenario the
+    // round does not give a datacenter llama3.1-8b.
+    token_server_run(dir.path(), &runs.join("plain"), false);
+    let tree = tree_of(
+        &dir.path().join("plain-tree"),
+        &runs.join("plain"),
+        "llama3.1-8b",
+        "Server",
+    );
+    tree_of(&tree, &runs.join("plain"), "llama3.1-8b", "MultiStream");
+    let errors = check_errors(dir.path(), &tree, &[]);
+    let tokens = messages_of(&errors, "token-latencies");
+    assert!(
+        tokens.len() == 1 && tokens[0].contains("must measure token latencies"),
+        "{errors:#?}"
+    );
+    let unknown = messages_of(&errors, "unknown-scenario");
+    assert!(
+        unknown.len() == 1 && unknown[0].contains("does not have a MultiStream scenario"),
+        "{errors:#?}"
+    );
+
+    let error = mlperf_host(dir.path(), &["check", "--round", "v0.9", s(&tree)]);
+    assert_eq!(error.status.code(), Some(1), "{}", describe(&error));
+    assert!(support::text(&error.stderr).contains("round v0.9: not found"));
+}
+
+/// A float32 `.npy` of `values`, one sample per value.
+fn npy(path: &Path, values: &[f32]) {
+    let header = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}",
+        values.len()
+    );
+    let padding = 64 - (10 + header.len() + 1) % 64;
+    let header = format!("{header}{}\n", " ".repeat(padding));
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    for value in values {
+        bytes.extend_from_slice(&value.to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn sha256_of(path: &Path) -> String {
+    Sha256::digest(std::fs::read(path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn logged(run: &Path, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(run.join("mlperf_log_detail.txt")).unwrap();
+    text.lines().find_map(|line| {
+        let entry: serde_json::Value =
+            serde_json::from_str(line.strip_prefix(":::MLLOG ")?).ok()?;
+        (entry["key"] == key).then(|| entry["value"].as_str().unwrap().to_string())
+    })
+}
+
+#[test]
+fn a_pinned_data_set_is_logged_and_a_changed_one_refused() {
+    let dir = TempDir::new();
+    let data = dir.path().join("inputs.npy");
+    npy(&data, &[1.0, 2.0, 3.0, 4.0]);
+    let digest = sha256_of(&data);
+    let definition = dir.path().join("pinned.toml");
+    std::fs::write(
+        &definition,
+        format!(
+            r#"name = "pinned"
+[dataset]
+inputs = "inputs.npy"
+sha256 = "{digest}"
+[accuracy]
+metric = "none"
+why = "a test"
+[plugin]
+name = "null"
+"#
+        ),
+    )
+    .unwrap();
+    let cache = dir.path().join("cache");
+    let args = |out: &str| -> Vec<String> {
+        [
+            "run",
+            "--quiet",
+            "--benchmark",
+            s(&definition),
+            "--set",
+            "min_duration_ms=50",
+            "--set",
+            "min_query_count=20",
+            "--out",
+            out,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let with_cache = |args: Vec<String>| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mlperf-host"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("MLPERF_HOST_CACHE_DIR", &cache)
+            .env_remove("MLPERF_HOST_LOG")
+            .output()
+            .unwrap()
+    };
+    let first = dir.path().join("first");
+    assert_ok(&with_cache(args(s(&first))));
+    assert_eq!(logged(&first, "sut_dataset_sha256"), Some(digest.clone()));
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(first.join("result.json")).unwrap()).unwrap();
+    assert!(
+        result.to_string().contains(&digest),
+        "result.json names the data set's sha256: {result}"
+    );
+    assert_eq!(
+        std::fs::read_dir(cache.join("sha256")).unwrap().count(),
+        1,
+        "the digest is cached"
+    );
+
+    // The same size, another content, a new modification time: refused before the run.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    npy(&data, &[1.0, 2.0, 3.0, 5.0]);
+    let changed = sha256_of(&data);
+    let second = dir.path().join("second");
+    let output = with_cache(args(s(&second)));
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let stderr = support::text(&output.stderr);
+    assert!(
+        stderr.contains(&format!("its sha256 is {changed}, not the {digest}"))
+            && stderr.contains("inputs.npy"),
+        "{stderr}"
+    );
+    assert!(!second.join("mlperf_log_detail.txt").exists());
+
+    // A pin that is not a sha256 is a definition error naming the key.
+    std::fs::write(
+        &definition,
+        std::fs::read_to_string(&definition)
+            .unwrap()
+            .replace(&digest, "abc"),
+    )
+    .unwrap();
+    let output = with_cache(args(s(&dir.path().join("third"))));
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    assert!(
+        support::text(&output.stderr).contains("[dataset] sha256 = \"abc\": not a sha256"),
+        "{}",
+        describe(&output)
+    );
+}
+
+/// An Offline run of a server of known capacity: 2 workers of `service_us` each.
+fn offline_run(dir: &Path, out: &Path, service_us: u32, extra: &[&str]) {
+    let service = format!("service_us={service_us}");
+    let mut args = vec![
+        "--scenario",
+        "Offline",
+        "--plugin-set",
+        "workers=2",
+        "--plugin-set",
+        &service,
+        "--set",
+        "offline_expected_qps=1000",
+        "--set",
+        "min_duration_ms=1000",
+        "--set",
+        "min_query_count=1",
+    ];
+    args.extend_from_slice(extra);
+    assert_ok(&run(dir, out, &args));
+}
+
+fn compare(dir: &Path, a: &Path, b: &Path) -> (i32, serde_json::Value) {
+    let output = mlperf_host(dir, &["compare", "--json", s(a), s(b)]);
+    let json = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
+    (output.status.code().unwrap(), json)
+}
+
+fn failed_checks(compared: &serde_json::Value) -> Vec<String> {
+    compared["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["passed"] == false)
+        .map(|c| format!("{}: {}", c["check"], c["detail"]))
+        .collect()
+}
+
+#[test]
+fn compare_passes_a_rerun_within_two_percent_and_names_what_differs() {
+    let _timings = support::timings_or_llm();
+    let dir = TempDir::new();
+    let (a, b, slow, seeded) = (
+        dir.path().join("a"),
+        dir.path().join("b"),
+        dir.path().join("slow"),
+        dir.path().join("seeded"),
+    );
+    // 2 workers of 2 ms: 1000 samples/s; of 2.1 ms: 952 samples/s, 4.8 % slower.
+    offline_run(dir.path(), &a, 2000, &[]);
+    offline_run(dir.path(), &b, 2000, &[]);
+    offline_run(dir.path(), &slow, 2100, &[]);
+    offline_run(dir.path(), &seeded, 2000, &["--set", "qsl_rng_seed=7"]);
+
+    let (code, compared) = compare(dir.path(), &a, &b);
+    assert_eq!(code, 0, "{compared:#}");
+    let difference = compared["difference_percent"].as_f64().unwrap();
+    assert!(difference.abs() < 2.0, "{compared:#}");
+
+    let (code, compared) = compare(dir.path(), &a, &slow);
+    assert_eq!(code, 3, "{compared:#}");
+    let failed = failed_checks(&compared);
+    assert!(
+        failed.len() == 1 && failed[0].contains("result within 2 %"),
+        "{failed:#?}"
+    );
+    let difference = compared["difference_percent"].as_f64().unwrap();
+    assert!((-6.0..-3.5).contains(&difference), "{compared:#}");
+
+    let (code, compared) = compare(dir.path(), &a, &seeded);
+    assert_eq!(code, 3, "{compared:#}");
+    let failed = failed_checks(&compared);
+    assert!(
+        failed.len() == 1
+            && failed[0].contains("same settings and seeds")
+            && failed[0].contains("effective_qsl_rng_seed"),
+        "{failed:#?}"
+    );
+
+    let output = mlperf_host(dir.path(), &["compare", s(&a), s(dir.path())]);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    assert!(support::text(&output.stderr).contains("not a LoadGen run directory"));
+}
+
+#[test]
+fn sysinfo_verify_compares_the_description_with_this_machine() {
+    let dir = TempDir::new();
+    let description = dir.path().join("box.json");
+    assert_ok(&mlperf_host(
+        dir.path(),
+        &[
+            "sysinfo",
+            "--system",
+            "box",
+            "--submitter",
+            "org",
+            "--system-type",
+            "edge",
+            "--out",
+            s(&description),
+        ],
+    ));
+    let output = mlperf_host(dir.path(), &["sysinfo", "--verify", s(&description)]);
+    assert_ok(&output);
+    let stdout = support::text(&output.stdout);
+    assert!(
+        stdout.contains("ok   host_processor_core_count") && stdout.contains(", 0 differ"),
+        "{stdout}"
+    );
+
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&description).unwrap()).unwrap();
+    let cores = json["host_processor_core_count"].clone();
+    json["host_processor_core_count"] = serde_json::json!(cores.as_u64().unwrap_or(1) * 64);
+    std::fs::write(&description, json.to_string()).unwrap();
+    let output = mlperf_host(dir.path(), &["sysinfo", "--verify", s(&description)]);
+    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+    let stdout = support::text(&output.stdout);
+    assert!(
+        stdout.contains("DIFF host_processor_core_count") && stdout.contains(", 1 differs"),
+        "{stdout}"
+    );
+}
