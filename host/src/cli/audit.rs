@@ -1,4 +1,4 @@
-//! `mlperf-host audit`: runs a compliance test (TEST01, TEST04, TEST06) with its official audit.config and verifies it against the submission's runs.
+//! `mlperf-host audit`: runs a compliance test (TEST01, TEST04, TEST06, TEST07, TEST09) with its official audit.config and verifies it against the submission's runs.
 //!
 //! `--out DIR` becomes the test's folder as the submission checker expects it: the compliance
 //! run's logs in `DIR/performance/run_1/`, then the official scripts' `verify_accuracy.txt` and
@@ -29,6 +29,10 @@ pub enum TestArg {
     Test04,
     #[value(name = "TEST06")]
     Test06,
+    #[value(name = "TEST07")]
+    Test07,
+    #[value(name = "TEST09")]
+    Test09,
 }
 
 impl From<TestArg> for ComplianceTest {
@@ -37,6 +41,8 @@ impl From<TestArg> for ComplianceTest {
             TestArg::Test01 => ComplianceTest::Test01,
             TestArg::Test04 => ComplianceTest::Test04,
             TestArg::Test06 => ComplianceTest::Test06,
+            TestArg::Test07 => ComplianceTest::Test07,
+            TestArg::Test09 => ComplianceTest::Test09,
         }
     }
 }
@@ -67,9 +73,13 @@ impl From<DtypeArg> for Dtype {
 #[command(after_help = "\
 --out DIR is the compliance test's folder, laid out as the submission checker expects:
   DIR/performance/run_1/       the compliance run's LoadGen logs
-  DIR/verify_accuracy.txt      TEST01 (against --accuracy-run), TEST06
+  DIR/verify_accuracy.txt      TEST01 (against --accuracy-run), TEST06, TEST07 (the benchmark's \
+score of every sample against the audit.config's test07_accuracy_threshold)
+  DIR/verify_output_len.txt    TEST09: the mean output length in int32 tokens against the \
+audit.config's test09_min_output_tokens and test09_max_output_tokens
   DIR/verify_performance.txt   TEST01 (detail logs), TEST04 (summaries), against --performance-run
-  DIR/accuracy/mlperf_log_accuracy.json   TEST01, TEST06: the compliance run's responses
+  DIR/accuracy/mlperf_log_accuracy.json   TEST01, TEST06, TEST07, TEST09: the compliance run's \
+responses
   DIR/accuracy/{accuracy,baseline_accuracy,compliance_accuracy}.txt   TEST01 when the responses \
 differ and --benchmark has an accuracy metric
   DIR/result.json              the compliance run's result, for programs
@@ -139,6 +149,9 @@ fn plan(args: &Args) -> anyhow::Result<AuditPlan> {
     let test = ComplianceTest::from(args.test);
     let references = check_references(args, test)?;
     let mut run = super::run_plan::run_plan(&args.run)?;
+    if test == ComplianceTest::Test07 && run.benchmark.is_none() {
+        bail!("TEST07 scores every sample with the benchmark's accuracy metric: give --benchmark");
+    }
     let dtype = dtype(args, test, run.benchmark.as_ref())?;
     let eos_token_id = match (test, args.eos_token_id) {
         (ComplianceTest::Test06, id) => id.unwrap_or(DEFAULT_EOS_TOKEN_ID),
@@ -187,7 +200,7 @@ fn check_references(args: &Args, test: ComplianceTest) -> anyhow::Result<Referen
     let performance_file = match test {
         ComplianceTest::Test01 => Some(DETAIL_LOG),
         ComplianceTest::Test04 => Some(SUMMARY_LOG),
-        ComplianceTest::Test06 => None,
+        ComplianceTest::Test06 | ComplianceTest::Test07 | ComplianceTest::Test09 => None,
     };
     let performance = match (performance_file, &args.performance_run) {
         (Some(file), Some(dir)) => {
@@ -259,6 +272,9 @@ fn dtype(
         (ComplianceTest::Test04, Some(_)) => {
             bail!("--dtype is for TEST01 and TEST06 (TEST04 compares performance only)")
         }
+        (ComplianceTest::Test07 | ComplianceTest::Test09, Some(_)) => {
+            bail!("--dtype is for TEST01 and TEST06 ({test} decodes responses as its benchmark, or as int32 tokens)")
+        }
         (ComplianceTest::Test01, Some(Dtype::Int16)) => {
             bail!("--dtype int16: TEST01 decodes byte, float32, int32 or int64")
         }
@@ -280,7 +296,8 @@ fn dtype(
             _ => Dtype::Byte,
         },
         (ComplianceTest::Test06, None) => Dtype::Int32,
-        (ComplianceTest::Test04, None) => Dtype::Byte,
+        (ComplianceTest::Test04 | ComplianceTest::Test07, None) => Dtype::Byte,
+        (ComplianceTest::Test09, None) => Dtype::Int32,
     })
 }
 

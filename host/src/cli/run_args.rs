@@ -118,6 +118,10 @@ pub struct RunArgs {
     /// reads ./audit.config when it exists: pass `--audit-conf audit.config` for that).
     #[arg(long, value_name = "PATH")]
     pub audit_conf: Option<PathBuf>,
+    /// The round a submission of this run is held to (a name in configs/rounds/ or a path):
+    /// a warning names each seed of the run that is not the round's. [default: v6.1]
+    #[arg(long, value_name = "ROUND")]
+    pub round: Option<String>,
     /// Override a TestSettings field after the config files, in the field's own units (e.g.
     /// min_duration_ms=0, server_target_qps=100, print_timestamps=1). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = set::parse_override)]

@@ -16,6 +16,7 @@ use mlperf_host::plugin::HostBatching;
 use mlperf_host::session::{
     EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan,
 };
+use mlperf_host::submission::round::Round;
 
 use super::run_args::{EngineArg, IsolateArg, RunArgs};
 use super::set::{self, Override};
@@ -32,6 +33,8 @@ pub fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         .transpose()?;
     let model = model_name(args, benchmark.as_ref()).to_string();
     let settings = load_settings(args, &model, benchmark.as_ref())?;
+    let round = Round::find(args.round.as_deref())?;
+    warn_off_round(&settings, &round);
     if let Some(benchmark) = &benchmark {
         super::benchmark::check_mode(benchmark, settings.mode)?;
     }
@@ -121,6 +124,33 @@ fn isolation(args: &RunArgs, samples: &SamplePlan) -> anyhow::Result<Option<Isol
 pub fn checked_audit_config(path: &Path) -> anyhow::Result<PathBuf> {
     read_config(path, "--audit-conf")?;
     Ok(path.to_path_buf())
+}
+
+/// A run whose seeds are not the round's cannot be submitted: said before it runs.
+fn warn_off_round(settings: &TestSettings, round: &Round) {
+    let seeds = [
+        (
+            "qsl_rng_seed",
+            settings.qsl_rng_seed,
+            round.seeds.qsl_rng_seed,
+        ),
+        (
+            "sample_index_rng_seed",
+            settings.sample_index_rng_seed,
+            round.seeds.sample_index_rng_seed,
+        ),
+        (
+            "schedule_rng_seed",
+            settings.schedule_rng_seed,
+            round.seeds.schedule_rng_seed,
+        ),
+    ];
+    for (key, used, rules) in seeds.into_iter().filter(|(_, used, rules)| used != rules) {
+        tracing::warn!(
+            "{key} {used} is not round {}'s {rules}: `check` refuses a submission of this run",
+            round.name
+        );
+    }
 }
 
 /// `--model`, else the benchmark's name, else the official default of our examples.

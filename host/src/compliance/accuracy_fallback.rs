@@ -109,7 +109,7 @@ pub fn score_accuracy_fallback(
 }
 
 /// The figure the checker's pattern reads from a report (`accuracy=88.060%`, `mean_cosine=…`).
-fn headline(score: &Score) -> f64 {
+pub(crate) fn headline(score: &Score) -> f64 {
     match score {
         Score::Top1(top1) => 100.0 * top1.accuracy(),
         Score::Cosine(cosine) => cosine.mean,

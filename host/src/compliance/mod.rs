@@ -1,4 +1,4 @@
-//! Compliance tests (TEST01, TEST04, TEST06): their official audit.config files and the
+//! Compliance tests (TEST01, TEST04, TEST06, TEST07, TEST09): their official audit.config files and the
 //! verification of a compliance run against the submission's own runs, written in the official
 //! scripts' wording.
 //!
@@ -16,7 +16,9 @@ mod test01_accuracy;
 mod test01_performance;
 mod test04;
 mod test06;
+mod test07_09;
 
+pub(crate) use accuracy_fallback::headline;
 pub use accuracy_fallback::{
     score_accuracy_fallback, write_baseline_log, AccuracyFallback, ACCURACY_FILE,
     BASELINE_ACCURACY_FILE, COMPLIANCE_ACCURACY_FILE,
@@ -30,6 +32,10 @@ pub use test01_accuracy::verify_test01_accuracy;
 pub use test01_performance::verify_test01_performance;
 pub use test04::verify_test04_performance;
 pub use test06::{verify_test06, DEFAULT_EOS_TOKEN_ID};
+pub use test07_09::{
+    audit_config_number, verify_test07, verify_test09, TEST07_THRESHOLD, TEST09_MAX_OUTPUT_TOKENS,
+    TEST09_MIN_OUTPUT_TOKENS,
+};
 
 use std::fmt;
 use std::str::FromStr;
@@ -44,13 +50,21 @@ pub enum ComplianceTest {
     Test04,
     /// LLM output consistency: first token, trailing EOS tokens, token counts.
     Test06,
+    /// Accuracy in performance mode over every sample: the benchmark's score reaches the
+    /// audit.config's threshold.
+    Test07,
+    /// Output length in performance mode: the mean response length in tokens within the
+    /// audit.config's bounds.
+    Test09,
 }
 
 impl ComplianceTest {
-    pub const ALL: [ComplianceTest; 3] = [
+    pub const ALL: [ComplianceTest; 5] = [
         ComplianceTest::Test01,
         ComplianceTest::Test04,
         ComplianceTest::Test06,
+        ComplianceTest::Test07,
+        ComplianceTest::Test09,
     ];
 
     /// The official name, which is also its folder: `TEST01`.
@@ -59,6 +73,8 @@ impl ComplianceTest {
             ComplianceTest::Test01 => "TEST01",
             ComplianceTest::Test04 => "TEST04",
             ComplianceTest::Test06 => "TEST06",
+            ComplianceTest::Test07 => "TEST07",
+            ComplianceTest::Test09 => "TEST09",
         }
     }
 }
@@ -76,13 +92,18 @@ impl FromStr for ComplianceTest {
         ComplianceTest::ALL
             .into_iter()
             .find(|test| test.name().eq_ignore_ascii_case(text))
-            .ok_or_else(|| format!("unknown compliance test {text:?} (TEST01, TEST04 or TEST06)"))
+            .ok_or_else(|| {
+                format!(
+                    "unknown compliance test {text:?} (TEST01, TEST04, TEST06, TEST07 or TEST09)"
+                )
+            })
     }
 }
 
 /// The file names the official scripts write into a compliance test's folder.
 pub const VERIFY_ACCURACY_FILE: &str = "verify_accuracy.txt";
 pub const VERIFY_PERFORMANCE_FILE: &str = "verify_performance.txt";
+pub const VERIFY_OUTPUT_LEN_FILE: &str = "verify_output_len.txt";
 
 /// The outcome of one verification.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! A compliance test (TEST01, TEST04, TEST06): the compliance run with its audit.config, then
+//! A compliance test (TEST01, TEST04, TEST06, TEST07, TEST09): the compliance run with its audit.config, then
 //! the verifications against the submission's runs, laid out as the submission checker reads
 //! them: the run's logs in `OUT/performance/run_1/`, `verify_accuracy.txt` and
 //! `verify_performance.txt` in `OUT`, the compliance run's responses in `OUT/accuracy/`.
@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 use mlperf_loadgen::TestScenario;
 
 use super::{RunPlan, Session, SessionError};
-use crate::benchmark::Accuracy;
+use crate::benchmark::{accuracy, Accuracy};
 use crate::compliance::{
-    score_accuracy_fallback, verify_test01_accuracy, verify_test01_performance,
-    verify_test04_performance, verify_test06, ComplianceTest, Dtype, Verification, ACCURACY_FILE,
-    BASELINE_ACCURACY_FILE, COMPLIANCE_ACCURACY_FILE, VERIFY_ACCURACY_FILE,
-    VERIFY_PERFORMANCE_FILE,
+    audit_config_number, headline, score_accuracy_fallback, verify_test01_accuracy,
+    verify_test01_performance, verify_test04_performance, verify_test06, verify_test07,
+    verify_test09, ComplianceTest, Dtype, Verification, ACCURACY_FILE, BASELINE_ACCURACY_FILE,
+    COMPLIANCE_ACCURACY_FILE, TEST07_THRESHOLD, TEST09_MAX_OUTPUT_TOKENS, TEST09_MIN_OUTPUT_TOKENS,
+    VERIFY_ACCURACY_FILE, VERIFY_OUTPUT_LEN_FILE, VERIFY_PERFORMANCE_FILE,
 };
 use crate::logs::{ACCURACY_LOG, DETAIL_LOG, RESULT_JSON, SUMMARY_LOG};
 
@@ -106,6 +107,13 @@ impl Session<'_> {
             self.write_verification(out, VERIFY_PERFORMANCE_FILE, &verification)?;
             checks.push(("Performance check pass", verification.passed));
         }
+        if let Some(verification) = self.verify_full_dataset(plan, &compliance_log)? {
+            return Ok(AuditOutcome {
+                checks: Vec::new(),
+                passed: verification,
+                destroy_stalled: false,
+            });
+        }
         if plan.test == ComplianceTest::Test06 {
             let verification =
                 verify_test06(&compliance_log, scenario, plan.dtype, plan.eos_token_id)?;
@@ -123,6 +131,46 @@ impl Session<'_> {
             passed,
             destroy_stalled: false,
         })
+    }
+
+    /// TEST07 and TEST09, which log every sample of the run: the benchmark's score against
+    /// the audit.config's threshold, the mean output length against its bounds. None for
+    /// the other tests; else whether it passed.
+    fn verify_full_dataset(
+        &mut self,
+        plan: &AuditPlan,
+        compliance_log: &Path,
+    ) -> Result<Option<bool>, SessionError> {
+        let config = plan
+            .run
+            .audit_config
+            .as_deref()
+            .ok_or(SessionError::AuditConfigMissing(plan.test))?;
+        let (file, verification) = match plan.test {
+            ComplianceTest::Test07 => {
+                let threshold = audit_config_number(config, TEST07_THRESHOLD)?;
+                let benchmark = plan
+                    .run
+                    .benchmark
+                    .as_ref()
+                    .ok_or(SessionError::AuditNeedsBenchmark(plan.test))?;
+                let score = accuracy::evaluate(benchmark, compliance_log)?;
+                let verification = verify_test07(score.metric_name(), headline(&score), threshold);
+                (VERIFY_ACCURACY_FILE, verification)
+            }
+            ComplianceTest::Test09 => {
+                let min = audit_config_number(config, TEST09_MIN_OUTPUT_TOKENS)?;
+                let max = audit_config_number(config, TEST09_MAX_OUTPUT_TOKENS)?;
+                (
+                    VERIFY_OUTPUT_LEN_FILE,
+                    verify_test09(compliance_log, min, max)?,
+                )
+            }
+            _ => return Ok(None),
+        };
+        self.write_verification(&plan.out, file, &verification)?;
+        copy_compliance_log(&plan.out, compliance_log)?;
+        Ok(Some(verification.passed))
     }
 
     /// Writes `out/file` and shows it.
@@ -201,6 +249,7 @@ fn clear_old_outputs(out: &Path) -> Result<(), SessionError> {
     let stale = [
         out.join(VERIFY_ACCURACY_FILE),
         out.join(VERIFY_PERFORMANCE_FILE),
+        out.join(VERIFY_OUTPUT_LEN_FILE),
         out.join(RESULT_JSON),
         accuracy.join(ACCURACY_LOG),
         accuracy.join(ACCURACY_FILE),

@@ -112,6 +112,10 @@ pub enum SessionError {
     Interrupted(&'static str),
     #[error("scoring TEST01's baseline and compliance accuracy")]
     AccuracyFallback(#[source] ComplianceError),
+    #[error("{0}: the compliance run has no audit.config to read the test's thresholds from")]
+    AuditConfigMissing(crate::compliance::ComplianceTest),
+    #[error("{0} scores the compliance run with a benchmark's accuracy metric: give --benchmark")]
+    AuditNeedsBenchmark(crate::compliance::ComplianceTest),
     #[error("the system under test failed: {message} (logs in {}; nothing verified)", logs.display())]
     ComplianceRunFailed { message: String, logs: PathBuf },
     #[error(

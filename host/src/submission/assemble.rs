@@ -329,7 +329,11 @@ fn agreed_dataset_sha256<'a>(runs: &[&'a RunFolder]) -> Result<Option<&'a str>, 
 /// A compliance folder: its verification files, its run's logs, and a failed TEST01's
 /// accuracy folder (its log truncated with its hash, as the truncate tool does).
 fn file_compliance(test: &str, run: &RunFolder, target: &Path) -> Result<(), SubmitError> {
-    for name in ["verify_accuracy.txt", "verify_performance.txt"] {
+    for name in [
+        "verify_accuracy.txt",
+        "verify_performance.txt",
+        "verify_output_len.txt",
+    ] {
         copy_if_present(&run.dir.join(name), &target.join(name))?;
     }
     let from_run = performance_run(&run.dir);

@@ -424,9 +424,14 @@ fn test04_fails_when_the_compliance_run_is_much_faster_than_the_reference() {
 
 /// A one-sample .npy data set of int32 tokens.
 fn token_dataset(path: &Path, tokens: &[i32]) {
+    token_rows(path, 1, tokens);
+}
+
+/// A .npy data set of `rows` samples of int32 tokens, `tokens` holding them all.
+fn token_rows(path: &Path, rows: usize, tokens: &[i32]) {
     let header = format!(
-        "{{'descr': '<i4', 'fortran_order': False, 'shape': (1, {}), }}",
-        tokens.len()
+        "{{'descr': '<i4', 'fortran_order': False, 'shape': ({rows}, {}), }}",
+        tokens.len() / rows
     );
     let padding = 64 - (10 + header.len() + 1) % 64;
     let header = format!("{header}{}\n", " ".repeat(padding));
@@ -614,6 +619,117 @@ fn missing_or_wrong_reference_runs_are_refused_before_anything_runs() {
         assert!(
             !dir.path().join("compliance").exists(),
             "{args:?}: something ran"
+        );
+    }
+}
+
+// ---- TEST07, TEST09 -----------------------------------------------------------------------
+
+/// TEST07's or TEST09's LoadGen keys for a data set of `samples`, and `extra` lines.
+fn full_dataset_audit_config(path: &Path, samples: usize, extra: &str) {
+    std::fs::write(
+        path,
+        format!(
+            "*.*.mode = 2\n*.*.accuracy_log_rng_seed = 720381539243781796\n\
+             *.*.accuracy_log_sampling_target = {samples}\n*.*.min_query_count = {samples}\n\
+             *.*.min_duration = 0\n*.*.performance_issue_unique = 1\n\
+             *.*.sample_concatenate_permutation = 0\n{extra}"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn test07_scores_every_sample_of_a_performance_run_against_the_threshold() {
+    let _serial = one_at_a_time();
+    let dir = TempDir::new();
+    let test07 = |config: &Path| {
+        digits(
+            dir.path(),
+            &[
+                "audit",
+                "--test",
+                "TEST07",
+                "--audit-conf",
+                config.to_str().unwrap(),
+                "--out",
+                "TEST07",
+            ],
+        )
+    };
+    // digits' reference scores 97.11 %: a threshold of 90 passes, 99.5 fails.
+    for (threshold, status, verdict) in [("90", 0, "TEST PASS"), ("99.5", 3, "TEST FAIL")] {
+        let config = dir.path().join(format!("audit-{threshold}.config"));
+        full_dataset_audit_config(
+            &config,
+            899,
+            &format!("*.*.test07_accuracy_threshold = {threshold}\n"),
+        );
+        assert_status(&test07(&config), status);
+        let folder = dir.path().join("TEST07");
+        let verify = read(&folder.join("verify_accuracy.txt"));
+        assert!(
+            verify.contains(&format!("Accuracy threshold: {threshold}\n"))
+                && verify.ends_with(&format!("{verdict}\n")),
+            "{verify}"
+        );
+        let score: f64 = verify
+            .lines()
+            .find_map(|l| l.strip_prefix("Accuracy score: "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((95.0..99.0).contains(&score), "{verify}");
+        assert_run_logs(&folder);
+        // Every sample logged once.
+        let log = read(&folder.join("accuracy/mlperf_log_accuracy.json"));
+        assert_eq!(log.matches("\"qsl_idx\"").count(), 899);
+    }
+    // Without the threshold key, the test says which key is missing.
+    let config = dir.path().join("no-threshold.config");
+    full_dataset_audit_config(&config, 899, "");
+    let output = test07(&config);
+    assert_status(&output, 1);
+    assert!(text(&output.stderr).contains("no test07_accuracy_threshold"));
+}
+
+#[test]
+fn test09_checks_the_mean_output_length_in_tokens() {
+    let _serial = one_at_a_time();
+    let dir = TempDir::new();
+    // 20 samples of 5 int32 tokens, echoed by the null plugin: the mean length is 5.
+    let rows: Vec<i32> = (0..20).flat_map(|i| [7, 8, 9, i, 2]).collect();
+    token_rows(&dir.path().join("tokens.npy"), 20, &rows);
+    for (bounds, status, verdict) in [("4.5", 0, "TEST PASS"), ("5.5", 3, "TEST FAIL")] {
+        let config = dir.path().join("audit.config");
+        full_dataset_audit_config(
+            &config,
+            20,
+            &format!("*.*.test09_min_output_tokens = {bounds}\n*.*.test09_max_output_tokens = 6\n"),
+        );
+        let output = mlperf_host(
+            dir.path(),
+            &[
+                "audit",
+                "--test",
+                "TEST09",
+                "--dataset",
+                "tokens.npy",
+                "--plugin-set",
+                "response=data",
+                "--audit-conf",
+                "audit.config",
+                "--out",
+                "TEST09",
+            ],
+        );
+        assert_status(&output, status);
+        let verify = read(&dir.path().join("TEST09/verify_output_len.txt"));
+        assert!(
+            verify.contains("Mean output tokens: 5.00\n")
+                && verify.contains(&format!("Min threshold: {bounds}\n"))
+                && verify.ends_with(&format!("{verdict}\n")),
+            "{verify}"
         );
     }
 }

@@ -306,6 +306,10 @@ name = "null"
 
 /// An Offline run of a server of known capacity: 2 workers of `service_us` each.
 fn offline_run(dir: &Path, out: &Path, service_us: u32, extra: &[&str]) {
+    assert_ok(&offline_output(dir, out, service_us, extra));
+}
+
+fn offline_output(dir: &Path, out: &Path, service_us: u32, extra: &[&str]) -> std::process::Output {
     let service = format!("service_us={service_us}");
     let mut args = vec![
         "--scenario",
@@ -322,7 +326,10 @@ fn offline_run(dir: &Path, out: &Path, service_us: u32, extra: &[&str]) {
         "min_query_count=1",
     ];
     args.extend_from_slice(extra);
-    assert_ok(&run(dir, out, &args));
+    // Not --quiet: warnings show.
+    let mut full = vec!["run", "--out", s(out)];
+    full.extend_from_slice(&args);
+    mlperf_host(dir, &full)
 }
 
 fn compare(dir: &Path, a: &Path, b: &Path) -> (i32, serde_json::Value) {
@@ -356,7 +363,16 @@ fn compare_passes_a_rerun_within_two_percent_and_names_what_differs() {
     offline_run(dir.path(), &a, 2000, &[]);
     offline_run(dir.path(), &b, 2000, &[]);
     offline_run(dir.path(), &slow, 2100, &[]);
-    offline_run(dir.path(), &seeded, 2000, &["--set", "qsl_rng_seed=7"]);
+    // A seed that is not the round's: the run says so before it starts.
+    let output = offline_output(dir.path(), &seeded, 2000, &["--set", "qsl_rng_seed=7"]);
+    assert_ok(&output);
+    assert!(
+        support::text(&output.stderr).contains(
+            "qsl_rng_seed 7 is not round v6.1's 2085463073848966840: `check` refuses a submission of this run"
+        ),
+        "{}",
+        describe(&output)
+    );
 
     let (code, compared) = compare(dir.path(), &a, &b);
     assert_eq!(code, 0, "{compared:#}");

@@ -693,3 +693,25 @@ fn runs_of_different_data_sets_are_found() {
         },
     );
 }
+
+#[test]
+fn a_tree_filed_under_a_round_model_is_held_to_the_rounds_numbers() {
+    // The same runs filed as resnet50 (the round's `resnet`): its data set has 50,000 images
+    // and an edge system submits SingleStream, MultiStream and Offline; fmnist's 88 % top-1
+    // reads as resnet's `acc` and passes its 75.7 % target.
+    let (_dir, tree) = damaged_copy();
+    let results = tree.join("closed/mlperf-host-ci/results/ci-edge-box");
+    std::fs::rename(results.join("fmnist"), results.join("resnet50")).unwrap();
+    let (code, findings) = check(&tree, true);
+    assert_eq!(code, 3, "{findings:#?}");
+    let resnet = "closed/mlperf-host-ci/results/ci-edge-box/resnet50";
+    let expected: BTreeSet<(String, String)> = [
+        ("required-scenarios".to_string(), resnet.to_string()),
+        (
+            "dataset-size".to_string(),
+            format!("{resnet}/SingleStream/accuracy/mlperf_log_detail.txt"),
+        ),
+    ]
+    .into();
+    assert_eq!(errors(&findings), expected, "{findings:#?}");
+}

@@ -46,6 +46,15 @@ pub enum Score {
 }
 
 impl Score {
+    /// The name accuracy.txt gives the headline figure (`accuracy=…`, `mean_cosine=…`).
+    pub fn metric_name(&self) -> &'static str {
+        match self {
+            Score::Top1(_) => "accuracy",
+            Score::Cosine(_) => "mean_cosine",
+            Score::Rouge(_) => "rouge1",
+        }
+    }
+
     /// `accuracy.txt`: the line MLPerf's scripts print, then the comparison with the reference.
     pub fn report(&self) -> String {
         match self {
