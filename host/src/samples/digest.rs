@@ -23,6 +23,12 @@ fn cache_dir() -> Option<PathBuf> {
 /// The sha256 of `path`'s content, in lower-case hex.
 pub fn file_sha256(path: &Path) -> std::io::Result<String> {
     let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
     let modified = meta
         .modified()
         .ok()

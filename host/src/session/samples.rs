@@ -47,7 +47,8 @@ impl SampleLibrary {
                 ..
             } => (path, *performance, preprocess, input_files, expected_sha256),
         };
-        let sha256 = dataset_sha256(path, input_files, expected_sha256.as_deref())?;
+        // Opened first: the source refuses what is not a regular file (a FIFO would block
+        // the hash forever).
         let (source, parts): (Box<dyn SampleSource>, _) = if input_files.is_empty() {
             (open_source(path)?, Vec::new())
         } else {
@@ -55,6 +56,7 @@ impl SampleLibrary {
             let parts = files.parts().to_vec();
             (Box::new(files), parts)
         };
+        let sha256 = dataset_sha256(path, input_files, expected_sha256.as_deref())?;
         let total = source.len();
         if total == 0 {
             return Err(SessionError::EmptyDataset(path.clone()));
