@@ -37,7 +37,7 @@ enum Command {
     /// Power results from a session's spl.txt and LoadGen logs.
     #[command(subcommand)]
     Power(cli::power::PowerCommand),
-    /// Run a compliance test (TEST01, TEST04, TEST06, TEST07, TEST09) and verify it against the submission's runs.
+    /// Run a compliance test (TEST01, TEST04, TEST06, TEST07, TEST08, TEST09) and verify it against the submission's runs.
     Audit(Box<cli::audit::Args>),
     /// Draft the system description (systems/<system>.json) from this machine.
     Sysinfo(cli::sysinfo::Args),

@@ -1,4 +1,4 @@
-//! `mlperf-host audit`: runs a compliance test (TEST01, TEST04, TEST06, TEST07, TEST09) with its official audit.config and verifies it against the submission's runs.
+//! `mlperf-host audit`: runs a compliance test (TEST01, TEST04, TEST06, TEST07, TEST08, TEST09) with its official audit.config and verifies it against the submission's runs.
 //!
 //! `--out DIR` becomes the test's folder as the submission checker expects it: the compliance
 //! run's logs in `DIR/performance/run_1/`, then the official scripts' `verify_accuracy.txt` and
@@ -31,6 +31,8 @@ pub enum TestArg {
     Test06,
     #[value(name = "TEST07")]
     Test07,
+    #[value(name = "TEST08")]
+    Test08,
     #[value(name = "TEST09")]
     Test09,
 }
@@ -42,6 +44,7 @@ impl From<TestArg> for ComplianceTest {
             TestArg::Test04 => ComplianceTest::Test04,
             TestArg::Test06 => ComplianceTest::Test06,
             TestArg::Test07 => ComplianceTest::Test07,
+            TestArg::Test08 => ComplianceTest::Test08,
             TestArg::Test09 => ComplianceTest::Test09,
         }
     }
@@ -74,11 +77,11 @@ impl From<DtypeArg> for Dtype {
 --out DIR is the compliance test's folder, laid out as the submission checker expects:
   DIR/performance/run_1/       the compliance run's LoadGen logs
   DIR/verify_accuracy.txt      TEST01 (against --accuracy-run), TEST06, TEST07 (the benchmark's \
-score of every sample against the audit.config's test07_accuracy_threshold)
+score of every sample against the audit.config's test07_accuracy_threshold), TEST08 (the normalized entropy of each sampled response, matched by its (ts_idx, query_idx), against --accuracy-run's, within 0.1 %)
   DIR/verify_output_len.txt    TEST09: the mean output length in int32 tokens against the \
 audit.config's test09_min_output_tokens and test09_max_output_tokens
   DIR/verify_performance.txt   TEST01 (detail logs), TEST04 (summaries), against --performance-run
-  DIR/accuracy/mlperf_log_accuracy.json   TEST01, TEST06, TEST07, TEST09: the compliance run's \
+  DIR/accuracy/mlperf_log_accuracy.json   TEST01, TEST06, TEST07, TEST08, TEST09: the compliance run's \
 responses
   DIR/accuracy/{accuracy,baseline_accuracy,compliance_accuracy}.txt   TEST01 when the responses \
 differ and --benchmark has an accuracy metric
@@ -93,7 +96,7 @@ pub struct Args {
     /// The compliance test.
     #[arg(long, value_enum, ignore_case = true)]
     pub test: TestArg,
-    /// TEST01: the submission's accuracy run directory (its mlperf_log_accuracy.json).
+    /// TEST01 and TEST08: the submission's accuracy run directory (its mlperf_log_accuracy.json).
     #[arg(long, value_name = "DIR", help_heading = "Compliance")]
     pub accuracy_run: Option<PathBuf>,
     /// TEST01, TEST04: the submission's performance run directory (its mlperf_log_detail.txt,
@@ -180,27 +183,33 @@ fn plan(args: &Args) -> anyhow::Result<AuditPlan> {
 /// The reference files the test reads, each checked to exist; flags the test does not use are
 /// refused rather than ignored.
 fn check_references(args: &Args, test: ComplianceTest) -> anyhow::Result<References> {
-    let accuracy_log = match (test, &args.accuracy_run) {
-        (ComplianceTest::Test01, Some(dir)) => {
+    let reads_accuracy_run = matches!(test, ComplianceTest::Test01 | ComplianceTest::Test08);
+    let accuracy_log = match (reads_accuracy_run, &args.accuracy_run) {
+        (true, Some(dir)) => {
             let log = reference_file(
                 "--accuracy-run",
                 dir,
                 ACCURACY_LOG,
-                "the accuracy run's responses TEST01 compares with",
+                &format!("the accuracy run's responses {test} compares with"),
             )?;
             check_run_mode("--accuracy-run", dir, "AccuracyOnly")?;
             Some(log)
         }
-        (ComplianceTest::Test01, None) => bail!(
-            "TEST01 needs --accuracy-run DIR: the submission's accuracy run, holding {ACCURACY_LOG}"
+        (true, None) => bail!(
+            "{test} needs --accuracy-run DIR: the submission's accuracy run, holding {ACCURACY_LOG}"
         ),
-        (_, Some(_)) => bail!("--accuracy-run is for TEST01 ({test} does not read it)"),
-        (_, None) => None,
+        (false, Some(_)) => {
+            bail!("--accuracy-run is for TEST01 and TEST08 ({test} does not read it)")
+        }
+        (false, None) => None,
     };
     let performance_file = match test {
         ComplianceTest::Test01 => Some(DETAIL_LOG),
         ComplianceTest::Test04 => Some(SUMMARY_LOG),
-        ComplianceTest::Test06 | ComplianceTest::Test07 | ComplianceTest::Test09 => None,
+        ComplianceTest::Test06
+        | ComplianceTest::Test07
+        | ComplianceTest::Test08
+        | ComplianceTest::Test09 => None,
     };
     let performance = match (performance_file, &args.performance_run) {
         (Some(file), Some(dir)) => {
@@ -272,8 +281,8 @@ fn dtype(
         (ComplianceTest::Test04, Some(_)) => {
             bail!("--dtype is for TEST01 and TEST06 (TEST04 compares performance only)")
         }
-        (ComplianceTest::Test07 | ComplianceTest::Test09, Some(_)) => {
-            bail!("--dtype is for TEST01 and TEST06 ({test} decodes responses as its benchmark, or as int32 tokens)")
+        (ComplianceTest::Test07 | ComplianceTest::Test08 | ComplianceTest::Test09, Some(_)) => {
+            bail!("--dtype is for TEST01 and TEST06 ({test} decodes responses as its benchmark, as float32 or as int32 tokens)")
         }
         (ComplianceTest::Test01, Some(Dtype::Int16)) => {
             bail!("--dtype int16: TEST01 decodes byte, float32, int32 or int64")
@@ -298,6 +307,7 @@ fn dtype(
         (ComplianceTest::Test06, None) => Dtype::Int32,
         (ComplianceTest::Test04 | ComplianceTest::Test07, None) => Dtype::Byte,
         (ComplianceTest::Test09, None) => Dtype::Int32,
+        (ComplianceTest::Test08, None) => Dtype::Float32,
     })
 }
 

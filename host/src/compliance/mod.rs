@@ -1,4 +1,4 @@
-//! Compliance tests (TEST01, TEST04, TEST06, TEST07, TEST09): their official audit.config files and the
+//! Compliance tests (TEST01, TEST04, TEST06, TEST07, TEST08, TEST09): their official audit.config files and the
 //! verification of a compliance run against the submission's own runs, written in the official
 //! scripts' wording.
 //!
@@ -17,6 +17,7 @@ mod test01_performance;
 mod test04;
 mod test06;
 mod test07_09;
+mod test08;
 
 pub(crate) use accuracy_fallback::headline;
 pub use accuracy_fallback::{
@@ -36,6 +37,7 @@ pub use test07_09::{
     audit_config_number, verify_test07, verify_test09, TEST07_THRESHOLD, TEST09_MAX_OUTPUT_TOKENS,
     TEST09_MIN_OUTPUT_TOKENS,
 };
+pub use test08::{verify_test08, TEST08_NE_TOLERANCE};
 
 use std::fmt;
 use std::str::FromStr;
@@ -53,17 +55,21 @@ pub enum ComplianceTest {
     /// Accuracy in performance mode over every sample: the benchmark's score reaches the
     /// audit.config's threshold.
     Test07,
+    /// dlrm-v3's accuracy in performance mode: sampled responses, matched to the accuracy
+    /// run's by the (timestamp, query) pair they carry, keep its normalized entropy.
+    Test08,
     /// Output length in performance mode: the mean response length in tokens within the
     /// audit.config's bounds.
     Test09,
 }
 
 impl ComplianceTest {
-    pub const ALL: [ComplianceTest; 5] = [
+    pub const ALL: [ComplianceTest; 6] = [
         ComplianceTest::Test01,
         ComplianceTest::Test04,
         ComplianceTest::Test06,
         ComplianceTest::Test07,
+        ComplianceTest::Test08,
         ComplianceTest::Test09,
     ];
 
@@ -74,6 +80,7 @@ impl ComplianceTest {
             ComplianceTest::Test04 => "TEST04",
             ComplianceTest::Test06 => "TEST06",
             ComplianceTest::Test07 => "TEST07",
+            ComplianceTest::Test08 => "TEST08",
             ComplianceTest::Test09 => "TEST09",
         }
     }
@@ -94,7 +101,7 @@ impl FromStr for ComplianceTest {
             .find(|test| test.name().eq_ignore_ascii_case(text))
             .ok_or_else(|| {
                 format!(
-                    "unknown compliance test {text:?} (TEST01, TEST04, TEST06, TEST07 or TEST09)"
+                    "unknown compliance test {text:?} (TEST01, TEST04, TEST06, TEST07, TEST08 or TEST09)"
                 )
             })
     }

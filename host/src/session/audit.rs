@@ -1,4 +1,4 @@
-//! A compliance test (TEST01, TEST04, TEST06, TEST07, TEST09): the compliance run with its audit.config, then
+//! A compliance test (TEST01, TEST04, TEST06, TEST07, TEST08, TEST09): the compliance run with its audit.config, then
 //! the verifications against the submission's runs, laid out as the submission checker reads
 //! them: the run's logs in `OUT/performance/run_1/`, `verify_accuracy.txt` and
 //! `verify_performance.txt` in `OUT`, the compliance run's responses in `OUT/accuracy/`.
@@ -12,9 +12,10 @@ use crate::benchmark::{accuracy, Accuracy};
 use crate::compliance::{
     audit_config_number, headline, score_accuracy_fallback, verify_test01_accuracy,
     verify_test01_performance, verify_test04_performance, verify_test06, verify_test07,
-    verify_test09, ComplianceTest, Dtype, Verification, ACCURACY_FILE, BASELINE_ACCURACY_FILE,
-    COMPLIANCE_ACCURACY_FILE, TEST07_THRESHOLD, TEST09_MAX_OUTPUT_TOKENS, TEST09_MIN_OUTPUT_TOKENS,
-    VERIFY_ACCURACY_FILE, VERIFY_OUTPUT_LEN_FILE, VERIFY_PERFORMANCE_FILE,
+    verify_test08, verify_test09, ComplianceTest, Dtype, Verification, ACCURACY_FILE,
+    BASELINE_ACCURACY_FILE, COMPLIANCE_ACCURACY_FILE, TEST07_THRESHOLD, TEST08_NE_TOLERANCE,
+    TEST09_MAX_OUTPUT_TOKENS, TEST09_MIN_OUTPUT_TOKENS, VERIFY_ACCURACY_FILE,
+    VERIFY_OUTPUT_LEN_FILE, VERIFY_PERFORMANCE_FILE,
 };
 use crate::logs::{ACCURACY_LOG, DETAIL_LOG, RESULT_JSON, SUMMARY_LOG};
 
@@ -80,7 +81,12 @@ impl Session<'_> {
         let run_dir = &plan.run.out;
         let compliance_log = run_dir.join(ACCURACY_LOG);
         let mut checks = Vec::new();
-        if let Some(accuracy_log) = &plan.references.accuracy_log {
+        let test01_reference = plan
+            .references
+            .accuracy_log
+            .as_ref()
+            .filter(|_| plan.test == ComplianceTest::Test01);
+        if let Some(accuracy_log) = test01_reference {
             let verification = verify_test01_accuracy(accuracy_log, &compliance_log, plan.dtype)?;
             self.write_verification(out, VERIFY_ACCURACY_FILE, &verification)?;
             copy_compliance_log(out, &compliance_log)?;
@@ -107,7 +113,7 @@ impl Session<'_> {
             self.write_verification(out, VERIFY_PERFORMANCE_FILE, &verification)?;
             checks.push(("Performance check pass", verification.passed));
         }
-        if let Some(verification) = self.verify_full_dataset(plan, &compliance_log)? {
+        if let Some(verification) = self.verify_alone(plan, &compliance_log)? {
             return Ok(AuditOutcome {
                 checks: Vec::new(),
                 passed: verification,
@@ -133,10 +139,11 @@ impl Session<'_> {
         })
     }
 
-    /// TEST07 and TEST09, which log every sample of the run: the benchmark's score against
-    /// the audit.config's threshold, the mean output length against its bounds. None for
-    /// the other tests; else whether it passed.
-    fn verify_full_dataset(
+    /// The tests whose verdict is one file: TEST07 and TEST09, which log every sample of the
+    /// run (the benchmark's score against the audit.config's threshold, the mean output
+    /// length against its bounds), and TEST08 (each sampled response's normalized entropy
+    /// against the accuracy run's). None for the other tests; else whether it passed.
+    fn verify_alone(
         &mut self,
         plan: &AuditPlan,
         compliance_log: &Path,
@@ -156,6 +163,16 @@ impl Session<'_> {
                     .ok_or(SessionError::AuditNeedsBenchmark(plan.test))?;
                 let score = accuracy::evaluate(benchmark, compliance_log)?;
                 let verification = verify_test07(score.metric_name(), headline(&score), threshold);
+                (VERIFY_ACCURACY_FILE, verification)
+            }
+            ComplianceTest::Test08 => {
+                let accuracy_log = plan
+                    .references
+                    .accuracy_log
+                    .as_deref()
+                    .ok_or(SessionError::AuditNeedsAccuracyRun(plan.test))?;
+                let verification =
+                    verify_test08(accuracy_log, compliance_log, TEST08_NE_TOLERANCE)?;
                 (VERIFY_ACCURACY_FILE, verification)
             }
             ComplianceTest::Test09 => {

@@ -116,6 +116,10 @@ pub enum SessionError {
     AuditConfigMissing(crate::compliance::ComplianceTest),
     #[error("{0} scores the compliance run with a benchmark's accuracy metric: give --benchmark")]
     AuditNeedsBenchmark(crate::compliance::ComplianceTest),
+    #[error(
+        "{0} compares the compliance run's responses with the accuracy run's: give --accuracy-run"
+    )]
+    AuditNeedsAccuracyRun(crate::compliance::ComplianceTest),
     #[error("the system under test failed: {message} (logs in {}; nothing verified)", logs.display())]
     ComplianceRunFailed { message: String, logs: PathBuf },
     #[error(

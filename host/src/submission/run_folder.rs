@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::tree::{performance_run, ACCURACY_LOG, LOG_FILES};
+use crate::compliance::ComplianceTest;
 use crate::logs::{DetailLog, DETAIL_LOG, PROVENANCE_FILE};
 
 /// What a run directory is.
@@ -11,7 +12,7 @@ use crate::logs::{DetailLog, DETAIL_LOG, PROVENANCE_FILE};
 pub enum RunKind {
     Performance,
     Accuracy,
-    /// A compliance test's folder (`mlperf-host audit --out`): TEST01, TEST04, TEST06, TEST07 or TEST09.
+    /// A compliance test's folder (`mlperf-host audit --out`): TEST01, TEST04, TEST06, TEST07, TEST08 or TEST09.
     Compliance(String),
 }
 
@@ -122,20 +123,23 @@ fn compliance_test(dir: &Path) -> Option<String> {
         return None;
     }
     let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if ["TEST01", "TEST04", "TEST06", "TEST07", "TEST09"].contains(&name) {
+    if ComplianceTest::ALL.iter().any(|test| test.name() == name) {
         return Some(name.to_string());
     }
-    // A folder of another name, told by its verdicts (TEST07 writes what TEST06 does; its
-    // verify_accuracy.txt ends with TEST PASS or TEST FAIL).
-    let test07 = accuracy
-        && std::fs::read_to_string(dir.join("verify_accuracy.txt"))
-            .is_ok_and(|text| text.contains("TEST07 Verification Summary"));
+    // A folder of another name, told by its verdicts (TEST07 and TEST08 write what TEST06
+    // does, each with its own summary line).
+    let accuracy_text = if accuracy {
+        std::fs::read_to_string(dir.join("verify_accuracy.txt")).unwrap_or_default()
+    } else {
+        String::new()
+    };
     Some(
         match (accuracy, performance, output_len) {
             (_, _, true) => "TEST09",
             (true, true, _) => "TEST01",
             (false, true, _) => "TEST04",
-            _ if test07 => "TEST07",
+            _ if accuracy_text.contains("TEST07 Verification Summary") => "TEST07",
+            _ if accuracy_text.contains("TEST08 verification complete") => "TEST08",
             _ => "TEST06",
         }
         .to_string(),

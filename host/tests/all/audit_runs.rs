@@ -1,8 +1,9 @@
 //! `mlperf-host audit`, through the built binary: TEST01 on the `digits` benchmark with ONNX
 //! Runtime (a pass, then a failure with the baseline/compliance accuracy fallback) and on the
 //! null plugin with an edited accuracy log, TEST04 passing and failing on the null plugin's
-//! latency, TEST06 on the null plugin's token runs, and the reference runs refused before
-//! anything runs.
+//! latency, TEST06 on the null plugin's token runs, TEST07 on digits, TEST08 on dlrm-v3-shaped
+//! float32 responses, TEST09 on token lengths, and the reference runs refused before anything
+//! runs.
 //!
 //! The digits test needs what `bash scripts/test.sh` sets up: the .venv with onnxruntime
 //! 1.31.1 and data/digits (scripts/benchmarks/prepare.sh digits).
@@ -429,18 +430,20 @@ fn token_dataset(path: &Path, tokens: &[i32]) {
 
 /// A .npy data set of `rows` samples of int32 tokens, `tokens` holding them all.
 fn token_rows(path: &Path, rows: usize, tokens: &[i32]) {
-    let header = format!(
-        "{{'descr': '<i4', 'fortran_order': False, 'shape': ({rows}, {}), }}",
-        tokens.len() / rows
-    );
+    let bytes: Vec<u8> = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
+    npy(path, "<i4", rows, tokens.len() / rows, &bytes);
+}
+
+/// A .npy file of `rows` × `columns` little-endian values of numpy type `descr`.
+fn npy(path: &Path, descr: &str, rows: usize, columns: usize, data: &[u8]) {
+    let header =
+        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {columns}), }}");
     let padding = 64 - (10 + header.len() + 1) % 64;
     let header = format!("{header}{}\n", " ".repeat(padding));
     let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
     bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
     bytes.extend_from_slice(header.as_bytes());
-    for token in tokens {
-        bytes.extend_from_slice(&token.to_le_bytes());
-    }
+    bytes.extend_from_slice(data);
     std::fs::write(path, bytes).unwrap();
 }
 
@@ -732,4 +735,131 @@ fn test09_checks_the_mean_output_length_in_tokens() {
             "{verify}"
         );
     }
+}
+
+// ---- TEST08 -------------------------------------------------------------------------------
+
+/// A float32 .npy data set, one row per sample.
+fn float_rows(path: &Path, rows: &[Vec<f32>]) {
+    let bytes: Vec<u8> = rows
+        .iter()
+        .flatten()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    npy(path, "<f4", rows.len(), rows[0].len(), &bytes);
+}
+
+#[test]
+fn test08_matches_responses_by_their_pair_and_compares_normalized_entropy() {
+    let _serial = one_at_a_time();
+    let dir = TempDir::new();
+    // dlrm-v3's response layouts, echoed by the null plugin: the accuracy run answers
+    // [ts_idx, query_idx, 4 predictions, 4 labels, 4 weights, 4], the performance run
+    // [ts_idx, query_idx, 4 predictions]. 32 samples over 4 timestamps.
+    let samples: Vec<(f32, f32, [f32; 4], [f32; 4])> = (0..32)
+        .map(|i| {
+            let prediction = |k: usize| 0.05 + 0.9 * (((i * 7 + k * 3) % 17) as f32 / 16.0);
+            let label = |k: usize| f32::from(u8::from((i + k).is_multiple_of(3)));
+            (
+                (i / 8) as f32,
+                (i % 8) as f32,
+                [prediction(0), prediction(1), prediction(2), prediction(3)],
+                [label(0), label(1), label(2), label(3)],
+            )
+        })
+        .collect();
+    let full: Vec<Vec<f32>> = samples
+        .iter()
+        .map(|(ts, q, predictions, labels)| {
+            let mut row = vec![*ts, *q];
+            row.extend_from_slice(predictions);
+            row.extend_from_slice(labels);
+            row.extend_from_slice(&[1.0; 4]);
+            row.push(4.0);
+            row
+        })
+        .collect();
+    let short = |change: &dyn Fn(usize, &mut Vec<f32>)| -> Vec<Vec<f32>> {
+        samples
+            .iter()
+            .enumerate()
+            .map(|(i, (ts, q, predictions, _))| {
+                let mut row = vec![*ts, *q];
+                row.extend_from_slice(predictions);
+                change(i, &mut row);
+                row
+            })
+            .collect()
+    };
+    float_rows(&dir.path().join("full.npy"), &full);
+    run_ok(
+        dir.path(),
+        &[
+            "--mode",
+            "AccuracyOnly",
+            "--dataset",
+            "full.npy",
+            "--plugin-set",
+            "response=data",
+            "--out",
+            "acc",
+        ],
+    );
+    full_dataset_audit_config(&dir.path().join("audit.config"), 32, "");
+    let test08 = |rows: Vec<Vec<f32>>| {
+        float_rows(&dir.path().join("perf.npy"), &rows);
+        mlperf_host(
+            dir.path(),
+            &[
+                "audit",
+                "--test",
+                "TEST08",
+                "--accuracy-run",
+                "acc",
+                "--dataset",
+                "perf.npy",
+                "--plugin-set",
+                "response=data",
+                "--audit-conf",
+                "audit.config",
+                "--out",
+                "TEST08",
+            ],
+        )
+    };
+    let verify = || read(&dir.path().join("TEST08/verify_accuracy.txt"));
+    // The performance run's predictions equal the accuracy run's: every pair matches.
+    assert_status(&test08(short(&|_, _| {})), 0);
+    let verdict = verify();
+    assert!(
+        verdict.contains("num_acc_log_entries = 32\nnum_perf_log_entries = 32\nnum_matched = 32\n")
+            && verdict.ends_with("TEST PASS\nTEST08 verification complete\n"),
+        "{verdict}"
+    );
+    assert_run_logs(&dir.path().join("TEST08"));
+    // Sample 9 (timestamp 1, query 1) predicts 2 % higher, sample 20's pair is unknown.
+    let changed = short(&|i, row| match i {
+        9 => row[2..].iter_mut().for_each(|p| *p *= 1.02),
+        20 => row[0] = 99.0,
+        _ => {}
+    });
+    assert_status(&test08(changed), 3);
+    let verdict = verify();
+    assert!(
+        verdict.contains("  NE mismatch at (1, 1): acc_ne="),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains("num_matched = 31\nnum_unmatched = 1\nnum_ne_mismatch = 1\n")
+            && verdict.ends_with("TEST FAIL\nTEST08 verification complete\n"),
+        "{verdict}"
+    );
+    // The accuracy run is what TEST08 compares with: without it nothing runs.
+    let output = mlperf_host(
+        dir.path(),
+        &["audit", "--test", "TEST08", "--out", "TEST08-none"],
+    );
+    assert_status(&output, 1);
+    assert!(text(&output.stderr).contains("TEST08 needs --accuracy-run DIR"));
+    assert!(!dir.path().join("TEST08-none").exists());
 }
