@@ -80,6 +80,37 @@ fn audit(runs: &Path, test: &str, engine: &str) -> Output {
     output
 }
 
+/// `dir/systems/ci-edge-box.json` from `sysinfo` (an edge system with a power meter), with
+/// what the draft cannot know filled in as a submitter would.
+fn system_description(dir: &Path) -> PathBuf {
+    let system_json = dir.join("systems").join("ci-edge-box.json");
+    assert_ok(&mlperf_host(&[
+        "sysinfo",
+        "--system",
+        "ci-edge-box",
+        "--submitter",
+        "mlperf-host-ci",
+        "--division",
+        "closed",
+        "--system-type",
+        "edge",
+        "--status",
+        "available",
+        "--power",
+        "--out",
+        s(&system_json),
+    ]));
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&system_json).unwrap()).unwrap();
+    for value in json.as_object_mut().unwrap().values_mut() {
+        if value.as_str().is_some_and(|v| v.starts_with("FILL IN")) {
+            *value = serde_json::Value::String("filled in by the test".into());
+        }
+    }
+    std::fs::write(&system_json, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    system_json
+}
+
 fn make_submission(engine: &str) -> Submission {
     support::require_data("fmnist");
     let dir = TempDir::new();
@@ -122,32 +153,7 @@ fn make_submission(engine: &str) -> Submission {
             describe(&failed[0])
         );
     }
-    // The system description, with what the draft cannot know filled in as a submitter would.
-    let system_json = dir.path().join("systems").join("ci-edge-box.json");
-    assert_ok(&mlperf_host(&[
-        "sysinfo",
-        "--system",
-        "ci-edge-box",
-        "--submitter",
-        "mlperf-host-ci",
-        "--division",
-        "closed",
-        "--system-type",
-        "edge",
-        "--status",
-        "available",
-        "--power",
-        "--out",
-        s(&system_json),
-    ]));
-    let mut json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&system_json).unwrap()).unwrap();
-    for value in json.as_object_mut().unwrap().values_mut() {
-        if value.as_str().is_some_and(|v| v.starts_with("FILL IN")) {
-            *value = serde_json::Value::String("filled in by the test".into());
-        }
-    }
-    std::fs::write(&system_json, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    let system_json = system_description(dir.path());
     let tree = dir.path().join("tree");
     let submit_output = mlperf_host(&[
         "submit",
@@ -713,5 +719,89 @@ fn a_tree_filed_under_a_round_model_is_held_to_the_rounds_numbers() {
         ),
     ]
     .into();
+    assert_eq!(errors(&findings), expected, "{findings:#?}");
+}
+
+#[test]
+fn a_bert_99_tree_of_minilm_runs_fails_what_the_official_checker_fails() {
+    // minilm (a BERT-style encoder, 456 sentences) filed as bert-99 by an edge system:
+    // SingleStream and Offline, an accuracy and a short performance run each, no TEST01.
+    // The official checker (tools/submission at b66003e1, `--version v6.1`) on this tree
+    // fails, per scenario: performance_sample_count 456 < 10833, the test duration, the
+    // Offline query's 10833 samples, the accuracy run's coverage of the data set, the F1
+    // target (its accuracy check fails without a line), TEST01 missing. `check` must fail
+    // each of them, and nothing else.
+    support::require_data("minilm");
+    let dir = TempDir::new();
+    let runs = dir.path().join("runs");
+    let mut run_dirs = Vec::new();
+    for scenario in ["SingleStream", "Offline"] {
+        for (mode, extra) in [
+            ("accuracy", &["--mode", "AccuracyOnly"][..]),
+            (
+                "performance",
+                &[
+                    "--set",
+                    "min_duration_ms=1000",
+                    "--set",
+                    "min_query_count=64",
+                ][..],
+            ),
+        ] {
+            let out = runs.join(format!("{scenario}-{mode}"));
+            let mut args = vec![
+                "run",
+                "--engine",
+                "official",
+                "--benchmark",
+                "minilm",
+                "--scenario",
+                scenario,
+                "--quiet",
+                "--out",
+                s(&out),
+            ];
+            args.extend_from_slice(extra);
+            assert_ok(&mlperf_host(&args));
+            run_dirs.push(out);
+        }
+    }
+    let system_json = system_description(dir.path());
+    let tree = dir.path().join("tree");
+    let mut args = vec![
+        "submit",
+        "--benchmark",
+        "minilm",
+        "--system",
+        s(&system_json),
+        "--out",
+        s(&tree),
+    ];
+    args.extend(run_dirs.iter().map(|d| s(d)));
+    // minilm is not a model of the round: filed, then refused as unknown-benchmark.
+    let output = mlperf_host(&args);
+    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+    let submitter = tree.join("closed/mlperf-host-ci");
+    for folder in ["results/ci-edge-box", "code"] {
+        let folder = submitter.join(folder);
+        std::fs::rename(folder.join("minilm"), folder.join("bert-99")).unwrap();
+    }
+    let (code, findings) = check(&tree, false);
+    assert_eq!(code, 3, "{findings:#?}");
+    let bert = "closed/mlperf-host-ci/results/ci-edge-box/bert-99";
+    let mut expected = BTreeSet::new();
+    for scenario in ["SingleStream", "Offline"] {
+        let performance = format!("{bert}/{scenario}/performance/run_1/mlperf_log_detail.txt");
+        let accuracy = format!("{bert}/{scenario}/accuracy");
+        let mut add = |rule: &str, file: String| expected.insert((rule.to_string(), file));
+        add("performance-sample-count", performance.clone());
+        add("min-duration", performance.clone());
+        if scenario == "Offline" {
+            add("offline-samples-per-query", performance);
+        }
+        add("dataset-size", format!("{accuracy}/mlperf_log_detail.txt"));
+        add("accuracy-target", format!("{accuracy}/accuracy.txt"));
+        add("compliance-missing", format!("{bert}/{scenario}/TEST01"));
+    }
     assert_eq!(errors(&findings), expected, "{findings:#?}");
 }
