@@ -72,7 +72,9 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<ResultRow>, ResultsError> {
 fn metric(scenario: &str, rules: Option<&Rules>) -> (&'static str, &'static str) {
     let scenario = loadgen_scenario(scenario);
     let field = rules.and_then(|r| r.result_field(scenario)).unwrap_or("");
+    let in_seconds = rules.is_some_and(|r| r.latency_in_seconds);
     match scenario {
+        "SingleStream" | "MultiStream" if in_seconds => ("Latency", "s"),
         "Offline" | "Server" if field.contains("tokens") => ("Tokens/s", "tokens/s"),
         "Offline" => ("Samples/s", "samples/s"),
         "Server" => ("Queries/s", "queries/s"),

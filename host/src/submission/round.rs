@@ -253,6 +253,8 @@ impl ModelContext<'_> {
             test01_delta_percent: model.test01_accuracy_delta_percent.into_iter().collect(),
             default_test01_delta_percent: default_delta,
             result_fields: model.result_field.into_iter().collect(),
+            latency_in_seconds: model.latency_in_seconds,
+            accuracy_files: model.accuracy_files.into_iter().collect(),
             compliance: model.compliance,
             scenarios,
         })
@@ -366,6 +368,10 @@ struct RawModel {
     #[serde(default)]
     result_field: BTreeMap<String, String>,
     #[serde(default)]
+    latency_in_seconds: bool,
+    #[serde(default)]
+    accuracy_files: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
     compliance: Vec<String>,
 }
 
@@ -442,6 +448,10 @@ mod tests {
             round.model("gpt-oss-120b").unwrap().compliance,
             ["TEST07", "TEST09"]
         );
+        let wan = round.model("wan-2.2-t2v-a14b").unwrap();
+        assert!(wan.latency_in_seconds && !resnet.latency_in_seconds);
+        assert_eq!(wan.accuracy_files[0].0, "videos");
+        assert_eq!(wan.accuracy_files[0].1.len(), 10);
         assert_eq!(round.model("e2e-rag-qna").unwrap().min_duration_ms, 0);
         assert!(round.model("retinanet").is_none());
     }

@@ -65,6 +65,12 @@ pub struct Rules {
     pub default_test01_delta_percent: f64,
     /// The detail-log key of the result, per LoadGen scenario, where it is not the usual one.
     pub result_fields: Vec<(String, String)>,
+    /// SingleStream and MultiStream results reported in seconds rather than milliseconds (a
+    /// video generator's latency).
+    pub latency_in_seconds: bool,
+    /// Files the accuracy folder must hold beside the logs: (sub-folder, file names without
+    /// their extension), e.g. generated videos an auditor looks at.
+    pub accuracy_files: Vec<(String, Vec<String>)>,
     pub compliance: Vec<String>,
     /// Per system type (`datacenter`, `edge`, `datacenter-edge`).
     pub scenarios: Vec<(String, ScenarioSet)>,
@@ -177,6 +183,8 @@ impl Rules {
             test01_delta_percent: Vec::new(),
             default_test01_delta_percent: 1.0,
             result_fields: Vec::new(),
+            latency_in_seconds: false,
+            accuracy_files: Vec::new(),
             compliance: section.compliance.clone(),
             scenarios: vec![
                 (

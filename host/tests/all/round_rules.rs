@@ -443,3 +443,73 @@ fn sysinfo_verify_compares_the_description_with_this_machine() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_video_generators_tree_needs_its_sampled_videos_and_reports_seconds() {
+    // A 2 ms SingleStream run and an accuracy run filed as wan-2.2-t2v-a14b, whose accuracy
+    // folder must hold ten sampled videos (accuracy/videos/<n>.mp4) and whose SingleStream
+    // result the checker reports in seconds.
+    let dir = TempDir::new();
+    let (performance, accuracy_run) = (dir.path().join("perf"), dir.path().join("acc"));
+    let quick = [
+        "--set",
+        "min_duration_ms=200",
+        "--set",
+        "min_query_count=300",
+    ];
+    let mut args = vec!["--scenario", "SingleStream", "--latency", "2ms"];
+    args.extend_from_slice(&quick);
+    assert_ok(&run(dir.path(), &performance, &args));
+    assert_ok(&run(
+        dir.path(),
+        &accuracy_run,
+        &["--scenario", "SingleStream", "--mode", "AccuracyOnly"],
+    ));
+    let model = "wan-2.2-t2v-a14b";
+    let tree = tree_of(
+        &dir.path().join("tree"),
+        &performance,
+        model,
+        "SingleStream",
+    );
+    let scenario_dir = tree
+        .join("closed/org/results/box")
+        .join(model)
+        .join("SingleStream");
+    let accuracy = scenario_dir.join("accuracy");
+    std::fs::create_dir_all(&accuracy).unwrap();
+    for file in ["mlperf_log_detail.txt", "mlperf_log_accuracy.json"] {
+        std::fs::copy(accuracy_run.join(file), accuracy.join(file)).unwrap();
+    }
+    std::fs::write(
+        accuracy.join("accuracy.txt"),
+        "vbench_score: 71.2\nhash=00\n",
+    )
+    .unwrap();
+    let videos_missing = || messages_of(&check_errors(dir.path(), &tree, &[]), "accuracy-files");
+    assert_eq!(
+        videos_missing(),
+        ["missing: wan-2.2-t2v-a14b keeps 10 of its outputs here for the auditors"]
+    );
+    let videos = accuracy.join("videos");
+    std::fs::create_dir_all(&videos).unwrap();
+    for video in ["130", "106", "84", "59", "12", "123", "43", "22"] {
+        std::fs::write(videos.join(format!("{video}.mp4")), b"video").unwrap();
+    }
+    assert_eq!(
+        videos_missing(),
+        ["2 of wan-2.2-t2v-a14b's outputs missing: 238, 32"]
+    );
+    for video in ["238", "32"] {
+        std::fs::write(videos.join(format!("{video}.mp4")), b"video").unwrap();
+    }
+    assert!(videos_missing().is_empty());
+    // The result in seconds: the 90th percentile latency of about 2 ms reads as 0.002 s.
+    let output = mlperf_host(dir.path(), &["results", "--format", "json", s(&tree)]);
+    assert_ok(&output);
+    let rows: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let row = &rows[0];
+    assert_eq!(row["units"], "s", "{row}");
+    let value = row["value"].as_f64().unwrap();
+    assert!((0.0019..0.01).contains(&value), "{row}");
+}

@@ -22,6 +22,7 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
             context.error(&dir.join(name), "required-file", "missing");
         }
     }
+    check_accuracy_files(context, &dir, rules);
     let closed = target.submitter.division != "open";
     if let Ok(text) = std::fs::read_to_string(dir.join(ACCURACY_TXT)) {
         check_accuracy_txt(
@@ -86,6 +87,52 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
                 rules.benchmark, target.scenario
             ),
         );
+    }
+}
+
+/// The files the round asks for beside the logs (a video generator's sampled videos): each
+/// named file, any extension, in its sub-folder.
+fn check_accuracy_files(context: &mut Context, dir: &Path, rules: &Rules) {
+    for (folder, names) in &rules.accuracy_files {
+        let folder_path = dir.join(folder);
+        let Ok(entries) = std::fs::read_dir(&folder_path) else {
+            context.error(
+                &folder_path,
+                "accuracy-files",
+                format!(
+                    "missing: {} keeps {} of its outputs here for the auditors",
+                    rules.benchmark,
+                    names.len()
+                ),
+            );
+            continue;
+        };
+        // As the checker: a file's name up to its first dot.
+        let stems: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|entry| entry.path().is_file())
+            .filter_map(|entry| {
+                let name = entry.file_name().to_str()?.to_string();
+                Some(name.split('.').next().unwrap_or_default().to_string())
+            })
+            .collect();
+        let missing: Vec<&str> = names
+            .iter()
+            .filter(|name| !stems.contains(name))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            context.error(
+                &folder_path,
+                "accuracy-files",
+                format!(
+                    "{} of {}'s outputs missing: {}",
+                    missing.len(),
+                    rules.benchmark,
+                    missing.join(", ")
+                ),
+            );
+        }
     }
 }
 

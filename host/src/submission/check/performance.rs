@@ -332,14 +332,16 @@ fn check_network(
 }
 
 /// The result of a run of LoadGen scenario `scenario` as the checker reports it (latencies
-/// in ms), from the benchmark's own result field where its rules name one.
+/// in ms, or in s where the rules say), from the benchmark's own result field where its rules name one.
 pub(crate) fn result_metric(log: &DetailLog, scenario: &str, rules: Option<&Rules>) -> Option<f64> {
     let field = match rules {
         Some(rules) => rules.result_field(scenario)?,
         None => default_result_field(scenario)?,
     };
     let value = log.f64(field)?;
+    let in_seconds = rules.is_some_and(|r| r.latency_in_seconds);
     Some(match scenario {
+        "SingleStream" | "MultiStream" if in_seconds => value / 1e9,
         "SingleStream" | "MultiStream" => value / 1e6,
         _ => value,
     })
