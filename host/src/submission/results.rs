@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::check::performance::folder_metric;
 use super::check::performance::loadgen_scenario;
-use super::check::performance::result_metric;
 use super::round::{Round, ROUND_SCENARIOS};
 use super::rules::Rules;
 use super::run_folder::{RunFolder, RunFolderError, RunKind};
@@ -162,7 +162,7 @@ fn row_from(
         benchmark: benchmark.to_string(),
         scenario: scenario.to_string(),
         metric,
-        value: result_metric(log, loadgen_scenario(scenario), rules),
+        value: folder_metric(log, scenario, rules),
         units,
         valid: log.str("result_validity").map(|v| v == "VALID"),
         power: None,

@@ -513,3 +513,76 @@ fn a_video_generators_tree_needs_its_sampled_videos_and_reports_seconds() {
     let value = row["value"].as_f64().unwrap();
     assert!((0.0019..0.01).contains(&value), "{row}");
 }
+
+#[test]
+fn offline_and_multistream_results_are_inferred_from_a_singlestream_run() {
+    // One SingleStream run filed under SingleStream, Offline and MultiStream: the checker
+    // infers Offline's samples/s (the QPS without LoadGen's overhead) and MultiStream's
+    // latency (8 × the early-stopping 99th-percentile estimate); a Server folder cannot hold it.
+    let dir = TempDir::new();
+    let single = dir.path().join("ss");
+    assert_ok(&run(
+        dir.path(),
+        &single,
+        &[
+            "--scenario",
+            "SingleStream",
+            "--latency",
+            "500us",
+            "--set",
+            "min_duration_ms=300",
+            // Enough queries for the early-stopping 99th-percentile estimate.
+            "--set",
+            "min_query_count=1500",
+        ],
+    ));
+    let root = dir.path().join("tree");
+    for scenario in ["SingleStream", "Offline", "MultiStream", "Server"] {
+        tree_of(&root, &single, "resnet50", scenario);
+    }
+    let errors = check_errors(dir.path(), &root, &[]);
+    let mismatches = messages_of(&errors, "scenario-mismatch");
+    assert_eq!(mismatches.len(), 1, "{errors:#?}");
+    assert!(
+        mismatches[0].starts_with("the run is \"SingleStream\", filed under Server"),
+        "{mismatches:?}"
+    );
+    assert!(
+        messages_of(&errors, "inferred-result").is_empty(),
+        "{errors:#?}"
+    );
+    let output = mlperf_host(dir.path(), &["results", "--format", "json", s(&root)]);
+    assert_ok(&output);
+    let rows: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let row = |scenario: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["scenario"] == scenario)
+            .unwrap_or_else(|| panic!("no {scenario} row in {rows}"))
+            .clone()
+    };
+    let logged = |key: &str| -> f64 {
+        let text = std::fs::read_to_string(single.join("mlperf_log_detail.txt")).unwrap();
+        text.lines()
+            .find_map(|line| {
+                let entry: serde_json::Value =
+                    serde_json::from_str(line.strip_prefix(":::MLLOG ")?).ok()?;
+                (entry["key"] == key).then(|| entry["value"].as_f64())?
+            })
+            .unwrap_or_else(|| panic!("no number {key} in the detail log"))
+    };
+    let offline = row("Offline");
+    assert_eq!(offline["units"], "samples/s");
+    assert_eq!(
+        offline["value"].as_f64().unwrap(),
+        logged("result_qps_without_loadgen_overhead")
+    );
+    let multi = row("MultiStream");
+    assert_eq!(multi["units"], "ms");
+    let expected = logged("early_stopping_latency_ms") * 8.0 / 1e6;
+    assert!(
+        (multi["value"].as_f64().unwrap() - expected).abs() < 1e-9 && expected > 4.0,
+        "{multi} vs {expected}"
+    );
+}

@@ -58,16 +58,22 @@ pub fn check_run(
     let log = context.detail_log(&path)?;
     context.official_loadgen(&path, &log, division);
     let logged_scenario = log.str("effective_scenario").unwrap_or("");
-    let folder = scenario;
-    let scenario = loadgen_scenario(folder);
-    if logged_scenario != scenario {
+    let (folder, target_folder) = (scenario, scenario);
+    if logged_scenario != loadgen_scenario(folder) && !can_infer(folder, logged_scenario) {
         context.error(
             &path,
             "scenario-mismatch",
-            format!("the run is {logged_scenario:?}, filed under {folder} (results inferred from another scenario are not supported)"),
+            format!("the run is {logged_scenario:?}, filed under {folder} (a result is inferred only for Offline from SingleStream or MultiStream, and for MultiStream from SingleStream)"),
         );
         return None;
     }
+    // The run is held to its own scenario's rules; its result is the folder's, inferred.
+    let inferred = logged_scenario != loadgen_scenario(folder);
+    let (folder, scenario) = if inferred {
+        (logged_scenario, logged_scenario)
+    } else {
+        (folder, loadgen_scenario(folder))
+    };
     for error in log.errors.iter().filter(|e| !e.contains(TOLERATED_ERROR)) {
         context.warning(
             &path,
@@ -151,7 +157,57 @@ pub fn check_run(
     if rules.llm {
         check_token_latencies(context, &path, &log, folder, rules);
     }
+    if inferred {
+        let metric = inferred_metric(&log, target_folder);
+        if metric == Some(0.0) {
+            context.error(
+                &path,
+                "inferred-result",
+                format!("no {target_folder} result can be inferred from this {logged_scenario} run: its early_stopping_latency_ms is 0 (too few queries for the estimate)"),
+            );
+        }
+        return metric;
+    }
     result_metric(&log, scenario, Some(rules))
+}
+
+/// Whether a folder's result may be inferred from a run of `logged` scenario, as the checker
+/// infers them: Offline from SingleStream or MultiStream, MultiStream from SingleStream.
+fn can_infer(folder: &str, logged: &str) -> bool {
+    matches!(
+        (folder, logged),
+        ("Offline", "SingleStream" | "MultiStream") | ("MultiStream", "SingleStream")
+    )
+}
+
+/// The checker's inferred result for `folder` from a run of another scenario: Offline from
+/// SingleStream is its QPS without LoadGen's overhead, Offline from MultiStream its samples
+/// per query over the mean query latency, MultiStream from SingleStream eight times its
+/// early-stopping 99th-percentile estimate (ms).
+pub(crate) fn inferred_metric(log: &DetailLog, folder: &str) -> Option<f64> {
+    match (folder, log.str("effective_scenario")?) {
+        ("Offline", "SingleStream") => log.f64("result_qps_without_loadgen_overhead"),
+        ("Offline", "MultiStream") => {
+            let samples = log.f64("effective_samples_per_query")?;
+            let mean_ms = log.f64("result_mean_query_latency_ns")? / 1e6;
+            Some(samples * 1000.0 / mean_ms)
+        }
+        ("MultiStream", "SingleStream") => Some(log.f64("early_stopping_latency_ms")? * 8.0 / 1e6),
+        _ => None,
+    }
+}
+
+/// A folder's result: its run's, or the one inferred from a run of another scenario.
+pub(crate) fn folder_metric(log: &DetailLog, folder: &str, rules: Option<&Rules>) -> Option<f64> {
+    let scenario = loadgen_scenario(folder);
+    if log
+        .str("effective_scenario")
+        .is_some_and(|logged| logged != scenario)
+    {
+        inferred_metric(log, folder)
+    } else {
+        result_metric(log, scenario, rules)
+    }
 }
 
 /// An LLM's run measures token latencies; in Server and Interactive the 99th percentiles of
