@@ -586,3 +586,186 @@ fn offline_and_multistream_results_are_inferred_from_a_singlestream_run() {
         "{multi} vs {expected}"
     );
 }
+
+/// Every model of the round with a scenario its system type requires, its performance sample
+/// count, the samples its accuracy run covers there and its first accuracy metric: values of
+/// the official checker's MODEL_CONFIG["v6.1"] (constants.py at b66003e1), read there, not
+/// from configs/rounds/v6.1.toml.
+const ROUND_MODELS: [(&str, &str, &str, u64, u64, &str); 21] = [
+    ("resnet", "edge", "SingleStream", 1024, 50000, "acc"),
+    ("bert-99", "edge", "SingleStream", 10833, 10833, "F1"),
+    ("bert-99.9", "edge", "SingleStream", 10833, 10833, "F1"),
+    ("3d-unet-99", "datacenter", "Offline", 43, 43, "DICE"),
+    ("3d-unet-99.9", "datacenter", "Offline", 43, 43, "DICE"),
+    (
+        "llama3.1-8b",
+        "datacenter",
+        "Offline",
+        13368,
+        13368,
+        "ROUGE1",
+    ),
+    (
+        "llama3.1-8b-edge",
+        "edge",
+        "SingleStream",
+        5000,
+        5000,
+        "ROUGE1",
+    ),
+    (
+        "llama2-70b-99.9",
+        "datacenter",
+        "Offline",
+        24576,
+        24576,
+        "ROUGE1",
+    ),
+    (
+        "stable-diffusion-xl",
+        "edge",
+        "SingleStream",
+        5000,
+        5000,
+        "CLIP_SCORE",
+    ),
+    ("rgat", "datacenter", "Offline", 788379, 788379, "acc"),
+    (
+        "deepseek-r1",
+        "datacenter",
+        "Offline",
+        4388,
+        4388,
+        "exact_match",
+    ),
+    ("whisper", "datacenter", "Offline", 1633, 1633, "ACCURACY"),
+    (
+        "gpt-oss-120b",
+        "datacenter",
+        "Offline",
+        6396,
+        4395,
+        "exact_match",
+    ),
+    (
+        "qwen3-vl-235b-a22b",
+        "datacenter",
+        "Offline",
+        48289,
+        48289,
+        "F1_HIERARCHICAL",
+    ),
+    (
+        "wan-2.2-t2v-a14b",
+        "datacenter",
+        "Offline",
+        50,
+        248,
+        "vbench_score",
+    ),
+    ("dlrm-v3", "datacenter", "Server", 349823, 349823, "DLRM_NE"),
+    ("yolo-95", "edge", "SingleStream", 64, 1525, "mAP"),
+    ("yolo-99", "edge", "SingleStream", 64, 1525, "mAP"),
+    (
+        "e2e-rag-qna",
+        "datacenter",
+        "Offline",
+        824,
+        824,
+        "E2E_ACCURACY",
+    ),
+    (
+        "e2e-rag-db",
+        "datacenter",
+        "Offline",
+        2515,
+        2515,
+        "E2E_ACCURACY",
+    ),
+    ("qwen3.6-27b", "edge", "SingleStream", 995, 995, "mAP"),
+];
+
+#[test]
+fn every_model_of_the_round_is_held_to_its_own_numbers() {
+    // One tree with every model, each filed by a system of a type that submits it: a
+    // null-plugin run of 1024 samples in the model's scenario, an accuracy run of 1024
+    // samples, an accuracy.txt without a score. Each model's folder must fail with its own
+    // performance sample count (where above 1024), its own accuracy sample count and its own
+    // metric, and none may be an unknown benchmark or scenario.
+    let dir = TempDir::new();
+    let short = [
+        "--set",
+        "min_duration_ms=100",
+        "--set",
+        "min_query_count=100",
+    ];
+    for (scenario, rate) in [
+        ("SingleStream", "single_stream_expected_latency_ns=10000"),
+        ("Offline", "offline_expected_qps=100000"),
+        ("Server", "server_target_qps=2000"),
+    ] {
+        let mut args = vec!["--scenario", scenario, "--set", rate];
+        args.extend_from_slice(&short);
+        assert_ok(&run(dir.path(), &dir.path().join(scenario), &args));
+    }
+    let accuracy_run = dir.path().join("accuracy");
+    assert_ok(&run(
+        dir.path(),
+        &accuracy_run,
+        &["--scenario", "Offline", "--mode", "AccuracyOnly"],
+    ));
+    let submitter = dir.path().join("tree/closed/org");
+    std::fs::create_dir_all(submitter.join("systems")).unwrap();
+    for system_type in ["datacenter", "edge"] {
+        std::fs::write(
+            submitter.join(format!("systems/{system_type}-box.json")),
+            format!(
+                r#"{{"system_type": "{system_type}", "division": "closed", "submitter": "org"}}"#
+            ),
+        )
+        .unwrap();
+    }
+    for (model, system_type, scenario, ..) in ROUND_MODELS {
+        let folder = submitter
+            .join(format!("results/{system_type}-box"))
+            .join(model)
+            .join(scenario);
+        let run_1 = folder.join("performance/run_1");
+        let accuracy = folder.join("accuracy");
+        for dir in [&run_1, &accuracy] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        for file in ["mlperf_log_summary.txt", "mlperf_log_detail.txt"] {
+            std::fs::copy(dir.path().join(scenario).join(file), run_1.join(file)).unwrap();
+        }
+        for file in ["mlperf_log_detail.txt", "mlperf_log_accuracy.json"] {
+            std::fs::copy(accuracy_run.join(file), accuracy.join(file)).unwrap();
+        }
+        std::fs::write(accuracy.join("accuracy.txt"), "no score\nhash=00\n").unwrap();
+    }
+    let errors = check_errors(dir.path(), &dir.path().join("tree"), &[]);
+    for rule in ["unknown-benchmark", "unknown-scenario", "scenario-mismatch"] {
+        assert!(messages_of(&errors, rule).is_empty(), "{rule}: {errors:#?}");
+    }
+    let sample_counts = messages_of(&errors, "performance-sample-count");
+    let covered = messages_of(&errors, "dataset-size");
+    let targets = messages_of(&errors, "accuracy-target");
+    for (model, _, scenario, psc, accuracy_samples, metric) in ROUND_MODELS {
+        let psc_error =
+            format!("effective_performance_sample_count 1024 is below the {psc} {model} requires");
+        assert_eq!(
+            sample_counts.contains(&psc_error),
+            psc > 1024,
+            "{model}: {sample_counts:#?}"
+        );
+        let coverage = format!(
+            "the accuracy run covers 1024 samples; {model} {scenario} needs {accuracy_samples}"
+        );
+        assert!(covered.contains(&coverage), "{model}: {covered:#?}");
+        let no_score = format!("no line states {metric} (");
+        assert!(
+            targets.iter().any(|t| t.starts_with(&no_score)),
+            "{model}: {targets:#?}"
+        );
+    }
+}
