@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use mlperf_host::plugin::{Plugin, PluginSut};
-use support::TempDir;
+use support::{copy_dir, TempDir};
 
 /// The tiny plugin: answers every sample with no data.
 const PLUGIN_SOURCE: &str = r#"use mlperf_plugin_api::sdk::{Completer, Host, PluginError, Response, Sample, SutPlugin};
@@ -63,19 +63,6 @@ fn workspace_root() -> PathBuf {
 fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.ancestors().nth(3).unwrap().to_path_buf()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Builds the tiny plugin against a copy of plugin-api (its `src/ffi.rs` passed through

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::support::{self, assert_ok, describe, mlperf_host, TempDir};
+use super::support::{self, assert_ok, copy_dir, describe, mlperf_host, TempDir};
 
 fn s(path: &Path) -> &str {
     path.to_str().unwrap()
@@ -19,22 +19,21 @@ fn run(dir: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
     mlperf_host(dir, &args)
 }
 
-/// `check --json --allow-native --allow-short` (plus `extra`): the errors' (rule, file).
-fn check_errors(dir: &Path, tree: &Path, extra: &[&str]) -> BTreeSet<(String, String)> {
-    let mut args = vec![
-        "check",
-        "--json",
-        "--allow-native",
-        "--allow-short",
-        s(tree),
-    ];
-    args.extend_from_slice(extra);
-    let output = mlperf_host(dir, &args);
+/// The findings of `check --json ARGS` as JSON objects.
+fn findings(dir: &Path, args: &[&str]) -> Vec<serde_json::Value> {
+    let mut full = vec!["check", "--json"];
+    full.extend_from_slice(args);
+    let output = mlperf_host(dir, &full);
     let findings: serde_json::Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
-    findings
-        .as_array()
-        .unwrap()
+    findings.as_array().unwrap().clone()
+}
+
+/// `check --json --allow-native --allow-short` (plus `extra`): the errors' (rule, message).
+fn check_errors(dir: &Path, tree: &Path, extra: &[&str]) -> BTreeSet<(String, String)> {
+    let mut args = vec!["--allow-native", "--allow-short", s(tree)];
+    args.extend_from_slice(extra);
+    findings(dir, &args)
         .iter()
         .filter(|f| f["severity"] == "error")
         .map(|f| {
@@ -698,5 +697,171 @@ fn every_model_of_the_round_is_held_to_its_own_numbers() {
             targets.iter().any(|t| t.starts_with(&no_score)),
             "{model}: {targets:#?}"
         );
+    }
+}
+
+/// An int32 .npy data set of `rows` rows of `columns` tokens.
+fn token_rows(path: &Path, rows: usize, columns: usize) {
+    let header =
+        format!("{{'descr': '<i4', 'fortran_order': False, 'shape': ({rows}, {columns}), }}");
+    let padding = 64 - (10 + header.len() + 1) % 64;
+    let header = format!("{header}{}\n", " ".repeat(padding));
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    for token in 0..rows * columns {
+        bytes.extend_from_slice(&(3 + (token * 7919 % 30000) as i32).to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn an_e2e_rag_tree_the_official_checker_passes_passes_and_each_defect_fails() {
+    // e2e-rag-qna runs without a minimum duration, so a whole closed submission fits here:
+    // the official engine, 824 samples of 270 tokens echoed by the null plugin (Offline,
+    // accuracy and performance), TEST09 (mean length 270 within [246.43, 301.19]), a
+    // datacenter system. The official checker (b66003e1, --version v6.1) said "submission
+    // looks OK" of this tree, and failed each defect below; `check` must agree.
+    let dir = TempDir::new();
+    token_rows(&dir.path().join("tokens.npy"), 824, 270);
+    let common = [
+        "--engine",
+        "official",
+        "--model",
+        "e2e-rag-qna",
+        "--scenario",
+        "Offline",
+        "--dataset",
+        "tokens.npy",
+        "--plugin-set",
+        "response=data",
+        "--latency",
+        "100us",
+        "--set",
+        "min_duration_ms=0",
+        "--set",
+        "min_query_count=824",
+        "--quiet",
+    ];
+    let invoke = |first: &[&str], out: &str| {
+        let mut args = first.to_vec();
+        args.extend_from_slice(&common);
+        args.extend_from_slice(&["--out", out]);
+        assert_ok(&mlperf_host(dir.path(), &args));
+    };
+    invoke(&["run", "--mode", "AccuracyOnly"], "acc");
+    invoke(&["run"], "perf");
+    invoke(&["audit", "--test", "TEST09"], "TEST09");
+    // The end-to-end scorer's line (the checker's pattern `Accuracy: N`), as its script writes
+    // it; the null plugin cannot answer questions.
+    std::fs::write(dir.path().join("acc/accuracy.txt"), "Accuracy: 41.5\n").unwrap();
+    assert_ok(&mlperf_host(
+        dir.path(),
+        &[
+            "sysinfo",
+            "--system",
+            "dc-box",
+            "--submitter",
+            "org",
+            "--division",
+            "closed",
+            "--system-type",
+            "datacenter",
+            "--status",
+            "available",
+            "--out",
+            "dc-box.json",
+        ],
+    ));
+    let fill_in = |path: &Path| {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for value in json.as_object_mut().unwrap().values_mut() {
+            if value.as_str().is_some_and(|v| v.starts_with("FILL IN")) {
+                *value = serde_json::Value::String("filled in by the test".into());
+            }
+        }
+        std::fs::write(path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    };
+    fill_in(&dir.path().join("dc-box.json"));
+    let tree = dir.path().join("tree");
+    // The submitter's measurements.json fields are filled in after `submit`: it exits 3 until.
+    mlperf_host(
+        dir.path(),
+        &[
+            "submit",
+            "--system",
+            "dc-box.json",
+            "--out",
+            "tree",
+            "acc",
+            "perf",
+            "TEST09",
+        ],
+    );
+    let offline = tree.join("closed/org/results/dc-box/e2e-rag-qna/Offline");
+    fill_in(&offline.join("measurements.json"));
+    let output = mlperf_host(dir.path(), &["check", "tree"]);
+    assert_ok(&output);
+    assert!(
+        support::text(&output.stdout).contains("tree: 0 errors, 0 warnings"),
+        "{}",
+        describe(&output)
+    );
+    let damaged = |file: &str, change: &dyn Fn(String) -> String| {
+        let copy = dir.path().join("damaged");
+        let _ = std::fs::remove_dir_all(&copy);
+        copy_dir(&tree, &copy);
+        let path = copy
+            .join("closed/org/results/dc-box/e2e-rag-qna/Offline")
+            .join(file);
+        if file == "TEST09" {
+            std::fs::remove_dir_all(&path).unwrap();
+        } else {
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, change(text)).unwrap();
+        }
+        findings(dir.path(), &["damaged"])
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let key = |name: &str, from: &str, to: &str| {
+        let (from, to) = (
+            format!("\"key\": \"{name}\", \"value\": {from}"),
+            format!("\"key\": \"{name}\", \"value\": {to}"),
+        );
+        move |text: String| {
+            assert!(text.contains(&from), "no {from}");
+            text.replace(&from, &to)
+        }
+    };
+    // (the file, its damage, the one rule it breaks)
+    type Damage<'a> = (&'a str, &'a dyn Fn(String) -> String, &'a str);
+    let cases: [Damage; 5] = [
+        (
+            "accuracy/accuracy.txt",
+            &|text| text.replace("Accuracy: 41.5", "Accuracy: 30.0"),
+            "accuracy-target",
+        ),
+        ("TEST09", &|text| text, "compliance-missing"),
+        (
+            "TEST09/verify_output_len.txt",
+            &|text| text.replace("TEST PASS", "TEST FAIL"),
+            "compliance-accuracy",
+        ),
+        (
+            "performance/run_1/mlperf_log_detail.txt",
+            &key("effective_qsl_rng_seed", "2085463073848966840", "7"),
+            "seeds",
+        ),
+        (
+            "accuracy/mlperf_log_detail.txt",
+            &key("effective_accuracy_sample_count", "824", "823"),
+            "dataset-size",
+        ),
+    ];
+    for (file, change, rule) in cases {
+        assert_eq!(damaged(file, change), [rule], "{file}");
     }
 }

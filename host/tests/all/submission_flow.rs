@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
-use support::{assert_ok, describe, TempDir};
+use support::{assert_ok, copy_dir, describe, TempDir};
 
 const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 /// Keeps each timed run to about a second.
@@ -334,18 +334,6 @@ fn damaged_copy() -> (TempDir, PathBuf) {
     let tree = dir.path().join("tree");
     copy_dir(&submission().tree, &tree);
     (dir, tree)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
 }
 
 fn edit(path: &Path, change: impl FnOnce(String) -> String) {

@@ -189,3 +189,17 @@ pub fn mlperf_host<S: AsRef<std::ffi::OsStr>>(
         .output()
         .expect("run mlperf-host")
 }
+
+/// Copies the directory tree `from` to `to` (created when missing).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
