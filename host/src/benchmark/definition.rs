@@ -275,13 +275,13 @@ fn setting_text(value: &toml::Value) -> String {
 }
 
 fn search_paths(name: &str) -> Vec<PathBuf> {
-    config_search_paths("benchmarks", &format!("{name}.toml"))
+    config_search_paths(Path::new("benchmarks").join(format!("{name}.toml")))
 }
 
-/// Where `configs/<folder>/<file>` is looked for: under the working directory, then in the
-/// repository the executable was built in.
-pub(crate) fn config_search_paths(folder: &str, file: &str) -> Vec<PathBuf> {
-    let relative = Path::new("configs").join(folder).join(file);
+/// Where `configs/<path>` (a file or a folder) is looked for: under the working directory,
+/// then in the repository the executable was built in.
+pub(crate) fn config_search_paths(path: impl AsRef<Path>) -> Vec<PathBuf> {
+    let relative = Path::new("configs").join(path);
     let mut paths = vec![relative.clone()];
     // target/<profile>/mlperf-host → the repository's configs/.
     if let Some(root) = std::env::current_exe()

@@ -32,43 +32,39 @@ pub struct Args {
 
 pub fn main(args: &Args) -> ExitCode {
     super::init_logging(0, false);
+    match run(args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(super::EXIT_INVALID),
+        Err(error) => super::report_error(&error),
+    }
+}
+
+/// Compares and prints; true when the rerun reproduces the run.
+fn run(args: &Args) -> anyhow::Result<bool> {
     if !(args.tolerance.is_finite() && args.tolerance >= 0.0) {
-        return super::report_error(&anyhow::anyhow!(
+        anyhow::bail!(
             "--tolerance {}: not a percentage (0 or more)",
             args.tolerance
-        ));
+        );
     }
-    let round = match Round::find(Some(&args.round)) {
-        Ok(round) => round,
-        Err(e) => return super::report_error(&e.into()),
-    };
-    let compared = match compare(&args.a, &args.b, args.tolerance, &round) {
-        Ok(compared) => compared,
-        Err(e) => return super::report_error(&e.into()),
-    };
+    let round = Round::find(Some(&args.round))?;
+    let compared = compare(&args.a, &args.b, args.tolerance, &round)?;
     if args.json {
-        match serde_json::to_string_pretty(&compared) {
-            Ok(text) => println!("{text}"),
-            Err(e) => return super::report_error(&e.into()),
-        }
-    } else {
-        for check in &compared.checks {
-            let verdict = if check.passed { "ok  " } else { "FAIL" };
-            println!("{verdict} {}: {}", check.check, check.detail);
-        }
-        let failed = compared.checks.iter().filter(|c| !c.passed).count();
-        if failed == 0 {
-            println!("the rerun reproduces the run");
-        } else {
-            println!(
-                "the rerun does not reproduce the run: {failed} check{} failed",
-                if failed == 1 { "" } else { "s" }
-            );
-        }
+        println!("{}", serde_json::to_string_pretty(&compared)?);
+        return Ok(compared.passed());
     }
-    if compared.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(super::EXIT_INVALID)
+    for check in &compared.checks {
+        let verdict = if check.passed { "ok  " } else { "FAIL" };
+        println!("{verdict} {}: {}", check.check, check.detail);
     }
+    let failed = compared.checks.iter().filter(|c| !c.passed).count();
+    if failed == 0 {
+        println!("the rerun reproduces the run");
+    } else {
+        println!(
+            "the rerun does not reproduce the run: {failed} check{} failed",
+            if failed == 1 { "" } else { "s" }
+        );
+    }
+    Ok(compared.passed())
 }

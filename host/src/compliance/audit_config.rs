@@ -10,22 +10,9 @@ use super::{ComplianceError, ComplianceTest};
 /// The file name LoadGen looks for.
 pub const AUDIT_CONFIG: &str = "audit.config";
 
-/// The `configs/audit` directories looked in, in order.
-fn candidate_dirs() -> Vec<PathBuf> {
-    let mut dirs = vec![PathBuf::from("configs/audit")];
-    // target/<profile>/mlperf-host → the repository's configs/.
-    if let Some(root) = std::env::current_exe()
-        .ok()
-        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
-    {
-        dirs.push(root.join("configs/audit"));
-    }
-    dirs
-}
-
 /// The first `configs/audit` directory that exists.
 pub fn audit_configs_dir() -> Result<PathBuf, ComplianceError> {
-    let candidates = candidate_dirs();
+    let candidates = crate::benchmark::config_search_paths("audit");
     candidates
         .iter()
         .find(|dir| dir.is_dir())

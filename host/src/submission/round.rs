@@ -159,7 +159,7 @@ impl Round {
 }
 
 fn search_paths(name: &str) -> Vec<PathBuf> {
-    crate::benchmark::config_search_paths("rounds", &format!("{name}.toml"))
+    crate::benchmark::config_search_paths(Path::new("rounds").join(format!("{name}.toml")))
 }
 
 fn seed(text: &str, key: &str) -> Result<u64, String> {
