@@ -431,20 +431,8 @@ fn token_dataset(path: &Path, tokens: &[i32]) {
 /// A .npy data set of `rows` samples of int32 tokens, `tokens` holding them all.
 fn token_rows(path: &Path, rows: usize, tokens: &[i32]) {
     let bytes: Vec<u8> = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
-    npy(path, "<i4", rows, tokens.len() / rows, &bytes);
-}
-
-/// A .npy file of `rows` × `columns` little-endian values of numpy type `descr`.
-fn npy(path: &Path, descr: &str, rows: usize, columns: usize, data: &[u8]) {
-    let header =
-        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({rows}, {columns}), }}");
-    let padding = 64 - (10 + header.len() + 1) % 64;
-    let header = format!("{header}{}\n", " ".repeat(padding));
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    bytes.extend_from_slice(data);
-    std::fs::write(path, bytes).unwrap();
+    mlperf_host::samples::write_npy(path, "<i4", rows, &[(tokens.len() / rows) as i64], &bytes)
+        .unwrap();
 }
 
 #[test]
@@ -746,7 +734,8 @@ fn float_rows(path: &Path, rows: &[Vec<f32>]) {
         .flatten()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    npy(path, "<f4", rows.len(), rows[0].len(), &bytes);
+    mlperf_host::samples::write_npy(path, "<f4", rows.len(), &[rows[0].len() as i64], &bytes)
+        .unwrap();
 }
 
 #[test]

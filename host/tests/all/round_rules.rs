@@ -176,19 +176,8 @@ fn an_interactive_llm_run_is_held_to_the_rounds_token_latency_limits() {
 
 /// A float32 `.npy` of `values`, one sample per value.
 fn npy(path: &Path, values: &[f32]) {
-    let header = format!(
-        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}",
-        values.len()
-    );
-    let padding = 64 - (10 + header.len() + 1) % 64;
-    let header = format!("{header}{}\n", " ".repeat(padding));
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    for value in values {
-        bytes.extend_from_slice(&value.to_le_bytes());
-    }
-    std::fs::write(path, bytes).unwrap();
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    mlperf_host::samples::write_npy(path, "<f4", values.len(), &[], &data).unwrap();
 }
 
 fn sha256_of(path: &Path) -> String {
@@ -702,17 +691,10 @@ fn every_model_of_the_round_is_held_to_its_own_numbers() {
 
 /// An int32 .npy data set of `rows` rows of `columns` tokens.
 fn token_rows(path: &Path, rows: usize, columns: usize) {
-    let header =
-        format!("{{'descr': '<i4', 'fortran_order': False, 'shape': ({rows}, {columns}), }}");
-    let padding = 64 - (10 + header.len() + 1) % 64;
-    let header = format!("{header}{}\n", " ".repeat(padding));
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    for token in 0..rows * columns {
-        bytes.extend_from_slice(&(3 + (token * 7919 % 30000) as i32).to_le_bytes());
-    }
-    std::fs::write(path, bytes).unwrap();
+    let data: Vec<u8> = (0..rows * columns)
+        .flat_map(|token| (3 + (token * 7919 % 30000) as i32).to_le_bytes())
+        .collect();
+    mlperf_host::samples::write_npy(path, "<i4", rows, &[columns as i64], &data).unwrap();
 }
 
 #[test]
@@ -773,17 +755,7 @@ fn an_e2e_rag_tree_the_official_checker_passes_passes_and_each_defect_fails() {
             "dc-box.json",
         ],
     ));
-    let fill_in = |path: &Path| {
-        let text = std::fs::read_to_string(path).unwrap();
-        let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
-        for value in json.as_object_mut().unwrap().values_mut() {
-            if value.as_str().is_some_and(|v| v.starts_with("FILL IN")) {
-                *value = serde_json::Value::String("filled in by the test".into());
-            }
-        }
-        std::fs::write(path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
-    };
-    fill_in(&dir.path().join("dc-box.json"));
+    support::fill_in(&dir.path().join("dc-box.json"));
     let tree = dir.path().join("tree");
     // The submitter's measurements.json fields are filled in after `submit`: it exits 3 until.
     mlperf_host(
@@ -800,7 +772,7 @@ fn an_e2e_rag_tree_the_official_checker_passes_passes_and_each_defect_fails() {
         ],
     );
     let offline = tree.join("closed/org/results/dc-box/e2e-rag-qna/Offline");
-    fill_in(&offline.join("measurements.json"));
+    support::fill_in(&offline.join("measurements.json"));
     let output = mlperf_host(dir.path(), &["check", "tree"]);
     assert_ok(&output);
     assert!(

@@ -100,14 +100,7 @@ fn system_description(dir: &Path) -> PathBuf {
         "--out",
         s(&system_json),
     ]));
-    let mut json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&system_json).unwrap()).unwrap();
-    for value in json.as_object_mut().unwrap().values_mut() {
-        if value.as_str().is_some_and(|v| v.starts_with("FILL IN")) {
-            *value = serde_json::Value::String("filled in by the test".into());
-        }
-    }
-    std::fs::write(&system_json, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    support::fill_in(&system_json);
     system_json
 }
 
