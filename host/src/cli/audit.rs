@@ -77,7 +77,9 @@ impl From<DtypeArg> for Dtype {
 --out DIR is the compliance test's folder, laid out as the submission checker expects:
   DIR/performance/run_1/       the compliance run's LoadGen logs
   DIR/verify_accuracy.txt      TEST01 (against --accuracy-run), TEST06, TEST07 (the benchmark's \
-score of every sample against the audit.config's test07_accuracy_threshold), TEST08 (the normalized entropy of each sampled response, matched by its (ts_idx, query_idx), against --accuracy-run's, within 0.1 %)
+score of every sample against the audit.config's test07_accuracy_threshold), TEST08 (the \
+normalized entropy of each sampled response, matched by its (ts_idx, query_idx), against \
+--accuracy-run's, within 0.1 %)
   DIR/verify_output_len.txt    TEST09: the mean output length in int32 tokens against the \
 audit.config's test09_min_output_tokens and test09_max_output_tokens
   DIR/verify_performance.txt   TEST01 (detail logs), TEST04 (summaries), against --performance-run

@@ -58,21 +58,21 @@ pub fn check_run(
     let log = context.detail_log(&path)?;
     context.official_loadgen(&path, &log, division);
     let logged_scenario = log.str("effective_scenario").unwrap_or("");
-    let (folder, target_folder) = (scenario, scenario);
-    if logged_scenario != loadgen_scenario(folder) && !can_infer(folder, logged_scenario) {
+    let filed_under = scenario;
+    let inferred = logged_scenario != loadgen_scenario(filed_under);
+    if inferred && !can_infer(filed_under, logged_scenario) {
         context.error(
             &path,
             "scenario-mismatch",
-            format!("the run is {logged_scenario:?}, filed under {folder} (a result is inferred only for Offline from SingleStream or MultiStream, and for MultiStream from SingleStream)"),
+            format!("the run is {logged_scenario:?}, filed under {filed_under} (a result is inferred only for Offline from SingleStream or MultiStream, and for MultiStream from SingleStream)"),
         );
         return None;
     }
-    // The run is held to its own scenario's rules; its result is the folder's, inferred.
-    let inferred = logged_scenario != loadgen_scenario(folder);
+    // A run whose result is inferred for its folder is held to its own scenario's rules.
     let (folder, scenario) = if inferred {
         (logged_scenario, logged_scenario)
     } else {
-        (folder, loadgen_scenario(folder))
+        (filed_under, loadgen_scenario(filed_under))
     };
     for error in log.errors.iter().filter(|e| !e.contains(TOLERATED_ERROR)) {
         context.warning(
@@ -158,12 +158,12 @@ pub fn check_run(
         check_token_latencies(context, &path, &log, folder, rules);
     }
     if inferred {
-        let metric = inferred_metric(&log, target_folder);
-        if metric == Some(0.0) {
+        let metric = inferred_metric(&log, filed_under);
+        if filed_under == "MultiStream" && metric == Some(0.0) {
             context.error(
                 &path,
                 "inferred-result",
-                format!("no {target_folder} result can be inferred from this {logged_scenario} run: its early_stopping_latency_ms is 0 (too few queries for the estimate)"),
+                format!("no MultiStream result can be inferred from this {logged_scenario} run: its early_stopping_latency_ms is 0 (too few queries for the estimate)"),
             );
         }
         return metric;
