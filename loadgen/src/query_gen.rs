@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use super::loadable_sets::LoadableSet;
-use super::rng::{exponential_gap_ns, period_ns, shuffle, skip_shuffle, uniform_int, Mt19937};
+use super::rng::{exponential_gap_ns, period_ns, shuffle, skip_shuffles, uniform_int, Mt19937};
 use super::settings::{TestMode, TestScenario};
 use super::types::{QuerySample, QuerySampleIndex, ResponseId};
 
@@ -427,9 +427,7 @@ impl EqualIssueOrder {
         let rounds = min_queries.div_ceil(set_len as u64);
         let start = rng.clone();
         if !keep {
-            for _ in 0..rounds {
-                skip_shuffle(set_len, rng);
-            }
+            skip_shuffles(rounds, set_len, rng);
         }
         EqualIssueOrder {
             rng: start.clone(),

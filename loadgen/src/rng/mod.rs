@@ -2,25 +2,11 @@
 //! official LoadGen is built with. Other standard libraries draw differently for the same seeds,
 //! so these are written out here rather than taken from a generic crate.
 
-use rand_mt::Mt;
+mod mt19937;
+mod skip;
 
-/// `std::mt19937` constructed from a 64-bit seed: libstdc++ keeps the seed modulo 2^32.
-#[derive(Clone)]
-pub struct Mt19937(Mt);
-
-impl Mt19937 {
-    /// The seed `std::mt19937` uses when default-constructed.
-    pub const DEFAULT_SEED: u32 = 5489;
-
-    pub fn new(seed: u64) -> Self {
-        Mt19937(Mt::new(seed as u32))
-    }
-
-    #[inline]
-    pub fn next_u32(&mut self) -> u32 {
-        self.0.next_u32()
-    }
-}
+pub use mt19937::Mt19937;
+pub use skip::skip_shuffles;
 
 /// `std::uniform_int_distribution<T>(low, high)(engine)` as libstdc++ (GCC ≥ 11) computes it with a
 /// 32-bit engine: Lemire's nearly-divisionless multiply with rejection when the range fits in 32
@@ -70,7 +56,7 @@ pub fn shuffle<T>(values: &mut [T], rng: &mut Mt19937) {
 }
 
 /// The draws of a shuffle of `n` elements, without a list to shuffle: what advancing the
-/// engine past it costs.
+/// engine past it costs. `skip_shuffles` does the same for many rounds, faster.
 pub fn skip_shuffle(n: usize, rng: &mut Mt19937) {
     shuffle_swaps(n, rng, |_, _| {});
 }
