@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use super::completion::{Shared, DONE, TIME_MASK};
 use super::effective::EffectiveSettings;
 use super::issue::{SeriesOutcome, StopReason};
+use super::ranked::RankedLatencies;
 use super::results::PerformanceResult;
 use super::settings::TestScenario;
 
@@ -29,7 +30,7 @@ pub(super) fn last_completion_ns(shared: &Shared, outcome: &SeriesOutcome) -> i6
 pub(super) fn collect_performance(
     shared: &Shared,
     settings: &EffectiveSettings,
-    mut outcome: SeriesOutcome,
+    outcome: &mut SeriesOutcome,
 ) -> PerformanceResult {
     let mut result = PerformanceResult {
         queries_issued: outcome.queries_issued,
@@ -50,19 +51,19 @@ pub(super) fn collect_performance(
     let mut extent = Extent {
         max_latency: 0,
         final_query_done: outcome.start_ns,
+        last_completion: outcome.start_ns,
         last_scheduled: None,
     };
     let one_sample_per_query = outcome.samples_per_query <= 1
         && !settings.use_token_latencies
         && settings.scenario != TestScenario::MultiStream;
     if one_sample_per_query {
-        let latencies = one_per_query(shared, &outcome, schedule, &mut extent);
-        result.sample_latencies = latencies.into();
+        result.sample_latencies = one_per_query(shared, outcome, schedule, &mut extent);
     } else {
         collect_per_sample(
             shared,
             settings,
-            &outcome,
+            outcome,
             &schedule,
             &mut extent,
             &mut result,
@@ -76,6 +77,7 @@ pub(super) fn collect_performance(
     result.final_query_issued_time_s = seconds(outcome.final_query_issued_ns - outcome.start_ns);
     result.final_query_all_samples_done_time_s =
         seconds(extent.final_query_done - outcome.start_ns);
+    result.last_completion_ns = extent.last_completion;
     result
 }
 
@@ -84,20 +86,27 @@ struct Extent {
     max_latency: i64,
     /// The completion of the last query (in issue order) whose samples all completed.
     final_query_done: i64,
+    /// The latest completion of any sample (the series' start if none).
+    last_completion: i64,
     last_scheduled: Option<i64>,
 }
 
 /// SingleStream and Server without tokens: one sample per query, its slot read in a chunked
 /// scan, and each latency written over a schedule entry already read (`kept <= query`), so
-/// the end of a long run allocates nothing.
+/// the end of a long run allocates nothing. Their min, max and sum are summed on the way.
 fn one_per_query(
     shared: &Shared,
     outcome: &SeriesOutcome,
     mut schedule: Vec<i64>,
     extent: &mut Extent,
-) -> Vec<i64> {
+) -> RankedLatencies {
     let first = outcome.sample_base;
     let mut kept = 0;
+    let (mut min, mut max, mut sum) = (i64::MAX, i64::MIN, 0i128);
+    // Locals rather than `extent`'s fields, so the scan of 10^8 slots keeps them in registers.
+    let mut last_scheduled = extent.last_scheduled;
+    let mut final_query_done = extent.final_query_done;
+    let mut last_completion = extent.last_completion;
     shared
         .slots
         .status
@@ -107,18 +116,27 @@ fn one_per_query(
                 // Generated for another issue thread that stopped before issuing it.
                 return;
             }
-            extent.last_scheduled = Some(scheduled);
+            last_scheduled = Some(scheduled);
             if status & DONE != 0 {
                 let done = (status & TIME_MASK) as i64;
                 let latency = done - scheduled;
                 schedule[kept] = latency;
                 kept += 1;
-                extent.max_latency = extent.max_latency.max(latency);
-                extent.final_query_done = done;
+                min = min.min(latency);
+                max = max.max(latency);
+                sum += i128::from(latency);
+                final_query_done = done;
+                last_completion = last_completion.max(done);
             }
         });
+    if kept > 0 {
+        extent.max_latency = extent.max_latency.max(max);
+    }
+    extent.last_scheduled = last_scheduled;
+    extent.final_query_done = final_query_done;
+    extent.last_completion = last_completion;
     schedule.truncate(kept);
-    schedule
+    RankedLatencies::with_extremes(schedule, min, max, sum)
 }
 
 /// Every other series: sample by sample, with MultiStream's query latencies and the token
@@ -166,6 +184,7 @@ fn collect_per_sample(
             }
             let done = (status & TIME_MASK) as i64;
             let latency = done - scheduled;
+            extent.last_completion = extent.last_completion.max(done);
             sample_latencies.push(latency);
             extent.max_latency = extent.max_latency.max(latency);
             query_done = query_done.map(|q| q.max(done));

@@ -68,6 +68,8 @@ pub(crate) struct PerformanceResult {
     pub(crate) sut_failure: Option<String>,
     /// Completions the engine refused so far (duplicates, unknown or late ids).
     pub(crate) refused_completions: u64,
+    /// The latest completion of the series (its start if none), engine clock ns.
+    pub(crate) last_completion_ns: i64,
 }
 
 /// Token-run latency statistics (use_token_latencies); the token throughputs are in

@@ -20,8 +20,7 @@ use crate::config::{ConfType, ConfigFile};
 use crate::diagnostics::Diagnostic;
 use crate::effective::EffectiveSettings;
 use crate::issue::{
-    estimated_count, panic_message, run_series, SequenceState, SeriesContext, SeriesOutcome,
-    StopReason,
+    estimated_count, panic_message, run_series, SequenceState, SeriesContext, StopReason,
 };
 use crate::issue_threads::run_series_threaded;
 use crate::loadable_sets::{generate_loadable_sets, LoadableSet};
@@ -31,7 +30,7 @@ use crate::logging::{keys, summary, write_atomically, LogFiles, LogSender};
 use crate::measurements::{collect_performance, last_completion_ns};
 use crate::progress::ProgressRecorder;
 use crate::query_gen::{CountLimit, GenerationError, GenerationParams, QueryGenerator};
-use crate::results::PerformanceSummary;
+use crate::results::{PerformanceResult, PerformanceSummary};
 use crate::settings::{LogSettings, TestMode, TestScenario, TestSettings};
 use crate::sut::{QuerySampleLibrary, SystemUnderTest};
 use crate::sut_calls::{StallWatch, SutCalls};
@@ -636,7 +635,7 @@ impl Engine<'_> {
         // As in accuracy mode: sampled responses may still be copied from this set's memory.
         self.shared.wait_for_logging(self.drain_timeout);
         unload(qsl, &set.samples)?;
-        let result = collect_performance(&self.shared, settings, outcome?);
+        let result = outcome?.expect("a performance series collects its latencies");
         Ok(PerformanceSummary::new(settings, result))
     }
 
@@ -667,7 +666,7 @@ impl Engine<'_> {
         settings: &EffectiveSettings,
         set: &LoadableSet,
         mode: TestMode,
-    ) -> Result<SeriesOutcome, TestError> {
+    ) -> Result<Option<PerformanceResult>, TestError> {
         let params = GenerationParams {
             scenario: settings.scenario,
             mode,
@@ -748,8 +747,6 @@ impl Engine<'_> {
             self.sequence.next_query_id = outcome.query_base + total.queries;
             self.sequence.next_sample_id = outcome.sample_base + total.samples;
         }
-        let last_completion = last_completion_ns(&self.shared, &outcome);
-        let active = Duration::from_nanos((last_completion - outcome.start_ns).max(0) as u64);
         let scheduled_offsets_ns = if self.record_schedule {
             outcome
                 .query_scheduled_ns
@@ -777,6 +774,15 @@ impl Engine<'_> {
         {
             self.sut_halted = true;
         }
+        // As the official code: a performance series' latencies are gathered before the
+        // counters and the power window are logged; the window ends at the last completion.
+        let performance = (mode == TestMode::PerformanceOnly)
+            .then(|| collect_performance(&self.shared, settings, &mut outcome));
+        let last_completion = performance.as_ref().map_or_else(
+            || last_completion_ns(&self.shared, &outcome),
+            |p| p.last_completion_ns,
+        );
+        let active = Duration::from_nanos((last_completion - outcome.start_ns).max(0) as u64);
         log.details(keys::logger_counters());
         log.details(keys::power(
             outcome.power_begin,
@@ -798,7 +804,7 @@ impl Engine<'_> {
             power_end: outcome.power_begin + active,
             scheduled_offsets_ns,
         });
-        Ok(outcome)
+        Ok(performance)
     }
 }
 
