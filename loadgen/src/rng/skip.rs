@@ -11,6 +11,9 @@ use super::skip_shuffle;
 /// the loop may compile to.
 const LANES: usize = 8;
 
+/// The largest set whose draws are tabled (8 bytes a draw).
+const MOST_TABLED: usize = 1 << 20;
+
 /// The most outputs tested at once: one state block of the engine.
 const BLOCK: usize = super::mt19937::N;
 
@@ -93,8 +96,12 @@ struct RoundDraws {
 }
 
 impl RoundDraws {
-    /// `None` when a draw's range does not fit Lemire's 32-bit path.
+    /// `None` when a draw's range does not fit Lemire's 32-bit path, or the tables would be
+    /// larger than the rounds are worth (sets of millions of samples have few rounds).
     fn new(n: usize) -> Option<Self> {
+        if n > MOST_TABLED {
+            return None;
+        }
         let n = u64::try_from(n).ok()?;
         let mut bounds = Vec::new();
         if n > 0 && u64::from(u32::MAX) / n >= n {
@@ -195,6 +202,9 @@ mod tests {
         for n in [1_000, 1_001, 65_534, 65_535, 65_536, 100_003] {
             engines_agree(3, n, 11);
         }
+        // Past the tabled sizes: drawn one by one.
+        assert!(RoundDraws::new(MOST_TABLED + 1).is_none());
+        engines_agree(2, MOST_TABLED + 1, 3);
     }
 
     #[test]
