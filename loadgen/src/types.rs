@@ -71,21 +71,39 @@ pub struct AccuracyRecord {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Clock {
     origin: Instant,
+    /// `origin` on the raw monotonic clock, read just after it.
+    origin_ns: i64,
 }
 
 impl Clock {
     pub(crate) fn new() -> Self {
+        let origin = Instant::now();
         Clock {
-            origin: Instant::now(),
+            origin,
+            origin_ns: monotonic_ns(),
         }
     }
 
+    /// Read twice per query: straight from the clock, without `Instant`'s checked
+    /// subtraction and 128-bit conversion.
     #[inline]
     pub(crate) fn now_ns(&self) -> i64 {
-        self.origin.elapsed().as_nanos() as i64
+        monotonic_ns() - self.origin_ns
     }
 
     pub(crate) fn instant_at(&self, ns: i64) -> Instant {
         self.origin + Duration::from_nanos(ns.max(0) as u64)
     }
+}
+
+/// CLOCK_MONOTONIC in ns: the clock `Instant` reads.
+#[inline]
+fn monotonic_ns() -> i64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid timespec to write, and CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    now.tv_sec * 1_000_000_000 + now.tv_nsec
 }
