@@ -1,5 +1,6 @@
 //! `start_test`: runs a whole test (spec §4.1) — the modes, their series, and the result.
 
+mod background_count;
 mod context;
 mod find_peak;
 mod trace;
@@ -9,7 +10,7 @@ pub use self::context::{AbandonHook, TestContext};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
@@ -19,9 +20,7 @@ use crate::completion::{AccuracyRecord, Clock, Completer, CompletionAnomalies, S
 use crate::config::{ConfType, ConfigFile};
 use crate::diagnostics::Diagnostic;
 use crate::effective::EffectiveSettings;
-use crate::issue::{
-    estimated_count, panic_message, run_series, SequenceState, SeriesContext, StopReason,
-};
+use crate::issue::{panic_message, run_series, SequenceState, SeriesContext, StopReason};
 use crate::issue_threads::run_series_threaded;
 use crate::loadable_sets::{generate_loadable_sets, LoadableSet};
 use crate::logging::detail::DetailValue;
@@ -35,6 +34,7 @@ use crate::settings::{LogSettings, TestMode, TestScenario, TestSettings};
 use crate::sut::{QuerySampleLibrary, SystemUnderTest};
 use crate::sut_calls::{StallWatch, SutCalls};
 use crate::types::{QuerySample, QuerySampleIndex};
+use background_count::BackgroundCount;
 
 /// Why a test could not run at all. Problems during a run end it INVALID instead.
 #[derive(Debug, thiserror::Error)]
@@ -698,50 +698,55 @@ impl Engine<'_> {
         let log = self.shared.log();
         let shared = &self.shared;
         let generated_spq = generator.samples_per_query() as u64;
-        let timeline = generator.timeline();
-        // The whole series' count, made before issuing (and logged as generated_query_count).
-        let counted = Mutex::new(None);
-        let outcome = std::thread::scope(|scope| {
-            // The official log names the query count before issuing; a Poisson schedule is
-            // counted on another thread meanwhile, later lines held back until it is known.
+        let mut timeline = generator.timeline();
+        // The official log names the query count before issuing: a constant period is
+        // counted now (closed form), a Poisson schedule beside the series (lines logged
+        // meanwhile are held back until its count is known).
+        let poisson = timeline.is_poisson();
+        let background = BackgroundCount::new(generated_spq);
+        let counted_first = if poisson {
+            log.hold();
+            None
+        } else {
             let limit = CountLimit::while_issuing(self.aborted, settings.max_duration_ms);
-            let counted = &counted;
-            if timeline.is_poisson() {
-                log.hold();
-                let mut timeline = timeline;
-                scope.spawn(move || {
-                    let total = timeline.count_remaining(&limit);
-                    if total.estimated {
-                        shared.diagnostics.push(estimated_count(total.queries));
-                    }
-                    let keys = keys::generated(total.queries, generated_spq, total.final_timestamp);
-                    log.release(keys.into_iter().map(|(k, v)| log.entry(&k, v)).collect());
-                    *counted.lock().unwrap_or_else(|p| p.into_inner()) = Some(total);
-                });
-            } else {
-                let mut timeline = timeline;
-                let total = timeline.count_remaining(&limit);
-                log.details(keys::generated(
-                    total.queries,
-                    generated_spq,
-                    total.final_timestamp,
-                ));
-                *counted.lock().unwrap_or_else(|p| p.into_inner()) = Some(total);
+            let total = timeline.count_remaining(&limit);
+            log.details(keys::generated(
+                total.queries,
+                generated_spq,
+                total.final_timestamp,
+            ));
+            Some(total)
+        };
+        let outcome = std::thread::scope(|scope| {
+            if poisson {
+                let background = &background;
+                let max_duration_ms = settings.max_duration_ms;
+                scope.spawn(move || background.count(shared, timeline, max_duration_ms));
             }
-            if settings.scenario == TestScenario::Server
+            let outcome = if settings.scenario == TestScenario::Server
                 && settings.requested.server_num_issue_query_threads > 0
             {
                 let threads = settings.requested.server_num_issue_query_threads.min(256) as usize;
                 run_series_threaded(&ctx, &mut self.sequence, &mut generator, mode, threads)
             } else {
                 run_series(&ctx, &mut self.sequence, &mut generator, mode)
-            }
+            };
+            let own = (
+                outcome.generated_query_count,
+                outcome.generated_query_duration_ns,
+            );
+            let counted_beside = poisson
+                .then(|| background.series_ended(shared, own, outcome.count_estimated))
+                .flatten();
+            (outcome, counted_beside)
         });
-        let mut outcome = outcome;
-        let counted = counted.into_inner().unwrap_or_else(|p| p.into_inner());
-        if let Some(total) = counted.filter(|t| t.estimated || outcome.count_estimated) {
+        let (mut outcome, counted_beside) = outcome;
+        if let Some(total) = counted_first
+            .or(counted_beside)
+            .filter(|t| t.estimated || outcome.count_estimated)
+        {
             // Counted twice and estimated at least once: the count made first, which the
-            // detail log already names, stands for result.json and the next series' ids too.
+            // detail log already names, stands for result.json and the next series' ids.
             outcome.generated_query_count = total.queries;
             outcome.generated_query_duration_ns = total.final_timestamp;
             self.sequence.next_query_id = outcome.query_base + total.queries;

@@ -443,6 +443,49 @@ fn the_detail_log_is_on_disk_while_the_run_goes() {
 }
 
 #[test]
+fn a_poisson_count_is_logged_once_whether_the_series_or_its_count_ends_first() {
+    // A short schedule is counted beside the series long before it ends; a long one (10^7
+    // draws) still counts when max_query_count ends the series after 100 queries, and the
+    // series logs the count it makes itself.
+    for (name, qps, duration_ms, max_queries) in
+        [("short", 10_000.0, 0, 0), ("long", 1e7, 1_000, 100)]
+    {
+        let dir = out_dir(&format!("count-{name}"));
+        let settings = TestSettings {
+            scenario: TestScenario::Server,
+            server_target_qps: qps,
+            min_duration_ms: duration_ms,
+            min_query_count: 100,
+            max_query_count: max_queries,
+            ..TestSettings::default()
+        };
+        let mut qsl = RecordingQsl::new(50, 50);
+        let mut log = LogSettings::default();
+        log.log_output.outdir = Some(dir.clone());
+        let result = start_test(&GoldenSut { tokens: false }, &mut qsl, &settings, &log).unwrap();
+        let series = &result.series[0];
+        let entries = detail_entries(&dir.join("mlperf_log_detail.txt"));
+        let counts: Vec<_> = entries
+            .iter()
+            .filter(|e| e["key"] == "generated_query_count")
+            .map(|e| e["value"].as_u64().unwrap())
+            .collect();
+        assert_eq!(counts, [series.generated_query_count], "{name}");
+        if name == "long" {
+            assert_eq!(series.queries_issued, 100);
+            let expected = qps * duration_ms as f64 / 1e3;
+            let ratio = series.generated_query_count as f64 / expected;
+            assert!(
+                (ratio - 1.0).abs() < 0.01,
+                "{}",
+                series.generated_query_count
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
 fn a_symlink_at_a_log_files_name_is_replaced_not_written_through() {
     let dir = out_dir("symlinked");
     std::fs::create_dir_all(&dir).unwrap();
