@@ -560,9 +560,10 @@ impl SystemUnderTest for IsolatedSut {
             return refuse(samples, completer);
         }
         // An issuing thread behind schedule issues without waiting in between: it takes the
-        // completions that are back as it goes (the process does not wake the reader while
-        // the issuing thread polls).
+        // completions that are back as it goes, and says so (the process then does not wake
+        // the reader, which would only contend with it for the ring, and for its core).
         if self.inner.outstanding() {
+            self.inner.mark_polled();
             self.inner.take_completions();
         }
         let key = prepared_key(samples);
@@ -824,6 +825,17 @@ impl Inner {
         self.issued.load(Ordering::Relaxed) != self.link.completed.load(Ordering::Relaxed)
     }
 
+    /// Tells the process that the issuing thread takes the completions itself. Left set while
+    /// it comes back soon (every issuing thread polls before it waits): a store per query
+    /// would move the flag's cache line between the processes.
+    #[inline]
+    fn mark_polled(&self) {
+        let polled = &self.region.header().done_polled.0;
+        if polled.load(Ordering::Relaxed) == 0 {
+            polled.store(1, Ordering::SeqCst);
+        }
+    }
+
     /// Whether the completion ring holds an entry not taken yet.
     #[inline]
     fn completion_ready(&self) -> bool {
@@ -905,11 +917,7 @@ impl Inner {
         }
         let header = self.region.header();
         let polled = &header.done_polled.0;
-        // Left set while the issuing thread comes back soon (every issuing thread polls
-        // before it waits): a store per query would move its cache line between processes.
-        if polled.load(Ordering::Relaxed) == 0 {
-            polled.store(1, Ordering::SeqCst);
-        }
+        self.mark_polled();
         let mut taken = 0;
         let mut due = false;
         for _ in 0..ISSUER_POLLS {

@@ -227,6 +227,7 @@ impl Region {
     /// The host's side: a fresh region, stamped.
     pub fn create() -> std::io::Result<(std::os::fd::OwnedFd, Region)> {
         let (fd, mapping) = Mapping::create("mlperf-host-isolated", REGION_BYTES)?;
+        mapping.populate(ARENA_AT);
         let region = Region { mapping };
         // SAFETY: the first word of a fresh zeroed mapping nobody else has yet.
         unsafe { (region.mapping.as_ptr() as *mut u64).write(MAGIC) };
@@ -244,6 +245,9 @@ impl Region {
         let region = Region {
             mapping: Mapping::map(fd, len, true)?,
         };
+        // The header and rings are touched from the first query on (the arena only by
+        // responses with data).
+        region.mapping.populate(ARENA_AT);
         if region.header().magic != MAGIC {
             return Err(std::io::Error::other("shared region without its stamp"));
         }
