@@ -53,7 +53,7 @@ def main():
     parser.add_argument("--queries", type=int, default=500_000)
     parser.add_argument("--samples", type=int, default=5_000_000)
     parser.add_argument("--server-ms", type=int, default=2_000)
-    parser.add_argument("--server-high", type=float, default=2_000_000.0)
+    parser.add_argument("--server-high", type=float, default=8_000_000.0)
     args = parser.parse_args()
 
     rows = {}

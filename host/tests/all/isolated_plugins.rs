@@ -230,6 +230,58 @@ fn an_isolated_plugin_reads_the_loaded_samples_and_returns_the_same_accuracy_log
 }
 
 #[test]
+fn completions_answered_in_batches_come_back_the_same_isolated() {
+    // The null plugin answers an Offline query in one call: an isolated plugin's process
+    // sends such calls back as batch records, with the bytes (the samples' own, or none)
+    // and token counts of every response.
+    let dir = TempDir::new();
+    let dataset = dir.path().join("samples.npy");
+    let count = 300;
+    let data: Vec<u8> = (0..count * 12).map(|i| (i * 7 % 251) as u8).collect();
+    mlperf_host::samples::write_npy(&dataset, "|u1", count, &[3, 4], &data).unwrap();
+    for (response, tokens) in [("data", true), ("empty", false), ("index", false)] {
+        let mut logs = Vec::new();
+        for isolate in ["none", "process"] {
+            let out = format!("{response}-{isolate}");
+            let mut command = Command::new(EXE);
+            command
+                .args(["run", "--isolate", isolate, "--scenario", "Offline"])
+                .arg("--plugin")
+                .arg(support::null_plugin())
+                .args(["--plugin-set", &format!("response={response}")])
+                .arg("--dataset")
+                .arg(&dataset)
+                .args(["--mode", "AccuracyOnly", "--out", &out])
+                .current_dir(dir.path());
+            if tokens {
+                command.args(["--tokens", "--plugin-set", "tokens=true"]);
+            }
+            let output = command.output().unwrap();
+            support::assert_ok(&output);
+            logs.push(
+                std::fs::read_to_string(dir.path().join(&out).join("mlperf_log_accuracy.json"))
+                    .unwrap(),
+            );
+        }
+        assert_eq!(logs[0].matches("\"qsl_idx\"").count(), count, "{response}");
+        assert_eq!(logs[0], logs[1], "{response}");
+        let second: String = match response {
+            "data" => data[12..24].iter().map(|b| format!("{b:02X}")).collect(),
+            "index" => "01000000".into(),
+            _ => String::new(),
+        };
+        assert!(
+            logs[1].contains(&format!("\"data\" : \"{second}\"")),
+            "{response}: {}",
+            &logs[1][..400.min(logs[1].len())]
+        );
+        if tokens {
+            assert!(logs[1].contains("token_count"), "{}", &logs[1][..400]);
+        }
+    }
+}
+
+#[test]
 fn token_runs_and_the_result_keys_are_the_same_isolated() {
     let dir = TempDir::new();
     let mut keys = Vec::new();

@@ -51,6 +51,8 @@ pub enum ResponseKind {
     Index,
     /// Its own data, as the host handed it over (checks the data path end to end).
     Data,
+    /// No bytes (a performance run that logs nothing).
+    Empty,
 }
 
 impl Config {

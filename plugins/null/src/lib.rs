@@ -139,6 +139,7 @@ impl NullPlugin {
         };
         let data = match (config.response, &self.answer_input) {
             (ResponseKind::Index, _) => None,
+            (ResponseKind::Empty, _) => Some(SampleData::of(&[])),
             (ResponseKind::Data, None) => Some(SampleData::of(sample.data())),
             (ResponseKind::Data, Some(input)) => Some(SampleData::of(input.data(sample))),
         };

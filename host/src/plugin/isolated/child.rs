@@ -373,7 +373,43 @@ struct Producer {
     /// The host's tail and arena tail when last read.
     tail_seen: u64,
     arena_tail_seen: u64,
+    /// Arena bytes populated ahead of the first lap.
+    populated: u64,
 }
+
+/// Copies `bytes` to `to`; a short response (a class index, a score) without a call to
+/// memcpy, which costs more than the copy.
+///
+/// # Safety
+/// `to` is valid for `bytes.len()` bytes of writes, not overlapping `bytes`.
+#[inline(always)]
+unsafe fn copy_bytes(bytes: &[u8], to: *mut u8) {
+    let (from, n) = (bytes.as_ptr(), bytes.len());
+    // SAFETY: every read within `bytes` (overlapping first and last words), every write
+    // within the `n` bytes at `to` (caller).
+    unsafe {
+        match n {
+            0 => {}
+            1..=3 => (0..n).for_each(|i| *to.add(i) = *from.add(i)),
+            4..=7 => {
+                let (head, tail) = (from.cast::<u32>(), from.add(n - 4).cast::<u32>());
+                let (head, tail) = (head.read_unaligned(), tail.read_unaligned());
+                to.cast::<u32>().write_unaligned(head);
+                to.add(n - 4).cast::<u32>().write_unaligned(tail);
+            }
+            8..=16 => {
+                let (head, tail) = (from.cast::<u64>(), from.add(n - 8).cast::<u64>());
+                let (head, tail) = (head.read_unaligned(), tail.read_unaligned());
+                to.cast::<u64>().write_unaligned(head);
+                to.add(n - 8).cast::<u64>().write_unaligned(tail);
+            }
+            _ => std::ptr::copy_nonoverlapping(from, to, n),
+        }
+    }
+}
+
+/// The arena's first lap is populated this far ahead of the responses written.
+const POPULATE_AHEAD: u64 = 4 << 20;
 
 /// Where the plugin's completions go: into the completion ring, their bytes into the arena.
 struct RingSink {
@@ -383,11 +419,37 @@ struct RingSink {
     outstanding: Option<OutstandingIds>,
 }
 
+/// A `complete` call with at least this many responses goes over as batch records.
+const BATCH_AT: usize = 4;
+/// Responses per batch record at most.
+const BATCH_MAX: usize = 4096;
+
 impl RingSink {
     fn push(&self, responses: &[QuerySampleResponse<'_>], kind: u64) {
         let header = self.region.header();
         let mut producer = self.producer.lock().unwrap_or_else(|p| p.into_inner());
         let published = producer.head;
+        if kind == DONE_COMPLETE && responses.len() >= BATCH_AT {
+            for chunk in responses.chunks(BATCH_MAX) {
+                if !self.publish_batch(&mut producer, chunk) {
+                    self.publish_each(&mut producer, chunk, kind);
+                }
+            }
+        } else {
+            self.publish_each(&mut producer, responses, kind);
+        }
+        if producer.head != published {
+            wake_unless_polled(&header.done_polled.0, &header.done.consumer_asleep.0);
+        }
+    }
+
+    /// An entry per response.
+    fn publish_each(
+        &self,
+        producer: &mut Producer,
+        responses: &[QuerySampleResponse<'_>],
+        kind: u64,
+    ) {
         for response in responses {
             let mut data = response.data;
             if data.len() as u64 > MAX_ISOLATED_RESPONSE {
@@ -396,22 +458,87 @@ impl RingSink {
                     response.id.0,
                     data.len()
                 );
-                self.publish(&mut producer, DONE_FAIL, 0, message.as_bytes(), 0);
+                self.publish(producer, DONE_FAIL, 0, message.as_bytes(), 0);
                 data = &[];
             }
-            self.publish(&mut producer, kind, response.id.0, data, response.n_tokens);
+            self.publish(producer, kind, response.id.0, data, response.n_tokens);
         }
-        if producer.head != published {
-            wake_unless_polled(&header.done_polled.0, &header.done.consumer_asleep.0);
+    }
+
+    /// One [`BatchRecord`] for `responses`; false (nothing written) when it would be larger
+    /// than a response may be.
+    fn publish_batch(
+        &self,
+        producer: &mut Producer,
+        responses: &[QuerySampleResponse<'_>],
+    ) -> bool {
+        let mut data_bytes = 0u64;
+        let mut plain = true;
+        for response in responses {
+            data_bytes = data_bytes.saturating_add(response.data.len() as u64);
+            plain &= response.data.is_empty() && response.n_tokens == 0;
         }
+        let Some(size) = BatchRecord::size(responses.len(), plain, data_bytes) else {
+            return false;
+        };
+        let offset = self.reserve(producer, size);
+        let record = self.region.arena(offset, size);
+        let n = responses.len();
+        // SAFETY: `size` bytes of the arena the host has released (reserve), written as
+        // the record's layout says: n ids, then n lengths, n token counts and the bytes.
+        unsafe {
+            for (i, response) in responses.iter().enumerate() {
+                (record.add(8 * i) as *mut u64).write_unaligned(response.id.0);
+            }
+            if !plain {
+                let lengths = record.add(8 * n);
+                let tokens = lengths.add(4 * n);
+                let mut data = tokens.add(4 * n);
+                for (i, response) in responses.iter().enumerate() {
+                    let length = response.data.len();
+                    (lengths.add(4 * i) as *mut u32).write_unaligned(length as u32);
+                    let n_tokens = response.n_tokens.clamp(i32::MIN as i64, i32::MAX as i64);
+                    (tokens.add(4 * i) as *mut i32).write_unaligned(n_tokens as i32);
+                    copy_bytes(response.data, data);
+                    data = data.add(length);
+                }
+            }
+        }
+        self.publish_reserved(
+            producer,
+            DONE_BATCH,
+            n as u64,
+            offset,
+            size,
+            i64::from(plain),
+        );
+        true
     }
 
     /// Writes one entry (its bytes into the arena), waiting for room.
     #[inline(always)]
     fn publish(&self, producer: &mut Producer, kind: u64, id: u64, data: &[u8], n_tokens: i64) {
+        let length = data.len() as u64;
+        let offset = self.reserve(producer, length);
+        if length > 0 {
+            // SAFETY: `length` bytes of the arena the host has released (reserve).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    data.as_ptr(),
+                    self.region.arena(offset, length),
+                    length as usize,
+                )
+            };
+        }
+        self.publish_reserved(producer, kind, id, offset, length, n_tokens);
+    }
+
+    /// Room for the next entry and `length` bytes of the arena (not wrapping), waiting for
+    /// the host to release it; returns the bytes' running offset.
+    #[inline(always)]
+    fn reserve(&self, producer: &mut Producer, length: u64) -> u64 {
         let header = self.region.header();
         let ring = &header.done;
-        let length = data.len() as u64;
         let mut offset = producer.arena_head;
         let at = offset % ARENA_BYTES;
         if at + length > ARENA_BYTES {
@@ -423,6 +550,11 @@ impl RingSink {
         let fits = |tail: u64, arena_tail: u64| {
             head - tail < DONE_SLOTS && offset + length - arena_tail <= ARENA_BYTES
         };
+        if offset + length > producer.populated && producer.populated < ARENA_BYTES {
+            let end = (offset + length).next_multiple_of(POPULATE_AHEAD) + POPULATE_AHEAD;
+            self.region.populate_arena(producer.populated, end);
+            producer.populated = end.min(ARENA_BYTES);
+        }
         if !fits(producer.tail_seen, producer.arena_tail_seen) {
             let room = || {
                 fits(
@@ -443,19 +575,24 @@ impl RingSink {
             producer.tail_seen = ring.tail.0.load(Ordering::Acquire);
             producer.arena_tail_seen = header.arena_tail.0.load(Ordering::Acquire);
         }
-        if length > 0 {
-            // SAFETY: `length` bytes of the arena the host has released (room above).
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    data.as_ptr(),
-                    self.region.arena(offset, length),
-                    length as usize,
-                )
-            };
-        }
+        offset
+    }
+
+    /// Publishes the entry `reserve` made room for.
+    #[inline(always)]
+    fn publish_reserved(
+        &self,
+        producer: &mut Producer,
+        kind: u64,
+        id: u64,
+        offset: u64,
+        length: u64,
+        n_tokens: i64,
+    ) {
+        let head = producer.head;
         let entry = DoneEntry::new(kind, id, offset, length, n_tokens);
         // SAFETY: the completion ring's producer (under the lock), in a slot the host has
-        // released (room above).
+        // released (reserve).
         unsafe { self.region.done_slot(head).publish(head, entry) };
         producer.arena_head = offset + length;
         producer.head = head + 1;

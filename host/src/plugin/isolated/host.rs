@@ -864,23 +864,30 @@ impl Inner {
         let mut tail = start;
         // Not initialised up front: that alone would cost more than a SingleStream query.
         let mut batch = [const { MaybeUninit::<QuerySampleResponse<'_>>::uninit() }; BATCH];
-        let filled_part = |batch: &[MaybeUninit<QuerySampleResponse<'_>>], filled: usize| {
-            // SAFETY: the first `filled` elements are written.
-            unsafe {
-                std::slice::from_raw_parts(batch.as_ptr() as *const QuerySampleResponse<'_>, filled)
-            }
-        };
         let mut released = header.arena_tail.0.load(Ordering::Relaxed);
         loop {
             let mut kind = None;
             let mut filled = 0;
+            let mut taken = 0;
+            let mut emptied = false;
             while filled < BATCH {
                 // SAFETY: the completion ring's one consumer (holding `consuming`).
                 let Some(entry) = (unsafe { self.region.done_slot(tail).take(tail) }) else {
+                    emptied = true;
                     break;
                 };
+                tail += 1;
+                taken += 1;
+                released = released.max(entry.offset.saturating_add(entry.length()));
+                if entry.kind() == DONE_BATCH {
+                    deliver(link, kind, written(&batch, filled));
+                    (kind, filled) = (None, 0);
+                    self.deliver_record(&entry, &mut batch);
+                    // Its room is released before the next is read.
+                    break;
+                }
                 if kind.is_some_and(|k| k != entry.kind()) {
-                    deliver(link, kind, filled_part(&batch, filled));
+                    deliver(link, kind, written(&batch, filled));
                     filled = 0;
                 }
                 kind = Some(entry.kind());
@@ -890,17 +897,15 @@ impl Inner {
                     entry.n_tokens(),
                 ));
                 filled += 1;
-                tail += 1;
-                released = released.max(entry.offset.saturating_add(entry.length()));
             }
-            if kind.is_none() {
+            if taken == 0 {
                 break;
             }
-            deliver(link, kind, filled_part(&batch, filled));
+            deliver(link, kind, written(&batch, filled));
             header.arena_tail.0.store(released, Ordering::Release);
             ring.tail.0.store(tail, Ordering::Release);
             wake(&ring.producer_asleep.0);
-            if filled < BATCH {
+            if emptied {
                 break;
             }
         }
@@ -952,6 +957,88 @@ impl Inner {
     }
 }
 
+/// The first `filled` responses of `batch`.
+fn written<'a, 'b>(
+    batch: &'b [MaybeUninit<QuerySampleResponse<'a>>],
+    filled: usize,
+) -> &'b [QuerySampleResponse<'a>] {
+    debug_assert!(filled <= batch.len());
+    // SAFETY: the first `filled` elements are written (callers).
+    unsafe { std::slice::from_raw_parts(batch.as_ptr() as *const QuerySampleResponse<'a>, filled) }
+}
+
+impl Inner {
+    /// Hands the engine the completions of a [`BatchRecord`], `batch` at a time; a corrupt
+    /// record (the plugin wrote over the shared region) fails the run where it goes wrong.
+    fn deliver_record<'a>(
+        &'a self,
+        entry: &DoneEntry,
+        batch: &mut [MaybeUninit<QuerySampleResponse<'a>>; BATCH],
+    ) {
+        let corrupt = || {
+            self.link.fail(
+                format!(
+                    "plugin process wrote a corrupt batch of completions ({} of them, {} bytes at {})",
+                    entry.id,
+                    entry.length(),
+                    entry.offset
+                ),
+                false,
+            )
+        };
+        let length = entry.length();
+        let plain = entry.n_tokens() != 0;
+        let described = match plain {
+            true => BatchRecord::ID_BYTES,
+            false => BatchRecord::DESCRIBED_BYTES,
+        };
+        let at = entry.offset % ARENA_BYTES;
+        let n = entry.id;
+        if length > MAX_ISOLATED_RESPONSE
+            || at + length > ARENA_BYTES
+            || n.checked_mul(described).is_none_or(|bytes| bytes > length)
+        {
+            return corrupt();
+        }
+        let n = n as usize;
+        let record = self.region.arena(entry.offset, length) as *const u8;
+        // Reads within the record's `length` bytes of the arena (checked above for the fixed
+        // parts, per response for the bytes), which the process does not reuse until the host
+        // releases them after delivery.
+        let read_u32 = |at: usize| {
+            // SAFETY: `at` within the record's fixed parts (callers).
+            unsafe { (record.add(at) as *const u32).read_unaligned() }
+        };
+        let mut data_at = 16 * n;
+        for first in (0..n).step_by(BATCH) {
+            let count = BATCH.min(n - first);
+            for (slot, i) in batch.iter_mut().zip(first..first + count) {
+                // SAFETY: the i-th id, i < n, within the record (checked above).
+                let id = unsafe { (record.add(8 * i) as *const u64).read_unaligned() };
+                let (bytes, n_tokens): (&'a [u8], i64) = if plain {
+                    (&[], 0)
+                } else {
+                    let bytes = read_u32(8 * n + 4 * i) as usize;
+                    let n_tokens = read_u32(12 * n + 4 * i) as i32;
+                    if (data_at + bytes) as u64 > length {
+                        return corrupt();
+                    }
+                    // SAFETY: `bytes` bytes from `data_at`, within the record (checked).
+                    let data = unsafe { std::slice::from_raw_parts(record.add(data_at), bytes) };
+                    data_at += bytes;
+                    (data, i64::from(n_tokens))
+                };
+                slot.write(QuerySampleResponse::with_tokens(
+                    ResponseId(id),
+                    bytes,
+                    n_tokens,
+                ));
+            }
+            deliver(&self.link, Some(DONE_COMPLETE), written(batch, count));
+        }
+    }
+}
+
 /// A completion's bytes in the arena; a corrupt entry (the plugin wrote over the shared
 /// region) reads as empty and fails the run.
 fn response_bytes<'a>(inner: &'a Inner, entry: &DoneEntry) -> &'a [u8] {
@@ -976,6 +1063,9 @@ fn response_bytes<'a>(inner: &'a Inner, entry: &DoneEntry) -> &'a [u8] {
 }
 
 fn deliver(link: &Link, kind: Option<u64>, responses: &[QuerySampleResponse<'_>]) {
+    if responses.is_empty() {
+        return;
+    }
     if kind == Some(DONE_FAIL) {
         // Also before the first issue: kept for it.
         for response in responses {

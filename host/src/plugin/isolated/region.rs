@@ -50,6 +50,8 @@ pub const DONE_FIRST_TOKEN: u64 = 1;
 /// The plugin failed: the message's bytes in the arena. In the ring, so that it reaches the
 /// host before the completions of the samples it refused.
 pub const DONE_FAIL: u64 = 2;
+/// Several completions in one record in the arena ([`BatchRecord`]): `id` is their number.
+pub const DONE_BATCH: u64 = 3;
 
 /// What the plugin's process is doing, in `Header::call`.
 pub const CALL_ISSUE: u32 = 1;
@@ -164,8 +166,8 @@ pub struct DoneEntry {
     n_tokens: i32,
 }
 
-/// Set in `DoneEntry::length_kind` for a first token, and for a failure (responses are far
-/// shorter).
+/// Set in `DoneEntry::length_kind` for a first token, for a failure, and both for a batch
+/// (responses are far shorter).
 const FIRST_TOKEN_BIT: u32 = 1 << 31;
 const FAIL_BIT: u32 = 1 << 30;
 const KIND_BITS: u32 = FIRST_TOKEN_BIT | FAIL_BIT;
@@ -177,6 +179,7 @@ impl DoneEntry {
         let kind_bit = match kind {
             DONE_FIRST_TOKEN => FIRST_TOKEN_BIT,
             DONE_FAIL => FAIL_BIT,
+            DONE_BATCH => KIND_BITS,
             _ => 0,
         };
         DoneEntry {
@@ -191,7 +194,8 @@ impl DoneEntry {
         match self.length_kind & KIND_BITS {
             0 => DONE_COMPLETE,
             FIRST_TOKEN_BIT => DONE_FIRST_TOKEN,
-            _ => DONE_FAIL,
+            FAIL_BIT => DONE_FAIL,
+            _ => DONE_BATCH,
         }
     }
 
@@ -201,6 +205,31 @@ impl DoneEntry {
 
     pub fn n_tokens(&self) -> i64 {
         self.n_tokens as i64
+    }
+}
+
+/// The layout of a [`DONE_BATCH`] record of `n` completions in the arena: their ids (u64),
+/// then, unless every response is empty and without a token count (`plain`, said by the
+/// entry's token field), their lengths (u32), token counts (i32) and bytes one after
+/// another. One entry and one sequential record for a whole `complete` call, instead of an
+/// entry (half a cache line) per sample.
+pub struct BatchRecord;
+
+impl BatchRecord {
+    pub const ID_BYTES: u64 = 8;
+    /// Id, length and token count.
+    pub const DESCRIBED_BYTES: u64 = 16;
+
+    /// The record's size, `None` when it would not fit in the largest response.
+    pub fn size(n: usize, plain: bool, data_bytes: u64) -> Option<u64> {
+        let n = n as u64;
+        let size = match plain {
+            true => n.checked_mul(Self::ID_BYTES)?,
+            false => n
+                .checked_mul(Self::DESCRIBED_BYTES)?
+                .checked_add(data_bytes)?,
+        };
+        (size <= MAX_ISOLATED_RESPONSE).then_some(size)
     }
 }
 
@@ -275,6 +304,16 @@ impl Region {
         let at = (seq % DONE_SLOTS) as usize;
         // SAFETY: as in issue_slot, within the completion ring.
         unsafe { &*(self.mapping.as_ptr().add(DONE_AT) as *const Slot<DoneEntry>).add(at) }
+    }
+
+    /// Populates the arena's bytes `start..end` (its first lap; `start` page-aligned), so
+    /// that the process writing responses there does not fault a page at a time.
+    pub fn populate_arena(&self, start: u64, end: u64) {
+        let end = end.min(ARENA_BYTES);
+        if start < end {
+            self.mapping
+                .populate_range(ARENA_AT + start as usize, (end - start) as usize);
+        }
     }
 
     /// The arena's bytes at running offset `offset`, `length` long (not wrapping: the

@@ -83,11 +83,20 @@ impl Mapping {
     /// one of them waits for the other's (milliseconds on a busy machine). Best effort: a
     /// kernel without MADV_POPULATE_WRITE (before 5.14) faults them as they come.
     pub fn populate(&self, len: usize) {
-        let len = len.min(self.len);
-        // SAFETY: advice on pages of this mapping; populating changes no byte.
+        self.populate_range(0, len);
+    }
+
+    /// As [`populate`](Self::populate), for the bytes from `start` (page-aligned).
+    pub fn populate_range(&self, start: usize, len: usize) {
+        let len = len.min(self.len.saturating_sub(start));
+        if len == 0 {
+            return;
+        }
+        // SAFETY: advice on pages of this mapping (`start` within it, `len` clamped to its
+        // end); populating changes no byte.
         unsafe {
             libc::madvise(
-                self.base.as_ptr() as *mut libc::c_void,
+                self.base.as_ptr().add(start) as *mut libc::c_void,
                 len,
                 libc::MADV_POPULATE_WRITE,
             )
