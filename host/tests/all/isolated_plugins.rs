@@ -91,16 +91,21 @@ fn a_crash_an_exit_or_a_kill_of_the_plugin_process_ends_the_run_invalid_with_the
 fn a_call_that_never_returns_is_ended_after_the_stall_timeout() {
     let dir = TempDir::new();
     let plugin = support::faulty_plugin();
-    let mut args = plugin_sets(&["fault=hang_issue", "at_sample=50"]);
-    args.extend(["--stall-timeout", "1"]);
-    let (output, took) = run_isolated(dir.path(), &plugin, "logs", &args);
-    assert_invalid_because(
-        &output,
-        1,
-        &dir.path().join("logs"),
-        "issue_query has not returned after 1s",
-    );
-    assert!(took < Duration::from_secs(15), "took {took:?}");
+    // flush_queries returns to the host only when the plugin's returns, as in-process: one
+    // that never returns ends the run INVALID although every sample completed.
+    for call in ["issue_query", "flush_queries"] {
+        let fault = format!("fault=hang_{}", &call[..5]);
+        let mut args = plugin_sets(&[&fault, "at_sample=50"]);
+        args.extend(["--stall-timeout", "1"]);
+        let (output, took) = run_isolated(dir.path(), &plugin, call, &args);
+        assert_invalid_because(
+            &output,
+            1,
+            &dir.path().join(call),
+            &format!("{call} has not returned after 1s"),
+        );
+        assert!(took < Duration::from_secs(15), "took {took:?}");
+    }
 
     // A destroy that never returns: the process is killed, every file is already written.
     let mut args = plugin_sets(&["fault=hang_destroy"]);

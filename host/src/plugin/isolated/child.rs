@@ -231,6 +231,8 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
                 stamp_call(self.region, CALL_FLUSH);
                 crate::loadgen::SystemUnderTest::flush_queries(self.sut);
                 unstamp_call(self.region);
+                let flushes = &self.region.header().flushes.0;
+                flushes.store(flushes.load(Ordering::Relaxed) + 1, Ordering::Release);
             }
             KIND_SAMPLES => {
                 let error = self.map_image().err();

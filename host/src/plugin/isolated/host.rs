@@ -67,6 +67,8 @@ struct Link {
     completed: AtomicU64,
     /// The completion reader has taken everything the exited process published.
     drained: AtomicBool,
+    /// The exit has been handled: its failure, if any, reported.
+    exit_handled: AtomicBool,
     pid: u32,
 }
 
@@ -108,6 +110,8 @@ struct Inner {
     prepared: Mutex<Option<(u64, usize)>>,
     /// Held by whoever reads the completion ring (the reader thread or the issuing thread).
     consuming: AtomicBool,
+    /// `flush_queries` calls sent to the plugin's process (a running count).
+    flushes_asked: AtomicU64,
     stall_timeout: Duration,
 }
 
@@ -177,6 +181,7 @@ impl IsolatedSut {
             kill_cause: Mutex::new(None),
             completed: AtomicU64::new(0),
             drained: AtomicBool::new(false),
+            exit_handled: AtomicBool::new(false),
             pid: child.id(),
         });
         let (reply, replies) = mpsc::channel();
@@ -190,6 +195,7 @@ impl IsolatedSut {
             issued: AtomicU64::new(0),
             prepared: Mutex::new(None),
             consuming: AtomicBool::new(false),
+            flushes_asked: AtomicU64::new(0),
             stall_timeout: isolation.stall_timeout,
         });
         let mut threads = Vec::new();
@@ -639,10 +645,14 @@ impl SystemUnderTest for IsolatedSut {
     }
 
     fn flush_queries(&self) {
-        let _ = self.inner.push(1, |_| IssueEntry {
+        let asked = self.inner.flushes_asked.fetch_add(1, Ordering::Relaxed) + 1;
+        let pushed = self.inner.push(1, |_| IssueEntry {
             kind: KIND_FLUSH,
             ..IssueEntry::default()
         });
+        if pushed.is_ok() {
+            self.inner.wait_for_flush(asked);
+        }
     }
 }
 
@@ -740,17 +750,17 @@ fn exited(inner: &Inner, status: ExitStatus) {
         let samples = HumanCount(link.completed.load(Ordering::Relaxed));
         format!("plugin process {} after {samples} samples", ended(status))
     });
-    if orderly {
-        return;
+    if !orderly {
+        tracing::error!("{cause}");
+        link.kill_cause
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(cause.clone());
+        // Wake an issuer waiting for room.
+        wake(&inner.region.header().issue.producer_asleep.0);
+        link.fail(cause, true);
     }
-    tracing::error!("{cause}");
-    link.kill_cause
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get_or_insert(cause.clone());
-    // Wake an issuer waiting for room.
-    wake(&inner.region.header().issue.producer_asleep.0);
-    link.fail(cause, true);
+    link.exit_handled.store(true, Ordering::SeqCst);
 }
 
 fn read_control(control: UnixStream, link: &Link, replies: mpsc::Sender<ToHost>) {
@@ -779,6 +789,9 @@ const READER_SPINS: u32 = 500;
 /// Rounds the issuing thread polls for a completion when it is about to wait (a plugin
 /// answering inline answers within them; a slower one is left to the reader).
 const ISSUER_POLLS: u32 = 2_000;
+
+/// How long a call waits for the report of a process that is gone.
+const EXIT_PATIENCE: Duration = Duration::from_secs(5);
 
 /// Reads the completion ring until the process has exited and the ring is empty. While the
 /// issuing thread polls, the completions are its to take: the reader sleeps, so that it takes
@@ -833,6 +846,34 @@ impl Inner {
         let polled = &self.region.header().done_polled.0;
         if polled.load(Ordering::Relaxed) == 0 {
             polled.store(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Returns once the plugin's `flush_queries` has returned `asked` times, as the call
+    /// returns in-process (one that never returns is the watcher's to end: it kills the
+    /// process after the stall timeout), taking the completions that come meanwhile.
+    fn wait_for_flush(&self, asked: u64) {
+        let flushes = &self.region.header().flushes.0;
+        let mut spins = 0u32;
+        // A process killed (or dead) in the call: not before its failure is reported, or the
+        // series could end VALID first.
+        let mut gone_since = None;
+        let mut ended = || {
+            if self.link.exit_handled.load(Ordering::SeqCst) {
+                return true;
+            }
+            // Should the watcher never report (it cannot wait on the process), not forever.
+            let gone = self.link.gone.load(Ordering::SeqCst);
+            gone && gone_since.get_or_insert_with(Instant::now).elapsed() > EXIT_PATIENCE
+        };
+        while flushes.load(Ordering::Acquire) < asked && !ended() {
+            self.take_completions();
+            if spins < SPINS {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::sleep(Duration::from_micros(100));
+            }
         }
     }
 

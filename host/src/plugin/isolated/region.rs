@@ -21,7 +21,7 @@ pub const ARENA_BYTES: u64 = 64 << 20;
 /// never waits for the whole arena to drain.
 pub const MAX_ISOLATED_RESPONSE: u64 = ARENA_BYTES / 2;
 
-const MAGIC: u64 = u64::from_le_bytes(*b"mlpiso02");
+const MAGIC: u64 = u64::from_le_bytes(*b"mlpiso03");
 
 /// `IssueEntry::kind` of the first sample of a query: the query's length (at least 1).
 /// Continuation samples carry 0; the largest values are markers.
@@ -104,6 +104,8 @@ pub struct Header {
     /// 1 while the host's issuing thread polls the completion ring itself (waiting for a
     /// query): the producer then need not wake the host's reader.
     pub done_polled: Padded<AtomicU32>,
+    /// `flush_queries` calls that have returned in the plugin's process (a running count).
+    pub flushes: Padded<AtomicU64>,
 }
 
 /// A ring entry: its payload and the stamp that publishes it (the entry's running number
