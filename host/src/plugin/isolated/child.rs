@@ -240,6 +240,7 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
             }
             KIND_RESERVE => {
                 let samples = entry.index as usize;
+                self.sink.populate_for(samples as u64);
                 let ok = self.sut.reserve_samples(samples)
                     && reserve_touched(&mut self.query, samples)
                     && reserve_touched(&mut self.prepared, samples);
@@ -552,10 +553,8 @@ impl RingSink {
         let fits = |tail: u64, arena_tail: u64| {
             head - tail < DONE_SLOTS && offset + length - arena_tail <= ARENA_BYTES
         };
-        if offset + length > producer.populated && producer.populated < ARENA_BYTES {
-            let end = (offset + length).next_multiple_of(POPULATE_AHEAD) + POPULATE_AHEAD;
-            self.region.populate_arena(producer.populated, end);
-            producer.populated = end.min(ARENA_BYTES);
+        if offset + length > producer.populated {
+            self.populate(producer, offset + length);
         }
         if !fits(producer.tail_seen, producer.arena_tail_seen) {
             let room = || {
@@ -578,6 +577,26 @@ impl RingSink {
             producer.arena_tail_seen = header.arena_tail.0.load(Ordering::Acquire);
         }
         offset
+    }
+
+    /// Populates the arena's first lap to a little beyond `end` (a running offset).
+    fn populate(&self, producer: &mut Producer, end: u64) {
+        if producer.populated >= ARENA_BYTES {
+            return;
+        }
+        let end = end.next_multiple_of(POPULATE_AHEAD) + POPULATE_AHEAD;
+        self.region.populate_arena(producer.populated, end);
+        producer.populated = end.min(ARENA_BYTES);
+    }
+
+    /// Before a large query (outside the timed window): the arena its batch records will
+    /// take on the first lap, populated now rather than while they are written.
+    fn populate_for(&self, samples: u64) {
+        let mut producer = self.producer.lock().unwrap_or_else(|p| p.into_inner());
+        let end = producer
+            .arena_head
+            .saturating_add(samples.saturating_mul(BatchRecord::DESCRIBED_BYTES + 8));
+        self.populate(&mut producer, end);
     }
 
     /// Publishes the entry `reserve` made room for.
