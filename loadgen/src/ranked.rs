@@ -1,7 +1,8 @@
 //! Order statistics of a series' latencies without sorting them all: a summary reads about a
 //! dozen ranks of up to 10^8 values. Latencies of a fast SUT crowd into a narrow band of
 //! nanoseconds, so a long series is first counted value by value over a window of about a
-//! quarter of a millisecond; only when too many fall outside it is each rank put in place by selection.
+//! quarter of a millisecond; only when too many fall outside it is each rank put in place by
+//! selection.
 
 use std::cell::{Cell, RefCell};
 
@@ -33,10 +34,8 @@ enum Counted {
 
 /// Series shorter than this are ranked by selection alone.
 const COUNTED_FROM: usize = 1 << 20;
-/// Values counted one by one from the smallest on (256 Ki values: 4 MiB of counts in lanes).
+/// Values counted one by one from the smallest on (256 Ki values: 1 MiB of counts).
 const WINDOW: usize = 1 << 18;
-/// Counters per value.
-const LANES: usize = 4;
 /// At most this share (1 / N) of the values may lie past the window, kept and sorted apart.
 const OUTSIDE_SHARE: usize = 256;
 
@@ -57,15 +56,13 @@ impl ValueCounts {
             return None;
         }
         let most_beyond = values.len() / OUTSIDE_SHARE;
-        // Four counters per value, one per lane of four consecutive values: equal values in a
-        // row would otherwise wait on each other's increments.
-        let mut lanes = vec![[0u32; LANES]; WINDOW];
+        let mut counts = vec![0u32; WINDOW];
         let mut beyond = Vec::new();
-        for (i, &value) in values.iter().enumerate() {
+        for &value in values {
             // Exact: value >= min, so the difference lies in 0..2^64.
             let offset = value.wrapping_sub(min) as u64;
             if offset < WINDOW as u64 {
-                lanes[offset as usize][i % LANES] += 1;
+                counts[offset as usize] += 1;
             } else if beyond.len() < most_beyond {
                 beyond.push(value);
             } else {
@@ -73,10 +70,10 @@ impl ValueCounts {
             }
         }
         let mut total = 0u32;
-        let at_or_below = lanes
+        let at_or_below = counts
             .iter()
-            .map(|counts| {
-                total += counts.iter().sum::<u32>();
+            .map(|&count| {
+                total += count;
                 total
             })
             .collect();

@@ -8,9 +8,9 @@ mod skip;
 pub use mt19937::Mt19937;
 pub use skip::skip_shuffles;
 
-/// `std::uniform_int_distribution<T>(low, high)(engine)` as libstdc++ (GCC ≥ 11) computes it with a
-/// 32-bit engine: Lemire's nearly-divisionless multiply with rejection when the range fits in 32
-/// bits, the plain draw when it is exactly 2^32, and upscaling above.
+/// `std::uniform_int_distribution<T>(low, high)(engine)` as libstdc++ (GCC ≥ 11) computes it
+/// with a 32-bit engine: Lemire's nearly-divisionless multiply with rejection when the range
+/// fits in 32 bits, the plain draw when it is exactly 2^32, and upscaling above.
 #[inline]
 pub fn uniform_int(rng: &mut Mt19937, low: u64, high: u64) -> u64 {
     let range = high - low;

@@ -2,7 +2,8 @@
 //! LoadGen shuffles every round up front, so the engine must be moved past tens of millions of
 //! draws before the first query of a long run. Only the number of engine outputs matters, and
 //! an output is wasted only when Lemire's method rejects it, so each output is tested against
-//! its draw's bound and rejection threshold, eight at a time, straight from the state block.
+//! its draw's bound and rejection threshold straight from the state block: a whole block
+//! without a branch, eight at a time and then one by one only around a rejection.
 
 use super::mt19937::{temper, Mt19937};
 use super::skip_shuffle;
