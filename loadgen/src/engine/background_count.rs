@@ -13,20 +13,11 @@ use crate::issue::estimated_count;
 use crate::logging::keys;
 use crate::query_gen::{CountLimit, Remaining, Timeline};
 
-/// Who logged the held-back count.
-#[derive(Default)]
-enum Logged {
-    #[default]
-    Nobody,
-    /// The counting thread, with this count.
-    Counter(Remaining),
-    /// The series, once it ended.
-    Series,
-}
-
 pub(super) struct BackgroundCount {
+    /// Set before the series takes `by_counter`: the counting thread logs nothing after it.
     series_ended: AtomicBool,
-    logged: Mutex<Logged>,
+    /// The count the counting thread logged, if it did.
+    by_counter: Mutex<Option<Remaining>>,
     samples_per_query: u64,
 }
 
@@ -34,7 +25,7 @@ impl BackgroundCount {
     pub(super) fn new(samples_per_query: u64) -> Self {
         BackgroundCount {
             series_ended: AtomicBool::new(false),
-            logged: Mutex::new(Logged::Nobody),
+            by_counter: Mutex::new(None),
             samples_per_query,
         }
     }
@@ -45,15 +36,15 @@ impl BackgroundCount {
         yield_to_everything_else();
         let limit = CountLimit::while_issuing(&self.series_ended, max_duration_ms);
         let total = timeline.count_remaining(&limit);
-        let mut logged = self.logged.lock().unwrap_or_else(|p| p.into_inner());
-        if self.series_ended.load(Ordering::Acquire) || !matches!(*logged, Logged::Nobody) {
+        let mut by_counter = self.by_counter.lock().unwrap_or_else(|p| p.into_inner());
+        if self.series_ended.load(Ordering::Acquire) {
             return;
         }
         if total.estimated {
             shared.diagnostics.push(estimated_count(total.queries));
         }
         self.release(shared, total.queries, total.final_timestamp);
-        *logged = Logged::Counter(total);
+        *by_counter = Some(total);
     }
 
     /// The series has ended with `own` as its count (queries, final timestamp): logs it
@@ -66,15 +57,14 @@ impl BackgroundCount {
         own_estimated: bool,
     ) -> Option<Remaining> {
         self.series_ended.store(true, Ordering::Release);
-        let mut logged = self.logged.lock().unwrap_or_else(|p| p.into_inner());
-        if let Logged::Counter(total) = &*logged {
-            return Some(*total);
+        let by_counter = self.by_counter.lock().unwrap_or_else(|p| p.into_inner());
+        if by_counter.is_some() {
+            return *by_counter;
         }
         if own_estimated {
             shared.diagnostics.push(estimated_count(own.0));
         }
         self.release(shared, own.0, own.1);
-        *logged = Logged::Series;
         None
     }
 

@@ -996,19 +996,7 @@ impl Inner {
             }
         }
     }
-}
 
-/// The first `filled` responses of `batch`.
-fn written<'a, 'b>(
-    batch: &'b [MaybeUninit<QuerySampleResponse<'a>>],
-    filled: usize,
-) -> &'b [QuerySampleResponse<'a>] {
-    debug_assert!(filled <= batch.len());
-    // SAFETY: the first `filled` elements are written (callers).
-    unsafe { std::slice::from_raw_parts(batch.as_ptr() as *const QuerySampleResponse<'a>, filled) }
-}
-
-impl Inner {
     /// Hands the engine the completions of a [`BatchRecord`], `batch` at a time; a corrupt
     /// record (the plugin wrote over the shared region) fails the run where it goes wrong.
     fn deliver_record<'a>(
@@ -1078,6 +1066,16 @@ impl Inner {
             deliver(&self.link, Some(DONE_COMPLETE), written(batch, count));
         }
     }
+}
+
+/// The first `filled` responses of `batch`.
+fn written<'a, 'b>(
+    batch: &'b [MaybeUninit<QuerySampleResponse<'a>>],
+    filled: usize,
+) -> &'b [QuerySampleResponse<'a>] {
+    debug_assert!(filled <= batch.len());
+    // SAFETY: the first `filled` elements are written (callers).
+    unsafe { std::slice::from_raw_parts(batch.as_ptr() as *const QuerySampleResponse<'a>, filled) }
 }
 
 /// A completion's bytes in the arena; a corrupt entry (the plugin wrote over the shared
