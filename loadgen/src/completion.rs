@@ -33,6 +33,9 @@ pub(crate) const TIME_MASK: u64 = LOG - 1;
 /// How long a drain waits without progress after the SUT failed or panicked.
 pub(crate) const FAILED_SUT_DRAIN: Duration = Duration::from_secs(2);
 
+/// What a chunk never allocated reads as (zero pages, never written).
+static UNALLOCATED: [AtomicU64; CHUNK_LEN] = [const { AtomicU64::new(0) }; CHUNK_LEN];
+
 fn chunk_layout() -> std::alloc::Layout {
     std::alloc::Layout::array::<AtomicU64>(CHUNK_LEN).expect("chunk layout")
 }
@@ -110,32 +113,30 @@ impl SlotArena {
         Some(unsafe { &*ptr.add(index as usize & (CHUNK_LEN - 1)) })
     }
 
-    /// Calls `visit(offset, value)` for each slot in `start..end` in order (`offset` counted
-    /// from `start`), a chunk at a time; slots never allocated read as 0. The end-of-run scans
-    /// of 10^8 slots go through this rather than [`get`](Self::get) per slot.
-    pub(crate) fn scan(&self, start: u64, end: u64, mut visit: impl FnMut(usize, u64)) {
+    /// The slots of `start..end` in order, a chunk at a time; slots never allocated read as
+    /// 0. The end-of-run scans of 10^8 slots go through this rather than
+    /// [`get`](Self::get) per slot.
+    pub(crate) fn chunks(&self, start: u64, end: u64) -> impl Iterator<Item = &[AtomicU64]> {
         let mut seq = start;
-        while seq < end {
+        std::iter::from_fn(move || {
+            if seq >= end {
+                return None;
+            }
             let chunk = (seq >> CHUNK_BITS) as usize;
             let offset = seq as usize & (CHUNK_LEN - 1);
             let len = ((CHUNK_LEN - offset) as u64).min(end - seq) as usize;
-            let base = (seq - start) as usize;
+            seq += len as u64;
             let ptr = self
                 .chunks
                 .get(chunk)
                 .map_or(std::ptr::null_mut(), |c| c.load(Ordering::Acquire));
             if ptr.is_null() {
-                (0..len).for_each(|i| visit(base + i, 0));
-            } else {
-                // SAFETY: a non-null chunk pointer is an allocation of CHUNK_LEN atomics that
-                // lives until the arena drops, and offset + len <= CHUNK_LEN.
-                let slots = unsafe { std::slice::from_raw_parts(ptr.add(offset), len) };
-                for (i, slot) in slots.iter().enumerate() {
-                    visit(base + i, slot.load(Ordering::Acquire));
-                }
+                return Some(&UNALLOCATED[offset..offset + len]);
             }
-            seq += len as u64;
-        }
+            // SAFETY: a non-null chunk pointer is an allocation of CHUNK_LEN atomics that lives
+            // until the arena drops, and offset + len <= CHUNK_LEN.
+            Some(unsafe { std::slice::from_raw_parts(ptr.add(offset), len) })
+        })
     }
 }
 

@@ -12,6 +12,7 @@ use super::effective::EffectiveSettings;
 use super::progress::{record_scheduled, ProgressRecorder, SeriesGoal};
 use super::query_gen::{CountLimit, QueryGenerator};
 use super::rng::{generate_canonical, Mt19937};
+use super::schedule::Schedule;
 use super::settings::{TestMode, TestScenario};
 use super::sut::SystemUnderTest;
 use super::sut_calls::{SutCall, SutCalls};
@@ -79,7 +80,7 @@ pub(crate) struct SeriesOutcome {
     pub(crate) samples_issued: u64,
     pub(crate) queries_issued: u64,
     pub(crate) samples_per_query: usize,
-    pub(crate) query_scheduled_ns: Vec<i64>,
+    pub(crate) query_scheduled_ns: Schedule,
     /// Each issued query's issue time (only when tracing).
     pub(crate) query_issued_ns: Vec<i64>,
     pub(crate) start_ns: i64,
@@ -264,9 +265,8 @@ pub(crate) fn run_series(
     // Reserved address space costs nothing until touched; growing by copying mid-run would
     // stall the issue loop.
     let expected = generator.expected_queries().min(1 << 27) as usize;
-    let mut query_scheduled_ns: Vec<i64> = Vec::new();
+    let mut query_scheduled_ns = Schedule::reserving(expected);
     let mut query_issued_ns: Vec<i64> = Vec::new();
-    let _ = query_scheduled_ns.try_reserve(expected);
     if !shared
         .slots
         .status
@@ -376,7 +376,7 @@ pub(crate) fn run_series(
             query_issued_ns.resize(query_scheduled_ns.len(), now);
         }
         if ctx.progress.is_some() {
-            let scheduled = query_scheduled_ns.last().copied().unwrap_or(now);
+            let scheduled = query_scheduled_ns.last().unwrap_or(now);
             let first = current.first().map_or(0, |s| s.id.0 - 1);
             record_scheduled(
                 &shared.slots.scheduled,

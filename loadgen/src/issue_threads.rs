@@ -10,6 +10,7 @@ use super::issue::{
     StopReason,
 };
 use super::query_gen::QueryGenerator;
+use super::schedule::Schedule;
 use super::settings::TestMode;
 use super::types::QuerySample;
 
@@ -124,7 +125,7 @@ pub(crate) fn run_series_threaded(
         }
     });
 
-    let query_scheduled_ns: Vec<i64> = scheduled.into_iter().map(AtomicI64::into_inner).collect();
+    let query_scheduled_ns: Schedule = scheduled.into_iter().map(AtomicI64::into_inner).collect();
     let queries_issued = issued_total.into_inner();
     let samples_issued = queries_issued * spq as u64;
     let never_completed = flush_and_drain(ctx, completed_at_start + samples_issued);

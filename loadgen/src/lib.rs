@@ -24,6 +24,7 @@ mod query_gen;
 mod ranked;
 mod results;
 pub mod rng;
+mod schedule;
 mod settings;
 mod sut;
 mod sut_calls;

@@ -7,23 +7,25 @@ use std::sync::atomic::Ordering;
 use super::completion::{Shared, DONE, TIME_MASK};
 use super::effective::EffectiveSettings;
 use super::issue::{SeriesOutcome, StopReason};
-use super::ranked::RankedLatencies;
+use super::ranked::{LatencyCollector, RankedLatencies};
 use super::results::PerformanceResult;
+use super::schedule::{Decoder, Schedule};
 use super::settings::TestScenario;
 
 /// The latest completion of the series (its start if nothing completed).
 pub(super) fn last_completion_ns(shared: &Shared, outcome: &SeriesOutcome) -> i64 {
-    let mut last = outcome.start_ns;
     let first = outcome.sample_base;
-    shared
+    let slots = shared
         .slots
         .status
-        .scan(first, first + outcome.samples_issued, |_, status| {
-            if status & DONE != 0 {
-                last = last.max((status & TIME_MASK) as i64);
-            }
-        });
-    last
+        .chunks(first, first + outcome.samples_issued);
+    slots
+        .flatten()
+        .map(|slot| slot.load(Ordering::Acquire))
+        .filter(|status| status & DONE != 0)
+        .fold(outcome.start_ns, |last, status| {
+            last.max((status & TIME_MASK) as i64)
+        })
 }
 
 /// Turns the slots of a performance series into latencies, per the official definitions.
@@ -97,46 +99,45 @@ struct Extent {
 fn one_per_query(
     shared: &Shared,
     outcome: &SeriesOutcome,
-    mut schedule: Vec<i64>,
+    schedule: Schedule,
     extent: &mut Extent,
 ) -> RankedLatencies {
     let first = outcome.sample_base;
+    let queries = schedule.len() as u64;
+    let (mut deltas, escaped) = schedule.into_parts();
+    let mut decoder = Decoder::new(&escaped);
+    let mut latencies = LatencyCollector::new();
     let mut kept = 0;
-    let (mut min, mut max, mut sum) = (i64::MAX, i64::MIN, 0i128);
     // Locals rather than `extent`'s fields, so the scan of 10^8 slots keeps them in registers.
     let mut last_scheduled = extent.last_scheduled;
     let mut final_query_done = extent.final_query_done;
     let mut last_completion = extent.last_completion;
-    shared
-        .slots
-        .status
-        .scan(first, first + schedule.len() as u64, |query, status| {
-            let scheduled = schedule[query];
-            if scheduled == i64::MIN {
-                // Generated for another issue thread that stopped before issuing it.
-                return;
-            }
-            last_scheduled = Some(scheduled);
-            if status & DONE != 0 {
-                let done = (status & TIME_MASK) as i64;
-                let latency = done - scheduled;
-                schedule[kept] = latency;
+    let slots = shared.slots.status.chunks(first, first + queries);
+    for (query, slot) in slots.flatten().enumerate() {
+        let scheduled = decoder.decode(deltas[query]);
+        if scheduled == i64::MIN {
+            // Generated for another issue thread that stopped before issuing it.
+            continue;
+        }
+        last_scheduled = Some(scheduled);
+        let status = slot.load(Ordering::Acquire);
+        if status & DONE != 0 {
+            let done = (status & TIME_MASK) as i64;
+            if let Some(narrow) = latencies.record(done - scheduled) {
+                deltas[kept] = narrow;
                 kept += 1;
-                min = min.min(latency);
-                max = max.max(latency);
-                sum += i128::from(latency);
-                final_query_done = done;
-                last_completion = last_completion.max(done);
             }
-        });
-    if kept > 0 {
+            final_query_done = done;
+            last_completion = last_completion.max(done);
+        }
+    }
+    if let Some(max) = latencies.max() {
         extent.max_latency = extent.max_latency.max(max);
     }
     extent.last_scheduled = last_scheduled;
     extent.final_query_done = final_query_done;
     extent.last_completion = last_completion;
-    schedule.truncate(kept);
-    RankedLatencies::with_extremes(schedule, min, max, sum)
+    latencies.written_over(deltas, kept)
 }
 
 /// Every other series: sample by sample, with MultiStream's query latencies and the token
@@ -145,7 +146,7 @@ fn collect_per_sample(
     shared: &Shared,
     settings: &EffectiveSettings,
     outcome: &SeriesOutcome,
-    schedule: &[i64],
+    schedule: &Schedule,
     extent: &mut Extent,
     result: &mut PerformanceResult,
 ) {
@@ -154,16 +155,13 @@ fn collect_per_sample(
     let tokens = settings.use_token_latencies;
     let first_tokens = tokens && shared.needs_first_token;
     let multi_stream = settings.scenario == TestScenario::MultiStream;
-    let mut sample_latencies = Vec::with_capacity(count);
-    let mut query_latencies = Vec::new();
-    let mut first_token_latencies = Vec::new();
-    let mut time_per_output_token = Vec::new();
-    if first_tokens {
-        first_token_latencies.reserve(count);
-        time_per_output_token.reserve(count);
-    }
+    let mut sample_latencies = LatencyCollector::reserving(count);
+    let mut query_latencies = LatencyCollector::new();
+    let per_sample_tokens = if first_tokens { count } else { 0 };
+    let mut first_token_latencies = LatencyCollector::reserving(per_sample_tokens);
+    let mut time_per_output_token = LatencyCollector::reserving(per_sample_tokens);
     let series_end = outcome.sample_base + schedule.len() as u64 * spq;
-    for (query, &scheduled) in schedule.iter().enumerate() {
+    for (query, scheduled) in schedule.iter().enumerate() {
         if scheduled == i64::MIN {
             // Generated for another issue thread that stopped before issuing it.
             continue;
@@ -220,10 +218,10 @@ fn collect_per_sample(
             extent.final_query_done = done;
         }
     }
-    result.sample_latencies = sample_latencies.into();
-    result.query_latencies = query_latencies.into();
-    result.first_token_latencies = first_token_latencies.into();
-    result.time_per_output_token = time_per_output_token.into();
+    result.sample_latencies = sample_latencies.finish();
+    result.query_latencies = query_latencies.finish();
+    result.first_token_latencies = first_token_latencies.finish();
+    result.time_per_output_token = time_per_output_token.finish();
 }
 
 /// The official n_tokens rule: 0, negative and 1 count as 0 tokens (the completion path has

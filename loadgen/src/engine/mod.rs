@@ -753,11 +753,9 @@ impl Engine<'_> {
             self.sequence.next_sample_id = outcome.sample_base + total.samples;
         }
         let scheduled_offsets_ns = if self.record_schedule {
-            outcome
-                .query_scheduled_ns
-                .iter()
-                .map(|&t| t - outcome.query_scheduled_ns[0])
-                .collect()
+            let schedule = &outcome.query_scheduled_ns;
+            let first = schedule.iter().next().unwrap_or(0);
+            schedule.iter().map(|t| t - first).collect()
         } else {
             Vec::new()
         };

@@ -33,7 +33,7 @@ pub(crate) fn series_events(
     );
     let spq = outcome.samples_per_query.max(1) as u64;
     let series_end = outcome.sample_base + outcome.query_scheduled_ns.len() as u64 * spq;
-    for (query, &scheduled) in outcome.query_scheduled_ns.iter().enumerate() {
+    for (query, scheduled) in outcome.query_scheduled_ns.iter().enumerate() {
         if scheduled == i64::MIN {
             continue;
         }

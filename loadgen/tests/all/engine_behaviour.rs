@@ -1078,3 +1078,63 @@ fn max_duration_bounds_a_run_whose_schedule_is_too_long_to_count() {
     );
     assert!(!result.performance.unwrap().validity.valid);
 }
+
+/// Answers inline, except one query it holds past 2^32 ns (4.3 s): its latency is kept whole
+/// beside the narrow ones, and the schedule's gap after it too.
+struct OneSlowQuery {
+    issued: AtomicU64,
+    hold: Duration,
+}
+
+impl SystemUnderTest for OneSlowQuery {
+    fn name(&self) -> &str {
+        "OneSlowQuery"
+    }
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        if self.issued.fetch_add(1, Ordering::Relaxed) == 3 {
+            std::thread::sleep(self.hold);
+        }
+        for s in samples {
+            completer.query_samples_complete(&[QuerySampleResponse::new(s.id, &[])]);
+        }
+    }
+}
+
+#[test]
+fn a_latency_and_a_schedule_gap_past_four_seconds_are_measured_whole() {
+    let hold = Duration::from_millis(4_400);
+    let sut = OneSlowQuery {
+        issued: AtomicU64::new(0),
+        hold,
+    };
+    // 20, so that the 90th percentile (rank 18) is not the held query.
+    let queries = 20;
+    let settings = TestSettings {
+        min_query_count: queries,
+        max_query_count: queries,
+        ..quick(TestScenario::SingleStream)
+    };
+    let mut qsl = RecordingQsl::new(16, 16);
+    let result = start_test(&sut, &mut qsl, &settings, &short_drain()).unwrap();
+    let performance = result.performance.expect("a performance result");
+    let latencies = performance.sample_latency.expect("sample latencies");
+    let hold_ns = hold.as_nanos() as i64;
+    assert_eq!(performance.sample_count, queries);
+    // The held query is the slowest; every other one took well under a second.
+    assert!(latencies.max_ns >= hold_ns, "{latencies:?}");
+    assert!(latencies.max_ns < hold_ns + 1_000_000_000, "{latencies:?}");
+    assert!(latencies.min_ns >= 0 && latencies.min_ns < 100_000_000);
+    let p90 = latencies
+        .percentiles
+        .iter()
+        .find(|(p, _)| *p == 0.90)
+        .unwrap()
+        .1;
+    assert!(p90 < 100_000_000, "{latencies:?}");
+    let mean_floor = hold_ns / queries as i64;
+    assert!(latencies.mean_ns >= mean_floor && latencies.mean_ns < mean_floor + 100_000_000);
+    // The queries after the held one were scheduled (issued) after it completed.
+    assert!(performance.final_query_scheduled_time_s >= hold.as_secs_f64());
+    assert!(performance.final_query_scheduled_time_s < hold.as_secs_f64() + 1.0);
+    assert!(performance.max_latency_s >= hold.as_secs_f64());
+}
