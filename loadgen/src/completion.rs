@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use super::diagnostics::Diagnostic;
 use super::logging::DiagnosticSink;
 use super::logging::LogSender;
+use super::progress::RecentSchedule;
 pub use super::types::AccuracyRecord;
 pub(crate) use super::types::Clock;
 use super::types::{AsSampleResponse, QuerySampleResponse, ResponseId};
@@ -169,8 +170,6 @@ pub(crate) struct Slots {
     pub(crate) status: SlotArena,
     pub(crate) qsl_index: SlotArena,
     pub(crate) first_token: SlotArena,
-    /// Each sample's scheduled time, kept only for a progress display.
-    pub(crate) scheduled: SlotArena,
     pub(crate) n_tokens: SlotArena,
 }
 
@@ -206,6 +205,8 @@ struct SutFailure {
 pub(crate) struct Shared {
     pub(crate) clock: Clock,
     pub(crate) slots: Slots,
+    /// The newest samples' scheduled times, for a progress display.
+    pub(crate) recent_schedule: RecentSchedule,
     pub(crate) use_tokens: bool,
     pub(crate) needs_first_token: bool,
     /// One past the last sequence id handed out.
@@ -244,9 +245,9 @@ impl Shared {
                 status: SlotArena::new(),
                 qsl_index: SlotArena::new(),
                 first_token: SlotArena::new(),
-                scheduled: SlotArena::new(),
                 n_tokens: SlotArena::new(),
             },
+            recent_schedule: RecentSchedule::new(),
             use_tokens,
             needs_first_token,
             issued_end: AtomicU64::new(0),

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use super::completion::{Completer, Shared, FAILED_SUT_DRAIN, LOG};
 use super::diagnostics::Diagnostic;
 use super::effective::EffectiveSettings;
-use super::progress::{record_scheduled, ProgressRecorder, SeriesGoal};
+use super::progress::{ProgressRecorder, SeriesGoal};
 use super::query_gen::{CountLimit, QueryGenerator};
 use super::rng::{generate_canonical, Mt19937};
 use super::schedule::Schedule;
@@ -378,12 +378,9 @@ pub(crate) fn run_series(
         if ctx.progress.is_some() {
             let scheduled = query_scheduled_ns.last().unwrap_or(now);
             let first = current.first().map_or(0, |s| s.id.0 - 1);
-            record_scheduled(
-                &shared.slots.scheduled,
-                first,
-                current.len() as u64,
-                scheduled,
-            );
+            shared
+                .recent_schedule
+                .record(first, current.len() as u64, scheduled);
         }
         let result = issue(ctx, &current, 0);
         queries_issued += issued_now;
