@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use super::completion::{Shared, DONE, TIME_MASK};
 use super::effective::EffectiveSettings;
 use super::issue::{SeriesOutcome, StopReason};
-use super::ranked::{LatencyCollector, RankedLatencies};
+use super::ranked::{LatencyCollector, NarrowExtremes, RankedLatencies};
 use super::results::PerformanceResult;
 use super::schedule::{Decoder, Schedule};
 use super::settings::TestScenario;
@@ -106,38 +106,48 @@ fn one_per_query(
     let queries = schedule.len() as u64;
     let (mut deltas, escaped) = schedule.into_parts();
     let mut decoder = Decoder::new(&escaped);
-    let mut latencies = LatencyCollector::new();
-    let mut kept = 0;
+    let mut narrow = NarrowExtremes::NONE;
+    let mut wide = LatencyCollector::new();
     // Locals rather than `extent`'s fields, so the scan of 10^8 slots keeps them in registers.
-    let mut last_scheduled = extent.last_scheduled;
+    let mut last_scheduled = i64::MIN;
     let mut final_query_done = extent.final_query_done;
     let mut last_completion = extent.last_completion;
-    let slots = shared.slots.status.chunks(first, first + queries);
-    for (query, slot) in slots.flatten().enumerate() {
-        let scheduled = decoder.decode(deltas[query]);
-        if scheduled == i64::MIN {
-            // Generated for another issue thread that stopped before issuing it.
-            continue;
-        }
-        last_scheduled = Some(scheduled);
-        let status = slot.load(Ordering::Acquire);
-        if status & DONE != 0 {
-            let done = (status & TIME_MASK) as i64;
-            if let Some(narrow) = latencies.record(done - scheduled) {
-                deltas[kept] = narrow;
-                kept += 1;
+    let mut query = 0;
+    for slots in shared.slots.status.chunks(first, first + queries) {
+        for slot in slots {
+            let scheduled = decoder.decode(deltas[query]);
+            query += 1;
+            if scheduled == i64::MIN {
+                // Generated for another issue thread that stopped before issuing it.
+                continue;
             }
-            final_query_done = done;
-            last_completion = last_completion.max(done);
+            last_scheduled = scheduled;
+            let status = slot.load(Ordering::Acquire);
+            if status & DONE != 0 {
+                let done = (status & TIME_MASK) as i64;
+                let latency = done - scheduled;
+                match u32::try_from(latency) {
+                    Ok(latency) => {
+                        deltas[narrow.count] = latency;
+                        narrow.add(latency);
+                    }
+                    Err(_) => wide.push(latency),
+                }
+                final_query_done = done;
+                last_completion = last_completion.max(done);
+            }
         }
     }
-    if let Some(max) = latencies.max() {
+    let latencies = wide.written_over(deltas, narrow);
+    if let Some((_, max, _)) = latencies.min_max_sum() {
         extent.max_latency = extent.max_latency.max(max);
     }
-    extent.last_scheduled = last_scheduled;
+    if last_scheduled != i64::MIN {
+        extent.last_scheduled = Some(last_scheduled);
+    }
     extent.final_query_done = final_query_done;
     extent.last_completion = last_completion;
-    latencies.written_over(deltas, kept)
+    latencies
 }
 
 /// Every other series: sample by sample, with MultiStream's query latencies and the token

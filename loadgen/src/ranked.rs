@@ -200,12 +200,59 @@ where
 #[derive(Debug)]
 pub(crate) struct LatencyCollector {
     narrow: Vec<u32>,
-    wide: Vec<i64>,
+    narrow_extremes: NarrowExtremes,
+    wide: WideLatencies,
+}
+
+/// The narrow latencies' extremes: a value of its own, so that a scan of 10^8 of them keeps it
+/// in registers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NarrowExtremes {
+    min: u32,
+    max: u32,
+    /// Exact: fewer than 2^32 values (the slot arena's limit), each below 2^32.
+    sum: u64,
+    /// How many were added.
+    pub(crate) count: usize,
+}
+
+impl NarrowExtremes {
+    pub(crate) const NONE: NarrowExtremes = NarrowExtremes {
+        min: u32::MAX,
+        max: 0,
+        sum: 0,
+        count: 0,
+    };
+
+    #[inline]
+    pub(crate) fn add(&mut self, latency: u32) {
+        self.min = self.min.min(latency);
+        self.max = self.max.max(latency);
+        self.sum += u64::from(latency);
+        self.count += 1;
+    }
+}
+
+/// The latencies that do not fit in 4 bytes: rare, so kept apart from the narrow ones' path.
+#[derive(Debug)]
+struct WideLatencies {
+    values: Vec<i64>,
     negatives: usize,
-    wide_min: i64,
     min: i64,
     max: i64,
     sum: i128,
+}
+
+impl WideLatencies {
+    #[cold]
+    #[inline(never)]
+    fn push(&mut self, latency: i64) {
+        self.negatives += usize::from(latency < 0);
+        self.min = self.min.min(latency);
+        self.max = self.max.max(latency);
+        self.sum += i128::from(latency);
+        self.values.push(latency);
+    }
 }
 
 impl LatencyCollector {
@@ -220,12 +267,14 @@ impl LatencyCollector {
         let _ = narrow.try_reserve(expected);
         LatencyCollector {
             narrow,
-            wide: Vec::new(),
-            negatives: 0,
-            wide_min: i64::MAX,
-            min: i64::MAX,
-            max: i64::MIN,
-            sum: 0,
+            narrow_extremes: NarrowExtremes::NONE,
+            wide: WideLatencies {
+                values: Vec::new(),
+                negatives: 0,
+                min: i64::MAX,
+                max: i64::MIN,
+                sum: 0,
+            },
         }
     }
 
@@ -240,45 +289,55 @@ impl LatencyCollector {
     /// store among the narrow ones, and keeps it whole otherwise.
     #[inline]
     pub(crate) fn record(&mut self, latency: i64) -> Option<u32> {
-        self.min = self.min.min(latency);
-        self.max = self.max.max(latency);
-        self.sum += i128::from(latency);
         match u32::try_from(latency) {
-            Ok(narrow) => Some(narrow),
+            Ok(narrow) => {
+                self.narrow_extremes.add(narrow);
+                Some(narrow)
+            }
             Err(_) => {
-                self.negatives += usize::from(latency < 0);
-                self.wide_min = self.wide_min.min(latency);
                 self.wide.push(latency);
                 None
             }
         }
     }
 
-    /// The largest latency so far.
-    pub(crate) fn max(&self) -> Option<i64> {
-        (self.max >= self.min).then_some(self.max)
+    /// (min, max, sum) of everything collected; None when nothing was.
+    fn extremes(&self) -> Option<(i64, i64, i128)> {
+        let n = &self.narrow_extremes;
+        let narrow = (n.count > 0).then(|| (i64::from(n.min), i64::from(n.max), i128::from(n.sum)));
+        let wide = &self.wide;
+        let wide = (!wide.values.is_empty()).then_some((wide.min, wide.max, wide.sum));
+        match (narrow, wide) {
+            (Some(n), Some(w)) => Some((n.0.min(w.0), n.1.max(w.1), n.2 + w.2)),
+            (one, other) => one.or(other),
+        }
     }
 
-    /// Ends a collection whose narrow latencies the caller wrote itself, over memory it no
-    /// longer needs, so that the end of a long run allocates nothing: `written` of them at the
-    /// front of `buffer`, each passed through [`record`](Self::record) first (never
-    /// [`push`](Self::push)ed).
-    pub(crate) fn written_over(mut self, mut buffer: Vec<u32>, written: usize) -> RankedLatencies {
-        buffer.truncate(written);
+    /// Ends a collection whose narrow latencies the caller kept itself, writing them over
+    /// memory it no longer needs so that the end of a long run allocates nothing: the first
+    /// `extremes.count` of `buffer`. Only the wide ones were [`push`](Self::push)ed here.
+    pub(crate) fn written_over(
+        mut self,
+        mut buffer: Vec<u32>,
+        extremes: NarrowExtremes,
+    ) -> RankedLatencies {
+        buffer.truncate(extremes.count);
         self.narrow = buffer;
+        self.narrow_extremes = extremes;
         self.finish()
     }
 
     pub(crate) fn finish(self) -> RankedLatencies {
-        let known = self.max >= self.min;
-        // Without negative latencies the smallest of all is a narrow one, if any is narrow.
-        let narrow_min = (self.negatives == 0 && !self.narrow.is_empty()).then_some(self.min);
-        let wide_min = (!self.wide.is_empty()).then_some(self.wide_min);
+        let extremes = self.extremes();
+        let n = self.narrow_extremes;
+        let narrow_min = (n.count > 0).then_some(i64::from(n.min));
+        let wide = self.wide;
+        let wide_min = (!wide.values.is_empty()).then_some(wide.min);
         RankedLatencies {
             narrow: Selection::new(self.narrow, narrow_min),
-            wide: Selection::new(self.wide, wide_min),
-            negatives: self.negatives,
-            extremes: Cell::new(known.then_some((self.min, self.max, self.sum))),
+            wide: Selection::new(wide.values, wide_min),
+            negatives: wide.negatives,
+            extremes: Cell::new(extremes),
         }
     }
 }
