@@ -94,8 +94,9 @@ struct Extent {
 }
 
 /// SingleStream and Server without tokens: one sample per query, its slot read in a chunked
-/// scan, and each latency written over a schedule entry already read (`kept <= query`), so
-/// the end of a long run allocates nothing. Their min, max and sum are summed on the way.
+/// scan, and each latency that fits in 4 bytes written over a schedule entry already read
+/// (`narrow.count <= query`), so the end of a long run allocates nothing (the rare longer
+/// ones are kept apart). Their min, max and sum are summed on the way.
 fn one_per_query(
     shared: &Shared,
     outcome: &SeriesOutcome,
