@@ -5,7 +5,8 @@ plugin in-process (through the plugin ABI) and, with --isolated, in its own proc
 Each run is a process of its own; its peak RSS (the child's own ru_maxrss from wait4: the whole
 process, not a growth over a baseline) is divided by the samples the run issued, read from its
 result.json. A run of a few samples gives the process's own footprint, which a run of N
-samples carries too.
+samples carries too. With --isolated, wait4 reports the larger of the host's peak and its
+plugin process's (a waited-for child of the host).
 
     python3 scripts/memory_per_sample.py [--samples 20000000] [--isolated] [--markdown]
 """
@@ -97,7 +98,7 @@ def main() -> None:
             )
         )
         print(f"{scenario}: {rows[-1]}", file=sys.stderr, flush=True)
-    where = "isolated, host process" if args.isolated else "in-process"
+    where = "isolated" if args.isolated else "in-process"
     if args.markdown:
         print(f"| scenario ({where}) | samples issued | peak RSS / sample | growth / sample over a 1000-sample run | RSS of a 1000-sample run |")
         print("|---|---:|---:|---:|---:|")
