@@ -114,6 +114,28 @@ impl SlotArena {
         Some(unsafe { &*ptr.add(index as usize & (CHUNK_LEN - 1)) })
     }
 
+    /// Gives the memory of the slots `start..end` back to the system, whole pages of it: they
+    /// read as zero afterwards. For slots already read for the last time; a late completer
+    /// that still writes one only brings its page back, zeroed.
+    pub(crate) fn release(&self, start: u64, end: u64) {
+        const PAGE: usize = 4096;
+        let unallocated = UNALLOCATED.as_ptr_range();
+        for slots in self.chunks(start, end) {
+            if unallocated.contains(&slots.as_ptr()) {
+                continue;
+            }
+            // The whole pages within the slots' bytes.
+            let bytes = slots.as_ptr_range();
+            let from = (bytes.start as usize).next_multiple_of(PAGE);
+            let to = bytes.end as usize / PAGE * PAGE;
+            if to > from {
+                // SAFETY: whole pages inside this chunk's allocation, which stays mapped; the
+                // advice only zeroes them, and every access to a slot is atomic.
+                unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_DONTNEED) };
+            }
+        }
+    }
+
     /// The slots of `start..end` in order, a chunk at a time; slots never allocated read as
     /// 0. The end-of-run scans of 10^8 slots go through this rather than
     /// [`get`](Self::get) per slot.

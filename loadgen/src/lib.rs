@@ -26,6 +26,7 @@ mod results;
 pub mod rng;
 mod schedule;
 mod settings;
+mod slot_release;
 mod sut;
 mod sut_calls;
 pub mod testing;
