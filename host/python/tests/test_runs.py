@@ -738,8 +738,13 @@ def test_enable_trace_writes_a_trace_file(lg, null_sut, qsl, tmp_path):
 
 
 CTRL_C_RUN = """
+import signal
 import sys
 import mlperf_host.loadgen as lg
+
+# Started from a background job, this process inherits SIGINT ignored, and Python then leaves
+# it ignored; the test is about a program that Ctrl-C reaches.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def issue(samples):
     lg.QuerySamplesComplete([lg.QuerySampleResponse(s.id, 0, 0) for s in samples])
