@@ -101,6 +101,7 @@ mod tests {
             max_watts: Some(watts),
             largest_gap: Duration::from_secs(1),
             problems: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 

@@ -406,13 +406,7 @@ fn the_simulator_answers_as_ptdaemon_does() {
         "{first:?}"
     );
     let watts = client.read();
-    let rest: usize = client
-        .ask("RL")
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+    let rest = client.unread_samples();
     assert!(rest >= 2, "{rest}");
     let lines: Vec<String> = (0..rest).map(|_| client.read()).collect();
     assert!(lines.iter().all(|l| l.starts_with("Time,")));
@@ -455,10 +449,76 @@ impl RawClient {
         self.read()
     }
 
+    /// `RL`: how many unread samples follow (`Last N samples`).
+    fn unread_samples(&mut self) -> usize {
+        self.ask("RL")
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
     fn read(&mut self) -> String {
         let mut line = String::new();
         self.reader.read_line(&mut line).unwrap();
         assert!(line.ends_with("\r\n"), "{line:?}");
         line.trim_end().to_owned()
     }
+}
+
+/// power-dev's server starts PTDaemon as `ptd -l LOG -p PORT [-b N] [-c CH] [dcFlag]
+/// [interfaceFlag] DEVTYPE DEVPORT` with TZ=UTC added to its own environment, and keeps what
+/// the daemon prints (stdout and stderr) as ptd_logs.txt: the simulator takes every such
+/// argument, its load from the environment, and prints its start and stop lines at once.
+#[test]
+fn started_as_the_power_server_starts_ptdaemon() {
+    let dir = std::env::temp_dir().join(format!("mlperf-ptd-{}-server-argv", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let load = dir.join("load.txt");
+    std::fs::write(&load, "150\n250\n").unwrap();
+    let log = dir.join("ptd_logfile_1.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mlperf-ptd-simulator"))
+        .arg("-l")
+        .arg(&log)
+        .args(["-p", "0", "-b", "0", "-c", "1", "-D", "-g", "8", "COM1"])
+        .env("TZ", "UTC")
+        .env("MLPERF_PTD_SIMULATOR_LOAD", &load)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the simulator starts");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let port: u16 = line
+        .trim()
+        .strip_prefix("listening on 127.0.0.1:")
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("not the listening line: {line:?}"));
+    let mut client = RawClient::connect(port);
+    assert_eq!(client.ask("Hello"), "Hello, PTDaemon here!");
+    assert!(client
+        .ask("Go,1000,0,session_ranging")
+        .starts_with("Starting untimed measurement"));
+    // The Go line is printed (and flushed) while the measurement runs, as PTDaemon's is.
+    let mut printed = String::new();
+    while !printed.contains("Go with mark 'session_ranging'") {
+        printed.clear();
+        stdout.read_line(&mut printed).unwrap();
+        assert!(!printed.is_empty(), "the simulator's output ended");
+    }
+    sleep(Duration::from_millis(2300));
+    assert_eq!(client.ask("Stop"), "Stopping untimed measurement");
+    let count = client.unread_samples();
+    assert!(count >= 2, "{count}");
+    // The samples follow the load profile the environment named, from its first value.
+    let watts: Vec<String> = (0..count)
+        .map(|_| client.read().split(',').nth(3).unwrap().to_owned())
+        .collect();
+    assert_eq!(watts[..2], ["150.000000", "250.000000"], "{watts:?}");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -48,6 +48,7 @@ impl SourceResult {
                 let energy = account(trace, window, result.info.period);
                 result.metrics = metrics(&energy, scenario, figures);
                 result.reasons.extend(energy.problems.iter().cloned());
+                result.notes.extend(energy.warnings.iter().cloned());
                 if result.metrics.is_none() && energy.mean_watts.is_some() {
                     result.reasons.push(
                         "no power metric: the run's result figures are missing or zero".into(),

@@ -1,13 +1,13 @@
 //! The command line: PTDaemon's own arguments (so the simulator can stand in for the `ptd`
 //! binary of the official server) plus the simulator's load profile and fault injection.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub const USAGE: &str = "\
 usage: mlperf-ptd-simulator [-p PORT] [-l LOGFILE] [--watts W | --trace FILE] [--volts V]
                             [--interval-ms MS] [--log-commands FILE] [--fault FAULT]...
-                            [PTDaemon options: -c CH -b N -g -n -y -U] [DEVTYPE DEVPORT]
+                            [PTDaemon options: -c CH -b N -g -n -y -U -D] [DEVTYPE DEVPORT]
 
 A SPEC PTDaemon stand-in on 127.0.0.1 that identifies as the Dummy device: its readings are
 made up, never a measurement. It prints `listening on 127.0.0.1:PORT` once it accepts.
@@ -16,6 +16,10 @@ made up, never a measurement. It prints `listening on 127.0.0.1:PORT` once it ac
   -l LOGFILE           append one line per sample: Time,...,PF,...,Mark,<mark>
   --watts W            constant draw in watts (default 200)
   --trace FILE         watts, one number a line, cycled one a sample
+                       Without either (as when MLCommons' power server starts it with
+                       PTDaemon's arguments), the load is MLPERF_PTD_SIMULATOR_LOAD (watts, or a
+                       trace file's path), else the trace file mlperf-ptd-simulator.load beside
+                       the executable, else 200 W
   --volts V            line voltage (default 230); amps = watts / volts / 0.95
   --interval-ms MS     sample every MS ms whatever `Go` asks (for fast tests)
   --log-commands FILE  append every command received, one a line
@@ -127,8 +131,8 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, S
             "-c" | "-b" => {
                 value(&arg)?;
             }
-            // Interface flags (GPIB, RS232, ...), DC mode.
-            "-g" | "-n" | "-y" | "-U" | "-d" => {}
+            // Interface flags (GPIB, RS232, ...), DC mode (power-dev's dcFlag).
+            "-g" | "-n" | "-y" | "-U" | "-d" | "-D" => {}
             other if other.starts_with('-') && other.len() > 1 => {
                 return Err(format!("unknown option {other:?}"))
             }
@@ -139,7 +143,42 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, S
     if watts_given && trace_given {
         return Err("--watts and --trace exclude each other".into());
     }
+    if !watts_given && !trace_given {
+        let beside = std::env::current_exe()
+            .ok()
+            .and_then(|exe| Some(exe.parent()?.join(LOAD_FILE)));
+        if let Some(profile) = default_profile(
+            std::env::var(LOAD_VARIABLE).ok().as_deref(),
+            beside.as_deref(),
+        )? {
+            config.profile = profile;
+        }
+    }
     Ok(Some(config))
+}
+
+/// The load profile's environment variable: watts, or a trace file's path.
+pub const LOAD_VARIABLE: &str = "MLPERF_PTD_SIMULATOR_LOAD";
+/// The trace file read from beside the executable when neither flag nor variable gives one.
+pub const LOAD_FILE: &str = "mlperf-ptd-simulator.load";
+
+/// The load when no flag gives it: the variable's, else the file beside the executable's.
+fn default_profile(
+    variable: Option<&str>,
+    beside: Option<&Path>,
+) -> Result<Option<Profile>, String> {
+    if let Some(value) = variable.map(str::trim).filter(|v| !v.is_empty()) {
+        if let Ok(watts) = value.parse::<f64>() {
+            return positive(LOAD_VARIABLE, value).map(|_| Some(Profile::Constant(watts)));
+        }
+        return read_trace(value)
+            .map(Some)
+            .map_err(|e| format!("{LOAD_VARIABLE}: {e}"));
+    }
+    match beside.filter(|path| path.is_file()) {
+        Some(path) => read_trace(&path.to_string_lossy()).map(Some),
+        None => Ok(None),
+    }
 }
 
 fn positive(name: &str, text: &str) -> Result<f64, String> {
@@ -218,7 +257,7 @@ mod tests {
     #[test]
     fn ptd_arguments_and_simulator_options_parse() {
         let config = parse_words(
-            "-l /tmp/log -p 0 -c 1 -y --volts 120 --interval-ms 50 --fault stall=Go \
+            "-l /tmp/log -p 0 -c 1 -D -y --volts 120 --interval-ms 50 --fault stall=Go \
              --fault invalid-samples=4 0 COM1",
         )
         .unwrap()
@@ -244,6 +283,40 @@ mod tests {
             let error = parse_words(words).unwrap_err();
             assert!(error.contains(expected), "{words}: {error}");
         }
+    }
+
+    #[test]
+    fn the_load_comes_from_the_variable_or_the_file_beside() {
+        let dir = std::env::temp_dir().join(format!("ptd-sim-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(LOAD_FILE);
+        std::fs::write(&file, "180\n# idle\n220\n").unwrap();
+        let cycle = Profile::Cycle(vec![180.0, 220.0]);
+        assert_eq!(
+            default_profile(Some("150"), Some(&file)).unwrap(),
+            Some(Profile::Constant(150.0))
+        );
+        let path = file.to_string_lossy().into_owned();
+        assert_eq!(
+            default_profile(Some(&path), None).unwrap(),
+            Some(cycle.clone())
+        );
+        assert_eq!(default_profile(None, Some(&file)).unwrap(), Some(cycle));
+        assert_eq!(
+            default_profile(Some(" "), Some(&dir.join("absent"))).unwrap(),
+            None
+        );
+        let error = default_profile(Some("-5"), None).unwrap_err();
+        assert!(
+            error.contains(LOAD_VARIABLE) && error.contains("positive"),
+            "{error}"
+        );
+        let error = default_profile(Some("/nonexistent/load"), None).unwrap_err();
+        assert!(
+            error.starts_with(LOAD_VARIABLE) && error.contains("cannot read"),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
