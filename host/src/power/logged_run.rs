@@ -14,10 +14,14 @@ use super::outputs::POWER_SUMMARY;
 use super::result::{PowerResult, SourceResult};
 use super::PowerError;
 use crate::logs::{DetailLog, LogFiles};
+use crate::submission::power_dev;
 use crate::submission::tree::RUN_1;
 
 /// The power result of a session directory.
 pub fn report_dir(dir: &Path) -> Result<PowerResult, PowerError> {
+    // A session's run_1/ is reported with its session's ranging run.
+    let session = power_dev::session_of(dir);
+    let dir = session.as_deref().unwrap_or(dir);
     if !dir.is_dir() {
         return Err(PowerError::NotADirectory(dir.to_path_buf()));
     }
@@ -165,6 +169,20 @@ fn source_info(spl_path: &Path, trace: &Trace, session: &Path) -> SourceInfo {
             .find(|s| s["trace_file"].as_str().is_some_and(|t| t.ends_with(file)))
             .cloned()
     });
+    if let (None, Some(analyzer)) = (&written, power_dev::analyzer(session)) {
+        // A power-dev session: its server recorded what PTDaemon drove.
+        return SourceInfo {
+            name: spl_path.display().to_string(),
+            scope: Scope::Wall,
+            provenance: if analyzer.simulated.is_some() {
+                Provenance::Simulated
+            } else {
+                Provenance::Ptd
+            },
+            period,
+            identity: format!("PTDaemon analyzer: {}", analyzer.identify),
+        };
+    }
     let Some(source) = written else {
         return SourceInfo {
             name: spl_path.display().to_string(),

@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::power_dev;
 use super::run_folder::{RunFolder, RunFolderError, RunKind};
 use super::scenario_files;
 use super::tree::{
     performance_run, relative, ScenarioDir, SubmitterDir, ACCURACY_LOG, ACCURACY_TXT, DIVISIONS,
-    LOG_FILES,
+    LOG_FILES, POWER_DEV_FILES,
 };
 use crate::logs::accuracy as accuracy_log;
 use crate::logs::DATASET_SHA256;
@@ -212,29 +213,9 @@ fn file_scenario(
     options: &SubmitOptions,
 ) -> Result<(), SubmitError> {
     if let Some(run) = runs.performance {
-        copy_logs(&run.dir, &target.performance_run())?;
-        copy_if_present(
-            &run.dir.join("spl.txt"),
-            &target.performance_run().join("spl.txt"),
-        )?;
-        // Our own power record sits beside the run folders, where the checker's file lists
-        // do not look.
-        copy_if_present(
-            &run.dir.join("power_summary.json"),
-            &target.path().join("performance").join("power_summary.json"),
-        )?;
-        let ranging = run.dir.join("ranging");
-        if ranging.is_dir() {
-            copy_logs(&ranging, &target.ranging_run())?;
-            copy_if_present(
-                &ranging.join("spl.txt"),
-                &target.ranging_run().join("spl.txt"),
-            )?;
-        }
-        // A power-dev session's client/server logs, byte for byte.
-        let power = run.dir.join("power");
-        if power.is_dir() {
-            copy_tree(&power, &target.power_dir())?;
+        match &run.power_session {
+            Some(session) => file_power_session(session, target)?,
+            None => file_performance_run(&run.dir, target)?,
         }
     }
     if let Some(run) = runs.accuracy {
@@ -300,6 +281,70 @@ fn file_scenario(
         scenario_files::scenario_readme(target, &anchor.log, &sources),
     )
     .map_err(io_at(&readme))?;
+    Ok(())
+}
+
+/// A performance run's folder: its logs and spl.txt, and what a power measurement left beside
+/// them (our power_summary.json, a ranging run, a hand-placed `power/`).
+fn file_performance_run(dir: &Path, target: &ScenarioDir) -> Result<(), SubmitError> {
+    copy_logs(dir, &target.performance_run())?;
+    copy_if_present(
+        &dir.join("spl.txt"),
+        &target.performance_run().join("spl.txt"),
+    )?;
+    // Our own power record sits beside the run folders, where the checker's file lists do
+    // not look.
+    copy_if_present(
+        &dir.join("power_summary.json"),
+        &target.path().join("performance").join("power_summary.json"),
+    )?;
+    let ranging = dir.join("ranging");
+    if ranging.is_dir() {
+        copy_logs(&ranging, &target.ranging_run())?;
+        copy_if_present(
+            &ranging.join("spl.txt"),
+            &target.ranging_run().join("spl.txt"),
+        )?;
+    }
+    let power = dir.join("power");
+    if power.is_dir() {
+        copy_tree(&power, &target.power_dir())?;
+    }
+    Ok(())
+}
+
+/// A power-dev session, byte for byte: each run's logs and spl.txt, and the client's and
+/// server's five files. Nothing else: the checker's file lists reject any other file there
+/// (`run_1/ptd_out.txt` holds PTDaemon's Watts and Uncertainty replies, which server.json
+/// records too).
+fn file_power_session(session: &Path, target: &ScenarioDir) -> Result<(), SubmitError> {
+    let required = |path: PathBuf| -> Result<PathBuf, SubmitError> {
+        if path.is_file() {
+            Ok(path)
+        } else {
+            Err(SubmitError::Refused(format!(
+                "{}: missing from the power-dev session (its client writes it)",
+                path.display()
+            )))
+        }
+    };
+    for (from, to) in [
+        (power_dev::TESTING, target.performance_run()),
+        (power_dev::RANGING, target.ranging_run()),
+    ] {
+        let run = session.join(from);
+        for name in LOG_FILES.into_iter().chain(["spl.txt"]) {
+            let file = required(run.join(name))?;
+            create_parent(&to.join(name))?;
+            std::fs::copy(&file, to.join(name)).map_err(io_at(&file))?;
+        }
+    }
+    for name in POWER_DEV_FILES {
+        let file = required(session.join(power_dev::POWER).join(name))?;
+        let to = target.power_dir().join(name);
+        create_parent(&to)?;
+        std::fs::copy(&file, &to).map_err(io_at(&file))?;
+    }
     Ok(())
 }
 

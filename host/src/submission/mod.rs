@@ -6,6 +6,7 @@ pub mod assemble;
 pub mod check;
 pub mod compare;
 pub mod finding;
+pub mod power_dev;
 pub mod results;
 pub mod round;
 pub mod rules;

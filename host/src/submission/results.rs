@@ -11,7 +11,7 @@ use super::check::performance::loadgen_scenario;
 use super::round::{Round, ROUND_SCENARIOS};
 use super::rules::Rules;
 use super::run_folder::{RunFolder, RunFolderError, RunKind};
-use super::tree::{performance_run, subdirectories, ACCURACY_TXT, DIVISIONS};
+use super::tree::{performance_run, subdirectories, ACCURACY_TXT, DIVISIONS, RUN_1};
 use crate::logs::{DetailLog, DetailLogError, DETAIL_LOG};
 use crate::power::outputs::POWER_SUMMARY;
 
@@ -110,6 +110,9 @@ fn tree_rows(root: &Path) -> Result<Vec<ResultRow>, ResultsError> {
                         row.division = Some(division.to_string());
                         row.submitter = Some(submitter.clone());
                         add_power(&mut row, &dir.join("performance").join(POWER_SUMMARY))?;
+                        if row.power.is_none() {
+                            add_power_from_logs(&mut row, &dir.join("performance"));
+                        }
                         row.accuracy = accuracy(&dir.join("accuracy").join(ACCURACY_TXT))?;
                         rows.push(row);
                     }
@@ -123,10 +126,7 @@ fn tree_rows(root: &Path) -> Result<Vec<ResultRow>, ResultsError> {
 fn run_folder_row(dir: &Path) -> Result<ResultRow, ResultsError> {
     let run = RunFolder::read(dir, None)?;
     let system = run.log.str("sut_name").unwrap_or("-").to_string();
-    let logs_dir = match run.kind {
-        RunKind::Compliance(_) => performance_run(dir),
-        _ => dir.to_path_buf(),
-    };
+    let logs_dir = run.logs.clone();
     let rules = round_rules(Round::find(None).ok().as_ref(), &run.model);
     let mut row = row_from(
         &run.log,
@@ -142,6 +142,9 @@ fn run_folder_row(dir: &Path) -> Result<ResultRow, ResultsError> {
         row.accuracy = accuracy(&dir.join(ACCURACY_TXT))?;
     } else {
         add_power(&mut row, &logs_dir.join(POWER_SUMMARY))?;
+        if row.power.is_none() {
+            add_power_from_logs(&mut row, run.power_session.as_deref().unwrap_or(&logs_dir));
+        }
     }
     Ok(row)
 }
@@ -187,6 +190,28 @@ fn add_power(row: &mut ResultRow, path: &Path) -> Result<(), ResultsError> {
     row.power_units = metric["power_metric_units"].as_str().map(str::to_string);
     row.power_valid = json["valid"].as_bool();
     Ok(())
+}
+
+/// The power metric recomputed from an analyzer's spl.txt and the detail log (a power-dev
+/// session, or a tree's `performance/` folder), as the official checker computes it; nothing
+/// when there is no spl.txt or it cannot be read.
+fn add_power_from_logs(row: &mut ResultRow, dir: &Path) {
+    let testing = if dir.join(RUN_1).is_dir() {
+        dir.join(RUN_1)
+    } else {
+        dir.to_path_buf()
+    };
+    if !testing.join("spl.txt").is_file() {
+        return;
+    }
+    let Ok(result) = crate::power::report_dir(dir) else {
+        return;
+    };
+    let json = crate::power::result::to_json(&result);
+    let metric = &json["sources"][0]["metric"];
+    row.power = metric["power_metric"].as_f64();
+    row.power_units = metric["power_metric_units"].as_str().map(str::to_string);
+    row.power_valid = Some(result.is_valid());
 }
 
 /// accuracy.txt's first `key=value` and the verdict it gives, if any.

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::power_dev;
 use super::tree::{performance_run, ACCURACY_LOG, LOG_FILES};
 use crate::compliance::ComplianceTest;
 use crate::logs::{DetailLog, DETAIL_LOG, PROVENANCE_FILE};
@@ -19,7 +20,13 @@ pub enum RunKind {
 /// A classified run directory.
 #[derive(Debug, Clone)]
 pub struct RunFolder {
+    /// The folder given (a power-dev session's folder when its `run_1/` was given).
     pub dir: PathBuf,
+    /// The folder holding the run's LoadGen logs (`run_1/` of a power-dev session).
+    pub logs: PathBuf,
+    /// The power-dev session (`ranging/`, `run_1/`, `power/`) the performance run is the
+    /// testing run of, if it is one.
+    pub power_session: Option<PathBuf>,
     pub kind: RunKind,
     /// The model the run's config files were read for (`sut_model`), else the one given.
     pub model: String,
@@ -40,18 +47,21 @@ impl RunFolder {
     /// Reads `dir`; `model` names the benchmark when the log does not (runs made before
     /// mlperf-host logged `sut_model`, or by another LoadGen).
     pub fn read(dir: &Path, model: Option<&str>) -> Result<RunFolder, RunFolderError> {
+        let power_session = power_dev::session_of(dir);
+        let dir = power_session.as_deref().unwrap_or(dir);
         let unusable = |message: String| RunFolderError::Unusable {
             dir: dir.to_path_buf(),
             message,
         };
         let compliance_test = compliance_test(dir);
-        let logs_dir = match &compliance_test {
-            Some(_) => performance_run(dir),
-            None => dir.to_path_buf(),
+        let logs_dir = match (&compliance_test, &power_session) {
+            (Some(_), _) => performance_run(dir),
+            (None, Some(session)) => session.join(power_dev::TESTING),
+            (None, None) => dir.to_path_buf(),
         };
         if let Some(missing) = LOG_FILES.iter().find(|f| !logs_dir.join(f).is_file()) {
             return Err(unusable(format!(
-                "no {missing}: not a LoadGen run directory (nor a compliance test folder from `mlperf-host audit`)"
+                "no {missing}: not a LoadGen run directory (nor a compliance test folder from `mlperf-host audit`, nor a power-dev session)"
             )));
         }
         let mut log = DetailLog::read(&logs_dir.join(DETAIL_LOG))?;
@@ -66,12 +76,24 @@ impl RunFolder {
         let model = match (log.str("sut_model"), model) {
             (_, Some(given)) => given.to_string(),
             (Some(logged), None) => logged.to_string(),
+            (None, None) if power_session.is_some() => {
+                return Err(unusable(
+                    "the session's detail log does not name the model (the power client copies \
+                     only the detail and summary logs of the official LoadGen): give --benchmark"
+                        .into(),
+                ))
+            }
             (None, None) => {
                 return Err(unusable(
                     "the detail log does not name the model (sut_model): give --benchmark".into(),
                 ))
             }
         };
+        if power_session.is_some() && log.str("effective_test_mode") != Some("PerformanceOnly") {
+            return Err(unusable(
+                "a power session's testing run (run_1/) must be a PerformanceOnly run".into(),
+            ));
+        }
         let kind = match compliance_test {
             Some(test) => RunKind::Compliance(test),
             None => match log.str("effective_test_mode") {
@@ -91,6 +113,8 @@ impl RunFolder {
         };
         Ok(RunFolder {
             dir: dir.to_path_buf(),
+            logs: logs_dir,
+            power_session,
             kind,
             model,
             scenario,
@@ -100,6 +124,9 @@ impl RunFolder {
 
     pub fn describe(&self) -> String {
         let kind = match &self.kind {
+            RunKind::Performance if self.power_session.is_some() => {
+                "power session (performance run)".to_string()
+            }
             RunKind::Performance => "performance run".to_string(),
             RunKind::Accuracy => "accuracy run".to_string(),
             RunKind::Compliance(test) => format!("{test} compliance folder"),

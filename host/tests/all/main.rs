@@ -21,6 +21,7 @@ mod onnxruntime_runs;
 mod plugin_layout_skew;
 mod plugin_refusals;
 mod plugin_runs;
+mod power_dev_sessions;
 mod power_plugin;
 mod power_runs;
 mod preprocess_runs;

@@ -80,30 +80,6 @@ fn audit(runs: &Path, test: &str, engine: &str) -> Output {
     output
 }
 
-/// `dir/systems/ci-edge-box.json` from `sysinfo` (an edge system with a power meter), with
-/// what the draft cannot know filled in as a submitter would.
-fn system_description(dir: &Path) -> PathBuf {
-    let system_json = dir.join("systems").join("ci-edge-box.json");
-    assert_ok(&mlperf_host(&[
-        "sysinfo",
-        "--system",
-        "ci-edge-box",
-        "--submitter",
-        "mlperf-host-ci",
-        "--division",
-        "closed",
-        "--system-type",
-        "edge",
-        "--status",
-        "available",
-        "--power",
-        "--out",
-        s(&system_json),
-    ]));
-    support::fill_in(&system_json);
-    system_json
-}
-
 fn make_submission(engine: &str) -> Submission {
     support::require_data("fmnist");
     let dir = TempDir::new();
@@ -146,7 +122,7 @@ fn make_submission(engine: &str) -> Submission {
             describe(&failed[0])
         );
     }
-    let system_json = system_description(dir.path());
+    let system_json = support::system_description(dir.path(), "ci-edge-box", "mlperf-host-ci");
     let tree = dir.path().join("tree");
     let submit_output = mlperf_host(&[
         "submit",
@@ -496,69 +472,6 @@ fn a_missing_system_description_is_found() {
     assert!(submission().system_json.is_file());
 }
 
-#[test]
-fn a_power_dev_session_and_its_ranging_run_are_filed_byte_for_byte() {
-    let submission = submission();
-    let dir = TempDir::new();
-    // The performance run as a power-dev session leaves it: the client's and server's logs
-    // in power/, and the ranging run beside it.
-    let run = dir.path().join("performance");
-    copy_dir(&submission.runs.join("performance"), &run);
-    copy_dir(&run.clone(), &dir.path().join("ranging"));
-    std::fs::rename(dir.path().join("ranging"), run.join("ranging")).unwrap();
-    std::fs::create_dir_all(run.join("power")).unwrap();
-    for (i, name) in [
-        "client.json",
-        "client.log",
-        "ptd_logs.txt",
-        "server.json",
-        "server.log",
-    ]
-    .iter()
-    .enumerate()
-    {
-        std::fs::write(run.join("power").join(name), format!("{name} {i}\n")).unwrap();
-    }
-    let tree = dir.path().join("tree");
-    let output = mlperf_host(&[
-        "submit",
-        "--allow-short",
-        "--benchmark",
-        "fmnist",
-        "--system",
-        s(&submission.system_json),
-        "--out",
-        s(&tree),
-        s(&submission.runs.join("accuracy")),
-        s(&run),
-        s(&submission.runs.join("TEST01")),
-        s(&submission.runs.join("TEST04")),
-    ]);
-    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    let scenario = scenario_dir(&tree);
-    for name in ["client.json", "ptd_logs.txt", "server.log"] {
-        assert_eq!(
-            std::fs::read(scenario.join("performance/power").join(name)).unwrap(),
-            std::fs::read(run.join("power").join(name)).unwrap()
-        );
-    }
-    for name in ["mlperf_log_detail.txt", "spl.txt"] {
-        assert_eq!(
-            std::fs::read(scenario.join("performance/ranging").join(name)).unwrap(),
-            std::fs::read(run.join("ranging").join(name)).unwrap()
-        );
-    }
-    // With the power-dev logs there, power is checked as a power result, and passes.
-    let (code, findings) = check(&tree, true);
-    assert_eq!(code, 0, "{findings:#?}");
-    assert!(
-        !findings
-            .iter()
-            .any(|(_, rule, _)| rule.starts_with("power-files") || rule == "power-logs"),
-        "{findings:#?}"
-    );
-}
-
 /// The first number after `label` in `text`.
 fn number_after(text: &str, label: &str) -> f64 {
     let at = text
@@ -747,7 +660,7 @@ fn a_bert_99_tree_of_minilm_runs_fails_what_the_official_checker_fails() {
             run_dirs.push(out);
         }
     }
-    let system_json = system_description(dir.path());
+    let system_json = support::system_description(dir.path(), "ci-edge-box", "mlperf-host-ci");
     let tree = dir.path().join("tree");
     let mut args = vec![
         "submit",

@@ -1,5 +1,6 @@
-//! A power measurement: the files of the MLCommons power workflow, the LoadGen window inside
-//! the meter's samples, the ranging rule, and what the measurement was made with.
+//! A power measurement: the files of the MLCommons power workflow and the checks power-dev's
+//! `check.py` runs on its session, the LoadGen window inside the meter's samples, the ranging
+//! rule, and what the measurement was made with.
 
 use std::path::Path;
 
@@ -7,10 +8,19 @@ use mlperf_power::RunWindow;
 
 use super::Context;
 use crate::logs::DetailLog;
+use crate::submission::power_dev::{self, Verdict};
 use crate::submission::tree::{ScenarioDir, LOG_FILES, POWER_DEV_FILES};
 
 /// The testing run's average power may be at most this far below the ranging run's.
 const RANGING_TOLERANCE: f64 = 0.05;
+/// What the official checker accepts in a power run's folder beside its logs and spl.txt.
+const OPTIONAL_RUN_FILES: [&str; 5] = [
+    "mlperf_log_accuracy.json",
+    "mlperf_log_trace.json",
+    "results.json",
+    ".gitkeep",
+    "spl.txt",
+];
 
 pub fn check(context: &mut Context, target: &ScenarioDir, _performance_metric: Option<f64>) {
     let run = target.performance_run();
@@ -20,15 +30,8 @@ pub fn check(context: &mut Context, target: &ScenarioDir, _performance_metric: O
         return;
     }
     if power_dev {
-        for name in POWER_DEV_FILES {
-            if !power_dir.join(name).is_file() {
-                context.error(
-                    &power_dir.join(name),
-                    "power-files",
-                    "missing (the MLCommons power client's and server's logs)",
-                );
-            }
-        }
+        check_file_lists(context, target);
+        check_session(context, &target.path().join("performance"));
     } else {
         context.warning(
             &power_dir,
@@ -55,7 +58,8 @@ pub fn check(context: &mut Context, target: &ScenarioDir, _performance_metric: O
         }
         None
     };
-    if let (Some(testing), Some(ranging)) = (testing, ranging) {
+    // A power-dev session's ranging rule is check.py's (in its time difference check).
+    if let (false, Some(testing), Some(ranging)) = (power_dev, testing, ranging) {
         if testing < ranging * (1.0 - RANGING_TOLERANCE) {
             context.error(
                 &run.join("spl.txt"),
@@ -65,6 +69,85 @@ pub fn check(context: &mut Context, target: &ScenarioDir, _performance_metric: O
         }
     }
     check_simulated(context, target);
+}
+
+/// The official checker's file lists: the runs hold their logs and spl.txt, `power/` the
+/// client's and server's five files, and nothing else.
+fn check_file_lists(context: &mut Context, target: &ScenarioDir) {
+    let power_dir = target.power_dir();
+    for name in POWER_DEV_FILES {
+        if !power_dir.join(name).is_file() {
+            context.error(
+                &power_dir.join(name),
+                "power-files",
+                "missing (the MLCommons power client's and server's logs)",
+            );
+        }
+    }
+    let extras = |dir: &Path, allowed: &[&str]| -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|name| !allowed.contains(&name.as_str()))
+            .collect();
+        names.sort();
+        names
+    };
+    let run_files: Vec<&str> = LOG_FILES.into_iter().chain(OPTIONAL_RUN_FILES).collect();
+    for (dir, allowed) in [
+        (target.performance_run(), run_files.as_slice()),
+        (target.ranging_run(), run_files.as_slice()),
+        (power_dir.clone(), &POWER_DEV_FILES[..]),
+    ] {
+        for name in extras(&dir, allowed) {
+            context.error(
+                &dir.join(&name),
+                "power-files",
+                "not a file of a power result: the official checker's file list for this folder rejects it",
+            );
+        }
+    }
+}
+
+/// power-dev's `check.py` on the session filed in `performance/`: a finding per check that
+/// fails or warns. A simulated analyzer fails the analyzer checks by what it is: those, and
+/// the simulation itself, are accepted under `--allow-short`.
+fn check_session(context: &mut Context, session: &Path) {
+    let report = match power_dev::check_session(session) {
+        Ok(report) => report,
+        Err(e) => {
+            context.error(session, "power-session", e.to_string());
+            return;
+        }
+    };
+    for (check, verdict) in &report.verdicts {
+        let file = session.join(check.file());
+        match verdict {
+            Verdict::Passed => {}
+            Verdict::Warning(message) => {
+                context.warning(&file, check.rule(), format!("{}: {message}", check.title()))
+            }
+            Verdict::Failed(message) => {
+                let message = format!("{}: {message}", check.title());
+                if report.simulated.is_some() && check.fails_for_a_simulator() {
+                    context.short(&file, check.rule(), message);
+                } else {
+                    context.error(&file, check.rule(), message);
+                }
+            }
+        }
+    }
+    if let Some(reason) = report.simulated {
+        context.short(
+            &session.join("power/server.json"),
+            "power-simulated",
+            reason,
+        );
+    }
 }
 
 /// The mean of the positive samples strictly inside the run's window, checking that the
@@ -115,16 +198,32 @@ fn average_in_window(context: &mut Context, run: &Path) -> Option<f64> {
             return None;
         }
     };
-    if first > window.begin || last < window.end {
-        context.error(
+    // The checker averages whatever samples fall inside the window: a first sample after
+    // power_begin only means the workload started within the analyzer's sampling period.
+    let utc = mlperf_power::clock::format_utc;
+    if first > window.begin {
+        context.warning(
             &spl,
             "power-window",
             format!(
-                "the samples ({} to {}) do not span the LoadGen window ({} to {})",
-                mlperf_power::clock::format_utc(first),
-                mlperf_power::clock::format_utc(last),
-                mlperf_power::clock::format_utc(window.begin),
-                mlperf_power::clock::format_utc(window.end)
+                "the analyzer's first sample ({}) follows power_begin ({}): the workload started \
+                 within the analyzer's sampling period; the metric is the mean of the samples \
+                 inside the window, as the official checker computes it",
+                utc(first),
+                utc(window.begin)
+            ),
+        );
+    }
+    if last < window.end {
+        context.warning(
+            &spl,
+            "power-window",
+            format!(
+                "the analyzer's last sample ({}) precedes power_end ({}): the samples stop before \
+                 the run ends; the metric is the mean of the samples inside the window, as the \
+                 official checker computes it",
+                utc(last),
+                utc(window.end)
             ),
         );
     }

@@ -216,3 +216,35 @@ pub fn fill_in(path: &std::path::Path) {
     }
     std::fs::write(path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
 }
+
+/// `dir/systems/<system>.json` from `sysinfo` (a closed edge system with a power meter), with
+/// what the draft cannot know filled in as a submitter would.
+pub fn system_description(
+    dir: &std::path::Path,
+    system: &str,
+    submitter: &str,
+) -> std::path::PathBuf {
+    let system_json = dir.join("systems").join(format!("{system}.json"));
+    let path = system_json.to_str().unwrap();
+    assert_ok(&mlperf_host(
+        &repo(),
+        &[
+            "sysinfo",
+            "--system",
+            system,
+            "--submitter",
+            submitter,
+            "--division",
+            "closed",
+            "--system-type",
+            "edge",
+            "--status",
+            "available",
+            "--power",
+            "--out",
+            path,
+        ],
+    ));
+    fill_in(&system_json);
+    system_json
+}
