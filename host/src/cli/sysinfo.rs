@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use mlperf_host::loadgen::TestScenario;
+use mlperf_host::submission::system::nameplate;
 use mlperf_host::submission::system::{
     draft_system, fields_to_fill_in, to_pretty_json, verify_system, Backend, DraftRequest,
     MachineFacts, SoftwareStack, FILL_IN,
@@ -160,6 +161,10 @@ fn sysinfo(args: &Args) -> anyhow::Result<()> {
     if out.exists() && !args.force {
         bail!("{} exists: pass --force to replace it", out.display());
     }
+    let yaml = nameplate::yaml_path(&out);
+    if args.power && yaml.exists() && !args.force {
+        bail!("{} exists: pass --force to replace it", yaml.display());
+    }
     let backend = open_backend(args)?;
     let machine = MachineFacts::this_machine();
     for problem in &machine.problems {
@@ -176,6 +181,15 @@ fn sysinfo(args: &Args) -> anyhow::Result<()> {
     };
     let fields = draft_system(&request, &machine, &SoftwareStack::with_backend(backend));
     write_out(&out, &to_pretty_json(&fields), args.force)?;
+    if args.power {
+        // The nameplate power, as the rules' YAML; system_power_capacity may replace it.
+        let yaml = nameplate::yaml_path(&out);
+        write_out(&yaml, &nameplate::draft_yaml(&system), args.force)?;
+        println!(
+            "wrote {} (the nameplate power: fill it in, or give system_power_capacity and delete it)",
+            yaml.display()
+        );
+    }
 
     let unfilled = fields_to_fill_in(&fields);
     println!("wrote {} ({} fields)", out.display(), fields.len());

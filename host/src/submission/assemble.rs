@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::power_dev;
 use super::run_folder::{RunFolder, RunFolderError, RunKind};
 use super::scenario_files;
+use super::system::nameplate;
 use super::tree::{
     performance_run, relative, ScenarioDir, SubmitterDir, ACCURACY_LOG, ACCURACY_TXT, DIVISIONS,
     LOG_FILES, POWER_DEV_FILES,
@@ -105,6 +106,12 @@ pub fn assemble(options: &SubmitOptions, runs: &[PathBuf]) -> Result<Assembled, 
     let systems = submitter.system_json(&system);
     create_parent(&systems)?;
     std::fs::copy(&options.system_json, &systems).map_err(io_at(&systems))?;
+    // The nameplate power's YAML, where the rules look for it, when it lies beside.
+    let nameplate = nameplate::yaml_path(&options.system_json);
+    if nameplate.is_file() {
+        let to = nameplate::yaml_path(&systems);
+        std::fs::copy(&nameplate, &to).map_err(io_at(&nameplate))?;
+    }
     for model in groups.keys().map(|(model, _)| model) {
         let first = groups
             .iter()

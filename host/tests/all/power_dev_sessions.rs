@@ -442,3 +442,77 @@ fn the_power_of_each_session_is_the_official_checkers() {
         }
     }
 }
+
+/// The v6.1 checker's nameplate rule for a system with power-dev results: the description's
+/// system_power_capacity, else `<system>_power.yaml` (which submit files from beside the
+/// description), else a warning.
+#[test]
+fn a_power_system_needs_its_nameplate_power() {
+    let temp = TempDir::new();
+    let system_json = system_description(temp.path());
+    let tree = temp.path().join("tree");
+    let output = mlperf_host(&[
+        "submit",
+        "--benchmark",
+        "resnet50",
+        "--system",
+        s(&system_json),
+        "--out",
+        s(&tree),
+        s(&session("offline")),
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+    let systems = tree.join("closed/acme/systems");
+    let yaml = systems.join("sut1_power.yaml");
+    assert!(
+        yaml.is_file(),
+        "the draft YAML is filed beside the description"
+    );
+    let nameplate = |tree: &Path| -> BTreeSet<(String, String)> {
+        let output = mlperf_host(&["check", "--json", "--allow-short", s(tree)]);
+        let findings: serde_json::Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
+        findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "nameplate-power")
+            .map(|f| {
+                let file = f["file"].as_str().unwrap();
+                let name = file.rsplit('/').next().unwrap().to_string();
+                (f["severity"].as_str().unwrap().to_string(), name)
+            })
+            .collect()
+    };
+    // system_power_capacity given (filled in): the YAML is not read.
+    assert_eq!(nameplate(&tree), BTreeSet::new());
+    let description = systems.join("sut1.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&description).unwrap()).unwrap();
+    json.as_object_mut()
+        .unwrap()
+        .remove("system_power_capacity");
+    std::fs::write(&description, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    // The draft YAML still to fill in: an error for each value.
+    let found = nameplate(&tree);
+    assert_eq!(
+        found,
+        BTreeSet::from([("error".to_string(), "sut1_power.yaml".to_string())])
+    );
+    let filled = std::fs::read_to_string(&yaml)
+        .unwrap()
+        .lines()
+        .map(|line| match line.split_once(": \"FILL IN") {
+            Some((key, _)) => format!("{key}: 1200"),
+            None => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&yaml, filled).unwrap();
+    assert_eq!(nameplate(&tree), BTreeSet::new());
+    std::fs::remove_file(&yaml).unwrap();
+    assert_eq!(
+        nameplate(&tree),
+        BTreeSet::from([("warning".to_string(), "sut1.json".to_string())])
+    );
+}

@@ -86,6 +86,7 @@ fn a_draft_of_this_machine_has_every_required_field() {
             "{key} without --power or --network"
         );
     }
+    assert!(!dir.path().join("systems/test-box_power.yaml").exists());
     assert_eq!(fields["division"], "closed");
     assert_eq!(fields["submitter"], "ExampleCo");
     assert_eq!(fields["system_type"], "datacenter");
@@ -233,9 +234,18 @@ fn power_and_network_add_their_fields_where_asked() {
         "system_type",
         "network_type",
         "power_supply_details",
+        "system_power_capacity",
     ] {
         assert!(listed.contains(key), "{key}: {listed:?}");
     }
+    // The nameplate power's YAML beside the description, to fill in or delete.
+    let yaml = std::fs::read_to_string(dir.path().join("elsewhere/net_power.yaml")).unwrap();
+    assert!(yaml.contains("PowerCapacityWatts: \"FILL IN: "), "{yaml}");
+    assert!(
+        stdout(&output).contains("net_power.yaml"),
+        "{}",
+        stdout(&output)
+    );
 }
 
 #[test]

@@ -1,14 +1,14 @@
 //! One system's description and one scenario folder: the files every folder needs, then the
 //! performance, accuracy, compliance and power checks.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::{accuracy, compliance, performance, power, Context};
 use crate::submission::round::ROUND_SCENARIOS;
 use crate::submission::rules::Rules;
-use crate::submission::system::{check_system, SystemExpectations};
+use crate::submission::system::{check_system, nameplate, SystemExpectations};
 use crate::submission::tree::{subdirectories, ScenarioDir, SubmitterDir, RUN_1};
 
 /// The measurements.json fields the checker requires, each with a meaningful value.
@@ -52,22 +52,61 @@ pub fn read_system(context: &mut Context, dir: &SubmitterDir, system: &str) -> O
     context
         .findings
         .extend(check_system(&json, &file, &expectations));
+    if has_power_dev_results(&dir.path().join("results").join(system)) {
+        check_nameplate(context, &path, &json);
+    }
     Some(json)
+}
+
+/// The v6.1 checker's nameplate rule for a system with power-dev results: its description's
+/// `system_power_capacity`, else `systems/<system>_power.yaml`, or a warning.
+fn check_nameplate(context: &mut Context, system_json: &Path, json: &Value) {
+    if json.get("system_power_capacity").is_some() {
+        return;
+    }
+    let yaml = nameplate::yaml_path(system_json);
+    match std::fs::read_to_string(&yaml) {
+        Ok(text) => {
+            for problem in nameplate::yaml_problems(&text) {
+                context.error(&yaml, "nameplate-power", problem);
+            }
+        }
+        Err(_) => context.warning(
+            system_json,
+            "nameplate-power",
+            format!(
+                "a system with power results and no nameplate power: neither system_power_capacity here nor {} (the official checker warns)",
+                yaml.file_name().unwrap_or_default().to_string_lossy()
+            ),
+        ),
+    }
+}
+
+/// Whether any scenario of the system was measured through MLCommons' power workflow.
+fn has_power_dev_results(system_dir: &Path) -> bool {
+    scenario_performance_dirs(system_dir).any(|performance| performance.join("power").is_dir())
+}
+
+/// Each `<benchmark>/<scenario>/performance` folder of a system's results.
+fn scenario_performance_dirs(system_dir: &Path) -> impl Iterator<Item = PathBuf> + '_ {
+    subdirectories(system_dir)
+        .into_iter()
+        .flat_map(move |benchmark| {
+            subdirectories(&system_dir.join(&benchmark))
+                .into_iter()
+                .map(move |scenario| {
+                    system_dir
+                        .join(&benchmark)
+                        .join(scenario)
+                        .join("performance")
+                })
+        })
 }
 
 /// Whether any scenario of the system has a power measurement.
 fn has_power_results(system_dir: &Path) -> bool {
-    subdirectories(system_dir).iter().any(|benchmark| {
-        subdirectories(&system_dir.join(benchmark))
-            .iter()
-            .any(|scenario| {
-                let performance = system_dir
-                    .join(benchmark)
-                    .join(scenario)
-                    .join("performance");
-                performance.join("power").is_dir()
-                    || performance.join(RUN_1).join("spl.txt").is_file()
-            })
+    scenario_performance_dirs(system_dir).any(|performance| {
+        performance.join("power").is_dir() || performance.join(RUN_1).join("spl.txt").is_file()
     })
 }
 

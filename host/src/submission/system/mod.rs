@@ -9,6 +9,7 @@ mod check;
 mod draft;
 pub mod fields;
 pub mod machine;
+pub mod nameplate;
 mod software;
 mod units;
 mod verify;

@@ -22,7 +22,7 @@ pub(super) fn power(fields: &mut Map<String, Value>, machine: &MachineFacts) {
             )
         })
         .collect();
-    let entries: [(&str, Value); 15] = [
+    let entries: [(&str, Value); 16] = [
         (
             "power_management",
             fill_in("the power management settings, e.g. the BIOS power profile and OS governor"),
@@ -85,6 +85,10 @@ pub(super) fn power(fields: &mut Map<String, Value>, machine: &MachineFacts) {
         (
             "system_power_only",
             fill_in("whether the measured power is the system's alone (no switches or external storage)"),
+        ),
+        (
+            "system_power_capacity",
+            fill_in("the nameplate power in watts (the capacities of the fewest PSUs the system needs, summed), or remove this field and fill in <system>_power.yaml beside this file"),
         ),
     ];
     for (key, value) in entries {

@@ -204,10 +204,12 @@ fn every_required_power_and_network_field_is_drafted() {
     {
         assert!(fields.contains_key(*key), "{key} missing");
     }
+    // And the nameplate power, which a YAML file may give instead.
     assert_eq!(
         fields.len(),
-        REQUIRED_FIELDS.len() + POWER_FIELDS.len() + NETWORK_FIELDS.len()
+        REQUIRED_FIELDS.len() + POWER_FIELDS.len() + NETWORK_FIELDS.len() + 1
     );
+    assert!(unfilled(&fields).contains(&"system_power_capacity".to_string()));
     assert_eq!(fields["is_network"], json!("true"));
     assert_eq!(fields["filesystem"], json!("ext4"));
     assert_eq!(
