@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::ReportError;
 use crate::logs::{DetailLog, DETAIL_LOG, SUMMARY_LOG, TRACE_LOG};
+use crate::submission::power_dev;
 use crate::submission::results::{collect, ResultRow};
 
 /// One run, as the report draws it.
@@ -41,6 +42,9 @@ pub struct PowerTrace {
 
 /// Reads the run folder `dir`.
 pub fn read_run(dir: &Path) -> Result<RunData, ReportError> {
+    // A power-dev session is reported by its testing run (with the session's power).
+    let testing = power_dev::session_of(dir).map(|session| session.join(power_dev::TESTING));
+    let dir = testing.as_deref().unwrap_or(dir);
     let detail_path = dir.join(DETAIL_LOG);
     let summary_path = dir.join(SUMMARY_LOG);
     if !detail_path.is_file() || !summary_path.is_file() {

@@ -124,7 +124,7 @@ fn tree_rows(root: &Path) -> Result<Vec<ResultRow>, ResultsError> {
 }
 
 fn run_folder_row(dir: &Path) -> Result<ResultRow, ResultsError> {
-    let run = RunFolder::read(dir, None)?;
+    let run = RunFolder::read_to_show(dir)?;
     let system = run.log.str("sut_name").unwrap_or("-").to_string();
     let logs_dir = run.logs.clone();
     let rules = round_rules(Round::find(None).ok().as_ref(), &run.model);

@@ -8,6 +8,9 @@ use super::tree::{performance_run, ACCURACY_LOG, LOG_FILES};
 use crate::compliance::ComplianceTest;
 use crate::logs::{DetailLog, DETAIL_LOG, PROVENANCE_FILE};
 
+/// The model of a run shown whose logs do not name it.
+pub const UNNAMED_MODEL: &str = "-";
+
 /// What a run directory is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunKind {
@@ -47,6 +50,20 @@ impl RunFolder {
     /// Reads `dir`; `model` names the benchmark when the log does not (runs made before
     /// mlperf-host logged `sut_model`, or by another LoadGen).
     pub fn read(dir: &Path, model: Option<&str>) -> Result<RunFolder, RunFolderError> {
+        Self::read_as(dir, model, true)
+    }
+
+    /// Reads `dir` to show it (`results`, `report`): a run whose logs do not name the model
+    /// (the official LoadGen's, as a power-dev session holds them) is shown as model `-`.
+    pub fn read_to_show(dir: &Path) -> Result<RunFolder, RunFolderError> {
+        Self::read_as(dir, None, false)
+    }
+
+    fn read_as(
+        dir: &Path,
+        model: Option<&str>,
+        model_required: bool,
+    ) -> Result<RunFolder, RunFolderError> {
         let power_session = power_dev::session_of(dir);
         let dir = power_session.as_deref().unwrap_or(dir);
         let unusable = |message: String| RunFolderError::Unusable {
@@ -76,6 +93,7 @@ impl RunFolder {
         let model = match (log.str("sut_model"), model) {
             (_, Some(given)) => given.to_string(),
             (Some(logged), None) => logged.to_string(),
+            (None, None) if !model_required => UNNAMED_MODEL.to_string(),
             (None, None) if power_session.is_some() => {
                 return Err(unusable(
                     "the session's detail log does not name the model (the power client copies \

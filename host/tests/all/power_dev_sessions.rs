@@ -199,6 +199,23 @@ fn system_description(dir: &Path) -> PathBuf {
     support::system_description(dir, "sut1", "acme")
 }
 
+/// `submit --benchmark resnet50` of the sessions into `tree`: written, and failing its check
+/// (short runs, no accuracy run, a simulated analyzer).
+fn submit_as_resnet50(system_json: &Path, tree: &Path, sessions: &[PathBuf]) {
+    let mut args = vec![
+        "submit",
+        "--benchmark",
+        "resnet50",
+        "--system",
+        s(system_json),
+        "--out",
+        s(tree),
+    ];
+    args.extend(sessions.iter().map(|dir| s(dir)));
+    let output = mlperf_host(&args);
+    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+}
+
 /// `check --json` of `tree`: each power finding as (severity, rule, file relative to the
 /// scenario folder `scenario`).
 fn power_findings(
@@ -348,6 +365,19 @@ fn power_report_names_a_simulated_analyzer_of_a_session() {
     let text = support::text(&output.stdout);
     assert!(text.contains("SIMULATED, not a measurement"), "{text}");
     assert!(!text.contains("PTDaemon analyzer\n"), "{text}");
+    // The session folder reports as its testing run, with its power and the power chart.
+    let temp = TempDir::new();
+    let html = temp.path().join("report.html");
+    support::assert_ok(&mlperf_host(&["report", "--out", s(&html), s(&dir)]));
+    let page = std::fs::read_to_string(&html).unwrap();
+    let watts = report["sources"][0]["metric"]["power_metric"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        page.contains(&format!("<tr><th>Power</th><td>{watts:.3} Watts</td></tr>")),
+        "{watts}"
+    );
+    assert!(page.contains("<svg"), "the power chart");
 }
 
 /// The official checker's power figures (official_checker/power_metrics.txt, its README says
@@ -396,18 +426,7 @@ fn the_power_of_each_session_is_the_official_checkers() {
         ("tree-b", vec![session("two_analyzers")]),
     ] {
         let tree = temp.path().join(tree_name);
-        let mut args = vec![
-            "submit",
-            "--benchmark",
-            "resnet50",
-            "--system",
-            s(&system_json),
-            "--out",
-            s(&tree),
-        ];
-        args.extend(sessions.iter().map(|dir| s(dir)));
-        let output = mlperf_host(&args);
-        assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+        submit_as_resnet50(&system_json, &tree, &sessions);
         let output = mlperf_host(&["results", "--format", "json", s(&tree)]);
         let rows: Vec<serde_json::Value> = serde_json::from_slice(&output.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
@@ -451,17 +470,7 @@ fn a_power_system_needs_its_nameplate_power() {
     let temp = TempDir::new();
     let system_json = system_description(temp.path());
     let tree = temp.path().join("tree");
-    let output = mlperf_host(&[
-        "submit",
-        "--benchmark",
-        "resnet50",
-        "--system",
-        s(&system_json),
-        "--out",
-        s(&tree),
-        s(&session("offline")),
-    ]);
-    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+    submit_as_resnet50(&system_json, &tree, &[session("offline")]);
     let systems = tree.join("closed/acme/systems");
     let yaml = systems.join("sut1_power.yaml");
     assert!(
