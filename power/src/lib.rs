@@ -15,4 +15,4 @@ pub use clock::RunWindow;
 pub use metrics::{metrics, PerformanceFigures, PowerMetrics, PowerScenario};
 pub use source::{describe_gpus, GpuDescription, GpuInventory};
 pub use source::{Phase, PowerSource, Provenance, Scope, SourceError, SourceInfo};
-pub use trace::{PowerSample, Trace};
+pub use trace::{sum_traces, PowerSample, Trace};

@@ -6,6 +6,7 @@ pub mod logged_run;
 pub mod meters;
 pub mod outputs;
 pub mod result;
+pub mod wall_total;
 
 use std::path::PathBuf;
 
@@ -15,6 +16,7 @@ pub use logged_run::{read_logged_run, report_dir, LoggedRun};
 pub use meters::{Meters, MetersFinisher, Recording};
 pub use outputs::{account_recording, clear_old_outputs, write_summary, write_traces};
 pub use result::{PowerResult, SourceResult};
+pub use wall_total::with_wall_total;
 
 #[derive(Debug, Error)]
 pub enum PowerError {

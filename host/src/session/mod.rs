@@ -412,10 +412,12 @@ fn account_power(
 ) -> Result<PowerResult, SessionError> {
     let logged = power::read_logged_run(out)?;
     let (window, scenario, figures) = (logged.window, logged.scenario, logged.figures);
+    let (recording, ranged) = power::with_wall_total(recording, ranged);
     let mut sources = power::account_recording(&recording, &window, scenario, &figures);
     power::write_traces(out, &recording, &mut sources)?;
     let ranging = match ranging {
         Some((ranging_recording, ranging_dir)) => {
+            let (ranging_recording, _) = power::with_wall_total(ranging_recording, &[]);
             let logged = power::read_logged_run(&ranging_dir)?;
             let mut sources = power::account_recording(
                 &ranging_recording,
@@ -438,7 +440,7 @@ fn account_power(
         sources,
         ranging,
     };
-    power.compare_with_ranging(ranged);
+    power.compare_with_ranging(&ranged);
     power::write_summary(out, &power)?;
     Ok(power)
 }

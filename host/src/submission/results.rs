@@ -35,6 +35,8 @@ pub struct ResultRow {
     pub power: Option<f64>,
     pub power_units: Option<String>,
     pub power_valid: Option<bool>,
+    /// Whether the power was measured with a simulated meter or analyzer.
+    pub power_simulated: Option<bool>,
     /// accuracy.txt's first figure and its verdict, e.g. `accuracy=97.110% PASS`.
     pub accuracy: Option<String>,
     /// The performance run (or accuracy run) the row was read from.
@@ -171,6 +173,7 @@ fn row_from(
         power: None,
         power_units: None,
         power_valid: None,
+        power_simulated: None,
         accuracy: None,
         source: source.to_path_buf(),
     }
@@ -189,6 +192,7 @@ fn add_power(row: &mut ResultRow, path: &Path) -> Result<(), ResultsError> {
     row.power = metric["power_metric"].as_f64();
     row.power_units = metric["power_metric_units"].as_str().map(str::to_string);
     row.power_valid = json["valid"].as_bool();
+    row.power_simulated = json["simulated"].as_bool();
     Ok(())
 }
 
@@ -212,6 +216,7 @@ fn add_power_from_logs(row: &mut ResultRow, dir: &Path) {
     row.power = metric["power_metric"].as_f64();
     row.power_units = metric["power_metric_units"].as_str().map(str::to_string);
     row.power_valid = Some(result.is_valid());
+    row.power_simulated = json["simulated"].as_bool();
 }
 
 /// accuracy.txt's first `key=value` and the verdict it gives, if any.
@@ -270,9 +275,11 @@ fn cells(row: &ResultRow) -> [String; 12] {
         Some(false) => "INVALID".to_string(),
         None => String::new(),
     };
-    let power_units = match (&row.power_units, row.power_valid) {
-        (Some(units), Some(false)) => format!("{units} (INVALID)"),
-        (units, _) => text(units),
+    let power_units = match (&row.power_units, row.power_valid, row.power_simulated) {
+        (Some(units), Some(false), Some(true)) => format!("{units} (INVALID, simulated)"),
+        (Some(units), Some(false), _) => format!("{units} (INVALID)"),
+        (Some(units), _, Some(true)) => format!("{units} (simulated)"),
+        (units, _, _) => text(units),
     };
     [
         text(&row.division),
@@ -337,6 +344,7 @@ mod tests {
             power: Some(200.0),
             power_units: Some("Watts".into()),
             power_valid: Some(false),
+            power_simulated: None,
             accuracy: Some("accuracy=97.1%, \"x\" PASS".into()),
             source: PathBuf::from("r"),
         }
@@ -360,5 +368,20 @@ mod tests {
         assert!(lines[0].starts_with("| division | submitter | system |"));
         assert_eq!(lines[1].matches("---|").count(), COLUMNS.len());
         assert!(lines[2].contains("| Offline | Samples/s | 1234.5 |"));
+    }
+
+    #[test]
+    fn a_simulated_power_is_labelled() {
+        let simulated = ResultRow {
+            power_valid: Some(true),
+            power_simulated: Some(true),
+            ..row()
+        };
+        assert_eq!(cells(&simulated)[10], "Watts (simulated)");
+        let invalid = ResultRow {
+            power_simulated: Some(true),
+            ..row()
+        };
+        assert_eq!(cells(&invalid)[10], "Watts (INVALID, simulated)");
     }
 }

@@ -112,9 +112,10 @@ fn a_simulated_meter_gives_the_checkers_energy_per_query_beside_an_untouched_sum
     let summary_at = stdout.find("MLPerf Results Summary").unwrap();
     let power_at = stdout.find("Power Summary").unwrap();
     assert!(summary_at < power_at, "{stdout}");
+    // Each meter, and the two wall meters' sum.
     assert_eq!(
         stdout.matches("Power result : VALID (simulated)").count(),
-        2,
+        3,
         "{stdout}"
     );
     assert!(stdout.contains("SIMULATED, not a measurement"));
@@ -133,7 +134,7 @@ fn a_simulated_meter_gives_the_checkers_energy_per_query_beside_an_untouched_sum
     let seconds = power["window_seconds"].as_f64().unwrap();
     assert!(seconds >= 1.4, "{power}");
 
-    for (index, spl) in ["spl.txt", "spl-2.txt"].iter().enumerate() {
+    for (index, spl) in ["spl.txt", "spl-2.txt", "spl-3.txt"].iter().enumerate() {
         let source = &power["sources"][index];
         assert_eq!(source["trace_file"], *spl);
         assert_eq!(source["valid"], true, "{source}");
@@ -151,12 +152,22 @@ fn a_simulated_meter_gives_the_checkers_energy_per_query_beside_an_untouched_sum
         );
         assert_eq!(source["metric"]["power_metric_units"], "millijoules");
     }
-    assert_eq!(power["sources"][0]["accounting"]["average_watts"], 200.0);
+    // Two wall meters measure one system: its power is their sum, sample by sample (the
+    // first meter's samples, each with the other's nearest), first, in spl.txt.
+    let total = &power["sources"][0];
+    assert_eq!(total["source"], "wall total (2 wall meters)");
+    assert_eq!(power["sources"][1]["accounting"]["average_watts"], 200.0);
     // The replayed trace cycles 180, 220, 205.
-    let replayed = power["sources"][1]["accounting"]["min_watts"]
+    let replayed = power["sources"][2]["accounting"]["min_watts"]
         .as_f64()
         .unwrap();
     assert_eq!(replayed, 180.0);
+    let summed = |key: &str| total["accounting"][key].as_f64().unwrap();
+    assert!(
+        (380.0..=420.0).contains(&summed("min_watts"))
+            && (380.0..=420.0).contains(&summed("max_watts")),
+        "{total}"
+    );
 
     // power report recomputes the first meter's figures from the files alone.
     let report = Command::new(EXE)
