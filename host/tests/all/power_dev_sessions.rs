@@ -435,6 +435,7 @@ fn the_power_of_each_session_is_the_official_checkers() {
                 .iter()
                 .find(|r| r["scenario"] == scenario.as_str())
                 .unwrap_or_else(|| panic!("{tree_name} {scenario}: {rows:#?}"));
+            assert_eq!(row["power_simulated"], true, "{row}");
             let power = row["power"].as_f64().unwrap();
             assert!(
                 close(power, *metric),
