@@ -5,25 +5,51 @@
 # installs into .venv, .venv-mlserver, .venv-triton and data/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+log="$(mktemp)"
+timings="$(mktemp)"
+# Each phase's seconds, printed as a table at the end (before the closing line), or on the
+# way out when a phase fails.
+phase_start=$SECONDS
+done_phase() {
+    printf '%s\t%s\n' "$1" "$((SECONDS - phase_start))" >>"$timings"
+    phase_start=$SECONDS
+}
+print_timings() {
+    echo "CI phases (seconds, $SECONDS in all):"
+    awk -F '\t' '{ printf "  %-44s %6d\n", $1, $2 }' "$timings"
+    # Each test binary's own run time, as cargo reports it after the binary's name.
+    awk '/^ *Running / { crate = $NF; gsub(/.*deps\/|-[0-9a-f]+\)$/, "", crate)
+                         name = crate ": " ($2 == "unittests" ? $3 : $2) }
+         /^test result:/ && name != "" { sub(/s$/, "", $NF); printf "    %-42s %6.1f\n", name, $NF; name = "" }' "$log"
+}
+trap 'status=$?; if [ "$status" -ne 0 ]; then print_timings; fi; rm -f "$log" "$timings"' EXIT
 bash scripts/setup-official-loadgen.sh
 # The official LoadGen's C++ sources (PyPI sdist, cached outside the clone), which
 # mlperf-official-loadgen compiles for `--engine official`.
 export "$(bash scripts/setup-official-engine.sh | tail -n 1)"
 export MLPERF_OFFICIAL_PYTHON="$PWD/.venv/bin/python"
+done_phase "official LoadGen wheel and sources"
 # mlperf_host.loadgen (host/python), built by pip as a user builds it, and pytest.
 bash scripts/setup-python.sh
+done_phase "Python module (pip) and pytest"
 ort_dylib="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"
 export "$ort_dylib"
+done_phase "ONNX Runtime"
 bash scripts/benchmarks/prepare.sh digits fmnist images minilm smollm2
+done_phase "benchmark data"
 # The KServe v2 servers (MLServer, Triton) and the LLM server (llama.cpp's OpenAI server;
 # its build is cached outside the clone) the network plugin's tests start.
 bash scripts/setup-servers.sh
+done_phase "MLServer and Triton"
 bash scripts/setup-llm.sh
+done_phase "LLM server (llama.cpp)"
 # Headless Chromium, in which the report test renders and screenshots report.html.
 MLPERF_HOST_CHROMIUM="$(bash scripts/setup-chromium.sh | tail -n 1)"
 export MLPERF_HOST_CHROMIUM
+done_phase "Chromium"
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
+done_phase "cargo fmt and clippy"
 # The WASM guest SDK is its own workspace (its modules build only for wasm32; the test suite
 # rebuilds and compares them where that target is installed).
 guest_sdk=wasm-preprocess/guest-sdk/Cargo.toml
@@ -31,10 +57,10 @@ cargo fmt --manifest-path "$guest_sdk" -- --check
 cargo fmt --manifest-path wasm-preprocess/modules/Cargo.toml --all -- --check
 cargo clippy --manifest-path "$guest_sdk" --all-targets -- -D warnings
 cargo test --manifest-path "$guest_sdk" --quiet
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+done_phase "WASM guest SDK"
 # Benchmarks are left to `cargo bench` and scripts/bench.sh.
 cargo test --release --lib --bins --tests --examples 2>&1 | tee "$log"
+done_phase "cargo test --release (build and run)"
 # The Python module's tests, against the official wheel where they compare.
 pytest_status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider host/python/tests 2>&1 | tee -a "$log" || pytest_status=$?
@@ -44,6 +70,8 @@ if [ "$pytest_status" -eq 5 ]; then
 elif [ "$pytest_status" -ne 0 ]; then
     exit "$pytest_status"
 fi
+done_phase "pytest"
+print_timings
 # One closing line for the whole run: cargo prints a result line per test binary, pytest
 # one line for all of its tests.
 awk '/^test result:/ { passed += $4; failed += $6 }
