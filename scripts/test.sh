@@ -23,6 +23,20 @@ print_timings() {
          /^test result:/ && name != "" { sub(/s$/, "", $NF); printf "    %-42s %6.1f\n", name, $NF; name = "" }' "$log"
 }
 trap 'status=$?; if [ "$status" -ne 0 ]; then print_timings; fi; rm -f "$log" "$timings"' EXIT
+# A fresh clone builds into the cache outside it (target/ links there), reusing the
+# dependencies the clones before it built; the workspace's own crates, whose paths differ
+# from clone to clone, are cleaned out first, so that the cache does not grow.
+cache="${MLPERF_HOST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mlperf-host}"
+if [ ! -e target ]; then
+    mkdir -p "$cache/target"
+    ln -s "$cache/target" target
+    if [ "$(cat "$cache/target/.clone" 2>/dev/null)" != "$PWD" ]; then
+        cargo clean --quiet --workspace
+        cargo clean --quiet --workspace --release
+        echo "$PWD" >"$cache/target/.clone"
+    fi
+fi
+done_phase "build cache"
 bash scripts/setup-official-loadgen.sh
 # The official LoadGen's C++ sources (PyPI sdist, cached outside the clone), which
 # mlperf-official-loadgen compiles for `--engine official`.
