@@ -142,6 +142,10 @@ fn mutate(dir: &Path, mutation: &serde_json::Value) {
         std::fs::remove_file(dir.join(file)).unwrap();
         return;
     }
+    if let Some(scale) = mutation.get("scale_watts") {
+        scale_watts(dir, scale);
+        return;
+    }
     let (change, add) = match (mutation.get("edit"), mutation.get("add")) {
         (Some(edit), None) => (edit, false),
         (None, Some(add)) => (add, true),
@@ -164,12 +168,43 @@ fn mutate(dir: &Path, mutation: &serde_json::Value) {
     std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
 }
 
+/// Every sample's watts in an spl.txt times a factor (as record_check_py.py writes them), the
+/// file's new SHA-1 recorded where the server recorded the old.
+fn scale_watts(dir: &Path, scale: &serde_json::Value) {
+    use sha1::{Digest, Sha1};
+    let file = scale["file"].as_str().unwrap();
+    let factor = scale["factor"].as_f64().unwrap();
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let scaled: Vec<String> = text
+        .split('\n')
+        .map(|line| {
+            let mut fields: Vec<String> = line.split(',').map(str::to_string).collect();
+            if line.starts_with("Time") && fields.len() > 3 {
+                let watts: f64 = fields[3].parse().unwrap();
+                fields[3] = format!("{:.6}", watts * factor);
+            }
+            fields.join(",")
+        })
+        .collect();
+    std::fs::write(&path, scaled.join("\n")).unwrap();
+    let digest: String = Sha1::digest(std::fs::read(&path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let descriptor = dir.join(scale["rehash"].as_str().unwrap());
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&descriptor).unwrap()).unwrap();
+    json["results"][file] = serde_json::Value::String(digest);
+    std::fs::write(&descriptor, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+}
+
 #[test]
 fn each_mutation_of_a_session_fails_the_check_it_fails_in_check_py() {
     let mutations: Vec<serde_json::Value> =
         serde_json::from_str(&std::fs::read_to_string(data().join("mutations.json")).unwrap())
             .unwrap();
-    assert_eq!(mutations.len(), 6);
+    assert_eq!(mutations.len(), 7);
     let baseline = verdicts(&std::fs::read_to_string(data().join("offline/check_py.txt")).unwrap());
     for mutation in &mutations {
         let name = mutation["name"].as_str().unwrap();

@@ -12,7 +12,12 @@ and a final line `exit code: N`. Mutations (paths relative to the session folder
                                                       JSON file F (rewritten with indent 2)
   {"add": {"file": F, "pointer": P, "delta": D}}     add D to the number at P
   {"remove": F}                                      delete file F
+  {"scale_watts": {"file": F, "factor": X, "rehash": J}}
+                                                      multiply the Watts of every sample line of
+                                                      spl.txt F by X (written %.6f), and record
+                                                      F's new SHA-1 in JSON file J's results
 """
+import hashlib
 import json
 import os
 import shutil
@@ -49,6 +54,22 @@ def apply(session, mutation):
         rewrite_json(session, spec, lambda p, k: p.__setitem__(k, p[k] + spec["delta"]))
     elif "remove" in mutation:
         os.remove(os.path.join(session, mutation["remove"]))
+    elif "scale_watts" in mutation:
+        spec = mutation["scale_watts"]
+        path = os.path.join(session, spec["file"])
+        with open(path) as f:
+            lines = f.read().split("\n")
+        for i, line in enumerate(lines):
+            fields = line.split(",")
+            if line.startswith("Time") and len(fields) > 3:
+                fields[3] = "%.6f" % (float(fields[3]) * spec["factor"])
+                lines[i] = ",".join(fields)
+        with open(path, "w") as f:
+            f.write("\n".join(lines))
+        with open(path, "rb") as f:
+            digest = hashlib.sha1(f.read()).hexdigest()
+        rewrite_json(session, {"file": spec["rehash"], "pointer": "/results/" + spec["file"].replace("~", "~0").replace("/", "~1")},
+                     lambda p, k: p.__setitem__(k, digest))
     else:
         raise ValueError(f"unknown mutation {mutation!r}")
 
