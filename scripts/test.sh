@@ -36,6 +36,11 @@ if [ ! -e target ]; then
         echo "$PWD" >"$cache/target/.clone"
     fi
 fi
+# The generated benchmark data too: prepare.sh keeps what the current generators made.
+if [ ! -e data ]; then
+    mkdir -p "$cache/data"
+    ln -s "$cache/data" data
+fi
 done_phase "build cache"
 bash scripts/setup-official-loadgen.sh
 # The official LoadGen's C++ sources (PyPI sdist, cached outside the clone), which
