@@ -184,13 +184,20 @@ impl HttpClient {
     }
 }
 
+/// How long a pooled connection may sit idle before it is closed rather than reused. Servers
+/// close idle keep-alive connections themselves (uvicorn, under MLServer and the llama.cpp
+/// OpenAI server, after 5 s): a request sent on a connection just as the server closes it
+/// fails with "connection closed before message completed". Below every common server's
+/// keep-alive, the client never reuses a connection the server may be closing.
+pub(super) const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// A keep-alive HTTP/1.1 client with a connection pool.
 pub(super) fn pooled_client(connect_timeout: Duration) -> Client<HttpConnector, Full<Bytes>> {
     let mut connector = HttpConnector::new();
     connector.set_nodelay(true);
     connector.set_connect_timeout(Some(connect_timeout));
     Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(Duration::from_secs(60))
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT)
         .build(connector)
 }
 
@@ -412,6 +419,66 @@ mod tests {
         assert!(error.contains("no output \"label\""), "{error}");
         let error = read_output(&target(), &http::HeaderMap::new(), b"oops").unwrap_err();
         assert!(error.contains("not JSON"), "{error}");
+    }
+
+    /// A connection idle past the pool's timeout is not reused: the next request opens a new
+    /// one, where a server closing idle connections (uvicorn after 5 s) would fail it.
+    #[test]
+    fn an_idle_connection_is_not_reused_past_the_pool_timeout() {
+        use std::io::{BufRead, BufReader, Write};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&accepted);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().map_while(Result::ok) {
+                counter.fetch_add(1, Ordering::SeqCst);
+                // Answers every request of the connection, keeping it alive.
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut writer = stream;
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                        if line == "\r\n" {
+                            let answer = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                            if writer.write_all(answer.as_bytes()).is_err() {
+                                return;
+                            }
+                        }
+                        line.clear();
+                    }
+                });
+            }
+        });
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = pooled_client(Duration::from_secs(5));
+        let get = || {
+            let request = Request::builder()
+                .uri(format!("http://127.0.0.1:{port}/"))
+                .body(Full::new(Bytes::new()))
+                .unwrap();
+            runtime.block_on(async {
+                let response = client.request(request).await.unwrap();
+                response.into_body().collect().await.unwrap().to_bytes()
+            })
+        };
+        assert_eq!(get(), "ok");
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(get(), "ok");
+        assert_eq!(accepted.load(Ordering::SeqCst), 1, "kept alive while busy");
+        std::thread::sleep(POOL_IDLE_TIMEOUT + Duration::from_millis(700));
+        assert_eq!(get(), "ok");
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            2,
+            "idle past the timeout: a new one"
+        );
     }
 
     #[test]
