@@ -290,6 +290,13 @@ pub(crate) fn config_search_paths(path: impl AsRef<Path>) -> Vec<PathBuf> {
     {
         paths.push(root.join(&relative));
     }
+    // The source tree it was built from, wherever its target/ lives (CI links it to a cache).
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(&relative);
+    if !paths.contains(&source) {
+        paths.push(source);
+    }
     paths
 }
 
@@ -530,6 +537,15 @@ fn check_submission_section(section: &SubmissionSection) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn configs_are_found_in_the_source_tree_wherever_the_executable_is() {
+        let paths = config_search_paths("audit");
+        assert_eq!(paths[0], Path::new("configs/audit"));
+        let source = paths.last().unwrap();
+        assert!(source.is_dir(), "{}", source.display());
+        assert!(source.ends_with("../configs/audit"), "{}", source.display());
+    }
 
     fn parse(text: &str) -> Result<Benchmark, DefinitionError> {
         let raw: RawDefinition = toml::from_str(text).map_err(|e| DefinitionError::Invalid {
