@@ -102,12 +102,21 @@ pub fn relative(root: &Path, path: &Path) -> PathBuf {
 
 /// The names of the directories in `dir`, sorted; none when it cannot be read.
 pub fn subdirectories(dir: &Path) -> Vec<String> {
+    names_in(dir, std::fs::FileType::is_dir)
+}
+
+/// The names of the regular files in `dir`, sorted; none when it cannot be read.
+pub fn files(dir: &Path) -> Vec<String> {
+    names_in(dir, std::fs::FileType::is_file)
+}
+
+fn names_in(dir: &Path, kind: fn(&std::fs::FileType) -> bool) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut names: Vec<String> = entries
         .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| e.file_type().is_ok_and(|t| kind(&t)))
         .filter_map(|e| e.file_name().into_string().ok())
         .collect();
     names.sort();

@@ -258,17 +258,9 @@ fn power_findings(
     scenario: &str,
     allow_short: bool,
 ) -> BTreeSet<(String, String, String)> {
-    let mut args = vec!["check", "--json", s(tree)];
-    if allow_short {
-        args.push("--allow-short");
-    }
-    let output = mlperf_host(&args);
-    let findings: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
+    let (_, findings) = support::check_json(tree, allow_short);
     let prefix = format!("closed/acme/results/sut1/resnet50/{scenario}/");
     findings
-        .as_array()
-        .unwrap()
         .iter()
         .filter(|f| f["rule"].as_str().unwrap().starts_with("power-"))
         .filter_map(|f| {
@@ -514,12 +506,8 @@ fn a_power_system_needs_its_nameplate_power() {
         "the draft YAML is filed beside the description"
     );
     let nameplate = |tree: &Path| -> BTreeSet<(String, String)> {
-        let output = mlperf_host(&["check", "--json", "--allow-short", s(tree)]);
-        let findings: serde_json::Value = serde_json::from_slice(&output.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
-        findings
-            .as_array()
-            .unwrap()
+        support::check_json(tree, true)
+            .1
             .iter()
             .filter(|f| f["rule"] == "nameplate-power")
             .map(|f| {

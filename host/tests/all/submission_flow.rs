@@ -152,16 +152,8 @@ fn scenario_dir(tree: &Path) -> PathBuf {
 
 /// `check --json` on `tree`: its exit code and (severity, rule, file) of each finding.
 fn check(tree: &Path, allow_short: bool) -> (i32, BTreeSet<(String, String, String)>) {
-    let mut args = vec!["check", "--json", s(tree)];
-    if allow_short {
-        args.push("--allow-short");
-    }
-    let output = mlperf_host(&args);
-    let findings: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
+    let (code, findings) = support::check_json(tree, allow_short);
     let set = findings
-        .as_array()
-        .unwrap()
         .iter()
         .map(|f| {
             (
@@ -171,7 +163,7 @@ fn check(tree: &Path, allow_short: bool) -> (i32, BTreeSet<(String, String, Stri
             )
         })
         .collect();
-    (output.status.code().unwrap(), set)
+    (code.unwrap(), set)
 }
 
 fn errors(findings: &BTreeSet<(String, String, String)>) -> BTreeSet<(String, String)> {

@@ -9,7 +9,7 @@ use mlperf_power::RunWindow;
 use super::Context;
 use crate::logs::DetailLog;
 use crate::submission::power_dev::{self, Verdict};
-use crate::submission::tree::{ScenarioDir, LOG_FILES, POWER_DEV_FILES};
+use crate::submission::tree::{files, ScenarioDir, LOG_FILES, POWER_DEV_FILES};
 
 /// The testing run's average power may be at most this far below the ranging run's.
 const RANGING_TOLERANCE: f64 = 0.05;
@@ -85,17 +85,10 @@ fn check_file_lists(context: &mut Context, target: &ScenarioDir) {
         }
     }
     let extras = |dir: &Path, allowed: &[&str]| -> Vec<String> {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return Vec::new();
-        };
-        let mut names: Vec<String> = entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .filter_map(|e| e.file_name().into_string().ok())
+        files(dir)
+            .into_iter()
             .filter(|name| !allowed.contains(&name.as_str()))
-            .collect();
-        names.sort();
-        names
+            .collect()
     };
     let run_files: Vec<&str> = LOG_FILES.into_iter().chain(OPTIONAL_RUN_FILES).collect();
     for (dir, allowed) in [

@@ -248,3 +248,18 @@ pub fn system_description(
     fill_in(&system_json);
     system_json
 }
+
+/// `mlperf-host check --json TREE` (with `--allow-short` if asked): its exit code and findings.
+pub fn check_json(
+    tree: &std::path::Path,
+    allow_short: bool,
+) -> (Option<i32>, Vec<serde_json::Value>) {
+    let mut args = vec!["check", "--json", tree.to_str().unwrap()];
+    if allow_short {
+        args.push("--allow-short");
+    }
+    let output = mlperf_host(&repo(), &args);
+    let findings: Vec<serde_json::Value> = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
+    (output.status.code(), findings)
+}
