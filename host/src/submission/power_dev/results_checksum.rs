@@ -9,6 +9,7 @@ use sha1::{Digest, Sha1};
 use super::checks::{fail, Outcome, Verdict};
 use super::descriptor::Descriptor;
 use super::RESULT_PATHS;
+use crate::logs::accuracy::hex;
 
 /// The descriptors themselves are left out: neither side records their final checksum.
 const DESCRIPTORS: [&str; 2] = ["power/server.json", "power/client.json"];
@@ -148,10 +149,6 @@ fn hash_dir(dir: &Path) -> std::io::Result<BTreeMap<String, String>> {
         }
     }
     Ok(hashes)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
