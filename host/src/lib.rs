@@ -10,6 +10,7 @@
 pub use mlperf_loadgen as loadgen;
 
 pub mod benchmark;
+pub mod campaign;
 pub mod compliance;
 pub mod conformance;
 pub mod engine_bench;

@@ -43,6 +43,10 @@ enum Command {
     Sysinfo(cli::sysinfo::Args),
     /// Assemble a submission tree from run directories, then check it.
     Submit(cli::submit::Args),
+    /// A whole submission from one campaign file: every run the round requires, planned,
+    /// run in order with a journal (resumable after any crash), filed, checked and reported.
+    #[command(subcommand)]
+    Campaign(cli::campaign::Command),
     /// Check a submission tree with the official checker's rules.
     Check(cli::check::Args),
     /// The results table (metric, validity, power, accuracy) of submission trees or run folders.
@@ -152,6 +156,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => cli::audit::main(&args),
         Command::Sysinfo(args) => cli::sysinfo::main(&args),
         Command::Submit(args) => cli::submit::main(&args),
+        Command::Campaign(command) => cli::campaign::main(&command),
         Command::Check(args) => cli::check::main(&args),
         Command::Report(args) => cli::report::main(&args),
         Command::Results(args) => cli::results::main(&args),

@@ -241,6 +241,11 @@ impl Benchmark {
 
     /// Files the definition names that do not exist.
     pub fn missing_files(&self) -> Vec<&Path> {
+        self.files().into_iter().filter(|p| !p.exists()).collect()
+    }
+
+    /// The data files the definition names: inputs, model, tokenizer and the scorer's.
+    pub fn files(&self) -> Vec<&Path> {
         let mut files = vec![self.inputs.as_path()];
         files.extend(self.model.as_deref());
         files.extend(self.tokenizer.as_deref());
@@ -262,7 +267,7 @@ impl Benchmark {
             Accuracy::Rouge { references, .. } => files.push(references),
             Accuracy::Unavailable { .. } => {}
         }
-        files.into_iter().filter(|p| !p.exists()).collect()
+        files
     }
 }
 

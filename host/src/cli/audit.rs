@@ -147,7 +147,7 @@ fn audit(args: &Args) -> anyhow::Result<bool> {
 }
 
 /// Everything that can be refused is refused here, before anything runs.
-fn plan(args: &Args) -> anyhow::Result<AuditPlan> {
+pub fn plan(args: &Args) -> anyhow::Result<AuditPlan> {
     if args.run.tuning.tune {
         bail!("--tune: a compliance test runs with the submission's settings (tune them with `mlperf-host tune`)");
     }

@@ -15,6 +15,8 @@ use super::progress::ProgressWatcher;
 /// The terminal's view of a session: the blocks on stdout, the progress bar on stderr.
 pub struct Console {
     quiet: bool,
+    /// The progress bar even when quiet (`campaign` shows each run's bar, not its blocks).
+    bar: bool,
     progress: Option<ProgressWatcher>,
 }
 
@@ -23,6 +25,16 @@ impl Console {
     pub fn new(quiet: bool) -> Console {
         Console {
             quiet,
+            bar: !quiet,
+            progress: None,
+        }
+    }
+
+    /// Only the progress bar: no blocks on stdout.
+    pub fn bar_only() -> Console {
+        Console {
+            quiet: true,
+            bar: true,
             progress: None,
         }
     }
@@ -40,7 +52,7 @@ impl Observer for Console {
 
     fn test_starting(&mut self) -> Option<ProgressHandle> {
         // The bar: on a terminal, not --quiet; the watcher also runs for the debug log.
-        self.progress = ProgressWatcher::start(!self.quiet && std::io::stderr().is_terminal());
+        self.progress = ProgressWatcher::start(self.bar && std::io::stderr().is_terminal());
         self.progress.as_ref().map(ProgressWatcher::handle)
     }
 

@@ -3,6 +3,8 @@
 
 pub mod audit;
 pub mod benchmark;
+pub mod campaign;
+mod campaign_run;
 pub mod check;
 pub mod compare;
 pub mod console;

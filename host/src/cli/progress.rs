@@ -6,7 +6,9 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::sync::Mutex;
+
+use indicatif::{HumanCount, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mlperf_host::loadgen::{ProgressHandle, ProgressSnapshot, TestMode};
 
 /// Nothing is drawn this early in a run, so short runs print nothing extra.
@@ -17,6 +19,14 @@ const BAR_POLL: Duration = Duration::from_millis(200);
 const LOG_POLL: Duration = Duration::from_millis(500);
 /// The bar's length: its position is in thousandths of the minimum run.
 const BAR_LEN: u64 = 1000;
+
+/// Where the bars of the runs go when something draws above them (`campaign`'s own bar).
+static PARENT: Mutex<Option<MultiProgress>> = Mutex::new(None);
+
+/// Draws each run's bar beneath `parent`'s bars from now on.
+pub fn nest_under(parent: MultiProgress) {
+    *PARENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(parent);
+}
 
 /// Polls a [`ProgressHandle`] on a thread of its own, for the bar and the debug log.
 pub struct ProgressWatcher {
@@ -201,7 +211,11 @@ impl LiveBar {
             let Some(target) = self.target.take() else {
                 return;
             };
-            self.bar = Some(ProgressBar::with_draw_target(Some(BAR_LEN), target));
+            let parent = PARENT.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            self.bar = Some(match parent {
+                Some(parent) => parent.add(ProgressBar::new(BAR_LEN)),
+                None => ProgressBar::with_draw_target(Some(BAR_LEN), target),
+            });
         }
         let Some(bar) = &self.bar else {
             return;

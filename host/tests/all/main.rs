@@ -3,6 +3,7 @@
 //! the differential test against the official wheel.
 
 mod audit_runs;
+mod campaign_runs;
 mod cli_benchmark;
 mod cli_plugins;
 mod cli_progress;

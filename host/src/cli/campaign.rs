@@ -1,0 +1,341 @@
+//! `mlperf-host campaign plan|run|status FILE`: a whole submission from one campaign file.
+//! The plan and its checks live in the library (`mlperf_host::campaign`); this module turns
+//! each planned run into the plan `run`, `audit` or `tune` would make of the same command line
+//! (so every flag is checked before anything runs), prints tables, and hands the runs to
+//! [`super::campaign_run`].
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::Parser;
+use mlperf_host::campaign::estimate::{human, run_seconds};
+use mlperf_host::campaign::inputs::entry_hashes;
+use mlperf_host::campaign::journal::utc_text;
+use mlperf_host::campaign::state::{entry_states, EntryState};
+use mlperf_host::campaign::{CampaignFile, Entry, Journal, Plan, PlanOptions, RunKind};
+use mlperf_host::session::RunPlan;
+
+use super::run_args::RunArgs;
+
+/// `mlperf-host campaign`.
+#[derive(clap::Subcommand, Debug)]
+pub enum Command {
+    /// Every run the round's rules require of the campaign, in order, with its estimated
+    /// duration and whether it is done, stale or still to run. Refuses a campaign that cannot
+    /// run, naming the benchmark and the key.
+    Plan(PlanArgs),
+    /// Runs what the plan still needs (resuming after any interruption), then files the
+    /// submission tree, checks it, and writes results.md and report.html.
+    Run(RunCampaignArgs),
+    /// The journal as a table, and what is left with its estimated time.
+    Status(PlanArgs),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = "\
+The campaign file (TOML) is documented by configs/campaign.example.toml. Its folder (`dir`, \
+default: the file's name without .toml, beside it) holds journal.json, runs/<benchmark>/<scenario>/\
+{accuracy,performance,TEST..}/, tune/, aside/ (partial runs moved out of the way), submission/, \
+results.md and report.html.")]
+pub struct PlanArgs {
+    /// The campaign file.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// A test campaign: run-length settings (`min_duration_ms`, …) may be set, and `check`
+    /// runs with `--allow-short`.
+    #[arg(long)]
+    pub allow_short: bool,
+    /// A test campaign: the native engine may make closed results (`check --allow-native`).
+    #[arg(long)]
+    pub allow_native: bool,
+    /// Also print each run's command line.
+    #[arg(long)]
+    pub commands: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunCampaignArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Go on after a failed run (its dependants are skipped) and list the failures at the end.
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Run again a run that is done (its id, e.g. fmnist/Offline/performance, or a prefix of
+    /// ids such as fmnist/Offline/). Repeatable.
+    #[arg(long, value_name = "ID")]
+    pub redo: Vec<String>,
+}
+
+pub fn main(command: &Command) -> ExitCode {
+    match command {
+        Command::Plan(args) => {
+            super::init_logging(0, false);
+            super::exit_with(load(args).map(|loaded| print_plan(&loaded, args.commands)))
+        }
+        Command::Status(args) => {
+            super::init_logging(0, false);
+            super::exit_with(load(args).map(|loaded| print_status(&loaded)))
+        }
+        Command::Run(args) => super::campaign_run::main(args),
+    }
+}
+
+/// The plan with where each run stands.
+pub struct Loaded {
+    pub plan: Plan,
+    pub journal: Journal,
+    pub hashes: Vec<String>,
+    pub states: Vec<EntryState>,
+    /// Seconds, per entry.
+    pub estimates: Vec<f64>,
+}
+
+impl Loaded {
+    pub fn remaining_seconds(&self) -> f64 {
+        self.states
+            .iter()
+            .zip(&self.estimates)
+            .filter(|(state, _)| !state.is_done())
+            .map(|(_, seconds)| seconds)
+            .sum()
+    }
+}
+
+/// Plans the campaign, checks every run's flags as `run`/`audit`/`tune` would, and reads the
+/// journal.
+pub fn load(args: &PlanArgs) -> anyhow::Result<Loaded> {
+    let file = CampaignFile::read(&args.file)?;
+    let options = PlanOptions {
+        allow_short: args.allow_short,
+        allow_native: args.allow_native,
+    };
+    let plan = Plan::new(file, options)?;
+    let mut problems = Vec::new();
+    let mut estimates = Vec::with_capacity(plan.entries.len());
+    for entry in &plan.entries {
+        match settings_of(entry) {
+            Ok(run) => estimates.push(estimate(&plan, entry, &run)),
+            Err(error) => {
+                problems.push(format!("run {}: {error:#}", entry.id));
+                estimates.push(0.0);
+            }
+        }
+    }
+    if !problems.is_empty() {
+        bail!(
+            "{}: the campaign cannot run:\n  {}",
+            plan.file.path.display(),
+            problems.join("\n  ")
+        );
+    }
+    let hashes = entry_hashes(&plan)?;
+    let journal = Journal::open(&plan.file.dir, &plan.file.path)?;
+    let states = entry_states(&plan, &journal, &hashes);
+    Ok(Loaded {
+        plan,
+        journal,
+        hashes,
+        states,
+        estimates,
+    })
+}
+
+/// A planned run's command as `mlperf-host` parses it.
+#[derive(Parser, Debug)]
+#[command(name = "mlperf-host", no_binary_name = true)]
+pub enum EntryCommand {
+    Run(RunArgs),
+    Audit(super::audit::Args),
+    Tune(super::tune::Args),
+}
+
+impl EntryCommand {
+    pub fn parse_entry(entry: &Entry) -> anyhow::Result<EntryCommand> {
+        EntryCommand::try_parse_from(&entry.command)
+            .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))
+    }
+
+    pub fn run_args(&self) -> &RunArgs {
+        match self {
+            EntryCommand::Run(args) => args,
+            EntryCommand::Audit(args) => &args.run,
+            EntryCommand::Tune(args) => &args.run,
+        }
+    }
+}
+
+/// The run plan `run` would make of the entry's flags (a user.conf an earlier run will write
+/// is left out until it exists).
+fn settings_of(entry: &Entry) -> anyhow::Result<RunPlan> {
+    let command = EntryCommand::parse_entry(entry)?;
+    let mut run = command.run_args().clone();
+    if run
+        .user_conf
+        .as_ref()
+        .is_some_and(|p| entry.produced_input.as_ref() == Some(p) && !p.is_file())
+    {
+        run.user_conf = None;
+    }
+    super::run_plan::run_plan(&run)
+}
+
+fn estimate(plan: &Plan, entry: &Entry, run: &RunPlan) -> f64 {
+    let benchmark = plan.benchmarks.iter().find(|b| b.name == entry.benchmark);
+    let total = benchmark.map_or(1024, |b| b.rules.accuracy_sample_count_for(&entry.scenario));
+    let performance = match run.settings.performance_sample_count_override {
+        0 => benchmark
+            .and_then(|b| b.definition.performance_sample_count)
+            .map_or(total, |n| n as u64),
+        n => n,
+    };
+    run_seconds(
+        &entry.kind,
+        &run.settings,
+        performance,
+        total,
+        &plan.file.power,
+    )
+}
+
+fn print_plan(loaded: &Loaded, commands: bool) {
+    let plan = &loaded.plan;
+    println!(
+        "Campaign {}: round {}, {} division, {} system, {} engine, power {}",
+        plan.file.path.display(),
+        plan.round.name,
+        plan.division,
+        plan.system_type,
+        plan.engine,
+        power_text(&plan.file.power)
+    );
+    let width = plan.entries.iter().map(|e| e.id.len()).max().unwrap_or(3);
+    println!("{:>3}  {:<width$}  {:<11}  estimate", "#", "run", "state");
+    for (i, entry) in plan.entries.iter().enumerate() {
+        println!(
+            "{:>3}  {:<width$}  {:<11}  {}{}",
+            i + 1,
+            entry.id,
+            loaded.states[i].name(),
+            human(loaded.estimates[i]),
+            note(entry)
+        );
+        if commands {
+            println!("     mlperf-host {}", shell_words(&entry.command));
+        }
+    }
+    print_totals(loaded);
+}
+
+/// What a run adds beyond its kind.
+fn note(entry: &Entry) -> &'static str {
+    match (&entry.kind, &entry.power_dev_client) {
+        (RunKind::Performance, Some(_)) => "  (power client: ranging, then testing)",
+        _ => "",
+    }
+}
+
+fn power_text(power: &mlperf_host::campaign::PowerChoice) -> String {
+    match power {
+        mlperf_host::campaign::PowerChoice::None => "none".into(),
+        mlperf_host::campaign::PowerChoice::Meters(meters) => {
+            format!("measured by {}", meters.join(" + "))
+        }
+        mlperf_host::campaign::PowerChoice::PowerDev { .. } => {
+            "through MLCommons' power client".into()
+        }
+    }
+}
+
+fn print_totals(loaded: &Loaded) {
+    let count = |state: EntryState| loaded.states.iter().filter(|s| **s == state).count();
+    let total: f64 = loaded.estimates.iter().sum();
+    let mut parts = vec![format!("{} done", count(EntryState::Done))];
+    for state in [
+        EntryState::Stale,
+        EntryState::Failed,
+        EntryState::Interrupted,
+        EntryState::Pending,
+    ] {
+        let n = count(state);
+        if n > 0 {
+            parts.push(format!("{n} {}", state.name()));
+        }
+    }
+    println!(
+        "{} runs: {}; about {} left (of {} in all)",
+        loaded.plan.entries.len(),
+        parts.join(", "),
+        human(loaded.remaining_seconds()),
+        human(total)
+    );
+}
+
+fn print_status(loaded: &Loaded) {
+    let plan = &loaded.plan;
+    let width = plan.entries.iter().map(|e| e.id.len()).max().unwrap_or(3);
+    println!(
+        "{:<width$}  {:<11}  {:<8}  {:<32}  when (UTC)",
+        "run", "state", "verdict", "metric"
+    );
+    for (i, entry) in plan.entries.iter().enumerate() {
+        let record = loaded.journal.runs.get(&entry.id);
+        let verdict = record.and_then(|r| r.verdict.as_deref()).unwrap_or("-");
+        let metric = record.and_then(|r| r.metric.as_deref()).unwrap_or("-");
+        let when = record
+            .map(|r| utc_text(r.ended.unwrap_or(r.started)))
+            .unwrap_or_else(|| "-".into());
+        println!(
+            "{:<width$}  {:<11}  {:<8}  {:<32}  {when}",
+            entry.id,
+            loaded.states[i].name(),
+            verdict,
+            metric
+        );
+        if let Some(reason) = record.and_then(|r| r.reason.as_deref()) {
+            if !loaded.states[i].is_done() {
+                println!("    {reason}");
+            }
+        }
+    }
+    match &plan.file.dir.join("submission").is_dir() {
+        true => match &loaded.journal.finished {
+            Some(finished) => println!(
+                "submission: {} ({} errors, {} warnings at {})",
+                plan.file.dir.join("submission").display(),
+                finished.errors,
+                finished.warnings,
+                utc_text(finished.ended)
+            ),
+            None => println!("submission: not finished"),
+        },
+        false => println!("submission: not filed yet"),
+    }
+    print_totals(loaded);
+}
+
+/// Arguments as a shell would take them back.
+pub fn shell_words(args: &[String]) -> String {
+    args.iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub fn shell_quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+/// `dir/aside/<id>-<unix seconds>`: where a run's old folder goes before it is redone.
+pub fn aside_path(dir: &Path, entry: &Entry, now: f64) -> PathBuf {
+    dir.join("aside")
+        .join(format!("{}-{}", entry.id.replace('/', "_"), now as u64))
+}

@@ -1,0 +1,664 @@
+//! `mlperf-host campaign`: a whole submission planned from the rules, run (the null plugin and
+//! the C example behind the official engine), killed and resumed, made stale by an edit,
+//! refused when it cannot run, and wrapped by a power client.
+//!
+//! The benchmarks are tiny definitions written here (64 samples; the plugins' 4-byte answers
+//! read as one float32 score, so every sample is class 0 and accuracy is 100 %), with their
+//! own `[submission]` rules and audit configs, in a folder the commands run in.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use mlperf_host::benchmark::Benchmark;
+use mlperf_host::campaign::{Journal, RunState, CRASH_ENV};
+use mlperf_host::submission::round::Round;
+use mlperf_host::submission::rules::Rules;
+
+use super::support::{self, describe, TempDir};
+
+/// A folder holding tiny benchmarks, their audit configs and a filled-in system description.
+struct Workspace {
+    dir: TempDir,
+}
+
+impl Workspace {
+    fn new() -> Workspace {
+        let dir = TempDir::new();
+        let root = dir.path();
+        for folder in ["data", "configs/benchmarks", "configs/audit/TEST04"] {
+            std::fs::create_dir_all(root.join(folder)).unwrap();
+        }
+        npy(&root.join("data/inputs.npy"), "|u1", "(64, 4)", &[7u8; 256]);
+        npy(&root.join("data/labels.npy"), "<i8", "(64,)", &[0u8; 512]);
+        std::fs::write(
+            root.join("data/reference.json"),
+            "{\"onnxruntime_top1\": 1.0}",
+        )
+        .unwrap();
+        std::fs::copy(
+            support::repo().join("configs/audit/TEST04/audit.config"),
+            root.join("configs/audit/TEST04/audit.config"),
+        )
+        .unwrap();
+        let edge_all = r#"["SingleStream", "MultiStream", "Offline"]"#;
+        benchmark(root, "tiny-a", "null", edge_all);
+        benchmark(
+            root,
+            "tiny-b",
+            "example-c",
+            r#"["SingleStream", "Offline"]"#,
+        );
+        benchmark(root, "tiny-c", "null", r#"["Offline"]"#);
+        support::system_description(root, "box", "Org");
+        Workspace { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `NAME.toml`: the system, power, and one `[[benchmark]]` per (name, extra keys).
+    fn campaign(&self, name: &str, head: &str, benchmarks: &[(&str, &str)]) -> PathBuf {
+        let mut text = format!("system = \"systems/box.json\"\n{head}\n");
+        for (bench, extra) in benchmarks {
+            text.push_str(&format!(
+                "[[benchmark]]\nname = \"{bench}\"\nset = {{ min_duration_ms = 0 }}\n\
+                 measurements = {{ starting_weights_filename = \"none: the plugin answers without a model\", \
+                 input_data_types = \"uint8\", weight_data_types = \"none\" }}\n{extra}\n"
+            ));
+        }
+        let path = self.path().join(format!("{name}.toml"));
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn host(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mlperf-host"));
+        command
+            .args(args)
+            .current_dir(self.path())
+            .env_remove("MLPERF_HOST_LOG")
+            .env_remove(CRASH_ENV);
+        command
+    }
+}
+
+/// A definition of 64 samples answered by `plugin` with 2 ms of latency (10 ms in
+/// MultiStream), whose `[submission]` asks TEST01 and TEST04 and `edge` scenarios of an edge
+/// system.
+fn benchmark(root: &Path, name: &str, plugin: &str, edge: &str) {
+    let plugin = match plugin {
+        "example-c" => support::plugin_library("libmlperf_example_c.so")
+            .display()
+            .to_string(),
+        other => other.to_string(),
+    };
+    let text = format!(
+        r#"name = "{name}"
+description = "64 samples whose 4-byte answers read as one float32 score: class 0, as labelled"
+[dataset]
+inputs = "../../data/inputs.npy"
+performance_sample_count = 64
+[accuracy]
+metric = "top1"
+labels = "../../data/labels.npy"
+output = "float32"
+reference = "../../data/reference.json"
+threshold = 0.99
+[plugin]
+name = "{plugin}"
+config = {{ workers = 1, latency_us = 2000 }}
+# MultiStream's tail is judged at its 99th percentile: 10 ms per query keeps this machine's
+# scheduling hiccups (up to a few ms in 1 % of queries) within TEST01's and TEST04's 10 %.
+scenario.MultiStream = {{ latency_us = 10000 }}
+[settings.SingleStream]
+single_stream_expected_latency_ns = 2000000
+min_query_count = 200
+[settings.MultiStream]
+multi_stream_expected_latency_ns = 10000000
+min_query_count = 700
+[settings.Offline]
+offline_expected_qps = 30000
+[submission]
+dataset_size = 64
+compliance = ["TEST01", "TEST04"]
+offline_min_samples_per_query = 64
+required_scenarios_edge = {edge}
+required_scenarios_datacenter = ["Offline"]
+"#
+    );
+    std::fs::write(root.join(format!("configs/benchmarks/{name}.toml")), text).unwrap();
+    let audit = root.join(format!("configs/audit/TEST01/{name}"));
+    std::fs::create_dir_all(&audit).unwrap();
+    std::fs::write(
+        audit.join("audit.config"),
+        "*.*.mode = 2\n*.*.accuracy_log_rng_seed = 720381539243781796\n*.*.accuracy_log_sampling_target = 64\n",
+    )
+    .unwrap();
+}
+
+/// A version 1.0 .npy file.
+fn npy(path: &Path, descr: &str, shape: &str, data: &[u8]) {
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    bytes.extend(data);
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The run ids `campaign plan` lists, in order.
+fn planned_ids(output: &Output) -> Vec<String> {
+    assert!(output.status.success(), "{}", describe(output));
+    stdout(output)
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            words.next()?.parse::<usize>().ok()?;
+            words
+                .next()
+                .filter(|id| id.contains('/'))
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+/// What the rules require of an edge system for the definition `name`, from the round and the
+/// definition (not from the plan).
+fn required_ids(workspace: &Workspace, name: &str) -> Vec<String> {
+    let definition = Benchmark::read(
+        &workspace
+            .path()
+            .join(format!("configs/benchmarks/{name}.toml")),
+    )
+    .unwrap();
+    let rules = Rules::from_definition(&definition, &Round::find(None).unwrap()).unwrap();
+    let mut ids = Vec::new();
+    for scenario in &rules.scenario_set("edge").unwrap().required {
+        for kind in ["accuracy", "performance"]
+            .into_iter()
+            .chain(rules.compliance.iter().map(String::as_str))
+        {
+            ids.push(format!("{name}/{scenario}/{kind}"));
+        }
+    }
+    ids
+}
+
+fn journal(campaign: &Path) -> Journal {
+    Journal::open(&campaign.with_extension(""), campaign).expect("the journal reads")
+}
+
+/// `campaign run` until it ends with every run done; a run may fail only on a timing
+/// verification (TEST01's and TEST04's 10 % performance checks on this 2-core machine), and a
+/// rerun redoes only what failed.
+fn run_to_the_end(workspace: &Workspace, campaign: &Path) -> Output {
+    let file = campaign.to_str().unwrap();
+    for _ in 0..3 {
+        let before = journal(campaign);
+        let output = workspace.host(&["campaign", "run", file, "--allow-short"]);
+        let after = journal(campaign);
+        for (id, record) in &before.runs {
+            if record.state == RunState::Done {
+                assert_eq!(
+                    after.runs.get(id),
+                    Some(record),
+                    "{id} was redone\n{}",
+                    describe(&output)
+                );
+            }
+        }
+        if output.status.success() {
+            return output;
+        }
+        let text = String::from_utf8_lossy(&output.stderr).to_string();
+        eprintln!("campaign run failed on a timing check, run again: {text}");
+        assert!(
+            text.contains("failed: TEST0") && text.contains("Performance check"),
+            "a failure other than a timing check: {}",
+            describe(&output)
+        );
+    }
+    panic!("the campaign did not finish in three runs");
+}
+
+#[test]
+fn a_campaign_runs_what_the_rules_require_files_a_tree_check_passes_and_an_edit_makes_only_its_runs_stale(
+) {
+    let _timings = support::timings_or_llm();
+    let workspace = Workspace::new();
+    let campaign = workspace.campaign("edge", "", &[("tiny-a", ""), ("tiny-b", "")]);
+    let file = campaign.to_str().unwrap();
+
+    let plan = workspace.host(&["campaign", "plan", file, "--allow-short"]);
+    let mut expected = required_ids(&workspace, "tiny-a");
+    expected.extend(required_ids(&workspace, "tiny-b"));
+    assert_eq!(planned_ids(&plan), expected);
+    assert_eq!(expected.len(), 20);
+    assert!(
+        stdout(&plan).contains("20 runs: 0 done, 20 pending"),
+        "{}",
+        stdout(&plan)
+    );
+
+    let run = run_to_the_end(&workspace, &campaign);
+    let text = stdout(&run);
+    assert!(text.contains("submission: 0 errors"), "{text}");
+    let dir = campaign.with_extension("");
+    let tree = dir.join("submission/closed/Org/results/box");
+    for (bench, scenario) in [
+        ("tiny-a", "MultiStream"),
+        ("tiny-b", "Offline"),
+        ("tiny-b", "SingleStream"),
+    ] {
+        let folder = tree.join(bench).join(scenario);
+        for file in [
+            "performance/run_1/mlperf_log_detail.txt",
+            "accuracy/accuracy.txt",
+            "TEST01/verify_performance.txt",
+            "TEST04/verify_performance.txt",
+        ] {
+            assert!(
+                folder.join(file).is_file(),
+                "{} missing",
+                folder.join(file).display()
+            );
+        }
+        let measurements = std::fs::read_to_string(folder.join("measurements.json")).unwrap();
+        assert!(
+            measurements.contains("none: the plugin answers without a model"),
+            "{measurements}"
+        );
+    }
+    // `submit` ran `check` inside; the tree passes it on its own too.
+    let check = workspace.host(&[
+        "check",
+        "--allow-short",
+        dir.join("submission").to_str().unwrap(),
+    ]);
+    support::assert_ok(&check);
+    let results = std::fs::read_to_string(dir.join("results.md")).unwrap();
+    assert_eq!(results.matches("| VALID |").count(), 5, "{results}");
+    assert!(dir.join("report.html").is_file());
+
+    let status = stdout(&workspace.host(&["campaign", "status", file, "--allow-short"]));
+    assert!(status.contains("20 runs: 20 done"), "{status}");
+    assert!(
+        status.contains("tiny-b/Offline/performance") && status.contains("VALID"),
+        "{status}"
+    );
+
+    // Another latency for tiny-b's plugin: its 8 runs are stale, tiny-a's 12 are kept.
+    let edited = std::fs::read_to_string(&campaign).unwrap().replace(
+        "name = \"tiny-b\"",
+        "name = \"tiny-b\"\nplugin_set = { latency_us = 1500 }",
+    );
+    std::fs::write(&campaign, edited).unwrap();
+    let plan = stdout(&workspace.host(&["campaign", "plan", file, "--allow-short"]));
+    for line in plan.lines().filter(|l| l.contains("tiny-")) {
+        let expect = if line.contains("tiny-b/") {
+            "stale"
+        } else {
+            "done"
+        };
+        assert!(line.contains(expect), "{line}\n{plan}");
+    }
+    assert!(plan.contains("20 runs: 12 done, 8 stale"), "{plan}");
+}
+
+/// The files of a tree, relative to it.
+fn files_under(root: &Path) -> Vec<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else {
+                out.push(path.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(root, root, &mut files);
+    files.sort();
+    files
+}
+
+/// Each run's state and verdict.
+fn outcomes(journal: &Journal) -> BTreeMap<String, (RunState, Option<String>)> {
+    journal
+        .runs
+        .iter()
+        .map(|(id, r)| (id.clone(), (r.state, r.verdict.clone())))
+        .collect()
+}
+
+fn killed(output: &Output) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    output.status.signal() == Some(libc::SIGKILL)
+}
+
+#[test]
+fn a_campaign_killed_anywhere_resumes_to_the_tree_and_journal_of_one_never_killed() {
+    let _timings = support::timings_or_llm();
+    let workspace = Workspace::new();
+    // Runs of at least 0.3 s, long enough to be killed in the middle.
+    let slow = "plugin_set = { latency_us = 300000 }";
+    let whole = workspace.campaign("whole", "", &[("tiny-c", slow)]);
+    let reference = run_to_the_end(&workspace, &whole);
+    assert!(
+        stdout(&reference).contains("submission: 0 errors"),
+        "{}",
+        describe(&reference)
+    );
+
+    let campaign = workspace.campaign("killed", "", &[("tiny-c", slow)]);
+    let file = campaign.to_str().unwrap();
+    let dir = campaign.with_extension("");
+    let crash_at = |point: &str| {
+        let output = workspace
+            .command(&["campaign", "run", file, "--allow-short"])
+            .env(CRASH_ENV, point)
+            .output()
+            .unwrap();
+        assert!(
+            killed(&output),
+            "{point}: not killed\n{}",
+            describe(&output)
+        );
+        journal(&campaign)
+    };
+    // While the journal is written (the first run's end): the old journal stands, with the
+    // run started and not ended, so it is redone.
+    let after = crash_at("journal#2");
+    assert_eq!(after.runs.len(), 1);
+    assert_eq!(
+        after.runs["tiny-c/Offline/accuracy"].state,
+        RunState::Started
+    );
+    assert!(dir.join("journal.json.partial").is_file());
+    // A run that ended but was not recorded: redone from scratch, its folder moved aside.
+    let after = crash_at("after-run#1");
+    assert_eq!(
+        after.runs["tiny-c/Offline/accuracy"].state,
+        RunState::Started
+    );
+    assert!(
+        dir.join("aside").read_dir().unwrap().count() >= 1,
+        "the partial run was not moved aside"
+    );
+    // Between runs: the recorded run is kept from here on.
+    let after = crash_at("between-runs#1");
+    let kept = after.runs["tiny-c/Offline/accuracy"].clone();
+    assert_eq!(kept.state, RunState::Done);
+    let kept_folder = dir.join("runs/tiny-c/Offline/accuracy");
+    let kept_mtime = std::fs::metadata(kept_folder.join("mlperf_log_detail.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
+
+    // Inside a run: SIGKILL from outside once the journal shows the performance run started.
+    let mut child = workspace
+        .command(&["campaign", "run", file, "--allow-short"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let started = Journal::open(&dir, &campaign)
+            .ok()
+            .and_then(|j| j.runs.get("tiny-c/Offline/performance").cloned())
+            .is_some_and(|r| r.state == RunState::Started);
+        if started && dir.join("runs/tiny-c/Offline/performance").is_dir() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the performance run never started"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let after = journal(&campaign);
+    assert_eq!(
+        after.runs["tiny-c/Offline/performance"].state,
+        RunState::Started
+    );
+
+    // During submit: every run done, the tree half made in submission.partial.
+    let after = crash_at("submit");
+    assert!(
+        after.runs.values().all(|r| r.state == RunState::Done),
+        "{after:?}"
+    );
+    assert!(dir.join("submission.partial").is_dir() && !dir.join("submission").exists());
+
+    let resumed = run_to_the_end(&workspace, &campaign);
+    assert!(
+        stdout(&resumed).contains("0 of 4 runs to do"),
+        "{}",
+        stdout(&resumed)
+    );
+    let last = journal(&campaign);
+    assert_eq!(
+        last.runs["tiny-c/Offline/accuracy"], kept,
+        "a completed run was redone"
+    );
+    assert_eq!(
+        std::fs::metadata(kept_folder.join("mlperf_log_detail.txt"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        kept_mtime
+    );
+    assert_eq!(outcomes(&last), outcomes(&journal(&whole)));
+    let tree = files_under(&dir.join("submission"));
+    assert_eq!(
+        tree,
+        files_under(&whole.with_extension("").join("submission"))
+    );
+    assert!(!dir.join("submission.partial").exists());
+    // The filed performance run is the last, whole one, not a killed one moved aside.
+    let filed = dir.join(
+        "submission/closed/Org/results/box/tiny-c/Offline/performance/run_1/mlperf_log_detail.txt",
+    );
+    assert_eq!(
+        std::fs::read(filed).unwrap(),
+        std::fs::read(dir.join("runs/tiny-c/Offline/performance/mlperf_log_detail.txt")).unwrap()
+    );
+}
+
+#[test]
+fn a_campaign_that_cannot_run_is_refused_before_any_run_naming_what_is_wrong() {
+    let workspace = Workspace::new();
+    let root = workspace.path();
+    // A data set that is not there.
+    let text = std::fs::read_to_string(root.join("configs/benchmarks/tiny-c.toml"))
+        .unwrap()
+        .replace("name = \"tiny-c\"", "name = \"tiny-d\"")
+        .replace("data/inputs.npy", "data/missing.npy");
+    std::fs::write(root.join("configs/benchmarks/tiny-d.toml"), text).unwrap();
+    let campaign = workspace.campaign(
+        "bad",
+        "",
+        &[
+            ("tiny-d", ""),
+            (
+                "tiny-a",
+                "scenarios = [\"SingleStream\", \"MultiStream\", \"Offline\", \"Sever\"]",
+            ),
+        ],
+    );
+    let output = workspace.host(&[
+        "campaign",
+        "run",
+        campaign.to_str().unwrap(),
+        "--allow-short",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("benchmark tiny-d:")
+            && error.contains("data/missing.npy, which does not exist"),
+        "{error}"
+    );
+    assert!(
+        error.contains("benchmark tiny-a: scenarios: \"Sever\" is not a scenario"),
+        "{error}"
+    );
+    assert!(!campaign.with_extension("").exists(), "something ran");
+
+    // A scenario the round's model does not have for the system type: resnet50 on an edge
+    // system has no Server.
+    let text = std::fs::read_to_string(root.join("configs/benchmarks/tiny-a.toml"))
+        .unwrap()
+        .replace("name = \"tiny-a\"", "name = \"resnet50\"");
+    std::fs::write(root.join("configs/benchmarks/resnet50.toml"), text).unwrap();
+    let campaign = workspace.campaign("server", "", &[("resnet50", "optional = [\"Server\"]")]);
+    let output = workspace.host(&[
+        "campaign",
+        "plan",
+        campaign.to_str().unwrap(),
+        "--allow-short",
+    ]);
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains(
+            "benchmark resnet50: scenarios: model resnet has no Server scenario for a edge system"
+        ),
+        "{error}"
+    );
+
+    // Run-length settings without --allow-short, and a system field left to fill in.
+    let system = root.join("systems/box.json");
+    let filled = std::fs::read_to_string(&system).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&filled).unwrap();
+    json["cooling"] = serde_json::Value::String("FILL IN: how the system is cooled".into());
+    std::fs::write(&system, json.to_string()).unwrap();
+    let campaign = workspace.campaign("unfilled", "", &[("tiny-c", "")]);
+    let output = workspace.host(&["campaign", "plan", campaign.to_str().unwrap()]);
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("field cooling is still to be filled in"),
+        "{error}"
+    );
+    assert!(
+        error.contains("benchmark tiny-c: set.min_duration_ms: shortens the runs"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_power_client_wraps_each_performance_run_and_its_session_is_filed() {
+    let _timings = support::timings_or_llm();
+    let workspace = Workspace::new();
+    let recorded =
+        support::repo().join("host/tests/data/power_dev/offline/2026-11-27_18-45-29_offline");
+    // Lays a session out as MLCommons' power client does (client.py): the workload run twice,
+    // ranging then testing, each run's two LoadGen logs copied in beside the analyzer's samples
+    // over the run (200 W every millisecond: the runs are short), and the server's files (a recorded session's) in power/.
+    let client = workspace.path().join("client.py");
+    std::fs::write(
+        &client,
+        format!(
+            r#"import argparse, datetime, os, shutil, subprocess, time
+p = argparse.ArgumentParser()
+for flag in "anwLol":
+    p.add_argument("-" + flag)
+a = p.parse_args()
+session = os.path.join(a.o, "2026-11-27_18-45-29_" + a.l)
+recorded = {recorded:?}
+def phase(name, folder):
+    os.makedirs(folder)
+    start = time.time() - 1
+    subprocess.run(a.w, shell=True, check=True)
+    end = time.time() + 1
+    for log in ("mlperf_log_detail.txt", "mlperf_log_summary.txt"):
+        shutil.copy(os.path.join(a.L, log), folder)
+    with open(os.path.join(folder, "spl.txt"), "w") as spl:
+        t = start
+        while t < end:
+            stamp = datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%m-%d-%Y %H:%M:%S.%f")[:-3]
+            spl.write(f"Time,{{stamp}},Watts,200.000000,Volts,230.000000,Amps,0.915866,PF,0.950000,Mark,{{a.l}}_{{name}}\n")
+            t += 0.001
+phase("ranging", os.path.join(session, "ranging"))
+phase("testing", os.path.join(session, "run_1"))
+shutil.copytree(os.path.join(recorded, "power"), os.path.join(session, "power"))
+shutil.copy(os.path.join(recorded, "run_1", "ptd_out.txt"), os.path.join(session, "run_1"))
+"#,
+            recorded = recorded.display().to_string()
+        ),
+    )
+    .unwrap();
+    let head = format!(
+        "[power]\npower_dev_client = \"python3 {} -a 127.0.0.1 -n 127.0.0.1\"",
+        client.display()
+    );
+    let campaign = workspace.campaign("power", &head, &[("tiny-c", "")]);
+    let file = campaign.to_str().unwrap();
+    let plan = stdout(&workspace.host(&["campaign", "plan", file, "--allow-short"]));
+    assert!(
+        plan.contains("tiny-c/Offline/performance")
+            && plan.contains("power client: ranging, then testing"),
+        "{plan}"
+    );
+
+    let output = workspace.host(&["campaign", "run", file, "--allow-short"]);
+    let dir = campaign.with_extension("");
+    let session =
+        dir.join("runs/tiny-c/Offline/performance/power-dev/2026-11-27_18-45-29_tiny-c-Offline");
+    assert!(
+        session.join("run_1/mlperf_log_detail.txt").is_file(),
+        "{}",
+        describe(&output)
+    );
+    let record = &journal(&campaign).runs["tiny-c/Offline/performance"];
+    assert_eq!(
+        record.filed.as_deref(),
+        Some(session.as_path()),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(record.verdict.as_deref(), Some("VALID"), "{record:?}");
+    // The session is filed whole; its server files belong to another session, which `check`
+    // says.
+    let filed = dir.join("submission/closed/Org/results/box/tiny-c/Offline/performance");
+    assert_eq!(
+        std::fs::read(filed.join("run_1/mlperf_log_detail.txt")).unwrap(),
+        std::fs::read(session.join("run_1/mlperf_log_detail.txt")).unwrap()
+    );
+    for file in [
+        "power/client.json",
+        "power/server.json",
+        "ranging/spl.txt",
+        "run_1/spl.txt",
+    ] {
+        assert!(
+            filed.join(file).is_file(),
+            "{file} not filed\n{}",
+            describe(&output)
+        );
+    }
+    let text = stdout(&output);
+    assert!(
+        text.contains("[power-results-checksum]") || text.contains("[power-time]"),
+        "{text}"
+    );
+    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+}
