@@ -3,6 +3,7 @@
 
 use std::ffi::{c_int, c_void};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::{c_string, ffi, require_built, text, Error};
 
@@ -52,6 +53,9 @@ impl Mode {
     ];
 }
 
+/// Set once the official `FromConfig` has applied a user.conf in this process.
+static USER_CONF_APPLIED: AtomicBool = AtomicBool::new(false);
+
 /// An official `mlperf::TestSettings`, with the official defaults when made.
 pub struct TestSettings {
     raw: *mut c_void,
@@ -100,6 +104,14 @@ impl TestSettings {
         Mode::ALL[raw as usize]
     }
 
+    /// Whether this process has already had the official `FromConfig` apply a user.conf:
+    /// another call would leave the rules' seeds out and log an error (the official LoadGen
+    /// counts them in a static), so a process that runs several tests sets a later user.conf's
+    /// values key by key instead.
+    pub fn user_conf_applied() -> bool {
+        USER_CONF_APPLIED.load(Ordering::SeqCst)
+    }
+
     /// The official `FromConfig` on the mlperf.conf compiled into the library (conf_type 0):
     /// the rules, seeds included.
     pub fn apply_mlperf_conf(&mut self, model: &str, scenario: Scenario) -> Result<(), Error> {
@@ -107,14 +119,16 @@ impl TestSettings {
     }
 
     /// The official `FromConfig` on a user.conf (conf_type 1). The first such call in a
-    /// process applies the embedded mlperf.conf before it; a second one is logged by the
-    /// official LoadGen as an error ("Multiple conf files are used").
+    /// process applies the embedded mlperf.conf before it; a later one applies the user.conf
+    /// alone (the rules' seeds stay 0) and is logged by the official LoadGen as an error
+    /// ("Multiple conf files are used"): see [`user_conf_applied`].
     pub fn apply_user_conf(
         &mut self,
         path: &Path,
         model: &str,
         scenario: Scenario,
     ) -> Result<(), Error> {
+        USER_CONF_APPLIED.store(true, Ordering::SeqCst);
         self.apply_config(Some(path), model, scenario, 1)
     }
 

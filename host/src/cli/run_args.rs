@@ -80,7 +80,8 @@ impl From<ModeArg> for TestMode {
 #[derive(clap::Args, Clone, Debug)]
 #[command(after_help = "\
 Settings are applied in this order: TestSettings defaults, mlperf.conf (embedded v6.1 rules \
-unless --mlperf-conf), user.conf, --scenario/--mode/--tokens, --set, audit.config.
+unless --mlperf-conf), the benchmark's [settings], user.conf, --scenario/--mode/--tokens, --set, \
+audit.config.
 
 Exit status: 0 when the test completes (VALID or INVALID, as the official LoadGen), 1 on an \
 error, 2 on a usage error, 3 when --require-valid and the result is INVALID.

@@ -58,10 +58,15 @@ pub fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
                         .collect()
                 })
                 .unwrap_or_default();
+            let user_conf_keys = match &args.user_conf {
+                Some(_) => user_conf_keys(args, &model, benchmark.as_ref(), &settings)?,
+                None => Vec::new(),
+            };
             EnginePlan::Official(Box::new(official_settings(
                 args,
                 &model,
                 &benchmark_keys,
+                &user_conf_keys,
                 &settings,
             )?))
         }
@@ -161,7 +166,9 @@ fn model_name<'a>(args: &'a RunArgs, benchmark: Option<&'a Benchmark>) -> &'a st
         .unwrap_or("resnet50")
 }
 
-/// The official `FromConfig` sequence, then the command-line flags and `--set`.
+/// The official `FromConfig` sequence with the benchmark's `[settings]` between mlperf.conf
+/// and user.conf (a benchmark's defaults, which the submitter's user.conf, a tuned one
+/// included, overrides), then the command-line flags and `--set`.
 fn load_settings(
     args: &RunArgs,
     model: &str,
@@ -176,22 +183,13 @@ fn load_settings(
         Some(path) => ConfigLoader::with_mlperf_conf(read_config(path, "--mlperf-conf")?),
         None => ConfigLoader::new(),
     };
-    let warnings = match &args.user_conf {
-        Some(path) => {
-            let user_conf = read_config(path, "--user-conf")?;
-            loader.apply_user_conf(&mut settings, &user_conf, model, scenario)
-        }
-        None => loader.apply_mlperf_conf(&mut settings, model, scenario),
-    };
-    for warning in warnings {
-        tracing::warn!("{warning}");
-    }
-    if let Some(mode) = args.mode {
-        settings.mode = mode.into();
-    }
-    if args.tokens {
-        settings.use_token_latencies = true;
-    }
+    // Read before anything is applied, so a bad file applies nothing.
+    let user_conf = args
+        .user_conf
+        .as_deref()
+        .map(|path| read_config(path, "--user-conf"))
+        .transpose()?;
+    let mut warnings = loader.apply_mlperf_conf(&mut settings, model, scenario);
     if let Some(benchmark) = benchmark {
         let overrides: Vec<Override> = benchmark
             .setting_overrides(scenario)
@@ -200,6 +198,18 @@ fn load_settings(
             .collect();
         set::apply_overrides(&mut settings, &overrides)
             .with_context(|| format!("{} [settings]", benchmark.file.display()))?;
+    }
+    if let Some(user_conf) = &user_conf {
+        warnings.extend(loader.apply_user_conf(&mut settings, user_conf, model, scenario));
+    }
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
+    if let Some(mode) = args.mode {
+        settings.mode = mode.into();
+    }
+    if args.tokens {
+        settings.use_token_latencies = true;
     }
     set::apply_overrides(&mut settings, &args.set)?;
     Ok(settings)
@@ -218,6 +228,7 @@ pub fn official_settings(
     args: &RunArgs,
     model: &str,
     benchmark_keys: &[String],
+    user_conf_keys: &[String],
     native: &TestSettings,
 ) -> anyhow::Result<OfficialSettings> {
     if args.mlperf_conf.is_some() {
@@ -226,9 +237,13 @@ pub fn official_settings(
     let mut settings = OfficialSettings::new()?;
     let scenario = official_scenario(native.scenario);
     settings.set_scenario(scenario);
+    // The official FromConfig takes one user.conf per process; a later run in the same
+    // process (a campaign) gets the user.conf's values key by key, as read by the native
+    // loader, over the mlperf.conf.
+    let keyed_user_conf = args.user_conf.is_some() && OfficialSettings::user_conf_applied();
     match &args.user_conf {
-        Some(path) => settings.apply_user_conf(path, model, scenario)?,
-        None => settings.apply_mlperf_conf(model, scenario)?,
+        Some(path) if !keyed_user_conf => settings.apply_user_conf(path, model, scenario)?,
+        _ => settings.apply_mlperf_conf(model, scenario)?,
     }
     let mode_set = args.mode.is_some()
         || benchmark_keys.iter().any(|k| k == "mode")
@@ -241,6 +256,9 @@ pub fn official_settings(
         _ => bail!("TestSettings did not serialize as an object"),
     };
     let mut keys: Vec<&str> = benchmark_keys.iter().map(String::as_str).collect();
+    if keyed_user_conf {
+        keys.extend(user_conf_keys.iter().map(String::as_str));
+    }
     keys.extend(args.set.iter().map(|o| o.key.as_str()));
     if args.tokens {
         keys.push("use_token_latencies");
@@ -253,6 +271,30 @@ pub fn official_settings(
             .with_context(|| format!("setting {key}={text} for the official LoadGen"))?;
     }
     Ok(settings)
+}
+
+/// The TestSettings fields the user.conf changes: those whose value differs from the same
+/// settings loaded without it.
+fn user_conf_keys(
+    args: &RunArgs,
+    model: &str,
+    benchmark: Option<&Benchmark>,
+    native: &TestSettings,
+) -> anyhow::Result<Vec<String>> {
+    let without = RunArgs {
+        user_conf: None,
+        ..args.clone()
+    };
+    let before = serde_json::to_value(load_settings(&without, model, benchmark)?)?;
+    let after = serde_json::to_value(native)?;
+    let (Some(before), Some(after)) = (before.as_object(), after.as_object()) else {
+        bail!("TestSettings did not serialize as an object");
+    };
+    Ok(after
+        .iter()
+        .filter(|(key, value)| before.get(key.as_str()) != Some(*value))
+        .map(|(key, _)| key.clone())
+        .collect())
 }
 
 /// The `--plugin` instance, else the benchmark's plugin configured for the scenario, else

@@ -356,8 +356,12 @@ fn killed(output: &Output) -> bool {
 fn a_campaign_killed_anywhere_resumes_to_the_tree_and_journal_of_one_never_killed() {
     let _timings = support::timings_or_llm();
     let workspace = Workspace::new();
-    // Runs of at least 0.3 s, long enough to be killed in the middle.
-    let slow = "plugin_set = { latency_us = 300000 }";
+    // Runs of at least 0.3 s, long enough to be killed in the middle; a user.conf, which the
+    // official LoadGen takes once per process (each later run gets its values key by key).
+    workspace
+        .dir
+        .write("user.conf", "tiny-c.Offline.target_qps = 25000\n");
+    let slow = "plugin_set = { latency_us = 300000 }\nuser_conf = \"user.conf\"";
     let whole = workspace.campaign("whole", "", &[("tiny-c", slow)]);
     let reference = run_to_the_end(&workspace, &whole);
     assert!(
@@ -544,6 +548,34 @@ fn a_campaign_that_cannot_run_is_refused_before_any_run_naming_what_is_wrong() {
         ),
         "{error}"
     );
+    // Without it, the plan is what the round's table requires of resnet on an edge system.
+    let audit = root.join("configs/audit/TEST01/resnet50");
+    std::fs::create_dir_all(&audit).unwrap();
+    std::fs::copy(
+        support::repo().join("configs/audit/TEST01/resnet50/audit.config"),
+        audit.join("audit.config"),
+    )
+    .unwrap();
+    let campaign = workspace.campaign("resnet", "", &[("resnet50", "")]);
+    let output = workspace.host(&[
+        "campaign",
+        "plan",
+        campaign.to_str().unwrap(),
+        "--allow-short",
+    ]);
+    let round = Round::find(None).unwrap();
+    let rules = round.model("resnet50").unwrap();
+    let mut expected = Vec::new();
+    for scenario in &rules.scenario_set("edge").unwrap().required {
+        for kind in ["accuracy", "performance"]
+            .into_iter()
+            .chain(rules.compliance.iter().map(String::as_str))
+        {
+            expected.push(format!("resnet50/{scenario}/{kind}"));
+        }
+    }
+    assert_eq!(planned_ids(&output), expected);
+    assert_eq!(expected.len(), 12);
 
     // Run-length settings without --allow-short, and a system field left to fill in.
     let system = root.join("systems/box.json");
@@ -661,4 +693,43 @@ shutil.copy(os.path.join(recorded, "run_1", "ptd_out.txt"), os.path.join(session
         "{text}"
     );
     assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+}
+
+#[test]
+fn a_user_conf_overrides_the_benchmarks_settings_with_either_engine() {
+    // What a campaign's tuned user.conf relies on: the benchmark's [settings] are its
+    // defaults, and the user.conf's value is the one run.
+    let workspace = Workspace::new();
+    let user_conf = workspace
+        .dir
+        .write("user.conf", "tiny-a.SingleStream.target_latency = 3\n");
+    for engine in ["native", "official"] {
+        let out = workspace.path().join(engine);
+        let output = workspace.host(&[
+            "run",
+            "--engine",
+            engine,
+            "--benchmark",
+            "tiny-a",
+            "--scenario",
+            "SingleStream",
+            "--user-conf",
+            user_conf.to_str().unwrap(),
+            "--set",
+            "min_duration_ms=0",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        support::assert_ok(&output);
+        let detail = std::fs::read_to_string(out.join("mlperf_log_detail.txt")).unwrap();
+        let requested = detail
+            .lines()
+            .find(|l| l.contains("\"requested_single_stream_expected_latency_ns\""))
+            .unwrap_or_else(|| panic!("{engine}: no requested latency\n{detail}"));
+        // Logged as 3e+06 by the native engine and 3000000 by the official one.
+        assert!(
+            requested.contains("\"value\": 3e+06") || requested.contains("\"value\": 3000000"),
+            "{engine}: {requested}"
+        );
+    }
 }
