@@ -31,7 +31,8 @@ enum Command {
     Accuracy(cli::benchmark::AccuracyArgs),
     /// Measure the LoadGen engine's overhead against an in-process null SUT.
     Bench(BenchArgs),
-    /// List or inspect backend plugins.
+    /// Backend plugins: list, inspect, test (the conformance suite), sdk (what a C or C++
+    /// plugin builds against).
     #[command(subcommand)]
     Plugins(cli::plugins::PluginsCommand),
     /// Power results from a session's spl.txt and LoadGen logs.

@@ -15,8 +15,15 @@ pub enum DefinitionError {
     Read { path: PathBuf, message: String },
     #[error("{}: {message}", path.display())]
     Invalid { path: PathBuf, message: String },
-    #[error("no benchmark {name:?}: looked for {searched}")]
-    NotFound { name: String, searched: String },
+    #[error("no benchmark {name:?}{suggestion}; the benchmarks: {known} (looked for {searched})")]
+    NotFound {
+        name: String,
+        /// `: did you mean "fmnist"?`, or nothing.
+        suggestion: String,
+        /// The names in the configs/benchmarks/ folders searched, or `none`.
+        known: String,
+        searched: String,
+    },
 }
 
 /// A parsed definition, its paths made absolute.
@@ -176,6 +183,12 @@ impl Benchmark {
             Some(path) => Benchmark::read(path),
             None => Err(DefinitionError::NotFound {
                 name: spec.to_string(),
+                suggestion: crate::suggest::closest(spec, &known_names())
+                    .map(|name| format!(": did you mean {name:?}?"))
+                    .unwrap_or_default(),
+                known: Some(known_names().join(", "))
+                    .filter(|names| !names.is_empty())
+                    .unwrap_or_else(|| "none".into()),
                 searched: candidates
                     .iter()
                     .map(|p| p.display().to_string())
@@ -277,6 +290,22 @@ fn setting_text(value: &toml::Value) -> String {
         toml::Value::String(text) => text.clone(),
         other => other.to_string(),
     }
+}
+
+/// The benchmark names the searched configs/benchmarks/ folders define, sorted.
+fn known_names() -> Vec<String> {
+    let mut names: Vec<String> = config_search_paths("benchmarks")
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(".toml").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 fn search_paths(name: &str) -> Vec<PathBuf> {

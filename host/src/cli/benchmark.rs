@@ -1,13 +1,15 @@
 //! `--benchmark` for `mlperf-host run`, and `mlperf-host accuracy`: a benchmark definition
 //! supplies the data set, the backend and its configuration, settings, and the accuracy metric.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use mlperf_host::benchmark::accuracy::evaluate_into;
 use mlperf_host::benchmark::{Accuracy, Benchmark};
 use mlperf_host::loadgen::TestMode;
+use mlperf_host::logs::accuracy::read_accuracy_log;
+use mlperf_host::logs::{DetailLog, ACCURACY_LOG, DETAIL_LOG, PROVENANCE_FILE};
 
 /// Opens `spec` and checks that its files exist (naming the command that makes them).
 pub fn open(spec: &str) -> anyhow::Result<Benchmark> {
@@ -63,13 +65,60 @@ pub struct AccuracyArgs {
 
 pub fn accuracy_main(args: &AccuracyArgs) -> ExitCode {
     super::init_logging(0, false);
-    let result = Benchmark::find(&args.benchmark)
-        .map_err(anyhow::Error::from)
-        .and_then(|benchmark| {
-            let (score, _) = evaluate_into(&benchmark, &args.log)
-                .with_context(|| format!("cannot score {}", args.log.display()))?;
-            print!("{}", score.report());
-            Ok(())
-        });
-    super::exit_with(result)
+    match score(args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(super::EXIT_INVALID),
+        Err(error) => super::report_error(&error),
+    }
+}
+
+/// Scores the log into accuracy.txt; true when the score reaches the benchmark's target.
+fn score(args: &AccuracyArgs) -> anyhow::Result<bool> {
+    let benchmark = Benchmark::find(&args.benchmark)?;
+    check_log(&benchmark, &args.log)?;
+    let (score, _) = evaluate_into(&benchmark, &args.log)
+        .with_context(|| format!("cannot score {}", args.log.display()))?;
+    print!("{}", score.report());
+    Ok(score.passes())
+}
+
+/// A log that is not an accuracy run of this benchmark is refused, before accuracy.txt is
+/// written beside it: an empty one, a performance run's, another model's.
+fn check_log(benchmark: &Benchmark, log: &Path) -> anyhow::Result<()> {
+    if !log.is_file() {
+        bail!(
+            "{}: no such file (--log names an accuracy run's {ACCURACY_LOG})",
+            log.display()
+        );
+    }
+    let entries = read_accuracy_log(log)?;
+    let folder = log.parent().unwrap_or(Path::new("."));
+    let detail_path = folder.join(DETAIL_LOG);
+    if detail_path.is_file() {
+        let mut detail = DetailLog::read(&detail_path)?;
+        detail.add_provenance_from(&folder.join(PROVENANCE_FILE))?;
+        if let Some(mode) = detail.str("effective_test_mode") {
+            if mode != "AccuracyOnly" && mode != "SubmissionRun" {
+                bail!(
+                    "{}: the log of a {mode} run (its {DETAIL_LOG} says so), which logs no response \
+                     of most samples: score an AccuracyOnly run's log",
+                    log.display()
+                );
+            }
+        }
+        if let Some(model) = detail.str("sut_model").filter(|m| *m != benchmark.name) {
+            bail!(
+                "{}: a log of model {model} (its {DETAIL_LOG} says so), not of {}",
+                log.display(),
+                benchmark.name
+            );
+        }
+    }
+    if entries.is_empty() {
+        bail!(
+            "{}: holds no responses: an accuracy run logs one per sample",
+            log.display()
+        );
+    }
+    Ok(())
 }

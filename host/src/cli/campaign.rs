@@ -221,7 +221,7 @@ fn print_plan(loaded: &Loaded, commands: bool) {
             note(entry)
         );
         if commands {
-            println!("     mlperf-host {}", shell_words(&entry.command));
+            println!("     mlperf-host {}", super::shell::words(&entry.command));
         }
     }
     print_totals(loaded);
@@ -273,65 +273,65 @@ fn print_totals(loaded: &Loaded) {
 
 fn print_status(loaded: &Loaded) {
     let plan = &loaded.plan;
-    let width = plan.entries.iter().map(|e| e.id.len()).max().unwrap_or(3);
-    println!(
-        "{:<width$}  {:<11}  {:<8}  {:<32}  when (UTC)",
-        "run", "state", "verdict", "metric"
-    );
-    for (i, entry) in plan.entries.iter().enumerate() {
-        let record = loaded.journal.runs.get(&entry.id);
-        let verdict = record.and_then(|r| r.verdict.as_deref()).unwrap_or("-");
-        let metric = record.and_then(|r| r.metric.as_deref()).unwrap_or("-");
-        let when = record
-            .map(|r| utc_text(r.ended.unwrap_or(r.started)))
-            .unwrap_or_else(|| "-".into());
-        println!(
-            "{:<width$}  {:<11}  {:<8}  {:<32}  {when}",
-            entry.id,
-            loaded.states[i].name(),
-            verdict,
-            metric
-        );
-        if let Some(reason) = record.and_then(|r| r.reason.as_deref()) {
-            if !loaded.states[i].is_done() {
-                println!("    {reason}");
-            }
+    let rows: Vec<[String; 5]> = plan
+        .entries
+        .iter()
+        .zip(&loaded.states)
+        .map(|(entry, state)| {
+            let record = loaded.journal.runs.get(&entry.id);
+            let text = |field: Option<&String>| field.cloned().unwrap_or_else(|| "-".into());
+            [
+                entry.id.clone(),
+                state.name().to_string(),
+                text(record.and_then(|r| r.verdict.as_ref())),
+                text(record.and_then(|r| r.metric.as_ref())),
+                record.map_or_else(|| "-".into(), |r| utc_text(r.ended.unwrap_or(r.started))),
+            ]
+        })
+        .collect();
+    let header = ["run", "state", "verdict", "metric", "when (UTC)"].map(String::from);
+    let widths: Vec<usize> = (0..5)
+        .map(|c| {
+            rows.iter()
+                .chain(std::iter::once(&header))
+                .map(|r| r[c].len())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |row: &[String; 5]| {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        println!("{}", cells.join("  ").trim_end());
+    };
+    line(&header);
+    for ((row, entry), state) in rows.iter().zip(&plan.entries).zip(&loaded.states) {
+        line(row);
+        let reason = loaded
+            .journal
+            .runs
+            .get(&entry.id)
+            .and_then(|r| r.reason.as_deref());
+        if let Some(reason) = reason.filter(|_| !state.is_done()) {
+            println!("    {reason}");
         }
     }
-    match &plan.file.dir.join("submission").is_dir() {
-        true => match &loaded.journal.finished {
-            Some(finished) => println!(
-                "submission: {} ({} errors, {} warnings at {})",
-                plan.file.dir.join("submission").display(),
-                finished.errors,
-                finished.warnings,
-                utc_text(finished.ended)
-            ),
-            None => println!("submission: not finished"),
-        },
-        false => println!("submission: not filed yet"),
+    let tree = plan.submission_dir();
+    match (&loaded.journal.finished, tree.is_dir()) {
+        (Some(finished), true) => println!(
+            "submission: {} ({} errors, {} warnings at {})",
+            tree.display(),
+            finished.errors,
+            finished.warnings,
+            utc_text(finished.ended)
+        ),
+        (None, true) => println!("submission: not finished"),
+        (_, false) => println!("submission: not filed yet"),
     }
     print_totals(loaded);
-}
-
-/// Arguments as a shell would take them back.
-pub fn shell_words(args: &[String]) -> String {
-    args.iter()
-        .map(|a| shell_quote(a))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-pub fn shell_quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%".contains(c));
-    if plain {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', r"'\''"))
-    }
 }
 
 /// `dir/aside/<id>-<unix seconds>`: where a run's old folder goes before it is redone.

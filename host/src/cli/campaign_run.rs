@@ -19,10 +19,9 @@ use mlperf_host::submission::assemble::{assemble, SubmitOptions};
 use mlperf_host::submission::check::{check_tree, CheckOptions};
 use mlperf_host::submission::results::{collect, to_markdown};
 
-use super::campaign::{
-    aside_path, load, shell_quote, shell_words, EntryCommand, Loaded, RunCampaignArgs,
-};
+use super::campaign::{aside_path, load, EntryCommand, Loaded, RunCampaignArgs};
 use super::console::Console;
+use super::shell;
 use super::EXIT_INVALID;
 
 pub fn main(args: &RunCampaignArgs) -> ExitCode {
@@ -399,10 +398,10 @@ fn power_dev_run(entry: &Entry, client: &str, exe: &Path) -> anyhow::Result<Outc
     let label = format!("{}-{}", entry.benchmark, entry.scenario);
     let command = format!(
         "{client} -w {} -L {} -o {} -l {}",
-        shell_quote(&shell_words(&workload)),
-        shell_quote(&loadgen.display().to_string()),
-        shell_quote(&sessions.display().to_string()),
-        shell_quote(&label)
+        shell::quote(&shell::words(&workload)),
+        shell::quote(&loadgen.display().to_string()),
+        shell::quote(&sessions.display().to_string()),
+        shell::quote(&label)
     );
     tracing::info!("power client: {command}");
     let log = entry.folder.join("power-client.log");

@@ -18,6 +18,7 @@ pub mod run;
 pub mod run_args;
 pub mod run_plan;
 pub mod set;
+mod shell;
 pub mod submit;
 pub mod sysinfo;
 pub mod tune;

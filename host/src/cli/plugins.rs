@@ -73,7 +73,8 @@ pub fn parse_plugin_set(text: &str) -> Result<(String, String), String> {
 
 #[derive(clap::Subcommand)]
 pub enum PluginsCommand {
-    /// The plugins found through MLPERF_HOST_PLUGIN_PATH and the standard directories.
+    /// The plugins found through MLPERF_HOST_PLUGIN_PATH and the standard directories, and
+    /// those built beside this executable (each usable by name).
     List,
     /// Load a plugin and show its ABI version, kind, capabilities, attributes and sha256.
     Inspect {
@@ -148,9 +149,15 @@ fn sdk(prefix: &Path) -> anyhow::Result<()> {
         println!("installed {}", file.display());
     }
     let pkgconfig = prefix.join("lib").join("pkgconfig");
+    // Exported on a line of its own: `VAR=… cc $(pkg-config …)` sets VAR for cc, not for the
+    // `$(…)` the shell expands first.
+    println!("build a plugin against it:");
     println!(
-        "build a plugin with: PKG_CONFIG_PATH={} cc $(pkg-config --cflags {}) ...",
-        pkgconfig.display(),
+        "  export PKG_CONFIG_PATH={}",
+        super::shell::quote(&pkgconfig.display().to_string())
+    );
+    println!(
+        "  cc -shared -fPIC $(pkg-config --cflags {}) -o libmyplugin.so my_plugin.c",
         super::plugin_sdk::PACKAGE
     );
     Ok(())
@@ -165,6 +172,12 @@ fn list() -> anyhow::Result<()> {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    for (name, path) in plugin::built_beside() {
+        println!(
+            "{name:<16} built beside this executable: {}",
+            path.display()
+        );
+    }
     for manifest in plugin::list() {
         match manifest {
             Ok(m) => println!(

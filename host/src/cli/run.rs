@@ -14,6 +14,7 @@ use super::EXIT_INVALID;
 pub fn main(args: &RunArgs) -> ExitCode {
     super::init_logging(args.verbose, args.quiet);
     super::watch_signals();
+    warn_replacing(args);
     let outcome = super::run_plan::run_plan(args)
         .and_then(|plan| tuned_first(args, plan))
         .and_then(|plan| run(&plan, args.quiet).map_err(anyhow::Error::from));
@@ -58,6 +59,17 @@ pub fn main(args: &RunArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => super::report_error(&error),
+    }
+}
+
+/// Without `--out`, every run writes into the same folder: say so when it holds a run.
+fn warn_replacing(args: &RunArgs) {
+    let default_out = std::path::Path::new(super::run_args::DEFAULT_OUT);
+    if args.out == default_out && args.out.join(mlperf_host::logs::DETAIL_LOG).is_file() {
+        tracing::warn!(
+            "replacing the previous run's logs in {}/ (give --out DIR to keep each run's)",
+            args.out.display()
+        );
     }
 }
 

@@ -9,6 +9,9 @@ use mlperf_host::loadgen::{TestMode, TestScenario};
 
 use super::set::{self, Override};
 
+/// Where a run's logs go without `--out`.
+pub const DEFAULT_OUT: &str = "mlperf-logs";
+
 /// The LoadGen that runs the test.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum EngineArg {
@@ -129,7 +132,7 @@ pub struct RunArgs {
     pub set: Vec<Override>,
     /// The directory for the logs (created if missing): mlperf_log_summary.txt,
     /// mlperf_log_detail.txt, mlperf_log_accuracy.json, result.json.
-    #[arg(long, value_name = "DIR", default_value = "mlperf-logs")]
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_OUT)]
     pub out: PathBuf,
     /// Also write mlperf_log_trace.json (two events per sample).
     #[arg(long)]

@@ -73,9 +73,13 @@ pub fn apply_overrides(settings: &mut TestSettings, overrides: &[Override]) -> a
             bail!("--set {key}={value}: {why}");
         }
         let Some(current) = object.get(key) else {
+            let keys = valid_keys();
+            let suggestion = mlperf_host::suggest::closest(key, &keys)
+                .map(|near| format!(": did you mean {near:?}?"))
+                .unwrap_or_default();
             bail!(
-                "--set {key}={value}: unknown key {key:?}; valid keys: {}",
-                valid_keys().join(", ")
+                "--set {key}={value}: unknown key {key:?}{suggestion}; valid keys: {}",
+                keys.join(", ")
             );
         };
         let typed = typed_value(key, current, value)
@@ -290,7 +294,7 @@ mod tests {
     fn refusals_name_key_and_value() {
         let unknown = err(&["min_durration_ms=5"]);
         assert!(
-            unknown.contains("unknown key \"min_durration_ms\""),
+            unknown.contains("unknown key \"min_durration_ms\": did you mean \"min_duration_ms\"?"),
             "{unknown}"
         );
         assert!(unknown.contains("min_duration_ms"), "{unknown}");

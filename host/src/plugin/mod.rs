@@ -20,7 +20,7 @@ pub use data_format::DataFormat;
 pub use error::PluginError;
 pub use instance::{Destroyed, Instance};
 pub use loader::{Plugin, PluginInfo};
-pub use resolve::{list, resolve, search_dirs, Manifest};
+pub use resolve::{built_beside, list, resolve, search_dirs, Manifest};
 pub use run::RunDescription;
 pub use sut::PluginSut;
 

@@ -129,6 +129,37 @@ fn built_beside_executable(name: &str) -> Vec<PathBuf> {
     vec![dir.join(&file), dir.join("deps").join(&file)]
 }
 
+/// The plugins built beside this executable (`cargo build` leaves them there), by the name
+/// `--plugin NAME` finds them with, in name order.
+pub fn built_beside() -> Vec<(String, PathBuf)> {
+    let Some(dir) = exe_dir() else {
+        return Vec::new();
+    };
+    let prefix = format!("{}mlperf_plugin_", std::env::consts::DLL_PREFIX);
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    // As `resolve` looks: the folder first, then its deps/.
+    for folder in [dir.clone(), dir.join("deps")] {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        let mut here: Vec<(String, PathBuf)> = entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let file = entry.file_name().into_string().ok()?;
+                let name = file
+                    .strip_prefix(&prefix)?
+                    .strip_suffix(std::env::consts::DLL_SUFFIX)?;
+                Some((name.replace('_', "-"), entry.path()))
+            })
+            .filter(|(name, _)| !found.iter().any(|(known, _)| known == name))
+            .collect();
+        here.sort();
+        found.extend(here);
+    }
+    found.sort();
+    found
+}
+
 /// Every plugin manifest in the search directories.
 pub fn list() -> Vec<Result<Manifest, PluginError>> {
     let mut found = Vec::new();

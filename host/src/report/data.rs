@@ -61,7 +61,9 @@ pub fn read_run(dir: &Path) -> Result<RunData, ReportError> {
         .with_prefix("result_")
         .into_iter()
         .filter_map(|(key, value)| {
-            let percent = key.strip_suffix("_percentile_latency_ns")?;
+            let percent = key
+                .strip_prefix("result_")?
+                .strip_suffix("_percentile_latency_ns")?;
             Some((percent.parse::<f64>().ok()?, value.as_f64()?))
         })
         .collect();

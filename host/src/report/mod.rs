@@ -147,7 +147,9 @@ fn run_section(n: usize, run: &RunData) -> String {
     }
     html.push_str("</table><ul class=\"verdict\">");
     for line in &run.verdict {
-        let _ = write!(html, "<li>{}</li>", escape(line.trim()));
+        // The summary's ` * reason` lines: the list draws its own bullets.
+        let reason = line.trim().trim_start_matches('*').trim_start();
+        let _ = write!(html, "<li>{}</li>", escape(reason));
     }
     html.push_str("</ul><div class=\"charts\">");
     for chart in charts(run) {

@@ -27,7 +27,7 @@ use mlperf_power::Phase;
 use crate::benchmark::accuracy::{evaluate_into, Score};
 use crate::compliance::{AccuracyFallback, Verification};
 use crate::logs::{RESULT_JSON, SUMMARY_LOG};
-use crate::plugin::{DataFormat, Instance, RunDescription};
+use crate::plugin::{DataFormat, Instance, PluginError, RunDescription};
 use crate::power::{self, Meters, MetersFinisher, PowerResult, Recording};
 use mlperf_loadgen::QuerySampleLibrary;
 
@@ -375,12 +375,14 @@ fn open_plugin(
     let with_data = matches!(samples, SamplePlan::Dataset { .. });
     let isolation = plan.isolation.as_ref();
     Instance::open(&plan.spec, &plan.config, with_data, isolation, Some(run)).map_err(|source| {
-        match &plan.context {
-            Some(context) => SessionError::PluginStart {
+        match (&plan.context, &source) {
+            // The plugin loaded and refused its configuration: its own message says why; the
+            // context (how to get the plugin) would mislead.
+            (_, PluginError::Call { .. }) | (None, _) => SessionError::Plugin(source),
+            (Some(context), _) => SessionError::PluginStart {
                 context: context.clone(),
                 source,
             },
-            None => SessionError::Plugin(source),
         }
     })
 }

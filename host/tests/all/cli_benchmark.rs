@@ -111,6 +111,83 @@ fn an_accuracy_run_scores_the_benchmark_and_writes_accuracy_txt() {
 }
 
 #[test]
+fn accuracy_scores_only_an_accuracy_run_of_its_benchmark_and_fails_below_target() {
+    let dir = TempDir::new();
+    let definition = write_benchmark(dir.path(), "top1");
+    let def = definition.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let output = mlperf_host(dir.path(), args);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+    };
+    let score =
+        |log: &str| mlperf_host(dir.path(), &["accuracy", "--benchmark", def, "--log", log]);
+    let refused = |output: std::process::Output, why: &str| {
+        assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
+        let error = text(&output.stderr);
+        assert!(error.contains(why), "{error}");
+    };
+    // A performance run of the benchmark: refused, and no accuracy.txt written into it.
+    run(&[
+        "run",
+        "--benchmark",
+        def,
+        "--scenario",
+        "Offline",
+        "--out",
+        "perf",
+        "-q",
+    ]);
+    refused(
+        score("perf/mlperf_log_accuracy.json"),
+        "the log of a PerformanceOnly run",
+    );
+    assert!(!dir.path().join("perf/accuracy.txt").exists());
+    // Another model's accuracy run (the null plugin's default model).
+    run(&[
+        "run",
+        "--mode",
+        "AccuracyOnly",
+        "--scenario",
+        "Offline",
+        "--out",
+        "other",
+        "-q",
+    ]);
+    refused(
+        score("other/mlperf_log_accuracy.json"),
+        "a log of model resnet50",
+    );
+    // A log with no response at all.
+    std::fs::create_dir_all(dir.path().join("empty")).unwrap();
+    std::fs::write(dir.path().join("empty/mlperf_log_accuracy.json"), "[\n]\n").unwrap();
+    refused(
+        score("empty/mlperf_log_accuracy.json"),
+        "holds no responses",
+    );
+    // The benchmark's own accuracy run, held to a reference it misses: FAIL, exit 3.
+    run(&[
+        "run",
+        "--benchmark",
+        def,
+        "--scenario",
+        "Offline",
+        "--mode",
+        "AccuracyOnly",
+        "--out",
+        "acc",
+        "-q",
+    ]);
+    std::fs::write(dir.path().join("data/reference.json"), r#"{"top1": 1.0}"#).unwrap();
+    let below = score("acc/mlperf_log_accuracy.json");
+    assert_eq!(below.status.code(), Some(3), "{}", text(&below.stderr));
+    assert!(
+        text(&below.stdout).contains("FAIL"),
+        "{}",
+        text(&below.stdout)
+    );
+}
+
+#[test]
 fn a_performance_run_uses_the_benchmark_settings_and_data() {
     let dir = TempDir::new();
     let definition = write_benchmark(dir.path(), "top1");
@@ -163,6 +240,17 @@ fn benchmark_problems_are_named_before_anything_runs() {
 
     let unknown = mlperf_host(dir.path(), &["run", "--benchmark", "no-such-benchmark"]);
     assert_eq!(unknown.status.code(), Some(1));
-    assert!(text(&unknown.stderr).contains("no benchmark \"no-such-benchmark\""));
+    assert!(text(&unknown.stderr).contains("no benchmark \"no-such-benchmark\";"));
     assert!(!dir.path().join("mlperf-logs").exists());
+    // A typo: the name it meant, and the benchmarks there are.
+    let typo = mlperf_host(dir.path(), &["run", "--benchmark", "fmnst"]);
+    let stderr = text(&typo.stderr);
+    assert!(
+        stderr.contains("no benchmark \"fmnst\": did you mean \"fmnist\"?"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the benchmarks: digits, fmnist, minilm"),
+        "{stderr}"
+    );
 }

@@ -52,6 +52,19 @@ fn inspect_shows_abi_kind_capabilities_attributes_and_sha256() {
 }
 
 #[test]
+fn plugins_list_names_the_plugins_built_beside_the_executable() {
+    // `--plugin null` resolves to the library cargo built beside the executable: the list says so.
+    let list = exe().args(["plugins", "list"]).output().unwrap();
+    support::assert_ok(&list);
+    let text = support::text(&list.stdout);
+    let null = text
+        .lines()
+        .find(|l| l.starts_with("null ") && l.contains("built beside this executable"))
+        .unwrap_or_else(|| panic!("no null plugin listed in\n{text}"));
+    assert!(null.ends_with("libmlperf_plugin_null.so"), "{null}");
+}
+
+#[test]
 fn plugins_are_found_by_name_through_the_plugin_path() {
     let root = plugin_dir("by-name");
     let list = exe()
@@ -335,6 +348,36 @@ fn the_sdk_builds_a_conforming_plugin_from_its_pkg_config_file() {
     if let Ok(found) = pkg_config {
         assert!(found.status.success(), "{}", support::describe(&found));
         assert_eq!(support::text(&found.stdout).trim(), cflags);
+    }
+    // The printed hint works when pasted: the variable is exported before the `$(…)` that
+    // needs it (as one `VAR=… cc $(pkg-config …)` line it would not reach pkg-config).
+    let hint = support::text(&output.stdout);
+    let export = hint
+        .lines()
+        .find(|l| l.trim_start().starts_with("export PKG_CONFIG_PATH="))
+        .unwrap_or_else(|| panic!("no export line in\n{hint}"));
+    let build = hint
+        .lines()
+        .find(|l| {
+            l.trim_start().starts_with("cc ") && l.contains("$(pkg-config --cflags mlperf-plugin)")
+        })
+        .unwrap_or_else(|| panic!("no cc line in\n{hint}"));
+    if Command::new("pkg-config").arg("--version").output().is_ok() {
+        let example = prefix.join("share/mlperf-host/example-c/example_plugin.c");
+        let built = dir.path().join("libmyplugin.so");
+        let pasted = format!(
+            "cd {}\n{export}\n{}",
+            dir.path().display(),
+            build.replace("my_plugin.c", &format!("{} -pthread", example.display()))
+        );
+        let shell = Command::new("sh")
+            .arg("-c")
+            .arg(&pasted)
+            .env_remove("PKG_CONFIG_PATH")
+            .output()
+            .unwrap();
+        support::assert_ok(&shell);
+        assert!(built.is_file(), "{pasted}");
     }
     let cmake =
         std::fs::read_to_string(prefix.join("lib/cmake/mlperf-plugin/mlperf-plugin-config.cmake"))

@@ -293,6 +293,69 @@ fn unknown_set_key_lists_the_valid_keys() {
 }
 
 #[test]
+fn a_second_run_without_out_says_it_replaces_the_first() {
+    let dir = TempDir::new();
+    let first = run_in(dir.path(), &QUICK);
+    assert_ok(&first);
+    assert!(!stderr(&first).contains("replacing"), "{}", stderr(&first));
+    let second = run_in(dir.path(), &QUICK);
+    assert_ok(&second);
+    assert!(
+        stderr(&second).contains("replacing the previous run's logs in mlperf-logs/"),
+        "{}",
+        stderr(&second)
+    );
+    // With --out, the folder is the user's choice: nothing to say.
+    for _ in 0..2 {
+        let chosen = run_in(dir.path(), &[&QUICK[..], &["--out", "mine"]].concat());
+        assert!(
+            !stderr(&chosen).contains("replacing"),
+            "{}",
+            stderr(&chosen)
+        );
+    }
+}
+
+#[test]
+fn what_runs_and_builds_leave_in_the_clone_is_ignored_by_git() {
+    let root = support::repo();
+    let left = [
+        "mlperf-logs/mlperf_log_detail.txt",
+        "tuned/user.conf",
+        "host/python/alias/build/lib/x.py",
+        "host/python/mlperf_host.egg-info/PKG-INFO",
+    ];
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(&root)
+        .args(["check-ignore", "--no-index"])
+        .args(left)
+        .output()
+        .expect("git");
+    let ignored = stdout(&output);
+    for path in left {
+        assert!(
+            ignored.lines().any(|l| l == path),
+            "{path} is not ignored:\n{ignored}"
+        );
+    }
+}
+
+#[test]
+fn a_plugin_key_typo_names_the_key_and_the_plugins_keys_on_one_line() {
+    let output = run(&["--plugin-set", "wrkers=2"]);
+    let err = assert_error(&output);
+    assert!(err.contains("unknown field `wrkers`"), "{err}");
+    assert!(
+        err.contains("`workers`") && err.contains("`latency_us`"),
+        "{err}"
+    );
+    // The plugin is there; how to build it is not the problem.
+    assert!(!err.contains("build it with"), "{err}");
+    assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
+}
+
+#[test]
 fn bad_set_values_name_key_and_value() {
     for arg in [
         "min_query_count=lots",

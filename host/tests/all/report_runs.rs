@@ -156,6 +156,45 @@ fn report_reads_the_official_engines_trace() {
 }
 
 #[test]
+fn a_run_without_a_trace_has_the_detail_logs_percentile_curve_and_plain_reasons() {
+    let dir = TempDir::new();
+    // INVALID (too short), so the summary lists reasons as ` * …` lines.
+    let run = [
+        "run",
+        "--scenario",
+        "SingleStream",
+        "--set",
+        "min_duration_ms=100000",
+        "--set",
+        "max_duration_ms=200",
+        "--set",
+        "min_query_count=10",
+        "--out",
+        "run",
+        "-q",
+    ];
+    support::assert_ok(&mlperf_host(dir.path(), &run));
+    let data = mlperf_host::report::read_run(&dir.path().join("run")).unwrap();
+    assert!(data.samples.is_none(), "no trace was asked for");
+    let percents: Vec<f64> = data.percentiles.iter().map(|(p, _)| *p).collect();
+    assert_eq!(percents, [50.0, 90.0, 95.0, 97.0, 99.0, 99.9]);
+    assert!(
+        data.percentiles.iter().all(|(_, ns)| *ns > 0.0),
+        "{:?}",
+        data.percentiles
+    );
+    let html = mlperf_host::report::render(std::slice::from_ref(&data));
+    assert!(
+        html.contains("Latency by percentile"),
+        "no percentile chart"
+    );
+    assert!(
+        !html.contains("<li>* "),
+        "a bullet inside the list's own bullets"
+    );
+}
+
+#[test]
 fn report_refuses_a_folder_without_logs() {
     let dir = TempDir::new();
     std::fs::create_dir(dir.path().join("empty")).unwrap();

@@ -117,3 +117,34 @@ mod tests {
         assert_eq!(unsafe { PluginError::take(ptr::null_mut()) }, None);
     }
 }
+
+/// A configuration parser's message on one line, with the line of `text` it points at:
+/// ``line 3 (`workers = "many"`): invalid type: string "many", expected usize``. `offset` is
+/// the byte where the parser stopped, when it says (toml's `span().start`).
+pub fn config_error_text(text: &str, offset: Option<usize>, message: &str) -> String {
+    let message = message.trim().replace('\n', "; ");
+    let Some(offset) = offset else {
+        return message;
+    };
+    let number = text[..offset.min(text.len())].matches('\n').count() + 1;
+    match text.lines().nth(number - 1).map(str::trim) {
+        Some(line) if !line.is_empty() => format!("line {number} (`{line}`): {message}"),
+        _ => format!("line {number}: {message}"),
+    }
+}
+
+#[cfg(test)]
+mod config_error_tests {
+    use super::*;
+
+    #[test]
+    fn the_message_names_the_line_it_points_at() {
+        let text = "workers = 1\nlatency = \"x\"\n";
+        assert_eq!(
+            config_error_text(text, Some(12), "invalid type\nexpected u64"),
+            "line 2 (`latency = \"x\"`): invalid type; expected u64"
+        );
+        assert_eq!(config_error_text(text, None, "bad"), "bad");
+        assert_eq!(config_error_text("\n\n", Some(1), "bad"), "line 2: bad");
+    }
+}

@@ -15,7 +15,7 @@ mod run;
 mod sample;
 mod shim;
 
-pub use error::PluginError;
+pub use error::{config_error_text, PluginError};
 pub use host::{Completer, Host, Level, Logger, NamedResponse, Output, Response};
 pub use plugin::SutPlugin;
 pub use power::{PowerInfo, PowerMeter, PowerReading, PowerScope};

@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mlperf_plugin_api::sdk::PluginError;
+use mlperf_plugin_api::sdk::{config_error_text, PluginError};
 use serde::Deserialize;
 
 /// Upper bounds that turn a typo into an error rather than a million sockets or threads.
@@ -193,9 +193,14 @@ pub fn invalid(message: impl fmt::Display) -> PluginError {
     PluginError::invalid_config(format!("network plugin config: {message}"))
 }
 
+/// toml's message on one line, with the line it points at.
+fn toml_message(text: &str, error: &toml::de::Error) -> String {
+    config_error_text(text, error.span().map(|s| s.start), error.message())
+}
+
 impl Config {
     pub fn parse(text: &str) -> Result<Config, PluginError> {
-        let config: Config = toml::from_str(text).map_err(|e| invalid(toml_error(text, &e)))?;
+        let config: Config = toml::from_str(text).map_err(|e| invalid(toml_message(text, &e)))?;
         config.check()?;
         Ok(config)
     }
@@ -313,19 +318,6 @@ impl Config {
 
     pub fn stream_timeout(&self) -> Duration {
         Duration::from_millis(self.stream_timeout_ms)
-    }
-}
-
-/// toml's message on one line, with the line it points at.
-fn toml_error(text: &str, error: &toml::de::Error) -> String {
-    let message = error.message().trim().replace('\n', "; ");
-    let Some(span) = error.span() else {
-        return message;
-    };
-    let number = text[..span.start.min(text.len())].matches('\n').count() + 1;
-    match text.lines().nth(number - 1).map(str::trim) {
-        Some(line) if !line.is_empty() => format!("line {number} (`{line}`): {message}"),
-        _ => format!("line {number}: {message}"),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mlperf_plugin_api::sdk::PluginError;
+use mlperf_plugin_api::sdk::{config_error_text, PluginError};
 use serde::Deserialize;
 
 /// Upper bound on `workers`, to turn a typo into an error rather than thousands of threads.
@@ -57,8 +57,11 @@ pub enum ResponseKind {
 
 impl Config {
     pub fn parse(text: &str) -> Result<Config, PluginError> {
-        let config: Config = toml::from_str(text)
-            .map_err(|e| PluginError::invalid_config(format!("null plugin config: {e}")))?;
+        // On one line, with the line it points at (toml's Display adds a six-line snippet).
+        let config: Config = toml::from_str(text).map_err(|e| {
+            let message = config_error_text(text, e.span().map(|s| s.start), e.message());
+            PluginError::invalid_config(format!("null plugin config: {message}"))
+        })?;
         if config.answer_input.is_some() && config.response != ResponseKind::Data {
             return Err(PluginError::invalid_config(
                 "null plugin config: answer_input applies to response = \"data\"",

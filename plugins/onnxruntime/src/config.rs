@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use mlperf_plugin_api::sdk::PluginError;
+use mlperf_plugin_api::sdk::{config_error_text, PluginError};
 use serde::Deserialize;
 
 /// Upper bounds that turn a typo into an error rather than thousands of threads or sessions.
@@ -120,26 +120,14 @@ fn invalid(message: impl fmt::Display) -> PluginError {
     PluginError::invalid_config(format!("onnxruntime plugin config: {message}"))
 }
 
-/// toml's message on one line, with the line it points at
-/// ("line 2 (`workers = 'two'`): invalid type: ...").
-fn toml_error(text: &str, error: &toml::de::Error) -> String {
-    let message = error.message().trim().replace('\n', "; ");
-    let Some(span) = error.span() else {
-        return message;
-    };
-    let start = span.start.min(text.len());
-    let number = text[..start].matches('\n').count() + 1;
-    let line = text.lines().nth(number - 1).unwrap_or("").trim();
-    if line.is_empty() {
-        format!("line {number}: {message}")
-    } else {
-        format!("line {number} (`{line}`): {message}")
-    }
+/// toml's message on one line, with the line it points at.
+fn toml_message(text: &str, error: &toml::de::Error) -> String {
+    config_error_text(text, error.span().map(|s| s.start), error.message())
 }
 
 impl Config {
     pub fn parse(text: &str) -> Result<Config, PluginError> {
-        let config: Config = toml::from_str(text).map_err(|e| invalid(toml_error(text, &e)))?;
+        let config: Config = toml::from_str(text).map_err(|e| invalid(toml_message(text, &e)))?;
         config.check()?;
         Ok(config)
     }

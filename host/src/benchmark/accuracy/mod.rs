@@ -46,6 +46,16 @@ pub enum Score {
 }
 
 impl Score {
+    /// Whether the score reaches the benchmark's target; true where there is no target to
+    /// reach (a top-1 score without a reference).
+    pub fn passes(&self) -> bool {
+        match self {
+            Score::Top1(top1) => top1.meets_reference().unwrap_or(true),
+            Score::Cosine(cosine) => cosine.passes(),
+            Score::Rouge(rouge) => rouge.passes(),
+        }
+    }
+
     /// The name accuracy.txt gives the headline figure (`accuracy=…`, `mean_cosine=…`).
     pub fn metric_name(&self) -> &'static str {
         match self {
