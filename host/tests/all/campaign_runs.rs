@@ -486,6 +486,28 @@ fn a_campaign_killed_anywhere_resumes_to_the_tree_and_journal_of_one_never_kille
         std::fs::read(filed).unwrap(),
         std::fs::read(dir.join("runs/tiny-c/Offline/performance/mlperf_log_detail.txt")).unwrap()
     );
+
+    // A done run is repeated only when asked: --redo runs it (and nothing else) again.
+    let before = journal(&campaign);
+    let redo = workspace.host(&[
+        "campaign",
+        "run",
+        file,
+        "--allow-short",
+        "--redo",
+        "tiny-c/Offline/TEST04",
+    ]);
+    support::assert_ok(&redo);
+    assert!(
+        stdout(&redo).contains("1 of 4 runs to do"),
+        "{}",
+        stdout(&redo)
+    );
+    let after = journal(&campaign);
+    for (id, record) in &before.runs {
+        let redone = after.runs[id].started != record.started;
+        assert_eq!(redone, id == "tiny-c/Offline/TEST04", "{id}");
+    }
 }
 
 #[test]
