@@ -89,7 +89,7 @@ impl Workspace {
     }
 }
 
-/// A definition of 64 samples answered by `plugin` with 2 ms of latency (10 ms in
+/// A definition of 64 samples answered by `plugin` with 2 ms of latency (20 ms in
 /// MultiStream), whose `[submission]` asks TEST01 and TEST04 and `edge` scenarios of an edge
 /// system.
 fn benchmark(root: &Path, name: &str, plugin: &str, edge: &str) {
@@ -114,14 +114,14 @@ threshold = 0.99
 [plugin]
 name = "{plugin}"
 config = {{ workers = 1, latency_us = 2000 }}
-# MultiStream's tail is judged at its 99th percentile: 10 ms per query keeps this machine's
+# MultiStream's tail is judged at its 99th percentile: 20 ms per query keeps this machine's
 # scheduling hiccups (up to a few ms in 1 % of queries) within TEST01's and TEST04's 10 %.
-scenario.MultiStream = {{ latency_us = 10000 }}
+scenario.MultiStream = {{ latency_us = 20000 }}
 [settings.SingleStream]
 single_stream_expected_latency_ns = 2000000
 min_query_count = 200
 [settings.MultiStream]
-multi_stream_expected_latency_ns = 10000000
+multi_stream_expected_latency_ns = 20000000
 min_query_count = 700
 [settings.Offline]
 offline_expected_qps = 30000
@@ -208,7 +208,9 @@ fn journal(campaign: &Path) -> Journal {
 /// rerun redoes only what failed.
 fn run_to_the_end(workspace: &Workspace, campaign: &Path) -> Output {
     let file = campaign.to_str().unwrap();
-    for _ in 0..3 {
+    // Each try redoes only the failed run; a test beside this one on 2 cores can slow a
+    // reference run more than its compliance run several times in a row.
+    for _ in 0..6 {
         let before = journal(campaign);
         let output = workspace.host(&["campaign", "run", file, "--allow-short"]);
         let after = journal(campaign);
@@ -233,7 +235,7 @@ fn run_to_the_end(workspace: &Workspace, campaign: &Path) -> Output {
             describe(&output)
         );
     }
-    panic!("the campaign did not finish in three runs");
+    panic!("the campaign did not finish in six runs");
 }
 
 #[test]
