@@ -181,20 +181,23 @@ impl Benchmark {
         let candidates = search_paths(spec);
         match candidates.iter().find(|p| p.is_file()) {
             Some(path) => Benchmark::read(path),
-            None => Err(DefinitionError::NotFound {
-                name: spec.to_string(),
-                suggestion: crate::suggest::closest(spec, &known_names())
-                    .map(|name| format!(": did you mean {name:?}?"))
-                    .unwrap_or_default(),
-                known: Some(known_names().join(", "))
-                    .filter(|names| !names.is_empty())
-                    .unwrap_or_else(|| "none".into()),
-                searched: candidates
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }),
+            None => {
+                let known = known_names();
+                Err(DefinitionError::NotFound {
+                    name: spec.to_string(),
+                    suggestion: crate::suggest::closest(spec, &known)
+                        .map(|name| format!(": did you mean {name:?}?"))
+                        .unwrap_or_default(),
+                    known: Some(known.join(", "))
+                        .filter(|names| !names.is_empty())
+                        .unwrap_or_else(|| "none".into()),
+                    searched: candidates
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })
+            }
         }
     }
 
