@@ -62,7 +62,7 @@ pub struct RunCampaignArgs {
     #[arg(long)]
     pub keep_going: bool,
     /// Run again a run that is done (its id, e.g. fmnist/Offline/performance, or a prefix of
-    /// ids such as fmnist/Offline/). Repeatable.
+    /// ids such as fmnist/Offline/), and the runs that read it. Repeatable.
     #[arg(long, value_name = "ID")]
     pub redo: Vec<String>,
 }

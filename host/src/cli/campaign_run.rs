@@ -53,9 +53,17 @@ fn run_campaign(args: &RunCampaignArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .any(|id| entry.id == *id || (id.ends_with('/') && entry.id.starts_with(id.as_str())))
     };
-    let to_run: Vec<usize> = (0..loaded.plan.entries.len())
-        .filter(|&i| !loaded.states[i].is_done() || redo(&loaded.plan.entries[i]))
-        .collect();
+    // A run redone redoes the runs that read it (they come after it in the plan).
+    let mut to_run: Vec<usize> = Vec::new();
+    for (i, entry) in loaded.plan.entries.iter().enumerate() {
+        let reads_a_redone_run = entry
+            .depends
+            .iter()
+            .any(|d| to_run.iter().any(|&j| loaded.plan.entries[j].id == *d));
+        if !loaded.states[i].is_done() || redo(entry) || reads_a_redone_run {
+            to_run.push(i);
+        }
+    }
     let view = View::new(to_run.len() as u64);
     view.line(&format!(
         "{} of {} runs to do, about {}",

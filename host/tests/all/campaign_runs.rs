@@ -42,14 +42,11 @@ impl Workspace {
             root.join("configs/audit/TEST04/audit.config"),
         )
         .unwrap();
-        let edge_all = r#"["SingleStream", "MultiStream", "Offline"]"#;
-        benchmark(root, "tiny-a", "null", edge_all);
-        benchmark(
-            root,
-            "tiny-b",
-            "example-c",
-            r#"["SingleStream", "Offline"]"#,
-        );
+        // No MultiStream: its verdict is the slowest of 700 queries, which one scheduling
+        // hiccup moves past TEST01's 10 % (the campaign treats every scenario alike).
+        let edge = r#"["SingleStream", "Offline"]"#;
+        benchmark(root, "tiny-a", "null", edge);
+        benchmark(root, "tiny-b", "example-c", edge);
         benchmark(root, "tiny-c", "null", r#"["Offline"]"#);
         support::system_description(root, "box", "Org");
         Workspace { dir }
@@ -89,9 +86,9 @@ impl Workspace {
     }
 }
 
-/// A definition of 64 samples answered by `plugin` with 2 ms of latency (20 ms in
-/// MultiStream), whose `[submission]` asks TEST01 and TEST04 and `edge` scenarios of an edge
-/// system.
+/// A definition of 64 samples answered by `plugin` with 10 ms of latency a query (50 ms for
+/// Offline's one query), whose `[submission]` asks TEST01 and TEST04 and `edge` scenarios of
+/// an edge system.
 fn benchmark(root: &Path, name: &str, plugin: &str, edge: &str) {
     let plugin = match plugin {
         "example-c" => support::plugin_library("libmlperf_example_c.so")
@@ -113,18 +110,18 @@ reference = "../../data/reference.json"
 threshold = 0.99
 [plugin]
 name = "{plugin}"
-config = {{ workers = 1, latency_us = 2000 }}
-# MultiStream's tail is judged at its 99th percentile: 20 ms per query keeps this machine's
-# scheduling hiccups (up to a few ms in 1 % of queries) within TEST01's and TEST04's 10 %.
-scenario.MultiStream = {{ latency_us = 20000 }}
+# TEST01 and TEST04 compare a compliance run with the performance run within 10 %: latencies
+# well above this machine's scheduling hiccups (a few ms when other tests load both cores).
+config = {{ workers = 1, latency_us = 10000 }}
+scenario.Offline = {{ latency_us = 50000 }}
 [settings.SingleStream]
-single_stream_expected_latency_ns = 2000000
+single_stream_expected_latency_ns = 10000000
 min_query_count = 200
 [settings.MultiStream]
-multi_stream_expected_latency_ns = 20000000
+multi_stream_expected_latency_ns = 10000000
 min_query_count = 700
 [settings.Offline]
-offline_expected_qps = 30000
+offline_expected_qps = 1280
 [submission]
 dataset_size = 64
 compliance = ["TEST01", "TEST04"]
@@ -203,19 +200,26 @@ fn journal(campaign: &Path) -> Journal {
     Journal::open(&campaign.with_extension(""), campaign).expect("the journal reads")
 }
 
-/// `campaign run` until it ends with every run done; a run may fail only on a timing
-/// verification (TEST01's and TEST04's 10 % performance checks on this 2-core machine), and a
-/// rerun redoes only what failed.
+/// `campaign run` until it ends with every run done. A run may fail only on a timing
+/// verification (TEST01's and TEST04's 10 % performance checks, on a 2-core machine other
+/// tests load); the next try redoes that scenario's performance run, and so the compliance
+/// runs compared with it, back to back, and nothing done before.
 fn run_to_the_end(workspace: &Workspace, campaign: &Path) -> Output {
     let file = campaign.to_str().unwrap();
-    // Each try redoes only the failed run; a test beside this one on 2 cores can slow a
-    // reference run more than its compliance run several times in a row.
+    let mut redo: Option<String> = None;
     for _ in 0..6 {
         let before = journal(campaign);
-        let output = workspace.host(&["campaign", "run", file, "--allow-short"]);
+        let mut args = vec!["campaign", "run", file, "--allow-short"];
+        if let Some(performance) = &redo {
+            args.extend(["--redo", performance.as_str()]);
+        }
+        let output = workspace.host(&args);
         let after = journal(campaign);
+        let redone_scenario = redo.as_deref().and_then(|p| p.strip_suffix("performance"));
         for (id, record) in &before.runs {
-            if record.state == RunState::Done {
+            let may_redo = redone_scenario
+                .is_some_and(|scenario| id.starts_with(scenario) && !id.ends_with("accuracy"));
+            if record.state == RunState::Done && !may_redo {
                 assert_eq!(
                     after.runs.get(id),
                     Some(record),
@@ -228,12 +232,25 @@ fn run_to_the_end(workspace: &Workspace, campaign: &Path) -> Output {
             return output;
         }
         let text = String::from_utf8_lossy(&output.stderr).to_string();
-        eprintln!("campaign run failed on a timing check, run again: {text}");
-        assert!(
-            text.contains("failed: TEST0") && text.contains("Performance check"),
-            "a failure other than a timing check: {}",
-            describe(&output)
+        let failed = text
+            .strip_prefix("error: ")
+            .and_then(|rest| rest.split_once(" failed: TEST0"))
+            .filter(|_| text.contains("Performance check"))
+            .map(|(id, _)| id.to_string())
+            .unwrap_or_else(|| {
+                panic!("a failure other than a timing check: {}", describe(&output))
+            });
+        let verification = campaign
+            .with_extension("")
+            .join("runs")
+            .join(&failed)
+            .join("verify_performance.txt");
+        eprintln!(
+            "{failed} failed its timing check, run again:\n{}",
+            std::fs::read_to_string(verification).unwrap_or_default()
         );
+        let scenario = failed.rsplit_once('/').unwrap().0;
+        redo = Some(format!("{scenario}/performance"));
     }
     panic!("the campaign did not finish in six runs");
 }
@@ -250,9 +267,9 @@ fn a_campaign_runs_what_the_rules_require_files_a_tree_check_passes_and_an_edit_
     let mut expected = required_ids(&workspace, "tiny-a");
     expected.extend(required_ids(&workspace, "tiny-b"));
     assert_eq!(planned_ids(&plan), expected);
-    assert_eq!(expected.len(), 20);
+    assert_eq!(expected.len(), 16);
     assert!(
-        stdout(&plan).contains("20 runs: 0 done, 20 pending"),
+        stdout(&plan).contains("16 runs: 0 done, 16 pending"),
         "{}",
         stdout(&plan)
     );
@@ -263,7 +280,7 @@ fn a_campaign_runs_what_the_rules_require_files_a_tree_check_passes_and_an_edit_
     let dir = campaign.with_extension("");
     let tree = dir.join("submission/closed/Org/results/box");
     for (bench, scenario) in [
-        ("tiny-a", "MultiStream"),
+        ("tiny-a", "SingleStream"),
         ("tiny-b", "Offline"),
         ("tiny-b", "SingleStream"),
     ] {
@@ -294,17 +311,17 @@ fn a_campaign_runs_what_the_rules_require_files_a_tree_check_passes_and_an_edit_
     ]);
     support::assert_ok(&check);
     let results = std::fs::read_to_string(dir.join("results.md")).unwrap();
-    assert_eq!(results.matches("| VALID |").count(), 5, "{results}");
+    assert_eq!(results.matches("| VALID |").count(), 4, "{results}");
     assert!(dir.join("report.html").is_file());
 
     let status = stdout(&workspace.host(&["campaign", "status", file, "--allow-short"]));
-    assert!(status.contains("20 runs: 20 done"), "{status}");
+    assert!(status.contains("16 runs: 16 done"), "{status}");
     assert!(
         status.contains("tiny-b/Offline/performance") && status.contains("VALID"),
         "{status}"
     );
 
-    // Another latency for tiny-b's plugin: its 8 runs are stale, tiny-a's 12 are kept.
+    // Another latency for tiny-b's plugin: its 8 runs are stale, tiny-a's 8 are kept.
     let edited = std::fs::read_to_string(&campaign).unwrap().replace(
         "name = \"tiny-b\"",
         "name = \"tiny-b\"\nplugin_set = { latency_us = 1500 }",
@@ -319,7 +336,7 @@ fn a_campaign_runs_what_the_rules_require_files_a_tree_check_passes_and_an_edit_
         };
         assert!(line.contains(expect), "{line}\n{plan}");
     }
-    assert!(plan.contains("20 runs: 12 done, 8 stale"), "{plan}");
+    assert!(plan.contains("16 runs: 8 done, 8 stale"), "{plan}");
 }
 
 /// The files of a tree, relative to it.
@@ -509,6 +526,41 @@ fn a_campaign_killed_anywhere_resumes_to_the_tree_and_journal_of_one_never_kille
     for (id, record) in &before.runs {
         let redone = after.runs[id].started != record.started;
         assert_eq!(redone, id == "tiny-c/Offline/TEST04", "{id}");
+    }
+
+    // A redone performance run redoes the compliance tests compared with it; killed right
+    // after it, the tests compared with the run it replaced are stale.
+    let before = journal(&campaign);
+    let output = workspace
+        .command(&[
+            "campaign",
+            "run",
+            file,
+            "--allow-short",
+            "--redo",
+            "tiny-c/Offline/performance",
+        ])
+        .env(CRASH_ENV, "between-runs#1")
+        .output()
+        .unwrap();
+    assert!(killed(&output), "{}", describe(&output));
+    assert!(
+        stdout(&output).contains("3 of 4 runs to do"),
+        "{}",
+        stdout(&output)
+    );
+    let plan = stdout(&workspace.host(&["campaign", "plan", file, "--allow-short"]));
+    assert!(plan.contains("4 runs: 2 done, 2 stale"), "{plan}");
+    let resumed = workspace.host(&["campaign", "run", file, "--allow-short", "--keep-going"]);
+    assert!(
+        stdout(&resumed).contains("2 of 4 runs to do"),
+        "{}",
+        describe(&resumed)
+    );
+    let after = journal(&campaign);
+    for (id, record) in &before.runs {
+        let redone = after.runs[id].started != record.started;
+        assert_eq!(redone, !id.ends_with("accuracy"), "{id}");
     }
 }
 
