@@ -344,7 +344,12 @@ impl Shared {
     /// SUTs that answer within microseconds, then parking until a completion wakes it.
     /// Returns false if `idle_timeout` passes without any completion, or, once the SUT has
     /// reported a failure (even while waiting), [`FAILED_SUT_DRAIN`] if that is shorter.
-    pub(crate) fn wait_for_completed(&self, target: u64, idle_timeout: Duration) -> bool {
+    pub(crate) fn wait_for_completed(
+        &self,
+        target: u64,
+        idle_timeout: Duration,
+        aborted: &AtomicBool,
+    ) -> bool {
         const SPIN_ROUNDS: u32 = 2_000;
         for _ in 0..SPIN_ROUNDS {
             if self.completed.load(Ordering::Acquire) >= target {
@@ -367,10 +372,12 @@ impl Shared {
             }
             let idle = idle_since.elapsed();
             // A failed SUT may never answer what it holds: do not wait long for it, and not at
-            // all for one that is gone.
+            // all for one that is gone. Nor for one whose test was aborted (Ctrl-C on a SUT
+            // that stopped answering ends the test, even with no drain timeout).
             let timeout = match self.failure.failed.load(Ordering::Acquire) {
                 true if self.failure.lost.load(Ordering::Acquire) => Duration::ZERO,
                 true => idle_timeout.min(FAILED_SUT_DRAIN),
+                false if aborted.load(Ordering::Relaxed) => idle_timeout.min(FAILED_SUT_DRAIN),
                 false => idle_timeout,
             };
             if idle >= timeout {
@@ -553,8 +560,11 @@ impl Shared {
 
     /// Waits (briefly) for completers still copying responses into the accuracy log.
     pub(crate) fn wait_for_logging(&self, timeout: Duration) {
-        let deadline = Instant::now() + timeout;
-        while self.logging_in_flight.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        // `Duration::MAX` (no drain timeout) has no deadline.
+        let deadline = Instant::now().checked_add(timeout);
+        while self.logging_in_flight.load(Ordering::SeqCst) > 0
+            && deadline.is_none_or(|deadline| Instant::now() < deadline)
+        {
             std::thread::yield_now();
         }
     }

@@ -761,6 +761,19 @@ impl ConfigFile {
         scenario: TestScenario,
         conf_type: ConfType,
     ) -> Vec<ConfigWarning> {
+        self.apply_for_scenario_named(settings, model, scenario.as_str(), conf_type)
+    }
+
+    /// [`ConfigFile::apply`] for a scenario given by name, as the official `FromConfig` takes
+    /// it: a name that is no scenario's still applies the `*.*` and `model.*` keys and the
+    /// scenario-specific ones.
+    pub fn apply_for_scenario_named(
+        &self,
+        settings: &mut TestSettings,
+        model: &str,
+        scenario_name: &str,
+        conf_type: ConfType,
+    ) -> Vec<ConfigWarning> {
         let model = if conf_type == ConfType::Audit {
             "*"
         } else {
@@ -785,7 +798,6 @@ impl ConfigFile {
         }
 
         // Generic keys use the scenario being run, scenario-specific ones their own name.
-        let scenario_name = scenario.as_str();
         let generic = |name: &str| self.find(model, scenario_name, name);
         let fixed = |scenario: TestScenario, name: &str| self.find(model, scenario.as_str(), name);
         let s = settings;

@@ -532,6 +532,10 @@ pub(super) fn failed_while_draining(
     }
 }
 
+/// What a test that gives up on samples says of them: it ends without them.
+const LEFT_WITH_SUT: &str =
+    "the SUT keeps them, and its threads are neither waited for nor stopped";
+
 /// Flushes the SUT and waits for the series' samples; returns how many never completed.
 pub(super) fn flush_and_drain(ctx: &SeriesContext<'_>, target: u64) -> u64 {
     let shared = ctx.shared;
@@ -563,7 +567,14 @@ pub(super) fn flush_and_drain(ctx: &SeriesContext<'_>, target: u64) -> u64 {
                 "gave up after {:?} without a completion",
                 ctx.drain_timeout.min(FAILED_SUT_DRAIN)
             ),
-            None => format!("gave up after {:?} without a completion", ctx.drain_timeout),
+            None if ctx.abort.load(Ordering::Relaxed) => format!(
+                "the test was aborted, and gave up after {:?} without a completion; {LEFT_WITH_SUT}",
+                ctx.drain_timeout.min(FAILED_SUT_DRAIN)
+            ),
+            None => format!(
+                "gave up after {:?} without a completion (LogSettings::drain_timeout); {LEFT_WITH_SUT}",
+                ctx.drain_timeout
+            ),
         };
         shared.diagnostics.push(Diagnostic::error(
             "error_runtime",
@@ -659,7 +670,8 @@ fn wait_for_completed(ctx: &SeriesContext<'_>, target: u64) -> bool {
     if ctx.shared.completed.load(Ordering::Acquire) < target {
         ctx.sut.issuer_idle();
     }
-    ctx.shared.wait_for_completed(target, ctx.drain_timeout)
+    ctx.shared
+        .wait_for_completed(target, ctx.drain_timeout, ctx.abort)
 }
 
 /// Sleeps until `LogSettings::issue_spin` before `scheduled_ns`, then busy-waits to it: a

@@ -229,11 +229,14 @@ pub struct LogOutputSettings {
     pub copy_summary_to_stdout: bool,
 }
 
+/// The official log files' prefix: `mlperf_log_summary.txt` and so on.
+pub const DEFAULT_PREFIX: &str = "mlperf_log_";
+
 impl Default for LogOutputSettings {
     fn default() -> Self {
         LogOutputSettings {
             outdir: None,
-            prefix: "mlperf_log_".to_string(),
+            prefix: DEFAULT_PREFIX.to_string(),
             suffix: String::new(),
             prefix_with_datetime: false,
             copy_detail_to_stdout: false,

@@ -12,6 +12,7 @@ mod gil;
 mod handles;
 mod log_settings;
 mod samples;
+mod signals;
 mod start;
 mod sut;
 mod test_settings;

@@ -3,6 +3,7 @@
 //! `log_settings.log_output.outdir = d` changes `log_settings`, as harnesses expect.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use mlperf_loadgen as loadgen;
 use pyo3::prelude::*;
@@ -107,6 +108,14 @@ pub struct LogSettings {
     log_mode_async_poll_interval_ms: u64,
     #[pyo3(get)]
     enable_trace: bool,
+    /// Ours: give up on samples the SUT has not completed after this many seconds without a
+    /// completion, the test INVALID. None (the default), as the official: wait.
+    #[pyo3(get)]
+    drain_timeout_s: Option<f64>,
+    /// Ours: also write `result.json` (every setting, metric and reason, for programs) beside
+    /// the logs, named with the log files' prefix and suffix. The official writes no such file.
+    #[pyo3(get, set)]
+    write_result_json: bool,
 }
 
 #[pymethods]
@@ -118,6 +127,8 @@ impl LogSettings {
             log_mode: LoggingMode::AsyncPoll,
             log_mode_async_poll_interval_ms: 1000,
             enable_trace: true,
+            drain_timeout_s: None,
+            write_result_json: false,
         })
     }
 
@@ -146,6 +157,18 @@ impl LogSettings {
     fn set_enable_trace(&mut self, value: Flag) {
         self.enable_trace = value.0;
     }
+
+    #[setter]
+    fn set_drain_timeout_s(&mut self, value: Option<f64>) -> PyResult<()> {
+        if value.is_some_and(|seconds| !(seconds.is_finite() && seconds > 0.0)) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "drain_timeout_s must be a positive number of seconds or None, not {}",
+                value.unwrap_or_default()
+            )));
+        }
+        self.drain_timeout_s = value;
+        Ok(())
+    }
 }
 
 impl LogSettings {
@@ -154,6 +177,10 @@ impl LogSettings {
         loadgen::LogSettings {
             log_output: self.log_output.borrow(py).to_engine(),
             enable_trace: self.enable_trace,
+            drain_timeout: self.drain_timeout_s.map_or(Duration::MAX, |seconds| {
+                Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
+            }),
+            write_result_json: self.write_result_json,
             ..loadgen::LogSettings::default()
         }
     }

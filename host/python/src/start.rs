@@ -1,27 +1,30 @@
 //! `StartTest`, `StartTestWithLogSettings` and `AbortTest`.
 //!
-//! The test runs with the GIL released, on a thread of its own, while the calling thread
-//! waits and checks for signals: Ctrl-C aborts the test (its logs are still written) and is
-//! raised as `KeyboardInterrupt` once it has ended.
+//! The test runs on the calling thread, as in the official LoadGen: `issue_query`,
+//! `flush_queries` and the QSL's callbacks run there (threads they start are not daemons,
+//! a `threading.local` set before is theirs), with the GIL released between callbacks. Ctrl-C
+//! aborts the test (its logs are still written) and is raised as `KeyboardInterrupt` once it
+//! has ended ([`crate::signals`]).
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use mlperf_loadgen::logging::summary::render_summary;
 use mlperf_loadgen::{self as loadgen, TestResult};
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyRuntimeWarning};
 use pyo3::prelude::*;
 
 use crate::complete;
+use crate::gil;
 use crate::handles;
 use crate::log_settings::LogSettings;
+use crate::signals::Relay;
 use crate::sut::{PythonQsl, PythonSut};
-use crate::test_settings::{take_earlier_diagnostics, TestSettings};
+use crate::test_settings::{take_earlier_diagnostics, warn, TestSettings};
 
-/// How often the waiting thread looks for signals.
+/// How often the watching thread looks for a relayed signal.
 const SIGNAL_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 
 static RUNNING: AtomicBool = AtomicBool::new(false);
@@ -110,49 +113,51 @@ fn run(
         audit_config: Some(audit_config),
         // Taken only by a test that runs: a refused call leaves them for the next one.
         earlier_diagnostics: take_earlier_diagnostics(),
+        issue_on_calling_thread: true,
         ..loadgen::TestContext::default()
     };
 
-    let (sut_ref, qsl_ref, settings_ref, log_ref) = (&python_sut, &mut python_qsl, &settings, &log);
-    let context_ref = &context;
-    let (outcome, interrupted) = py.detach(|| {
+    let relay = Relay::install();
+    let done = AtomicBool::new(false);
+    let outcome = py.detach(|| {
         std::thread::scope(|scope| {
-            let (done, finished) = mpsc::channel();
-            let test = std::thread::Builder::new()
-                .name("mlperf-start-test".to_string())
-                .spawn_scoped(scope, move || {
-                    let outcome = loadgen::start_test_with(
-                        sut_ref,
-                        qsl_ref,
-                        settings_ref,
-                        log_ref,
-                        context_ref,
-                    );
-                    complete::withdraw();
-                    let _ = done.send(());
-                    outcome
-                })
-                .map_err(|err| {
-                    PyRuntimeError::new_err(format!(
-                        "StartTest: cannot start the test thread: {err}"
-                    ))
-                })?;
-            let mut interrupted = None;
-            while finished.recv_timeout(SIGNAL_CHECK_INTERVAL).is_err() && !test.is_finished() {
-                if interrupted.is_none() {
-                    if let Err(signal) = Python::attach(|py| py.check_signals()) {
-                        loadgen::abort_test();
-                        interrupted = Some(signal);
+            // Python runs signal handlers on its main thread only when Python code runs there:
+            // the relay's note of a signal is what ends the test.
+            let watcher = std::thread::Builder::new()
+                .name("mlperf-signals".to_string())
+                .spawn_scoped(scope, || {
+                    while !done.load(Ordering::Acquire) {
+                        if let Some(signal) = Relay::received() {
+                            loadgen::abort_test_because(&format!("signal {signal} received"));
+                            break;
+                        }
+                        std::thread::park_timeout(SIGNAL_CHECK_INTERVAL);
                     }
-                }
+                });
+            let outcome =
+                loadgen::start_test_with(&python_sut, &mut python_qsl, &settings, &log, &context);
+            // The issue loop may have kept the GIL after its last callback.
+            gil::release_held();
+            complete::withdraw();
+            done.store(true, Ordering::Release);
+            if let Ok(watcher) = &watcher {
+                watcher.thread().unpark();
             }
-            let outcome = test
-                .join()
-                .map_err(|_| PyRuntimeError::new_err("StartTest: the test thread panicked"))?;
-            Ok::<_, PyErr>((outcome, interrupted))
+            outcome
         })
-    })?;
+    });
+    let interrupted = match Relay::received() {
+        // Python's handler runs now, on this thread: KeyboardInterrupt for Ctrl-C.
+        Some(_) => py.check_signals().err(),
+        None => None,
+    };
+    drop(relay);
     drop(running);
+    if let Ok(result) = &outcome {
+        if !log.enable_trace {
+            empty_trace_file(py, result)?;
+        }
+    }
 
     let result = outcome.map_err(|err| PyRuntimeError::new_err(format!("StartTest: {err}")));
     if let Ok(result) = &result {
@@ -165,6 +170,21 @@ fn run(
         return Err(err);
     }
     result.map(drop)
+}
+
+/// The official module writes the trace file even with the trace off: empty (a previous run's
+/// of the same name is emptied too).
+fn empty_trace_file(py: Python<'_>, result: &TestResult) -> PyResult<()> {
+    match &result.log_files {
+        Some(files) => match std::fs::File::create(&files.trace) {
+            Ok(_) => Ok(()),
+            Err(err) => warn::<PyRuntimeWarning>(
+                py,
+                &format!("cannot write {}: {err}", files.trace.display()),
+            ),
+        },
+        None => Ok(()),
+    }
 }
 
 /// `copy_summary_to_stdout` / `copy_detail_to_stdout`: the written logs, once the test ends.

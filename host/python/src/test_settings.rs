@@ -79,9 +79,12 @@ settings_fields! {
 
         /// Applies a config file as the official `FromConfig` does: `conf_type` 1 (default) a
         /// user.conf, preceded on the process's first call by the built-in mlperf.conf; 0 the
-        /// built-in mlperf.conf (`path` unused); 2 an audit.config. Returns 0, -2 (the file
-        /// cannot be read) or -22 (it is malformed, or `scenario` is not a scenario's name);
-        /// the errors go to the next test's detail log and are shown as Python warnings.
+        /// built-in mlperf.conf (`path` unused); any other a config file on its own (2: an
+        /// audit.config). Returns 0, -2 (the file cannot be read) or -22 (a line is malformed:
+        /// nothing of the file is applied). A `scenario` that is no scenario's name applies the
+        /// `*.*` and model-wide keys, as the official does. Errors go to the next test's detail
+        /// log and are shown as Python warnings, as are our warnings (an unknown key, an unknown
+        /// scenario).
         #[pyo3(name = "FromConfig", signature = (path, model, scenario, conf_type = 1))]
         fn read_config(
             &mut self,
@@ -91,39 +94,29 @@ settings_fields! {
             scenario: &str,
             conf_type: i32,
         ) -> PyResult<i32> {
-            let Some(scenario) = loadgen::TestScenario::ALL
-                .into_iter()
-                .find(|s| s.as_str() == scenario)
-            else {
-                let message = format!(
-                    "FromConfig: unknown scenario {scenario:?} (expected SingleStream, MultiStream, Server or Offline)"
-                );
-                report_error(py, message)?;
-                return Ok(EINVAL);
-            };
-            let conf_type = match conf_type {
-                0 => ConfType::MlperfConf,
-                1 => ConfType::UserConf,
-                2 => ConfType::Audit,
-                other => {
-                    report_error(py, format!("FromConfig: conf_type {other} is not 0, 1 or 2"))?;
-                    return Ok(EINVAL);
-                }
-            };
-            if conf_type == ConfType::UserConf {
+            if !loadgen::TestScenario::ALL.iter().any(|s| s.as_str() == scenario) {
+                warn::<PyUserWarning>(
+                    py,
+                    &format!(
+                        "FromConfig: {scenario:?} is not a scenario (SingleStream, MultiStream, Server or Offline): only the keys of every scenario apply"
+                    ),
+                )?;
+            }
+            if conf_type == 1 {
                 if USER_CONF_COUNT.fetch_add(1, Ordering::SeqCst) == 0 {
                     self.apply(py, ConfigFile::embedded(), model, scenario, ConfType::MlperfConf)?;
                 } else {
                     queue(Diagnostic::error("error_invalid_config", MULTIPLE_CONF_FILES_MESSAGE));
                 }
             }
-            if conf_type == ConfType::MlperfConf {
-                self.apply(py, ConfigFile::embedded(), model, scenario, conf_type)?;
+            if conf_type == 0 {
+                self.apply(py, ConfigFile::embedded(), model, scenario, ConfType::MlperfConf)?;
                 return Ok(0);
             }
             match ConfigFile::read(Path::new(path)) {
                 Ok(file) => {
-                    self.apply(py, &file, model, scenario, conf_type)?;
+                    // The official reads every file but mlperf.conf alike, with the model given.
+                    self.apply(py, &file, model, scenario, ConfType::UserConf)?;
                     Ok(0)
                 }
                 Err(ConfigError::Io { .. }) => {
@@ -191,10 +184,10 @@ impl TestSettings {
         py: Python<'_>,
         file: &ConfigFile,
         model: &str,
-        scenario: loadgen::TestScenario,
+        scenario: &str,
         conf_type: ConfType,
     ) -> PyResult<()> {
-        for warning in file.apply(&mut self.inner, model, scenario, conf_type) {
+        for warning in file.apply_for_scenario_named(&mut self.inner, model, scenario, conf_type) {
             warn::<PyUserWarning>(py, &warning.to_string())?;
         }
         Ok(())
@@ -208,7 +201,7 @@ fn report_error(py: Python<'_>, message: String) -> PyResult<()> {
 }
 
 /// Issues a Python warning of category `W` (an error if the warning filters say so).
-fn warn<W: PyTypeInfo>(py: Python<'_>, message: &str) -> PyResult<()> {
+pub fn warn<W: PyTypeInfo>(py: Python<'_>, message: &str) -> PyResult<()> {
     let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
     PyErr::warn(py, &py.get_type::<W>(), &text, 1)
 }

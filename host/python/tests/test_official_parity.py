@@ -519,3 +519,79 @@ def test_our_accuracy_log_matches(harness_runs, cid):
     by_seq = lambda entries: sorted(entries, key=lambda e: e["seq_id"])
     diff = first_difference(by_seq(off), by_seq(our), "entries by seq_id")
     assert diff is None, "%s: %s" % (cid, diff)
+
+
+# ------------------------------------------------------------------------------------------
+# Part 4: what a harness sees beside the logs (harness/behaviour_probe.py on both modules):
+# the thread of each callback, threads started in them, the files in the log directory,
+# FromConfig's return codes and the settings it leaves
+# ------------------------------------------------------------------------------------------
+
+PROBE = HERE / "harness" / "behaviour_probe.py"
+
+
+def probe_both(tmp_path, *args):
+    """The probe's JSON from each side, run with `args` (a `{dir}` in one becomes a folder of
+    that side's own)."""
+    results = {}
+    for side in SIDES:
+        folder = tmp_path / side
+        folder.mkdir(exist_ok=True)
+        argv = [str(a).replace("{dir}", str(folder)) for a in args]
+        proc = subprocess.run([PYTHON, str(PROBE), *argv], env=side_env(side), cwd=str(folder),
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, "%s: probe %s failed:\n%s" % (side, argv, proc.stderr[-3000:])
+        results[side] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return results["official"], results["ours"]
+
+
+@pytest.mark.parametrize("scenario", ["SingleStream", "MultiStream", "Server", "Offline"])
+def test_callbacks_run_where_the_officials_do(tmp_path, scenario):
+    official, ours = probe_both(tmp_path, "threads", scenario, "{dir}")
+    # The official runs every callback on the caller's (main) thread: a thread started there
+    # is no daemon, and a threading.local set by the caller is seen.
+    assert official["issue_query"]["main_thread"], official
+    diff = first_difference(official, ours)
+    assert diff is None, "%s: %s" % (scenario, diff)
+
+
+def test_the_log_directory_holds_the_officials_files(tmp_path):
+    official, ours = probe_both(tmp_path, "files", "{dir}")
+    # With the trace off the official still writes an empty trace file.
+    assert official["trace_off"]["mlperf_log_trace.json"] is True, official
+    diff = first_difference(official, ours)
+    assert diff is None, diff
+
+
+CONFIG_CASES = {
+    # A name that is no scenario's: the keys of every scenario, the model's and the
+    # scenario-specific ones apply.
+    "unknown scenario": ("*.*.min_query_count = 7\nm.*.max_query_count = 9\n"
+                         "*.Server.target_qps = 5\n*.Foo.min_duration = 123\n", "m", "Foo", 1),
+    "unknown key": ("m.SingleStream.not_a_key = 3\nm.SingleStream.min_query_count = 11\n",
+                    "m", "SingleStream", 1),
+    "bad value": ("m.SingleStream.min_query_count = abc\nm.SingleStream.max_query_count = 5\n",
+                  "m", "SingleStream", 1),
+    "missing file": (None, "m", "Offline", 1),
+    "audit.config": ("*.*.mode = 2\nm.*.min_query_count = 3\n*.*.accuracy_log_sampling_target = 64\n",
+                     "m", "Server", 2),
+    "mlperf.conf": ("", "resnet50", "Server", 0),
+    "other conf_type": ("m.Offline.min_query_count = 12\n", "m", "Offline", 5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFIG_CASES))
+def test_from_config_returns_and_applies_what_the_official_does(tmp_path, case):
+    text, model, scenario, conf_type = CONFIG_CASES[case]
+    path = tmp_path / "user.conf"
+    if text is not None:
+        path.write_text(text)
+    spec = json.dumps({"path": str(path), "model": model, "scenario": scenario,
+                       "conf_type": conf_type})
+    official, ours = probe_both(tmp_path, "config", spec)
+    # Every setting the official module has, with the official's value.
+    missing = sorted(set(official["settings"]) - set(ours["settings"]))
+    assert not missing, "%s: settings the official has and ours lacks: %s" % (case, missing)
+    ours["settings"] = {k: v for k, v in ours["settings"].items() if k in official["settings"]}
+    diff = first_difference(official, ours)
+    assert diff is None, "%s: %s" % (case, diff)

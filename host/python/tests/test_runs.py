@@ -746,12 +746,16 @@ import mlperf_host.loadgen as lg
 # it ignored; the test is about a program that Ctrl-C reaches.
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
+answer = sys.argv[2] == "Server"
+
 def issue(samples):
-    lg.QuerySamplesComplete([lg.QuerySampleResponse(s.id, 0, 0) for s in samples])
+    # Offline: the one query is never answered; the test waits for it (no drain timeout).
+    if answer:
+        lg.QuerySamplesComplete([lg.QuerySampleResponse(s.id, 0, 0) for s in samples])
     print("issued", flush=True)
 
 settings = lg.TestSettings()
-settings.scenario = lg.TestScenario.Server
+settings.scenario = getattr(lg.TestScenario, sys.argv[2])
 settings.server_target_qps = 100
 settings.min_duration_ms = 60000
 sut = lg.ConstructSUT(issue, lambda: None)
@@ -765,8 +769,11 @@ except KeyboardInterrupt:
 """
 
 
-def test_ctrl_c_aborts_the_test_and_raises_keyboard_interrupt(tmp_path):
-    child = subprocess.Popen([sys.executable, "-c", CTRL_C_RUN, str(tmp_path)],
+@pytest.mark.parametrize("scenario", ["Server", "Offline"])
+def test_ctrl_c_aborts_the_test_and_raises_keyboard_interrupt(tmp_path, scenario):
+    # Server: Ctrl-C while Python runs issue_query on the caller's thread; Offline: while the
+    # test waits in the engine for a query the SUT never answers.
+    child = subprocess.Popen([sys.executable, "-c", CTRL_C_RUN, str(tmp_path), scenario],
                              stdout=subprocess.PIPE, text=True)
     # Interrupt only once queries flow, so the test is really running.
     assert child.stdout.readline().strip() == "issued"
@@ -778,3 +785,79 @@ def test_ctrl_c_aborts_the_test_and_raises_keyboard_interrupt(tmp_path):
     assert "interrupted" in output.splitlines()
     summary, detail, _ = read_logs(tmp_path)
     assert summary_value(summary, "Result is") == "INVALID"
+
+
+# --- no give-up where the official waits; no file the official does not write -------------
+
+
+def answered_late(lg, tmp_path, delay_s, **log_fields):
+    """An Offline test whose one query a worker thread answers `delay_s` after it is issued;
+    the detail log's values."""
+    workers = []
+
+    def issue(samples):
+        def answer():
+            time.sleep(delay_s)
+            complete(lg, samples)
+        workers.append(threading.Thread(target=answer))
+        workers[-1].start()
+
+    sut = lg.ConstructSUT(issue, lambda: None)
+    library = lg.ConstructQSL(16, 16, lambda _: None, lambda _: None)
+    log_settings = make_log_settings(lg, tmp_path)
+    for name, value in log_fields.items():
+        setattr(log_settings, name, value)
+    settings = make_settings(lg, "Offline", offline_expected_qps=16)
+    try:
+        lg.StartTestWithLogSettings(sut, library, settings, log_settings, NO_AUDIT)
+    finally:
+        for worker in workers:
+            worker.join()
+        lg.DestroySUT(sut)
+        lg.DestroyQSL(library)
+    _, detail, _ = read_logs(tmp_path)
+    return detail
+
+
+def test_samples_answered_late_are_waited_for_as_the_official_does(lg, tmp_path):
+    detail = answered_late(lg, tmp_path, 1.5)
+    assert detail_values(detail)["result_validity"] == "VALID"
+    assert detail_errors(detail) == []
+
+
+def test_a_drain_timeout_asked_for_gives_up_and_says_the_sut_keeps_the_samples(lg, tmp_path):
+    detail = answered_late(lg, tmp_path, 2.0, drain_timeout_s=0.3)
+    assert detail_values(detail)["result_validity"] == "INVALID"
+    errors = " ".join(str(e["value"]) for e in detail_errors(detail))
+    assert "16 samples never completed: gave up after 300ms" in errors, errors
+    assert "its threads are neither waited for nor stopped" in errors, errors
+
+
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), float("inf")])
+def test_a_drain_timeout_must_be_positive_seconds(lg, value):
+    with pytest.raises(ValueError, match="drain_timeout_s"):
+        lg.LogSettings().drain_timeout_s = value
+
+
+def test_result_json_is_written_only_when_asked_and_named_like_the_logs(lg, null_sut, qsl, tmp_path):
+    settings = make_settings(lg, "Offline")
+    start(lg, null_sut, qsl, settings, tmp_path / "default")
+    assert not (tmp_path / "default" / "result.json").exists()
+    for prefix, name in [("mlperf_log_", "result_s.json"), ("runA_", "runA_result_s.json")]:
+        log_settings = make_log_settings(lg, tmp_path / "asked", prefix=prefix, suffix="_s")
+        log_settings.write_result_json = True
+        (tmp_path / "asked").mkdir(exist_ok=True)
+        lg.StartTestWithLogSettings(null_sut.handle, qsl.handle, settings, log_settings, NO_AUDIT)
+        result = json.loads((tmp_path / "asked" / name).read_text())
+        assert result["effective"]["scenario"] == "Offline"
+    assert sorted(p.name for p in (tmp_path / "asked").glob("*result*")) == [
+        "result_s.json", "runA_result_s.json"]
+
+
+def test_from_config_warns_of_a_name_that_is_no_scenario_and_applies_the_rest(lg, tmp_path):
+    conf = tmp_path / "user.conf"
+    conf.write_text("*.*.min_query_count = 7\nm.Foo.max_query_count = 9\n")
+    settings = lg.TestSettings()
+    with pytest.warns(UserWarning, match="is not a scenario"):
+        assert settings.FromConfig(str(conf), "m", "Foo", 2) == 0
+    assert settings.min_query_count == 7

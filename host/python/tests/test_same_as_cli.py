@@ -68,6 +68,7 @@ PYTHON_RUN = textwrap.dedent(
     log = lg.LogSettings()
     log.log_output.outdir = outdir
     log.enable_trace = False
+    log.write_result_json = True  # ours, off by default: the CLI writes it
     lg.StartTestWithLogSettings(sut, qsl, settings, log, outdir + "/no-audit.config")
     """
 )

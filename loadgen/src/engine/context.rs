@@ -26,6 +26,11 @@ pub struct TestContext {
     /// for that call ends its process here; otherwise the test returns the result once the
     /// call returns, which it may never do.
     pub on_abandoned: Option<AbandonHook>,
+    /// Run the issue loop, and so every call into the SUT and the QSL, on the thread that
+    /// started the test, as the official LoadGen does (a Python harness depends on it), and
+    /// watch it from a thread of the engine's. By default the issue loop has a thread of its
+    /// own and the caller's thread watches.
+    pub issue_on_calling_thread: bool,
 }
 
 /// See [`TestContext::on_abandoned`].

@@ -124,7 +124,8 @@ impl TestResult {
     }
 }
 
-/// Runs a test to completion. Blocks; the issue loop runs on a dedicated thread. With
+/// Runs a test to completion. Blocks; the issue loop runs on a dedicated thread (or the
+/// caller's: `TestContext::issue_on_calling_thread`). With
 /// `log_settings.log_output.outdir` set, the official log files are written there: the detail
 /// and accuracy logs as the run goes, the summary and `result.json` at the end.
 pub fn start_test(
@@ -254,91 +255,118 @@ pub fn start_test_with(
     let mut stall_watch = log_settings
         .sut_call_timeout
         .map(|timeout| StallWatch::new(&sut_calls, timeout));
-    let mut writer = writer;
-    let mut abandoned = None;
+    let writer = std::sync::Mutex::new(writer);
     let issue_loop_done = AtomicBool::new(false);
-    // Registered before the first look at the generation: an abort in between still wakes it.
-    let _woken_by_abort = crate::abort::WokenByAbort::register();
     let poll = coordinator_poll(log_settings.sut_call_timeout);
-    let outcome = std::thread::scope(|scope| {
-        let coordinator = std::thread::current();
-        let issue_loop_done = &issue_loop_done;
-        let issuer = std::thread::Builder::new()
-            .name("mlperf-issue".to_string())
-            .spawn_scoped(scope, move || {
-                engine.shared.register_issuer();
-                let run = engine.run(qsl);
-                issue_loop_done.store(true, Ordering::Release);
-                coordinator.unpark();
-                run
-            })?;
-        // Relay `abort_test` to the issue loop without it polling a global, and watch the
-        // calls into the SUT, until the issue loop ends.
-        while !issue_loop_done.load(Ordering::Acquire) {
-            if crate::abort::generation() != abort_generation {
-                aborted.store(true, Ordering::Relaxed);
-            }
-            let completed = shared.completed.load(Ordering::Relaxed);
-            if let Some(call) = stall_watch
-                .as_mut()
-                .and_then(|w| w.check(&sut_calls, completed))
-            {
-                stall_watch = None;
-                let timeout = log_settings.sut_call_timeout.unwrap_or_default();
-                let reason = format!(
-                    "{sut_name} {} has not returned after {timeout:?}",
-                    call.name()
-                );
-                // The issue loop cannot finish the test: it is inside the SUT. Finish it here
-                // from what is known without it, every log written.
-                shared.wait_for_logging(Duration::from_secs(1));
-                let mut diagnostics = diagnostics.clone();
-                diagnostics.extend(shared.diagnostics.take());
-                let result = TestResult {
-                    sut_name: sut_name.clone(),
-                    qsl_name: qsl_name.clone(),
-                    qsl_total_sample_count: qsl_total,
-                    qsl_performance_sample_count: qsl_psc,
-                    test_datetime: test_datetime.clone(),
-                    requested: requested.clone(),
-                    effective: effective.clone(),
-                    series: Vec::new(),
-                    performance: None,
-                    find_peak: None,
-                    accuracy_log: std::mem::take(
-                        &mut *shared
-                            .accuracy_log
-                            .lock()
-                            .unwrap_or_else(|poisoned| poisoned.into_inner()),
-                    ),
-                    diagnostics,
-                    anomalies: shared.anomalies(),
-                    log_files: files.clone(),
-                    provenance: context.provenance.clone(),
-                    abandoned: Some(reason.clone()),
-                };
-                // Nothing here may fail or unwind: leaving the scope would wait for the stuck
-                // thread. A log that could not be written is reported once the call returns.
-                let (result, written) = finish_abandoned(result, &log, writer.take(), log_settings);
-                // Only now: an issue thread stopping on this failure would log to a detail
-                // log that is being closed.
-                shared.fail_lost(reason);
-                if let Some(hook) = &context.on_abandoned {
-                    let _ = catch_unwind(AssertUnwindSafe(|| (hook.0)(&result)));
+    // Relays `abort_test` to the issue loop without it polling a global, and watches the calls
+    // into the SUT, until the issue loop ends. `Some` when it gave the test up.
+    let coordinate =
+        |stall_watch: &mut Option<StallWatch>| -> Option<Result<TestResult, TestError>> {
+            // Registered before the first look at the generation: an abort in between still
+            // wakes it.
+            let _woken_by_abort = crate::abort::WokenByAbort::register();
+            let mut abandoned = None;
+            while !issue_loop_done.load(Ordering::Acquire) {
+                if crate::abort::generation() != abort_generation {
+                    aborted.store(true, Ordering::Relaxed);
                 }
-                // The hook did not end the process: wait for the call, however long it takes.
-                abandoned = Some(written.map(|()| result));
+                let completed = shared.completed.load(Ordering::Relaxed);
+                if let Some(call) = stall_watch
+                    .as_mut()
+                    .and_then(|w| w.check(&sut_calls, completed))
+                {
+                    *stall_watch = None;
+                    let timeout = log_settings.sut_call_timeout.unwrap_or_default();
+                    let reason = format!(
+                        "{sut_name} {} has not returned after {timeout:?}",
+                        call.name()
+                    );
+                    // The issue loop cannot finish the test: it is inside the SUT. Finish it here
+                    // from what is known without it, every log written.
+                    shared.wait_for_logging(Duration::from_secs(1));
+                    let mut diagnostics = diagnostics.clone();
+                    diagnostics.extend(shared.diagnostics.take());
+                    let result = TestResult {
+                        sut_name: sut_name.clone(),
+                        qsl_name: qsl_name.clone(),
+                        qsl_total_sample_count: qsl_total,
+                        qsl_performance_sample_count: qsl_psc,
+                        test_datetime: test_datetime.clone(),
+                        requested: requested.clone(),
+                        effective: effective.clone(),
+                        series: Vec::new(),
+                        performance: None,
+                        find_peak: None,
+                        accuracy_log: std::mem::take(
+                            &mut *shared
+                                .accuracy_log
+                                .lock()
+                                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+                        ),
+                        diagnostics,
+                        anomalies: shared.anomalies(),
+                        log_files: files.clone(),
+                        provenance: context.provenance.clone(),
+                        abandoned: Some(reason.clone()),
+                    };
+                    // Nothing here may fail or unwind: leaving the scope would wait for the stuck
+                    // thread. A log that could not be written is reported once the call returns.
+                    let taken = writer
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .take();
+                    let (result, written) = finish_abandoned(result, &log, taken, log_settings);
+                    // Only now: an issue thread stopping on this failure would log to a detail
+                    // log that is being closed.
+                    shared.fail_lost(reason);
+                    if let Some(hook) = &context.on_abandoned {
+                        let _ = catch_unwind(AssertUnwindSafe(|| (hook.0)(&result)));
+                    }
+                    // The hook did not end the process: wait for the call, however long it takes.
+                    abandoned = Some(written.map(|()| result));
+                }
+                std::thread::park_timeout(poll);
             }
-            std::thread::park_timeout(poll);
+            abandoned
+        };
+    let issue = |coordinator: std::thread::Thread| {
+        engine.shared.register_issuer();
+        let run = engine.run(qsl);
+        issue_loop_done.store(true, Ordering::Release);
+        coordinator.unpark();
+        run
+    };
+    let (outcome, abandoned) = std::thread::scope(|scope| {
+        if context.issue_on_calling_thread {
+            // As the official LoadGen: the SUT's and the QSL's callbacks on the caller's thread.
+            let coordinator = std::thread::Builder::new()
+                .name("mlperf-coordinator".to_string())
+                .spawn_scoped(scope, || coordinate(&mut stall_watch))?;
+            let run = issue(coordinator.thread().clone());
+            let abandoned = coordinator
+                .join()
+                .map_err(|panic| TestError::EnginePanic(panic_message(&panic)))?;
+            Ok((Ok(run), abandoned))
+        } else {
+            let coordinator = std::thread::current();
+            let issuer = std::thread::Builder::new()
+                .name("mlperf-issue".to_string())
+                .spawn_scoped(scope, move || issue(coordinator))?;
+            let abandoned = coordinate(&mut stall_watch);
+            let run = issuer
+                .join()
+                .map_err(|panic| TestError::EnginePanic(panic_message(&panic)));
+            Ok::<_, TestError>((run, abandoned))
         }
-        issuer
-            .join()
-            .map_err(|panic| TestError::EnginePanic(panic_message(&panic)))
-    });
+    })?;
+    let outcome = outcome.and_then(|run| run);
+    let writer = writer
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(result) = abandoned {
         return result;
     }
-    let (series, performance, find_peak) = match outcome.and_then(|run| run) {
+    let (series, performance, find_peak) = match outcome {
         Ok(run) => run,
         Err(error) => {
             // The detail log keeps the reason the run could not go on.
@@ -600,7 +628,7 @@ impl Engine<'_> {
             // Completions count before their responses are copied into the accuracy log, and
             // a response may point into this set's memory: the next load must wait for them.
             self.shared.wait_for_logging(self.drain_timeout);
-            unload(qsl, &set.samples)?;
+            self.unload_after_series(qsl, &set.samples);
             outcome?;
         }
         Ok(())
@@ -634,9 +662,25 @@ impl Engine<'_> {
         }
         // As in accuracy mode: sampled responses may still be copied from this set's memory.
         self.shared.wait_for_logging(self.drain_timeout);
-        unload(qsl, &set.samples)?;
+        self.unload_after_series(qsl, &set.samples);
         let result = outcome?.expect("a performance series collects its latencies");
         Ok(PerformanceSummary::new(settings, result))
+    }
+
+    /// Unloads a series' samples. A failure there (a Python QSL's exception, Ctrl-C landing
+    /// in its callback) leaves the series' result whole: it is logged as an error, and no
+    /// further series starts.
+    fn unload_after_series(
+        &mut self,
+        qsl: &mut dyn QuerySampleLibrary,
+        samples: &[QuerySampleIndex],
+    ) {
+        if let Err(error) = unload(qsl, samples) {
+            self.shared
+                .diagnostics
+                .push(Diagnostic::error("error_runtime", error.to_string()));
+            self.sut_halted = true;
+        }
     }
 
     fn performance_set(

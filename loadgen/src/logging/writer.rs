@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::accuracy::AccuracyFileWriter;
 use super::detail::DetailEntry;
-use crate::settings::LogOutputSettings;
+use crate::settings::{LogOutputSettings, DEFAULT_PREFIX};
 use crate::types::AccuracyRecord;
 
 /// What the engine sends to the writer.
@@ -57,8 +57,13 @@ impl LogFiles {
             detail: stem("detail", ".txt"),
             accuracy: stem("accuracy", ".json"),
             trace: stem("trace", ".json"),
-            // Ours, not upstream's: no prefix, so programs find it by one name.
-            result: outdir.join(format!("result{}.json", settings.suffix)),
+            // Ours, not upstream's: `result.json` by one name for programs, but for a prefix
+            // of the caller's or a datetime, which tell runs in one folder apart.
+            result: if settings.prefix == DEFAULT_PREFIX && !settings.prefix_with_datetime {
+                outdir.join(format!("result{}.json", settings.suffix))
+            } else {
+                stem("result", ".json")
+            },
         }
     }
 

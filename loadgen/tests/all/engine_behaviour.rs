@@ -718,36 +718,45 @@ fn bad_token_counts_are_errors_in_accuracy_runs_too() {
     );
 }
 
+/// A sample library of 10 samples whose load or unload fails with the message given.
+struct FailingLibrary {
+    load: Option<&'static str>,
+    unload: Option<&'static str>,
+}
+
+impl mlperf_loadgen::QuerySampleLibrary for FailingLibrary {
+    fn name(&self) -> &str {
+        "FailingLibrary"
+    }
+    fn total_sample_count(&self) -> usize {
+        10
+    }
+    fn performance_sample_count(&self) -> usize {
+        10
+    }
+    fn load_samples_to_ram(
+        &mut self,
+        _: &[mlperf_loadgen::QuerySampleIndex],
+    ) -> Result<(), mlperf_loadgen::QslError> {
+        self.load.map_or(Ok(()), |message| Err(message.into()))
+    }
+    fn unload_samples_from_ram(
+        &mut self,
+        _: &[mlperf_loadgen::QuerySampleIndex],
+    ) -> Result<(), mlperf_loadgen::QslError> {
+        self.unload.map_or(Ok(()), |message| Err(message.into()))
+    }
+}
+
 #[test]
 fn a_sample_library_that_fails_to_load_is_a_clear_error() {
-    struct Broken;
-    impl mlperf_loadgen::QuerySampleLibrary for Broken {
-        fn name(&self) -> &str {
-            "Broken"
-        }
-        fn total_sample_count(&self) -> usize {
-            10
-        }
-        fn performance_sample_count(&self) -> usize {
-            10
-        }
-        fn load_samples_to_ram(
-            &mut self,
-            _: &[mlperf_loadgen::QuerySampleIndex],
-        ) -> Result<(), mlperf_loadgen::QslError> {
-            Err("dataset file /data/missing.npy not found".into())
-        }
-        fn unload_samples_from_ram(
-            &mut self,
-            _: &[mlperf_loadgen::QuerySampleIndex],
-        ) -> Result<(), mlperf_loadgen::QslError> {
-            Ok(())
-        }
-    }
     let sut = support::RecordingSut::default();
     let error = start_test(
         &sut,
-        &mut Broken,
+        &mut FailingLibrary {
+            load: Some("dataset file /data/missing.npy not found"),
+            unload: None,
+        },
         &quick(TestScenario::Offline),
         &short_drain(),
     )
@@ -1137,4 +1146,77 @@ fn a_latency_and_a_schedule_gap_past_four_seconds_are_measured_whole() {
     assert!(performance.final_query_scheduled_time_s >= hold.as_secs_f64());
     assert!(performance.final_query_scheduled_time_s < hold.as_secs_f64() + 1.0);
     assert!(performance.max_latency_s >= hold.as_secs_f64());
+}
+
+/// Records the threads its calls come from; answers inline.
+#[derive(Default)]
+struct ThreadRecordingSut(Mutex<Vec<std::thread::ThreadId>>);
+
+impl SystemUnderTest for ThreadRecordingSut {
+    fn name(&self) -> &str {
+        "ThreadRecordingSut"
+    }
+    fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
+        self.0.lock().unwrap().push(std::thread::current().id());
+        let responses: Vec<_> = samples
+            .iter()
+            .map(|s| QuerySampleResponse::new(s.id, &[]))
+            .collect();
+        completer.query_samples_complete(&responses);
+    }
+}
+
+#[test]
+fn the_issue_loop_runs_on_the_calling_thread_when_asked() {
+    let caller = std::thread::current().id();
+    for scenario in TestScenario::ALL {
+        for on_caller in [false, true] {
+            let sut = ThreadRecordingSut::default();
+            let context = TestContext {
+                issue_on_calling_thread: on_caller,
+                ..TestContext::default()
+            };
+            let result = start_test_with(
+                &sut,
+                &mut RecordingQsl::new(64, 64),
+                &quick(scenario),
+                &short_drain(),
+                &context,
+            )
+            .unwrap();
+            assert!(result.performance.is_some(), "{scenario}");
+            let threads = sut.0.lock().unwrap();
+            assert!(!threads.is_empty(), "{scenario}");
+            assert!(
+                threads.iter().all(|&t| (t == caller) == on_caller),
+                "{scenario}, on the caller's thread: {on_caller}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_unload_that_fails_keeps_the_result_and_logs_the_error() {
+    let sut = ThreadRecordingSut::default();
+    let result = start_test(
+        &sut,
+        &mut FailingLibrary {
+            load: None,
+            unload: Some("KeyboardInterrupt"),
+        },
+        &quick(TestScenario::Offline),
+        &short_drain(),
+    )
+    .unwrap();
+    assert!(result.performance.is_some());
+    let errors: Vec<_> = result
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.message.clone())
+        .collect();
+    assert_eq!(
+        errors,
+        ["the sample library failed to unload 10 samples: KeyboardInterrupt"]
+    );
 }
