@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # README command one: a real benchmark on a fresh machine. Installs ONNX Runtime 1.31.1 (PyPI
-# wheel) and the Fashion-MNIST data set (Debian package), trains and exports the model, builds
-# the workspace, then runs `fmnist` on the ONNX Runtime plugin: accuracy mode, then short
-# Offline and SingleStream performance runs, printing each summary and the accuracy.
+# wheel), the official LoadGen's sources (PyPI sdist) and the Fashion-MNIST data set (Debian
+# package), trains and exports the model, builds the workspace with both engines, then runs
+# `fmnist` on the ONNX Runtime plugin: accuracy mode, then short Offline and SingleStream
+# performance runs, printing each summary and the accuracy.
 # Idempotent: a second run skips what is installed. Logs go to runs/fmnist/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,9 @@ export ORT_DYLIB_PATH
 
 step "Fashion-MNIST data set and model (data/fmnist)"
 bash scripts/benchmarks/prepare.sh fmnist
+
+step "Official LoadGen sources (the second engine, --engine official)"
+export "$(bash scripts/setup-official-engine.sh | tail -n 1)"
 
 step "Build"
 cargo build --release --workspace

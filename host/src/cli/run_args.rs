@@ -276,6 +276,15 @@ pub struct TuneFlags {
         help_heading = "Tune"
     )]
     pub precision: f64,
+    /// Server: write a rate this many percent below the highest VALID one, so that the full
+    /// run, many times longer than the trials, holds its bounds too (0: the highest itself).
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        default_value_t = 10.0,
+        help_heading = "Tune"
+    )]
+    pub margin: f64,
     /// The most trial runs in all.
     #[arg(long, value_name = "N", default_value_t = 16, help_heading = "Tune")]
     pub max_trials: usize,
@@ -288,6 +297,12 @@ impl TuneFlags {
             anyhow::bail!(
                 "--precision {}: must be a percentage above 0 and below 100",
                 self.precision
+            );
+        }
+        if !(self.margin >= 0.0 && self.margin < 100.0) {
+            anyhow::bail!(
+                "--margin {}: must be a percentage from 0 to below 100",
+                self.margin
             );
         }
         if self.trial_queries == 0 {
@@ -303,6 +318,7 @@ impl TuneFlags {
             trial_duration: self.trial_duration,
             trial_queries: self.trial_queries,
             precision: self.precision / 100.0,
+            margin: self.margin / 100.0,
             max_trials: self.max_trials,
         })
     }

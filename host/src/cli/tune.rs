@@ -25,8 +25,8 @@ the mean)
   Offline                    a probe, then trials of --trial-duration sized by the rate before, \
 until two agree within --precision
   Server                     an Offline probe; from half its rate, doubling or halving to a \
-VALID and an INVALID rate, geometric bisection to --precision, then a trial twice as long to \
-confirm
+VALID and an INVALID rate, geometric bisection to --precision; the highest VALID rate less \
+--margin (10 %), confirmed by a trial twice as long
 The user.conf (--write, default OUT/user.conf) holds the --user-conf the trials ran with, then \
 the tuned value with comments saying how it was found.
 

@@ -112,6 +112,10 @@ pub struct TuneOptions {
     pub trial_queries: u64,
     /// Server: bisection stops when the passing and failing QPS are this close (0.05: 5 %).
     pub precision: f64,
+    /// Server: the written rate is this far below the highest VALID one (0.1: 10 %), so that
+    /// the full run, many times longer than the trials, holds its bounds too; the confirming
+    /// trial runs at it.
+    pub margin: f64,
     /// The most trials in all.
     pub max_trials: usize,
 }
@@ -122,6 +126,7 @@ impl Default for TuneOptions {
             trial_duration: Duration::from_secs(2),
             trial_queries: 1000,
             precision: 0.05,
+            margin: 0.10,
             max_trials: 16,
         }
     }

@@ -214,26 +214,28 @@ impl Search<'_> {
             }
         }
 
+        let highest = low;
+        let mut target = low * (1.0 - self.options.margin);
         let mut confirmed = None;
         for _ in 0..CONFIRM_ATTEMPTS {
-            let trial = self.server_trial(low, CONFIRM_LENGTH)?;
+            let trial = self.server_trial(target, CONFIRM_LENGTH)?;
             if trial.valid {
                 confirmed = Some(trial);
                 break;
             }
-            (high, high_trial) = (low, trial);
-            low /= 1.0 + self.options.precision;
+            (high, high_trial) = (target, trial);
+            target /= 1.0 + self.options.precision;
         }
         let Some(confirmation) = confirmed else {
             return Err(TuneError::Search(format!(
-                "no longer trial was VALID down to {low:.4} qps: the system's latency does not settle (last: {})",
+                "no longer trial was VALID down to {target:.4} qps: the system's latency does not settle (last: {})",
                 high_trial.reasons
             )));
         };
         let how = vec![
             format!(
-                "{key}: the highest target QPS whose trial was VALID: {} ({}: {} queries, {} percentile latency {:.3} ms)",
-                fmt_qps(low),
+                "the highest target QPS whose trial was VALID: {} ({}: {} queries, {} percentile latency {:.3} ms)",
+                fmt_qps(highest),
                 low_trial.name,
                 low_trial.queries,
                 percentile_name(low_trial.percentile),
@@ -246,12 +248,14 @@ impl Search<'_> {
                 if high_trial.reasons.is_empty() { "no reason given" } else { &high_trial.reasons }
             ),
             format!(
-                "bisected to within {:.0} %, confirmed by {}, a trial {CONFIRM_LENGTH} x as long",
+                "bisected to within {:.0} %; {key}: {}, {:.0} % below it (--margin), confirmed by {}, a trial {CONFIRM_LENGTH} x as long",
                 self.options.precision * 100.0,
+                fmt_qps(target),
+                (1.0 - target / highest) * 100.0,
                 confirmation.name
             ),
         ];
-        Ok((key, low, how, confirmation))
+        Ok((key, target, how, confirmation))
     }
 
     /// A Server trial at `qps`, `length` times the trial duration, with enough queries for
@@ -430,13 +434,18 @@ mod tests {
         let mut sut = system();
         let options = TuneOptions::default();
         let tuned = tune(&base(TestScenario::Server), &options, &mut sut).unwrap();
-        // Latency 10 ms: 1 + 2 load / (1 - load) = 10 at load 9/11.
-        let answer = 1000.0 * 9.0 / 11.0;
+        // Latency 10 ms: 1 + 2 load / (1 - load) = 10 at load 9/11; written 10 % below.
+        let answer = 1000.0 * 9.0 / 11.0 * (1.0 - options.margin);
         assert!(tuned.value <= answer, "{} > {answer}", tuned.value);
         assert!(
             tuned.value >= answer / (1.0 + options.precision),
             "{} < {answer} / 1.05",
             tuned.value
+        );
+        assert!(
+            tuned.how.iter().any(|line| line.contains("10 % below it")),
+            "{:?}",
+            tuned.how
         );
         assert_eq!(
             sut.runs[0].scenario,
