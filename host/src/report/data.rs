@@ -50,11 +50,15 @@ pub fn read_run(dir: &Path) -> Result<RunData, ReportError> {
     if !detail_path.is_file() || !summary_path.is_file() {
         return Err(ReportError::NotARun(dir.to_path_buf()));
     }
-    let row = collect(&[dir.to_path_buf()])?
+    let mut row = collect(&[dir.to_path_buf()])?
         .into_iter()
         .next()
         .ok_or_else(|| ReportError::NotARun(dir.to_path_buf()))?;
     let detail = DetailLog::read(&detail_path)?;
+    // A run folder names no system: the report heads it with its SUT.
+    if row.system.is_empty() {
+        row.system = detail.str("sut_name").unwrap_or("-").to_string();
+    }
     let summary = read_text(&summary_path)?;
     let (headline, verdict) = summary_parts(&summary);
     let percentiles = detail

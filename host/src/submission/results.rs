@@ -127,7 +127,8 @@ fn tree_rows(root: &Path) -> Result<Vec<ResultRow>, ResultsError> {
 
 fn run_folder_row(dir: &Path) -> Result<ResultRow, ResultsError> {
     let run = RunFolder::read_to_show(dir)?;
-    let system = run.log.str("sut_name").unwrap_or("-").to_string();
+    // A run folder has no system description: its SUT's name is the plugin's, not a system.
+    let system = String::new();
     let logs_dir = run.logs.clone();
     let rules = round_rules(Round::find(None).ok().as_ref(), &run.model);
     let mut row = row_from(
@@ -139,6 +140,8 @@ fn run_folder_row(dir: &Path) -> Result<ResultRow, ResultsError> {
         rules.as_ref(),
     );
     if run.kind == RunKind::Accuracy {
+        // Its figure is the accuracy column's.
+        (row.metric, row.units) = ("Accuracy", "");
         row.value = None;
         row.valid = None;
         row.accuracy = accuracy(&dir.join(ACCURACY_TXT))?;
@@ -270,6 +273,8 @@ const COLUMNS: [&str; 12] = [
 fn cells(row: &ResultRow) -> [String; 12] {
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
     let number = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
+    // A power figure carries the meter's precision at most: four significant digits.
+    let power = |v: Option<f64>| v.map_or(String::new(), |v| significant(v, 4));
     let validity = |v: Option<bool>| match v {
         Some(true) => "VALID".to_string(),
         Some(false) => "INVALID".to_string(),
@@ -291,10 +296,27 @@ fn cells(row: &ResultRow) -> [String; 12] {
         number(row.value),
         row.units.to_string(),
         validity(row.valid),
-        number(row.power),
+        power(row.power),
         power_units,
         text(&row.accuracy),
     ]
+}
+
+/// `value` to `digits` significant digits, without trailing zeros: 5.421964 → "5.422",
+/// 1234.56 → "1235", 0.012345 → "0.01235".
+fn significant(value: f64, digits: i32) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return format!("{value}");
+    }
+    let decimals = (digits - 1 - value.abs().log10().floor() as i32).max(0) as usize;
+    let scale = 10f64.powi(digits - 1 - value.abs().log10().floor() as i32);
+    let rounded = (value * scale).round() / scale;
+    let text = format!("{rounded:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
 }
 
 /// RFC 4180 CSV with a header line.
@@ -368,6 +390,22 @@ mod tests {
         assert!(lines[0].starts_with("| division | submitter | system |"));
         assert_eq!(lines[1].matches("---|").count(), COLUMNS.len());
         assert!(lines[2].contains("| Offline | Samples/s | 1234.5 |"));
+    }
+
+    #[test]
+    fn power_has_four_significant_digits() {
+        for (power, cell) in [
+            (5.421964377694039, "5.422"),
+            (200.0, "200"),
+            (1234.56, "1235"),
+            (0.012345, "0.01235"),
+        ] {
+            let row = ResultRow {
+                power: Some(power),
+                ..row()
+            };
+            assert_eq!(cells(&row)[9], cell);
+        }
     }
 
     #[test]

@@ -66,18 +66,14 @@ impl Trial {
             _ => performance.sample_count as f64 / duration_s,
         };
         let validity = &performance.validity;
-        let mut reasons = validity.reasons.clone();
+        let mut reasons: Vec<String> = validity
+            .reasons
+            .iter()
+            .map(|reason| reason.trim().trim_end_matches('.').to_string())
+            .collect();
         if !validity.early_stopping_met {
             // The summary gives early stopping's verdict in lines of its own, not as a reason.
-            reasons.push(
-                performance
-                    .early_stopping
-                    .lines
-                    .first()
-                    .map_or("early stopping not met".to_string(), |line| {
-                        format!("early stopping: {line}")
-                    }),
-            );
+            reasons.push(early_stopping_reason(&performance.early_stopping.lines));
         }
         Some(Trial {
             name,
@@ -196,6 +192,22 @@ fn round_significant(value: f64, digits: i32) -> f64 {
     (value * scale).round() / scale
 }
 
+/// Early stopping's failure as one reason: the summary's lines, without their bullets and the
+/// bare "Run unsuccessful.".
+fn early_stopping_reason(lines: &[String]) -> String {
+    let text = lines
+        .iter()
+        .map(|line| line.trim().trim_start_matches('*').trim())
+        .filter(|line| !line.is_empty() && *line != "Run unsuccessful.")
+        .collect::<Vec<_>>()
+        .join(" ");
+    if text.is_empty() {
+        "early stopping not met".to_string()
+    } else {
+        format!("early stopping not met: {}", text.trim_end_matches('.'))
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
     #[error("trial {name}: {message}")]
@@ -229,6 +241,25 @@ pub(crate) fn test_trial(mean_latency_ns: f64, samples_per_second: f64) -> Trial
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn early_stopping_reads_as_one_reason() {
+        let lines = mlperf_loadgen::early_stopping::server_lines(
+            &mlperf_loadgen::early_stopping::ServerEarlyStopping {
+                passed: false,
+                processed: 384,
+                overlatency: 3,
+                required_queries: 459,
+                more_queries_needed: 75,
+            },
+        );
+        assert_eq!(
+            early_stopping_reason(&lines),
+            "early stopping not met: Processed 384 queries. Would need to run at least 75 more \
+             queries, with the run being successful if every additional query were under latency"
+        );
+        assert_eq!(early_stopping_reason(&[]), "early stopping not met");
+    }
 
     #[test]
     fn significant_digits() {

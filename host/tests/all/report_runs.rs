@@ -192,6 +192,9 @@ fn a_run_without_a_trace_has_the_detail_logs_percentile_curve_and_plain_reasons(
         !html.contains("<li>* "),
         "a bullet inside the list's own bullets"
     );
+    // A run folder has no system description: the run is headed by its SUT's name.
+    assert_eq!(data.row.system, "null");
+    assert!(html.contains("<h2>1. null · "), "the heading names the SUT");
 }
 
 #[test]

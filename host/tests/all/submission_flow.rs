@@ -533,12 +533,16 @@ fn results_lists_the_trees_result_as_its_summary_gives_it() {
     assert_eq!(lines.len(), 3, "{csv}");
     assert!(lines[0].starts_with("division,submitter,system,benchmark,scenario,metric,value"));
     let cells: Vec<&str> = lines[1].split(',').collect();
-    assert_eq!(cells[3..5], ["fmnist", "SingleStream"]);
+    // A run folder has no system description: no system (its SUT is the plugin).
+    assert_eq!(cells[2..5], ["", "fmnist", "SingleStream"]);
     assert_eq!(cells[6].parse::<f64>().ok(), Some(estimate_ns / 1e6));
     assert!(
         lines[2].contains(&format!("accuracy={figure:.3}%")),
         "{csv}"
     );
+    // An accuracy run's figure is its accuracy, not an empty throughput.
+    let cells: Vec<&str> = lines[2].split(',').collect();
+    assert_eq!(cells[5..8], ["Accuracy", "", ""], "{csv}");
 
     // Anything else is refused, naming it.
     let elsewhere = submission.runs.parent().unwrap().join("systems");
