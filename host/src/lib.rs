@@ -22,7 +22,7 @@ pub mod report;
 pub mod samples;
 pub mod session;
 pub mod submission;
-pub mod suggest;
+pub use mlperf_loadgen::suggest;
 pub mod tune;
 
 /// An error and its causes on one line, each after a colon.

@@ -347,7 +347,13 @@ fn classify_key(key: &str) -> KeyClass {
         .map(TestScenario::as_str)
         .collect();
     if read_for.is_empty() {
-        KeyClass::Unread(format!("unknown key '{name}'; LoadGen never reads it"))
+        let names: Vec<&str> = KEYS.iter().map(|spec| spec.name).collect();
+        let hint = crate::suggest::closest(name, &names)
+            .map(|known| format!(" (did you mean '{known}'?)"))
+            .unwrap_or_default();
+        KeyClass::Unread(format!(
+            "unknown key '{name}'{hint}; LoadGen never reads it"
+        ))
     } else {
         KeyClass::Unread(format!(
             "LoadGen reads '{name}' only for {}; this line is never used",
@@ -1746,7 +1752,10 @@ mod tests {
     #[test]
     fn unread_keys_are_warnings_with_file_and_line() {
         let cases = [
-            ("*.*.min_querycount = 5", "unknown key 'min_querycount'"),
+            (
+                "*.*.min_querycount = 5",
+                "unknown key 'min_querycount' (did you mean 'min_query_count'?)",
+            ),
             (
                 "*.Offline.target_latency = 5",
                 "only for SingleStream, MultiStream, Server",

@@ -27,6 +27,7 @@ pub mod rng;
 mod schedule;
 mod settings;
 mod slot_release;
+pub mod suggest;
 mod sut;
 mod sut_calls;
 pub mod testing;

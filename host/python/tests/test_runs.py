@@ -856,8 +856,17 @@ def test_result_json_is_written_only_when_asked_and_named_like_the_logs(lg, null
 
 def test_from_config_warns_of_a_name_that_is_no_scenario_and_applies_the_rest(lg, tmp_path):
     conf = tmp_path / "user.conf"
-    conf.write_text("*.*.min_query_count = 7\nm.Foo.max_query_count = 9\n")
+    conf.write_text("*.*.min_query_count = 7\n")
     settings = lg.TestSettings()
     with pytest.warns(UserWarning, match="is not a scenario"):
         assert settings.FromConfig(str(conf), "m", "Foo", 2) == 0
     assert settings.min_query_count == 7
+
+
+def test_from_config_returns_0_on_a_typo_as_the_official_and_warns_what_was_meant(lg, tmp_path):
+    conf = tmp_path / "user.conf"
+    conf.write_text("m.Offline.min_querycount = 7\n")
+    settings = lg.TestSettings()
+    with pytest.warns(UserWarning, match=r"did you mean 'min_query_count'\?"):
+        assert settings.FromConfig(str(conf), "m", "Offline", 2) == 0
+    assert settings.min_query_count == lg.TestSettings().min_query_count

@@ -19,7 +19,8 @@ const MAX_DEVICE_ID: u32 = 1023;
 pub struct Config {
     /// The .onnx file (required).
     pub model: Option<PathBuf>,
-    /// libonnxruntime.so; else the ORT_DYLIB_PATH environment variable.
+    /// libonnxruntime.so; else the ORT_DYLIB_PATH environment variable, else the one in
+    /// ./.venv (scripts/setup-onnxruntime.sh).
     pub library: Option<PathBuf>,
     pub provider: Provider,
     /// The GPU for cuda and tensorrt.

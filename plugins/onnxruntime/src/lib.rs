@@ -11,6 +11,7 @@ mod config;
 mod runtime;
 mod session;
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,6 +49,7 @@ impl SutPlugin for OnnxRuntimePlugin {
         let library = runtime::library_path(
             config.library.as_deref(),
             std::env::var_os(runtime::LIBRARY_ENV),
+            Path::new(".venv"),
         )?;
         let runtime = runtime::load(&library)?;
         let first = open_session(&runtime, &config)?;

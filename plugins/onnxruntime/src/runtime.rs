@@ -26,24 +26,48 @@ pub struct Runtime {
 
 static LOADED: Mutex<Option<Arc<Runtime>>> = Mutex::new(None);
 
-/// The library the config names, else `from_env` (ORT_DYLIB_PATH's value); an error saying
-/// how to name one.
+/// The library the config names, else `from_env` (ORT_DYLIB_PATH's value), else the one pip
+/// installed in `venv` (`scripts/setup-onnxruntime.sh` puts it in the clone's `.venv`: a
+/// quickstart followed by a run from a new shell finds it); an error saying how to name one.
 pub fn library_path(
     configured: Option<&Path>,
     from_env: Option<OsString>,
+    venv: &Path,
 ) -> Result<PathBuf, PluginError> {
     if let Some(path) = configured {
         return Ok(path.to_path_buf());
     }
     match from_env {
         Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
-        _ => Err(PluginError::invalid_config(format!(
-            "onnxruntime plugin: no ONNX Runtime library given: set `library` in the plugin config \
-             (e.g. --plugin-set library=/path/to/libonnxruntime.so.1.31.1) or the {LIBRARY_ENV} \
-             environment variable; pip's onnxruntime wheel has the library at \
-             site-packages/onnxruntime/capi/libonnxruntime.so.<version>"
-        ))),
+        _ => installed_in(venv).ok_or_else(|| {
+            PluginError::invalid_config(format!(
+                "onnxruntime plugin: no ONNX Runtime library given: set `library` in the plugin \
+                 config (e.g. --plugin-set library=/path/to/libonnxruntime.so.1.31.1) or the \
+                 {LIBRARY_ENV} environment variable, or run from the clone whose .venv \
+                 scripts/setup-onnxruntime.sh installed it in; pip's onnxruntime wheel has the \
+                 library at site-packages/onnxruntime/capi/libonnxruntime.so.<version>"
+            ))
+        }),
     }
+}
+
+/// `VENV/lib/python*/site-packages/onnxruntime/capi/libonnxruntime.so.<version>`, the last by
+/// name when there are several.
+fn installed_in(venv: &Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(venv.join("lib"))
+        .ok()?
+        .flatten()
+        .map(|python| python.path().join("site-packages/onnxruntime/capi"))
+        .filter_map(|capi| std::fs::read_dir(capi).ok())
+        .flat_map(|entries| entries.flatten().map(|entry| entry.path()))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with("libonnxruntime.so."))
+        })
+        .collect();
+    found.sort();
+    found.pop()
 }
 
 /// Loads ONNX Runtime from `path`, or returns the one this process already loaded from there.
@@ -172,19 +196,33 @@ mod tests {
     fn the_config_wins_then_the_environment() {
         let configured = Some(Path::new("/a/libonnxruntime.so"));
         let env = Some(OsString::from("/b/libonnxruntime.so"));
+        let no_venv = Path::new("/nonexistent/.venv");
         assert_eq!(
-            library_path(configured, env.clone()).unwrap(),
+            library_path(configured, env.clone(), no_venv).unwrap(),
             Path::new("/a/libonnxruntime.so")
         );
         assert_eq!(
-            library_path(None, env).unwrap(),
+            library_path(None, env, no_venv).unwrap(),
             Path::new("/b/libonnxruntime.so")
         );
         for unset in [None, Some(OsString::new())] {
-            let error = library_path(None, unset).unwrap_err();
+            let error = library_path(None, unset, no_venv).unwrap_err();
             assert_eq!(error.code, mlperf_plugin_api::ffi::ERROR_INVALID_CONFIG);
             assert!(error.message.contains("`library`"), "{}", error.message);
             assert!(error.message.contains(LIBRARY_ENV), "{}", error.message);
         }
+    }
+
+    #[test]
+    fn without_config_or_environment_the_venvs_library_is_found() {
+        let venv = std::env::temp_dir().join(format!("ort-venv-{}", std::process::id()));
+        let capi = venv.join("lib/python3.11/site-packages/onnxruntime/capi");
+        std::fs::create_dir_all(&capi).unwrap();
+        for name in ["libonnxruntime.so.1.31.1", "onnxruntime_pybind11_state.so"] {
+            std::fs::write(capi.join(name), b"").unwrap();
+        }
+        let found = library_path(None, None, &venv);
+        std::fs::remove_dir_all(&venv).unwrap();
+        assert_eq!(found.unwrap(), capi.join("libonnxruntime.so.1.31.1"));
     }
 }
