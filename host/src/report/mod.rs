@@ -304,15 +304,44 @@ fn rates(samples: &[(f64, f64)]) -> Chart {
             .map(|(i, &count)| ((i as f64 + 0.5) * width, count as f64 / width))
             .collect(),
     };
+    // Offline issues every sample at once: one bin's spike would flatten the completions to
+    // the axis, so the chart shows them alone and says so.
+    let issued_at_once = issued.iter().filter(|&&count| count > 0).count() <= 1;
+    let series = if issued_at_once {
+        vec![series(
+            "completed (every sample issued at once, at 0 s)",
+            COMPLETED_COLOR,
+            &completed,
+        )]
+    } else {
+        vec![
+            series("issued (scheduled)", ISSUED_COLOR, &issued),
+            series("completed", COMPLETED_COLOR, &completed),
+        ]
+    };
     Chart {
         title: "Samples per second over the run".into(),
         x_label: "time from the first issue (s)".into(),
         y_label: "samples/s".into(),
-        series: vec![
-            series("issued (scheduled)", ISSUED_COLOR, &issued),
-            series("completed", COMPLETED_COLOR, &completed),
-        ],
+        series,
         bars: None,
         shade: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_offline_run_charts_its_completions_without_the_issue_spike() {
+        // (issued at s, latency ns): every sample at 0, completing over a second.
+        let offline: Vec<(f64, f64)> = (1..=100).map(|i| (0.0, i as f64 * 1e7)).collect();
+        let chart = rates(&offline);
+        assert_eq!(chart.series.len(), 1);
+        assert!(chart.series[0].label.contains("issued at once"));
+        let server: Vec<(f64, f64)> = (0..100).map(|i| (i as f64 * 0.01, 1e6)).collect();
+        let labels: Vec<String> = rates(&server).series.into_iter().map(|s| s.label).collect();
+        assert_eq!(labels, ["issued (scheduled)", "completed"]);
     }
 }
