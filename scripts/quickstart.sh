@@ -27,9 +27,11 @@ cargo build --release --workspace
 host=./target/release/mlperf-host
 # Short runs: MLPerf's 10-minute minimum is for submissions.
 short=(--set min_duration_ms=5000)
-for run in "AccuracyOnly Offline accuracy" "PerformanceOnly Offline offline" "PerformanceOnly SingleStream singlestream"; do
-    read -r mode scenario dir <<<"$run"
-    step "fmnist: $scenario $mode"
-    "$host" run --benchmark fmnist --scenario "$scenario" --mode "$mode" "${short[@]}" --out "runs/fmnist/$dir"
+# Offline tunes first: an Offline run issues its expected QPS x the duration in one query, and
+# the definition's figure is a fast machine's (a slower one would run for half a minute).
+for run in "AccuracyOnly Offline accuracy" "PerformanceOnly Offline offline --tune" "PerformanceOnly SingleStream singlestream"; do
+    read -r mode scenario dir tune <<<"$run"
+    step "fmnist: $scenario $mode${tune:+ (tuned first)}"
+    "$host" run --benchmark fmnist --scenario "$scenario" --mode "$mode" "${short[@]}" ${tune:+"$tune"} --out "runs/fmnist/$dir"
 done
 step "Done: logs in runs/fmnist/{accuracy,offline,singlestream}"

@@ -285,6 +285,7 @@ impl Suite {
         };
         RunPlan {
             model: "conformance".into(),
+            model_named: true,
             benchmark: None,
             settings,
             engine: EnginePlan::Native,

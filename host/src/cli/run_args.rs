@@ -108,8 +108,9 @@ pub struct RunArgs {
     /// accuracy.txt). The other flags override it.
     #[arg(long, value_name = "NAME|FILE")]
     pub benchmark: Option<String>,
-    /// The model name the config files are looked up with (`model.scenario.key`).
-    /// [default: the benchmark's name, else resnet50]
+    /// The model name the config files are looked up with (`model.scenario.key`), logged as
+    /// the run's model. [default: the benchmark's name, else the lookup is resnet50's and the
+    /// run names no model]
     #[arg(long)]
     pub model: Option<String>,
     /// The rules file to apply instead of the embedded v6.1 mlperf.conf.

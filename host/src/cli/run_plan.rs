@@ -76,6 +76,7 @@ pub fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
     plugin.isolation = isolation(args, &samples)?;
     Ok(RunPlan {
         model,
+        model_named: args.model.is_some() || benchmark.is_some(),
         benchmark,
         settings,
         engine,

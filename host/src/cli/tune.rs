@@ -61,10 +61,20 @@ pub fn tune(run: &RunArgs, trials_dir: &Path, write: &Path) -> anyhow::Result<Tu
     plan.power.clear();
     plan.audit_config = None;
     let base = plan.settings.clone();
+    // A run that names no model tunes for any: its user.conf line is `*.Scenario.key`.
+    let model = if plan.model_named {
+        plan.model.clone()
+    } else {
+        "*".to_string()
+    };
     if !run.quiet {
+        let named = if plan.model_named {
+            format!("{} ", plan.model)
+        } else {
+            String::new()
+        };
         println!(
-            "Tuning {} {} with trial runs (logs in {})",
-            plan.model,
+            "Tuning {named}{} with trial runs (logs in {})",
             base.scenario,
             trials_dir.display()
         );
@@ -88,7 +98,7 @@ pub fn tune(run: &RunArgs, trials_dir: &Path, write: &Path) -> anyhow::Result<Tu
         None => None,
     };
     let text = render_user_conf(
-        &plan.model,
+        &model,
         &tuned,
         &estimate,
         previous.as_ref().map(|(p, t)| (p.as_str(), t.as_str())),
@@ -104,7 +114,7 @@ pub fn tune(run: &RunArgs, trials_dir: &Path, write: &Path) -> anyhow::Result<Tu
         }
         println!(
             "{} (--set {}={})",
-            tuned.conf_line(&plan.model),
+            tuned.conf_line(&model),
             tuned.key,
             tuned.value_text()
         );

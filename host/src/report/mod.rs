@@ -14,6 +14,7 @@ pub use data::{read_run, RunData};
 use svg::{escape, Chart, Series};
 
 use crate::submission::results::ResultsError;
+use crate::submission::run_folder::UNNAMED_MODEL;
 
 /// The colours of the plots (the tests find each plot by its colour in a screenshot).
 pub const HISTOGRAM_COLOR: &str = "#3b6fb6";
@@ -122,11 +123,15 @@ fn comparison(runs: &[RunData]) -> String {
 fn run_section(n: usize, run: &RunData) -> String {
     let row = &run.row;
     let (class, verdict) = verdict_class(row.valid);
+    // A run that names no model (the null plugin's, by default) is headed without one.
+    let heading: Vec<&str> = [&row.system, &row.benchmark, &row.scenario]
+        .into_iter()
+        .map(String::as_str)
+        .filter(|part| !part.is_empty() && *part != UNNAMED_MODEL)
+        .collect();
     let mut html = format!(
-        "<section id=\"run-{n}\"><h2>{n}. {} · {} · {} — <span class=\"{class}\">{verdict}</span></h2><p class=\"note\">{}</p>",
-        escape(&row.system),
-        escape(&row.benchmark),
-        escape(&row.scenario),
+        "<section id=\"run-{n}\"><h2>{n}. {} — <span class=\"{class}\">{verdict}</span></h2><p class=\"note\">{}</p>",
+        escape(&heading.join(" · ")),
         escape(&run.dir.display().to_string())
     );
     html.push_str("<table class=\"headline\">");

@@ -270,7 +270,10 @@ fn run_test(
         progress,
         // The model the config files were read for: a submission files the run under it.
         provenance: [
-            vec![("model".to_string(), plan.model.clone())],
+            plan.model_named
+                .then(|| ("model".to_string(), plan.model.clone()))
+                .into_iter()
+                .collect(),
             sut.provenance(),
             library.provenance(),
         ]

@@ -13,6 +13,10 @@ use crate::official::engine::TestSettings as OfficialSettings;
 pub struct RunPlan {
     /// The model the config files were read for: a submission files the run under it.
     pub model: String,
+    /// Whether the model was asked for (`--model`, or a benchmark's name). A run that names
+    /// none reads the config files as the default model's but is not labelled with it: its
+    /// logs, report and tuned user.conf name no model.
+    pub model_named: bool,
     /// Scores the accuracy log of an accuracy run.
     pub benchmark: Option<Benchmark>,
     /// The test's settings, config files and overrides applied.

@@ -56,7 +56,8 @@ pub fn compare(
     tolerance_percent: f64,
     round: &Round,
 ) -> Result<Compared, RunFolderError> {
-    let (run_a, run_b) = (RunFolder::read(a, None)?, RunFolder::read(b, None)?);
+    // Runs that name no model (the null plugin's by default) compare too.
+    let (run_a, run_b) = (RunFolder::read_to_show(a)?, RunFolder::read_to_show(b)?);
     let (log_a, log_b) = (&run_a.log, &run_b.log);
     let mut checks = Vec::new();
     let scenario = run_a.scenario.clone();

@@ -12,10 +12,13 @@ pub fn render_user_conf(
     previous: Option<(&str, &str)>,
 ) -> String {
     let mut text = String::new();
+    let what = match model {
+        "*" => format!("{} (no model named: every model)", tuned.scenario),
+        model => format!("{model} {}", tuned.scenario),
+    };
     text.push_str(&format!(
-        "# Written by mlperf-host tune {} for {model} {}.\n",
+        "# Written by mlperf-host tune {} for {what}.\n",
         env!("CARGO_PKG_VERSION"),
-        tuned.scenario
     ));
     if let Some((path, contents)) = previous {
         text.push_str(&format!(

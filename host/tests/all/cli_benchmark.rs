@@ -142,9 +142,11 @@ fn accuracy_scores_only_an_accuracy_run_of_its_benchmark_and_fails_below_target(
         "the log of a PerformanceOnly run",
     );
     assert!(!dir.path().join("perf/accuracy.txt").exists());
-    // Another model's accuracy run (the null plugin's default model).
+    // Another model's accuracy run.
     run(&[
         "run",
+        "--model",
+        "resnet50",
         "--mode",
         "AccuracyOnly",
         "--scenario",

@@ -194,7 +194,16 @@ fn a_run_without_a_trace_has_the_detail_logs_percentile_curve_and_plain_reasons(
     );
     // A run folder has no system description: the run is headed by its SUT's name.
     assert_eq!(data.row.system, "null");
-    assert!(html.contains("<h2>1. null · "), "the heading names the SUT");
+    // No model was named: none is logged, and the heading names none.
+    let detail = std::fs::read_to_string(dir.path().join("run/mlperf_log_detail.txt")).unwrap();
+    assert!(
+        !detail.contains("\"sut_model\""),
+        "a model nobody named is logged"
+    );
+    assert!(
+        html.contains("<h2>1. null · SingleStream — "),
+        "the heading names the SUT and the scenario only"
+    );
 }
 
 #[test]

@@ -59,6 +59,7 @@ fn plan(out: &Path, results: &Path) -> RunPlan {
     };
     RunPlan {
         model: "resnet50".into(),
+        model_named: true,
         benchmark: None,
         settings,
         engine: EnginePlan::Native,
