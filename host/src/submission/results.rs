@@ -309,8 +309,7 @@ fn significant(value: f64, digits: i32) -> String {
         return format!("{value}");
     }
     let decimals = (digits - 1 - value.abs().log10().floor() as i32).max(0) as usize;
-    let scale = 10f64.powi(digits - 1 - value.abs().log10().floor() as i32);
-    let rounded = (value * scale).round() / scale;
+    let rounded = crate::tune::round_significant(value, digits);
     let text = format!("{rounded:.decimals$}");
     if text.contains('.') {
         text.trim_end_matches('0').trim_end_matches('.').to_string()

@@ -184,7 +184,7 @@ fn written_value(key: &str, value: f64) -> f64 {
 }
 
 /// `value` with `digits` significant digits (and never 0 for a positive value).
-fn round_significant(value: f64, digits: i32) -> f64 {
+pub(crate) fn round_significant(value: f64, digits: i32) -> f64 {
     if value <= 0.0 || !value.is_finite() {
         return value;
     }
