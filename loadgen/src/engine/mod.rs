@@ -255,80 +255,77 @@ pub fn start_test_with(
     let mut stall_watch = log_settings
         .sut_call_timeout
         .map(|timeout| StallWatch::new(&sut_calls, timeout));
-    let writer = std::sync::Mutex::new(writer);
+    let mut writer = writer;
     let issue_loop_done = AtomicBool::new(false);
     let poll = coordinator_poll(log_settings.sut_call_timeout);
     // Relays `abort_test` to the issue loop without it polling a global, and watches the calls
     // into the SUT, until the issue loop ends. `Some` when it gave the test up.
-    let coordinate =
-        |stall_watch: &mut Option<StallWatch>| -> Option<Result<TestResult, TestError>> {
-            // Registered before the first look at the generation: an abort in between still
-            // wakes it.
-            let _woken_by_abort = crate::abort::WokenByAbort::register();
-            let mut abandoned = None;
-            while !issue_loop_done.load(Ordering::Acquire) {
-                if crate::abort::generation() != abort_generation {
-                    aborted.store(true, Ordering::Relaxed);
-                }
-                let completed = shared.completed.load(Ordering::Relaxed);
-                if let Some(call) = stall_watch
-                    .as_mut()
-                    .and_then(|w| w.check(&sut_calls, completed))
-                {
-                    *stall_watch = None;
-                    let timeout = log_settings.sut_call_timeout.unwrap_or_default();
-                    let reason = format!(
-                        "{sut_name} {} has not returned after {timeout:?}",
-                        call.name()
-                    );
-                    // The issue loop cannot finish the test: it is inside the SUT. Finish it here
-                    // from what is known without it, every log written.
-                    shared.wait_for_logging(Duration::from_secs(1));
-                    let mut diagnostics = diagnostics.clone();
-                    diagnostics.extend(shared.diagnostics.take());
-                    let result = TestResult {
-                        sut_name: sut_name.clone(),
-                        qsl_name: qsl_name.clone(),
-                        qsl_total_sample_count: qsl_total,
-                        qsl_performance_sample_count: qsl_psc,
-                        test_datetime: test_datetime.clone(),
-                        requested: requested.clone(),
-                        effective: effective.clone(),
-                        series: Vec::new(),
-                        performance: None,
-                        find_peak: None,
-                        accuracy_log: std::mem::take(
-                            &mut *shared
-                                .accuracy_log
-                                .lock()
-                                .unwrap_or_else(|poisoned| poisoned.into_inner()),
-                        ),
-                        diagnostics,
-                        anomalies: shared.anomalies(),
-                        log_files: files.clone(),
-                        provenance: context.provenance.clone(),
-                        abandoned: Some(reason.clone()),
-                    };
-                    // Nothing here may fail or unwind: leaving the scope would wait for the stuck
-                    // thread. A log that could not be written is reported once the call returns.
-                    let taken = writer
-                        .lock()
-                        .unwrap_or_else(|poisoned| poisoned.into_inner())
-                        .take();
-                    let (result, written) = finish_abandoned(result, &log, taken, log_settings);
-                    // Only now: an issue thread stopping on this failure would log to a detail
-                    // log that is being closed.
-                    shared.fail_lost(reason);
-                    if let Some(hook) = &context.on_abandoned {
-                        let _ = catch_unwind(AssertUnwindSafe(|| (hook.0)(&result)));
-                    }
-                    // The hook did not end the process: wait for the call, however long it takes.
-                    abandoned = Some(written.map(|()| result));
-                }
-                std::thread::park_timeout(poll);
+    let coordinate = |stall_watch: &mut Option<StallWatch>,
+                      writer: &mut Option<LogWriter>|
+     -> Option<Result<TestResult, TestError>> {
+        // Registered before the first look at the generation: an abort in between still
+        // wakes it.
+        let _woken_by_abort = crate::abort::WokenByAbort::register();
+        let mut abandoned = None;
+        while !issue_loop_done.load(Ordering::Acquire) {
+            if crate::abort::generation() != abort_generation {
+                aborted.store(true, Ordering::Relaxed);
             }
-            abandoned
-        };
+            let completed = shared.completed.load(Ordering::Relaxed);
+            if let Some(call) = stall_watch
+                .as_mut()
+                .and_then(|w| w.check(&sut_calls, completed))
+            {
+                *stall_watch = None;
+                let timeout = log_settings.sut_call_timeout.unwrap_or_default();
+                let reason = format!(
+                    "{sut_name} {} has not returned after {timeout:?}",
+                    call.name()
+                );
+                // The issue loop cannot finish the test: it is inside the SUT. Finish it here
+                // from what is known without it, every log written.
+                shared.wait_for_logging(Duration::from_secs(1));
+                let mut diagnostics = diagnostics.clone();
+                diagnostics.extend(shared.diagnostics.take());
+                let result = TestResult {
+                    sut_name: sut_name.clone(),
+                    qsl_name: qsl_name.clone(),
+                    qsl_total_sample_count: qsl_total,
+                    qsl_performance_sample_count: qsl_psc,
+                    test_datetime: test_datetime.clone(),
+                    requested: requested.clone(),
+                    effective: effective.clone(),
+                    series: Vec::new(),
+                    performance: None,
+                    find_peak: None,
+                    accuracy_log: std::mem::take(
+                        &mut *shared
+                            .accuracy_log
+                            .lock()
+                            .unwrap_or_else(|poisoned| poisoned.into_inner()),
+                    ),
+                    diagnostics,
+                    anomalies: shared.anomalies(),
+                    log_files: files.clone(),
+                    provenance: context.provenance.clone(),
+                    abandoned: Some(reason.clone()),
+                };
+                // Nothing here may fail or unwind: leaving the scope would wait for the stuck
+                // thread. A log that could not be written is reported once the call returns.
+                let (result, written) = finish_abandoned(result, &log, writer.take(), log_settings);
+                // Only now: an issue thread stopping on this failure would log to a detail
+                // log that is being closed.
+                shared.fail_lost(reason);
+                if let Some(hook) = &context.on_abandoned {
+                    let _ = catch_unwind(AssertUnwindSafe(|| (hook.0)(&result)));
+                }
+                // The hook did not end the process: wait for the call, however long it takes.
+                abandoned = Some(written.map(|()| result));
+            }
+            std::thread::park_timeout(poll);
+        }
+        abandoned
+    };
     let issue = |coordinator: std::thread::Thread| {
         engine.shared.register_issuer();
         let run = engine.run(qsl);
@@ -341,7 +338,7 @@ pub fn start_test_with(
             // As the official LoadGen: the SUT's and the QSL's callbacks on the caller's thread.
             let coordinator = std::thread::Builder::new()
                 .name("mlperf-coordinator".to_string())
-                .spawn_scoped(scope, || coordinate(&mut stall_watch))?;
+                .spawn_scoped(scope, || coordinate(&mut stall_watch, &mut writer))?;
             let run = issue(coordinator.thread().clone());
             let abandoned = coordinator
                 .join()
@@ -352,7 +349,7 @@ pub fn start_test_with(
             let issuer = std::thread::Builder::new()
                 .name("mlperf-issue".to_string())
                 .spawn_scoped(scope, move || issue(coordinator))?;
-            let abandoned = coordinate(&mut stall_watch);
+            let abandoned = coordinate(&mut stall_watch, &mut writer);
             let run = issuer
                 .join()
                 .map_err(|panic| TestError::EnginePanic(panic_message(&panic)));
@@ -360,9 +357,6 @@ pub fn start_test_with(
         }
     })?;
     let outcome = outcome.and_then(|run| run);
-    let writer = writer
-        .into_inner()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(result) = abandoned {
         return result;
     }
