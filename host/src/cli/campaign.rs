@@ -334,8 +334,32 @@ fn print_status(loaded: &Loaded) {
     print_totals(loaded);
 }
 
-/// `dir/aside/<id>-<unix seconds>`: where a run's old folder goes before it is redone.
-pub fn aside_path(dir: &Path, entry: &Entry, now: f64) -> PathBuf {
-    dir.join("aside")
-        .join(format!("{}-{}", entry.id.replace('/', "_"), now as u64))
+/// `dir/aside/<id>-<unix seconds>`: where a run's old folder goes before it is redone; a
+/// second move within the same second gets `-2`, `-3`, … (renaming onto the first would fail).
+pub fn aside_path(dir: &Path, id: &str, now: f64) -> PathBuf {
+    let stem = format!("{}-{}", id.replace('/', "_"), now as u64);
+    let aside = dir.join("aside");
+    std::iter::once(aside.join(&stem))
+        .chain((2..).map(|n| aside.join(format!("{stem}-{n}"))))
+        .find(|path| !path.exists())
+        .expect("an unbounded sequence of names has a free one")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::aside_path;
+
+    #[test]
+    fn a_second_move_aside_within_the_same_second_gets_a_name_of_its_own() {
+        let dir = std::env::temp_dir().join(format!("aside-test-{}", std::process::id()));
+        let first = aside_path(&dir, "fmnist/Offline/accuracy", 1_700_000_000.2);
+        assert!(first.ends_with("aside/fmnist_Offline_accuracy-1700000000"));
+        std::fs::create_dir_all(&first).unwrap();
+        let second = aside_path(&dir, "fmnist/Offline/accuracy", 1_700_000_000.9);
+        assert!(second.ends_with("aside/fmnist_Offline_accuracy-1700000000-2"));
+        std::fs::create_dir_all(&second).unwrap();
+        let third = aside_path(&dir, "fmnist/Offline/accuracy", 1_700_000_000.9);
+        assert!(third.ends_with("aside/fmnist_Offline_accuracy-1700000000-3"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -183,7 +183,7 @@ fn start(loaded: &mut Loaded, i: usize, dir: &Path) -> anyhow::Result<()> {
     loaded.journal.save(dir)?;
     loaded.states[i] = EntryState::Interrupted;
     if entry.folder.exists() {
-        let aside = aside_path(dir, entry, now());
+        let aside = aside_path(dir, &entry.id, now());
         std::fs::create_dir_all(aside.parent().expect("aside/ has a parent"))?;
         std::fs::rename(&entry.folder, &aside).with_context(|| {
             format!(
