@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::diagnostics::Diagnostic;
 use super::logging::DiagnosticSink;
 use super::logging::LogSender;
-use super::progress::RecentSchedule;
+use super::recent_schedule::RecentSchedule;
 pub use super::types::AccuracyRecord;
 pub(crate) use super::types::Clock;
 use super::types::{AsSampleResponse, QuerySampleResponse, ResponseId};
@@ -371,15 +371,7 @@ impl Shared {
                 idle_since = Instant::now();
             }
             let idle = idle_since.elapsed();
-            // A failed SUT may never answer what it holds: do not wait long for it, and not at
-            // all for one that is gone. Nor for one whose test was aborted (Ctrl-C on a SUT
-            // that stopped answering ends the test, even with no drain timeout).
-            let timeout = match self.failure.failed.load(Ordering::Acquire) {
-                true if self.failure.lost.load(Ordering::Acquire) => Duration::ZERO,
-                true => idle_timeout.min(FAILED_SUT_DRAIN),
-                false if aborted.load(Ordering::Relaxed) => idle_timeout.min(FAILED_SUT_DRAIN),
-                false => idle_timeout,
-            };
+            let timeout = self.drain_patience(idle_timeout, aborted.load(Ordering::Relaxed));
             if idle >= timeout {
                 self.wake_at.store(u64::MAX, Ordering::Relaxed);
                 return false;
@@ -388,6 +380,19 @@ impl Shared {
             // (and a failure).
             std::thread::park_timeout((timeout - idle).min(Duration::from_millis(50)));
             self.wake_at.store(u64::MAX, Ordering::Relaxed);
+        }
+    }
+
+    /// How long a wait for completions goes on without one: `idle_timeout` for a healthy SUT.
+    /// A failed SUT may never answer what it holds: at most [`FAILED_SUT_DRAIN`] for it, and
+    /// nothing for one that is gone; so too for an aborted test (Ctrl-C on a SUT that stopped
+    /// answering ends the test, even with no drain timeout).
+    pub(crate) fn drain_patience(&self, idle_timeout: Duration, aborted: bool) -> Duration {
+        match self.failure.failed.load(Ordering::Acquire) {
+            true if self.failure.lost.load(Ordering::Acquire) => Duration::ZERO,
+            true => idle_timeout.min(FAILED_SUT_DRAIN),
+            false if aborted => idle_timeout.min(FAILED_SUT_DRAIN),
+            false => idle_timeout,
         }
     }
 

@@ -140,21 +140,63 @@ fn format_errors(errors: &[LineDiagnostic]) -> String {
 // The keys LoadGen reads
 // ---------------------------------------------------------------------------------------------
 
-/// How a value turns into a field.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The `TestSettings` field a key sets, reached through the settings.
+type FieldOf<T> = fn(&mut TestSettings) -> &mut T;
+
+/// How a value turns into its field.
+#[derive(Clone, Copy)]
 enum Kind {
     /// `u64` field: integer value × multiplier.
-    Int(u64),
+    Int(u64, FieldOf<u64>),
     /// `u64` field that upstream narrows through a C++ `int` (`Server.max_async_queries`).
-    NarrowInt,
+    NarrowInt(FieldOf<u64>),
     /// `f64` field: real value × multiplier.
-    Real(f64),
+    Real(f64, FieldOf<f64>),
     /// `bool` field set to `value != 0`.
-    FlagNonZero,
+    FlagNonZero(FieldOf<bool>),
     /// `bool` field set to `value == 1`.
-    FlagIsOne,
-    /// `TestMode` code 0..=3.
+    FlagIsOne(FieldOf<bool>),
+    /// `mode`: `TestMode` code 0..=3.
     Mode,
+}
+
+impl Kind {
+    /// Field units per unit written (0.01 for a percentage of a fraction).
+    fn scale(self) -> f64 {
+        match self {
+            Kind::Int(multiplier, _) => multiplier as f64,
+            Kind::Real(multiplier, _) => multiplier,
+            _ => 1.0,
+        }
+    }
+}
+
+/// A key the official LoadGen reads only once an earlier flag is on.
+#[derive(Clone, Copy)]
+enum Gate {
+    UseTokenLatencies,
+    InferTokenLatencies,
+}
+
+impl Gate {
+    fn open(self, settings: &TestSettings) -> bool {
+        match self {
+            Gate::UseTokenLatencies => settings.use_token_latencies,
+            Gate::InferTokenLatencies => settings.infer_token_latencies,
+        }
+    }
+
+    /// The warning for a key it keeps closed.
+    fn closed(self, name: &str) -> String {
+        match self {
+            Gate::UseTokenLatencies => {
+                "ignored: LoadGen reads TTFT/TPOT bounds only when use_token_latencies is 1".into()
+            }
+            Gate::InferTokenLatencies => {
+                format!("ignored: LoadGen reads {name} only when infer_token_latencies is 1")
+            }
+        }
+    }
 }
 
 /// One key LoadGen looks up.
@@ -166,6 +208,39 @@ struct KeySpec {
     kind: Kind,
     /// Only honoured from the mlperf.conf layer.
     mlperf_conf_only: bool,
+    gate: Option<Gate>,
+}
+
+impl KeySpec {
+    const fn only_from_mlperf_conf(mut self) -> KeySpec {
+        self.mlperf_conf_only = true;
+        self
+    }
+
+    const fn gated_by(mut self, gate: Gate) -> KeySpec {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// Sets the field from `value`, as the official FromConfig converts it.
+    fn set(&self, settings: &mut TestSettings, value: Number) {
+        match self.kind {
+            Kind::Int(multiplier, field) => *field(settings) = value.uint(multiplier),
+            Kind::NarrowInt(field) => {
+                // Parse-time check keeps it within i32, so upstream's narrowing is the
+                // identity.
+                *field(settings) = value.uint(1)
+            }
+            Kind::Real(multiplier, field) => *field(settings) = value.real * multiplier,
+            Kind::FlagNonZero(field) => *field(settings) = value.uint(1) != 0,
+            Kind::FlagIsOne(field) => *field(settings) = value.uint(1) == 1,
+            Kind::Mode => {
+                if let Some(mode) = TestMode::from_code(value.uint(1)) {
+                    settings.mode = mode;
+                }
+            }
+        }
+    }
 }
 
 const MS_TO_NS_INT: u64 = 1_000_000;
@@ -178,15 +253,7 @@ const fn generic(name: &'static str, kind: Kind) -> KeySpec {
         scenario: None,
         kind,
         mlperf_conf_only: false,
-    }
-}
-
-const fn base_only(name: &'static str, kind: Kind) -> KeySpec {
-    KeySpec {
-        name,
-        scenario: None,
-        kind,
-        mlperf_conf_only: true,
+        gate: None,
     }
 }
 
@@ -196,82 +263,54 @@ const fn fixed(scenario: TestScenario, name: &'static str, kind: Kind) -> KeySpe
         scenario: Some(scenario),
         kind,
         mlperf_conf_only: false,
+        gate: None,
     }
 }
 
-/// Every key of spec §2.5/§3.3 (used for validation; [`ConfigFile::apply`] reads them in the
-/// official order).
+use TestScenario::{MultiStream, Offline, Server, SingleStream};
+
+/// Every key LoadGen reads, with the field it sets, in the order the official `FromConfig`
+/// reads them (the order matters for the token-latency gates).
+#[rustfmt::skip]
 const KEYS: &[KeySpec] = &[
     generic("mode", Kind::Mode),
-    base_only("qsl_rng_seed", Kind::Int(1)),
-    base_only("sample_index_rng_seed", Kind::Int(1)),
-    base_only("schedule_rng_seed", Kind::Int(1)),
-    base_only("accuracy_log_probability", Kind::Real(PERCENT)),
-    base_only("test05", Kind::FlagIsOne),
-    base_only("test05_qsl_rng_seed", Kind::Int(1)),
-    base_only("test05_sample_index_rng_seed", Kind::Int(1)),
-    base_only("test05_schedule_rng_seed", Kind::Int(1)),
-    generic("use_token_latencies", Kind::FlagIsOne),
-    fixed(
-        TestScenario::Server,
-        "ttft_latency",
-        Kind::Int(MS_TO_NS_INT),
-    ),
-    fixed(
-        TestScenario::Server,
-        "tpot_latency",
-        Kind::Int(MS_TO_NS_INT),
-    ),
-    generic("infer_token_latencies", Kind::FlagIsOne),
-    generic("token_latency_scaling_factor", Kind::Int(1)),
-    fixed(
-        TestScenario::SingleStream,
-        "target_latency_percentile",
-        Kind::Real(PERCENT),
-    ),
-    fixed(
-        TestScenario::MultiStream,
-        "target_latency_percentile",
-        Kind::Real(PERCENT),
-    ),
-    fixed(TestScenario::MultiStream, "samples_per_query", Kind::Int(1)),
-    fixed(
-        TestScenario::Server,
-        "target_latency_percentile",
-        Kind::Real(PERCENT),
-    ),
-    fixed(
-        TestScenario::Server,
-        "target_latency",
-        Kind::Int(MS_TO_NS_INT),
-    ),
-    generic("performance_issue_unique", Kind::FlagNonZero),
-    generic("performance_issue_same", Kind::FlagNonZero),
-    generic("performance_issue_same_index", Kind::Int(1)),
-    generic("sample_concatenate_permutation", Kind::FlagIsOne),
-    fixed(TestScenario::Server, "coalesce_queries", Kind::FlagNonZero),
-    fixed(TestScenario::Server, "max_async_queries", Kind::NarrowInt),
-    generic("min_duration", Kind::Int(1)),
-    generic("max_duration", Kind::Int(1)),
-    generic("min_query_count", Kind::Int(1)),
-    generic("max_query_count", Kind::Int(1)),
-    generic("performance_sample_count_override", Kind::Int(1)),
-    generic("accuracy_sample_count_override", Kind::Int(1)),
-    fixed(
-        TestScenario::SingleStream,
-        "target_latency",
-        Kind::Real(MS_TO_NS),
-    ),
-    fixed(
-        TestScenario::MultiStream,
-        "target_latency",
-        Kind::Real(MS_TO_NS),
-    ),
-    fixed(TestScenario::Server, "target_qps", Kind::Real(1.0)),
-    fixed(TestScenario::Offline, "target_qps", Kind::Real(1.0)),
-    generic("print_timestamps", Kind::FlagNonZero),
-    generic("accuracy_log_rng_seed", Kind::Int(1)),
-    generic("accuracy_log_sampling_target", Kind::Int(1)),
+    generic("qsl_rng_seed", Kind::Int(1, |s| &mut s.qsl_rng_seed)).only_from_mlperf_conf(),
+    generic("sample_index_rng_seed", Kind::Int(1, |s| &mut s.sample_index_rng_seed)).only_from_mlperf_conf(),
+    generic("schedule_rng_seed", Kind::Int(1, |s| &mut s.schedule_rng_seed)).only_from_mlperf_conf(),
+    generic("accuracy_log_probability", Kind::Real(PERCENT, |s| &mut s.accuracy_log_probability)).only_from_mlperf_conf(),
+    generic("test05", Kind::FlagIsOne(|s| &mut s.test05)).only_from_mlperf_conf(),
+    generic("test05_qsl_rng_seed", Kind::Int(1, |s| &mut s.test05_qsl_rng_seed)).only_from_mlperf_conf(),
+    generic("test05_sample_index_rng_seed", Kind::Int(1, |s| &mut s.test05_sample_index_rng_seed)).only_from_mlperf_conf(),
+    generic("test05_schedule_rng_seed", Kind::Int(1, |s| &mut s.test05_schedule_rng_seed)).only_from_mlperf_conf(),
+    generic("use_token_latencies", Kind::FlagIsOne(|s| &mut s.use_token_latencies)),
+    fixed(Server, "ttft_latency", Kind::Int(MS_TO_NS_INT, |s| &mut s.server_ttft_latency)).gated_by(Gate::UseTokenLatencies),
+    fixed(Server, "tpot_latency", Kind::Int(MS_TO_NS_INT, |s| &mut s.server_tpot_latency)).gated_by(Gate::UseTokenLatencies),
+    generic("infer_token_latencies", Kind::FlagIsOne(|s| &mut s.infer_token_latencies)),
+    generic("token_latency_scaling_factor", Kind::Int(1, |s| &mut s.token_latency_scaling_factor)).gated_by(Gate::InferTokenLatencies),
+    fixed(SingleStream, "target_latency_percentile", Kind::Real(PERCENT, |s| &mut s.single_stream_target_latency_percentile)),
+    fixed(MultiStream, "target_latency_percentile", Kind::Real(PERCENT, |s| &mut s.multi_stream_target_latency_percentile)),
+    fixed(MultiStream, "samples_per_query", Kind::Int(1, |s| &mut s.multi_stream_samples_per_query)),
+    fixed(Server, "target_latency_percentile", Kind::Real(PERCENT, |s| &mut s.server_target_latency_percentile)),
+    fixed(Server, "target_latency", Kind::Int(MS_TO_NS_INT, |s| &mut s.server_target_latency_ns)),
+    generic("performance_issue_unique", Kind::FlagNonZero(|s| &mut s.performance_issue_unique)),
+    generic("performance_issue_same", Kind::FlagNonZero(|s| &mut s.performance_issue_same)),
+    generic("performance_issue_same_index", Kind::Int(1, |s| &mut s.performance_issue_same_index)),
+    generic("sample_concatenate_permutation", Kind::FlagIsOne(|s| &mut s.sample_concatenate_permutation)),
+    fixed(Server, "coalesce_queries", Kind::FlagNonZero(|s| &mut s.server_coalesce_queries)),
+    fixed(Server, "max_async_queries", Kind::NarrowInt(|s| &mut s.server_max_async_queries)),
+    generic("min_duration", Kind::Int(1, |s| &mut s.min_duration_ms)),
+    generic("max_duration", Kind::Int(1, |s| &mut s.max_duration_ms)),
+    generic("min_query_count", Kind::Int(1, |s| &mut s.min_query_count)),
+    generic("max_query_count", Kind::Int(1, |s| &mut s.max_query_count)),
+    generic("performance_sample_count_override", Kind::Int(1, |s| &mut s.performance_sample_count_override)),
+    generic("accuracy_sample_count_override", Kind::Int(1, |s| &mut s.accuracy_sample_count_override)),
+    fixed(SingleStream, "target_latency", Kind::Real(MS_TO_NS, |s| &mut s.single_stream_expected_latency_ns)),
+    fixed(MultiStream, "target_latency", Kind::Real(MS_TO_NS, |s| &mut s.multi_stream_expected_latency_ns)),
+    fixed(Server, "target_qps", Kind::Real(1.0, |s| &mut s.server_target_qps)),
+    fixed(Offline, "target_qps", Kind::Real(1.0, |s| &mut s.offline_expected_qps)),
+    generic("print_timestamps", Kind::FlagNonZero(|s| &mut s.print_timestamps)),
+    generic("accuracy_log_rng_seed", Kind::Int(1, |s| &mut s.accuracy_log_rng_seed)),
+    generic("accuracy_log_sampling_target", Kind::Int(1, |s| &mut s.accuracy_log_sampling_target)),
 ];
 
 /// Key names that official files carry but LoadGen never reads; accepted without a warning.
@@ -375,6 +414,13 @@ struct Number {
     real: f64,
 }
 
+impl Number {
+    fn uint(self, multiplier: u64) -> u64 {
+        // Validated at parse time: an integer whose product fits.
+        self.int.unwrap_or(0).wrapping_mul(multiplier)
+    }
+}
+
 /// Parses a value token. Accepts a subset of what upstream accepts (`strtoul(v, 0)` or `strtod`
 /// consuming the whole token): no hex floats, no `nan(...)`, and non-finite values are refused.
 fn parse_number(token: &str) -> Result<Number, String> {
@@ -454,14 +500,14 @@ fn check_value(spec: &KeySpec, token: &str, number: Number) -> Result<Option<Str
             .ok_or_else(|| format!("'{field}' value '{token}' {}", integer_problem(token)))
     };
     match spec.kind {
-        Kind::Int(multiplier) => {
+        Kind::Int(multiplier, _) => {
             if int()?.checked_mul(multiplier).is_none() {
                 return Err(format!(
                     "'{field}' value '{token}' overflows a 64-bit integer after conversion"
                 ));
             }
         }
-        Kind::NarrowInt => {
+        Kind::NarrowInt(_) => {
             if int()? > i32::MAX as u64 {
                 return Err(format!(
                     "'{field}' value '{token}' is larger than {} (LoadGen stores it as an int)",
@@ -469,15 +515,15 @@ fn check_value(spec: &KeySpec, token: &str, number: Number) -> Result<Option<Str
                 ));
             }
         }
-        Kind::Real(multiplier) => {
+        Kind::Real(multiplier, _) => {
             if !(number.real * multiplier).is_finite() {
                 return Err(format!("'{field}' value '{token}' is out of range"));
             }
         }
-        Kind::FlagNonZero | Kind::FlagIsOne => {
+        Kind::FlagNonZero(_) | Kind::FlagIsOne(_) => {
             let value = int()?;
             if value > 1 {
-                let (read_as, rule) = if spec.kind == Kind::FlagIsOne {
+                let (read_as, rule) = if matches!(spec.kind, Kind::FlagIsOne(_)) {
                     (false, "only 1 enables it")
                 } else {
                     (true, "any non-zero value enables it")
@@ -500,29 +546,18 @@ fn check_value(spec: &KeySpec, token: &str, number: Number) -> Result<Option<Str
     Ok(None)
 }
 
-/// The most queries a test can count (its sample ids are 32-bit): a larger minimum would run
-/// until the engine refused it.
-const MOST_QUERIES: u64 = 1 << 32;
-
 /// Values a field can hold but that mean nothing (a percentile of 150, a negative rate): the
 /// official LoadGen takes them and runs oddly or forever; here they are errors.
 fn check_domain(spec: &KeySpec, field: &str, token: &str, number: Number) -> Result<(), String> {
-    let out_of = |what: &str| Err(format!("'{field}' value '{token}' {what}"));
-    match spec.name {
-        "target_latency_percentile" if !(number.real > 0.0 && number.real <= 100.0) => {
-            out_of("is not a percentile above 0 and at most 100")
-        }
-        "accuracy_log_probability" if !(0.0..=100.0).contains(&number.real) => {
-            out_of("is not a percentage from 0 to 100")
-        }
-        "target_qps" if number.real <= 0.0 => out_of("must be above 0 queries per second"),
-        "samples_per_query" if number.int == Some(0) => out_of("must be at least 1"),
-        "min_query_count" | "max_query_count" if number.int.is_some_and(|n| n > MOST_QUERIES) => {
-            out_of(&format!(
-                "is more than the {MOST_QUERIES} queries one test can count"
-            ))
-        }
-        _ => Ok(()),
+    // The defaults are in the domain: what is out of it on the probe is this value.
+    let mut probe = TestSettings::default();
+    spec.set(&mut probe, number);
+    match probe.out_of_domain().first() {
+        Some((_, problem)) => Err(format!(
+            "'{field}' value '{token}' {}",
+            problem.describe(spec.kind.scale())
+        )),
+        None => Ok(()),
     }
 }
 
@@ -541,17 +576,6 @@ struct Entry {
     read_model: Option<String>,
     /// LoadGen reads the key only from the mlperf.conf layer.
     mlperf_conf_only: bool,
-}
-
-impl Entry {
-    fn uint(&self, multiplier: u64) -> u64 {
-        // Validated at parse time: an integer whose product fits.
-        self.value.int.unwrap_or(0).wrapping_mul(multiplier)
-    }
-
-    fn real(&self, multiplier: f64) -> f64 {
-        self.value.real * multiplier
-    }
 }
 
 /// A parsed config file: its entries with their `origin:line`, ready to apply.
@@ -803,160 +827,24 @@ impl ConfigFile {
             }
         }
 
-        // Generic keys use the scenario being run, scenario-specific ones their own name.
-        let generic = |name: &str| self.find(model, scenario_name, name);
-        let fixed = |scenario: TestScenario, name: &str| self.find(model, scenario.as_str(), name);
-        let s = settings;
-
-        // The official order; it matters only for the token-latency gates.
-        if let Some(e) = generic("mode") {
-            if let Some(mode) = TestMode::from_code(e.uint(1)) {
-                s.mode = mode;
+        for spec in KEYS {
+            if spec.mlperf_conf_only && conf_type != ConfType::MlperfConf {
+                continue;
             }
-        }
-        if conf_type == ConfType::MlperfConf {
-            if let Some(e) = generic("qsl_rng_seed") {
-                s.qsl_rng_seed = e.uint(1);
+            // Generic keys use the scenario being run, scenario-specific ones their own name.
+            let scenario = match spec.scenario {
+                Some(fixed) => fixed.as_str(),
+                None => scenario_name,
+            };
+            let Some(entry) = self.find(model, scenario, spec.name) else {
+                continue;
+            };
+            match spec.gate {
+                Some(gate) if !gate.open(settings) => {
+                    warnings.push(self.warning(entry, gate.closed(spec.name)));
+                }
+                _ => spec.set(settings, entry.value),
             }
-            if let Some(e) = generic("sample_index_rng_seed") {
-                s.sample_index_rng_seed = e.uint(1);
-            }
-            if let Some(e) = generic("schedule_rng_seed") {
-                s.schedule_rng_seed = e.uint(1);
-            }
-            if let Some(e) = generic("accuracy_log_probability") {
-                s.accuracy_log_probability = e.real(PERCENT);
-            }
-            if let Some(e) = generic("test05") {
-                s.test05 = e.uint(1) == 1;
-            }
-            if let Some(e) = generic("test05_qsl_rng_seed") {
-                s.test05_qsl_rng_seed = e.uint(1);
-            }
-            if let Some(e) = generic("test05_sample_index_rng_seed") {
-                s.test05_sample_index_rng_seed = e.uint(1);
-            }
-            if let Some(e) = generic("test05_schedule_rng_seed") {
-                s.test05_schedule_rng_seed = e.uint(1);
-            }
-        }
-
-        if let Some(e) = generic("use_token_latencies") {
-            s.use_token_latencies = e.uint(1) == 1;
-        }
-        let ttft = fixed(TestScenario::Server, "ttft_latency");
-        let tpot = fixed(TestScenario::Server, "tpot_latency");
-        if s.use_token_latencies {
-            if let Some(e) = ttft {
-                s.server_ttft_latency = e.uint(MS_TO_NS_INT);
-            }
-            if let Some(e) = tpot {
-                s.server_tpot_latency = e.uint(MS_TO_NS_INT);
-            }
-        } else {
-            for e in [ttft, tpot].into_iter().flatten() {
-                warnings.push(self.warning(
-                    e,
-                    "ignored: LoadGen reads TTFT/TPOT bounds only when use_token_latencies is 1"
-                        .into(),
-                ));
-            }
-        }
-
-        if let Some(e) = generic("infer_token_latencies") {
-            s.infer_token_latencies = e.uint(1) == 1;
-        }
-        let factor = generic("token_latency_scaling_factor");
-        if s.infer_token_latencies {
-            if let Some(e) = factor {
-                s.token_latency_scaling_factor = e.uint(1);
-            }
-        } else if let Some(e) = factor {
-            warnings.push(
-                self.warning(
-                    e,
-                    "ignored: LoadGen reads token_latency_scaling_factor only when \
-                 infer_token_latencies is 1"
-                        .into(),
-                ),
-            );
-        }
-
-        if let Some(e) = fixed(TestScenario::SingleStream, "target_latency_percentile") {
-            s.single_stream_target_latency_percentile = e.real(PERCENT);
-        }
-        if let Some(e) = fixed(TestScenario::MultiStream, "target_latency_percentile") {
-            s.multi_stream_target_latency_percentile = e.real(PERCENT);
-        }
-        if let Some(e) = fixed(TestScenario::MultiStream, "samples_per_query") {
-            s.multi_stream_samples_per_query = e.uint(1);
-        }
-        if let Some(e) = fixed(TestScenario::Server, "target_latency_percentile") {
-            s.server_target_latency_percentile = e.real(PERCENT);
-        }
-        if let Some(e) = fixed(TestScenario::Server, "target_latency") {
-            s.server_target_latency_ns = e.uint(MS_TO_NS_INT);
-        }
-
-        if let Some(e) = generic("performance_issue_unique") {
-            s.performance_issue_unique = e.uint(1) != 0;
-        }
-        if let Some(e) = generic("performance_issue_same") {
-            s.performance_issue_same = e.uint(1) != 0;
-        }
-        if let Some(e) = generic("performance_issue_same_index") {
-            s.performance_issue_same_index = e.uint(1);
-        }
-        if let Some(e) = generic("sample_concatenate_permutation") {
-            s.sample_concatenate_permutation = e.uint(1) == 1;
-        }
-        if let Some(e) = fixed(TestScenario::Server, "coalesce_queries") {
-            s.server_coalesce_queries = e.uint(1) != 0;
-        }
-        if let Some(e) = fixed(TestScenario::Server, "max_async_queries") {
-            // Parse-time check keeps it within i32, so upstream's narrowing is the identity.
-            s.server_max_async_queries = e.uint(1);
-        }
-
-        if let Some(e) = generic("min_duration") {
-            s.min_duration_ms = e.uint(1);
-        }
-        if let Some(e) = generic("max_duration") {
-            s.max_duration_ms = e.uint(1);
-        }
-        if let Some(e) = generic("min_query_count") {
-            s.min_query_count = e.uint(1);
-        }
-        if let Some(e) = generic("max_query_count") {
-            s.max_query_count = e.uint(1);
-        }
-        if let Some(e) = generic("performance_sample_count_override") {
-            s.performance_sample_count_override = e.uint(1);
-        }
-        if let Some(e) = generic("accuracy_sample_count_override") {
-            s.accuracy_sample_count_override = e.uint(1);
-        }
-        if let Some(e) = fixed(TestScenario::SingleStream, "target_latency") {
-            s.single_stream_expected_latency_ns = e.real(MS_TO_NS);
-        }
-        if let Some(e) = fixed(TestScenario::MultiStream, "target_latency") {
-            s.multi_stream_expected_latency_ns = e.real(MS_TO_NS);
-        }
-        if let Some(e) = fixed(TestScenario::Server, "target_qps") {
-            s.server_target_qps = e.real(1.0);
-        }
-        if let Some(e) = fixed(TestScenario::Offline, "target_qps") {
-            s.offline_expected_qps = e.real(1.0);
-        }
-
-        if let Some(e) = generic("print_timestamps") {
-            s.print_timestamps = e.uint(1) != 0;
-        }
-        if let Some(e) = generic("accuracy_log_rng_seed") {
-            s.accuracy_log_rng_seed = e.uint(1);
-        }
-        if let Some(e) = generic("accuracy_log_sampling_target") {
-            s.accuracy_log_sampling_target = e.uint(1);
         }
 
         warnings.sort_by_key(|w| w.line);

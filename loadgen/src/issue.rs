@@ -6,13 +6,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
-use super::completion::{Completer, Shared, FAILED_SUT_DRAIN, LOG};
+use super::completion::{Completer, Shared, LOG};
 use super::diagnostics::Diagnostic;
 use super::effective::EffectiveSettings;
-use super::progress::{ProgressRecorder, SeriesGoal};
+use super::progress::ProgressRecorder;
 use super::query_gen::{CountLimit, QueryGenerator};
 use super::rng::{generate_canonical, Mt19937};
 use super::schedule::Schedule;
+use super::series::SeriesOpening;
 use super::settings::{TestMode, TestScenario};
 use super::sut::SystemUnderTest;
 use super::sut_calls::{SutCall, SutCalls};
@@ -256,11 +257,12 @@ pub(crate) fn run_series(
     let shared = ctx.shared;
     let scenario = settings.scenario;
     let accuracy = mode == TestMode::AccuracyOnly;
-    let sample_base = sequence.next_sample_id;
-    let query_base = sequence.next_query_id;
-    shared.series_start.store(sample_base, Ordering::Release);
-    let completed_at_start = shared.completed.load(Ordering::Acquire);
-    let spq = generator.samples_per_query();
+    let opening = SeriesOpening::new(ctx, sequence, generator);
+    let (sample_base, completed_at_start, spq) = (
+        opening.sample_base,
+        opening.completed_at_start,
+        opening.samples_per_query,
+    );
     let mut issuer = Issuer::new(ctx, sequence, mode);
     // Reserved address space costs nothing until touched; growing by copying mid-run would
     // stall the issue loop.
@@ -296,19 +298,7 @@ pub(crate) fn run_series(
     let mut lookahead = None;
     let power_begin = SystemTime::now();
     let start_ns = shared.clock.now_ns();
-    if let Some(progress) = ctx.progress {
-        progress.series_started(
-            accuracy,
-            start_ns,
-            sample_base,
-            completed_at_start,
-            SeriesGoal {
-                min_duration_ms: settings.min_duration_ms,
-                min_queries: settings.min_query_count,
-                expected_queries: expected_query_count(settings),
-            },
-        );
-    }
+    opening.started(ctx, mode, start_ns);
     loop {
         let delta = match pending.take() {
             None => break,
@@ -426,22 +416,8 @@ pub(crate) fn run_series(
 
     // A huge Offline query is not needed past its issue.
     drop((current, next));
-    if let Some(progress) = ctx.progress {
-        progress.series_ended();
-    }
     report_stop(shared, &stop, mode, ran_out);
-    // A SUT that failed may never answer what it holds: do not wait long for it.
-    let never_completed = match stop {
-        StopReason::SutPanicked(_) | StopReason::SutFailed(_) => {
-            let brief = SeriesContext {
-                drain_timeout: ctx.drain_timeout.min(FAILED_SUT_DRAIN),
-                ..*ctx
-            };
-            flush_and_drain(&brief, completed_at_start + samples_issued)
-        }
-        _ => flush_and_drain(ctx, completed_at_start + samples_issued),
-    };
-    let stop = failed_while_draining(shared, stop, mode);
+    let (never_completed, stop) = opening.close(ctx, stop, samples_issued, mode);
 
     // The official code generates every query up front, so its counts and sequence ids cover
     // queries that were never issued. Finish the count the same way.
@@ -451,11 +427,11 @@ pub(crate) fn run_series(
     let duration_ns = remaining.final_timestamp;
     let generated_query_count = issued_from_generator + remaining.queries;
     issuer.sequence.next_sample_id = generator.next_sample_id();
-    issuer.sequence.next_query_id = query_base + generated_query_count;
+    issuer.sequence.next_query_id = opening.query_base + generated_query_count;
 
     SeriesOutcome {
         sample_base,
-        query_base,
+        query_base: opening.query_base,
         samples_issued,
         queries_issued,
         samples_per_query: spq,
@@ -508,82 +484,6 @@ pub(super) fn limit_reached(
     }
 }
 
-/// A failure the SUT reported after issuing ended (while its samples drained: in Offline,
-/// whose one query is issued at once, that is when a plugin's worker fails) still ends the
-/// series as failed, with the SUT's message.
-pub(super) fn failed_while_draining(
-    shared: &Shared,
-    stop: StopReason,
-    mode: TestMode,
-) -> StopReason {
-    if matches!(
-        stop,
-        StopReason::SutFailed(_) | StopReason::SutPanicked(_) | StopReason::Aborted
-    ) {
-        return stop;
-    }
-    match shared.failure() {
-        Some(message) => {
-            let failed = StopReason::SutFailed(message);
-            report_stop(shared, &failed, mode, false);
-            failed
-        }
-        None => stop,
-    }
-}
-
-/// What a test that gives up on samples says of them: it ends without them.
-const LEFT_WITH_SUT: &str =
-    "the SUT keeps them, and its threads are neither waited for nor stopped";
-
-/// Flushes the SUT and waits for the series' samples; returns how many never completed.
-pub(super) fn flush_and_drain(ctx: &SeriesContext<'_>, target: u64) -> u64 {
-    let shared = ctx.shared;
-    // Issuing has ended.
-    ctx.sut.issuer_idle();
-    let flush = || {
-        ctx.sut_calls
-            .within(0, SutCall::FlushQueries, || ctx.sut.flush_queries())
-    };
-    if let Err(panic) = catch_unwind(AssertUnwindSafe(flush)) {
-        shared.diagnostics.push(Diagnostic::error(
-            "error_runtime",
-            format!(
-                "The SUT panicked in flush_queries: {}",
-                panic_message(&panic)
-            ),
-        ));
-    }
-    if wait_for_completed(ctx, target) {
-        return 0;
-    }
-    let never_completed = target.saturating_sub(shared.completed.load(Ordering::Acquire));
-    if never_completed > 0 {
-        // The wait is cut short once the SUT has reported a failure, and skipped once it is
-        // gone.
-        let why = match shared.failure() {
-            Some(_) if shared.sut_lost() => "the SUT is gone".to_string(),
-            Some(_) => format!(
-                "gave up after {:?} without a completion",
-                ctx.drain_timeout.min(FAILED_SUT_DRAIN)
-            ),
-            None if ctx.abort.load(Ordering::Relaxed) => format!(
-                "the test was aborted, and gave up after {:?} without a completion; {LEFT_WITH_SUT}",
-                ctx.drain_timeout.min(FAILED_SUT_DRAIN)
-            ),
-            None => format!(
-                "gave up after {:?} without a completion (LogSettings::drain_timeout); {LEFT_WITH_SUT}",
-                ctx.drain_timeout
-            ),
-        };
-        shared.diagnostics.push(Diagnostic::error(
-            "error_runtime",
-            format!("{never_completed} samples never completed: {why}"),
-        ));
-    }
-    never_completed
-}
-
 /// The warning of a series whose schedule was too long to count in time.
 pub(crate) fn estimated_count(queries: u64) -> Diagnostic {
     Diagnostic::warning(
@@ -595,7 +495,7 @@ pub(crate) fn estimated_count(queries: u64) -> Diagnostic {
     )
 }
 
-fn report_stop(shared: &Shared, stop: &StopReason, mode: TestMode, ran_out: bool) {
+pub(super) fn report_stop(shared: &Shared, stop: &StopReason, mode: TestMode, ran_out: bool) {
     report_stop_of_thread(shared, stop, mode, ran_out, 0);
 }
 
@@ -666,7 +566,7 @@ pub(super) fn report_stop_of_thread(
 
 /// Waits for `target` completed samples (true), telling the SUT first if there is anything
 /// to wait for.
-fn wait_for_completed(ctx: &SeriesContext<'_>, target: u64) -> bool {
+pub(super) fn wait_for_completed(ctx: &SeriesContext<'_>, target: u64) -> bool {
     if ctx.shared.completed.load(Ordering::Acquire) < target {
         ctx.sut.issuer_idle();
     }
@@ -691,19 +591,4 @@ pub(super) fn wait_until(ctx: &SeriesContext<'_>, scheduled_ns: i64) {
     while shared.clock.now_ns() < scheduled_ns {
         std::hint::spin_loop();
     }
-}
-
-/// What a progress bar counts towards: the minimum query count, or the minimum duration at
-/// the target rate when that is more (Offline: its one query).
-fn expected_query_count(settings: &EffectiveSettings) -> u64 {
-    if settings.scenario == TestScenario::Offline {
-        return settings.min_query_count;
-    }
-    let by_time = settings.min_duration_ms as f64 / 1e3 * settings.target_qps;
-    let by_time = if by_time.is_finite() && by_time > 0.0 {
-        by_time.ceil().min(u64::MAX as f64) as u64
-    } else {
-        0
-    };
-    settings.min_query_count.max(by_time)
 }

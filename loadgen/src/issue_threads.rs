@@ -5,12 +5,12 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use super::diagnostics::Diagnostic;
 use super::issue::{
-    failed_while_draining, flush_and_drain, issue, limit_reached, report_stop_of_thread,
-    too_many_outstanding, wait_until, Issuer, SequenceState, SeriesContext, SeriesOutcome,
-    StopReason,
+    issue, limit_reached, report_stop_of_thread, too_many_outstanding, wait_until, Issuer,
+    SequenceState, SeriesContext, SeriesOutcome, StopReason,
 };
 use super::query_gen::QueryGenerator;
 use super::schedule::Schedule;
+use super::series::SeriesOpening;
 use super::settings::TestMode;
 use super::types::QuerySample;
 
@@ -26,11 +26,8 @@ pub(crate) fn run_series_threaded(
 ) -> SeriesOutcome {
     let settings = ctx.settings;
     let shared = ctx.shared;
-    let sample_base = sequence.next_sample_id;
-    let query_base = sequence.next_query_id;
-    shared.series_start.store(sample_base, Ordering::Release);
-    let completed_at_start = shared.completed.load(Ordering::Acquire);
-    let spq = generator.samples_per_query();
+    let opening = SeriesOpening::new(ctx, sequence, generator);
+    let (completed_at_start, spq) = (opening.completed_at_start, opening.samples_per_query);
     let mut issuer = Issuer::new(ctx, sequence, mode);
 
     let mut deltas = Vec::new();
@@ -52,6 +49,7 @@ pub(crate) fn run_series_threaded(
     let coalesce = settings.requested.server_coalesce_queries;
     let power_begin = std::time::SystemTime::now();
     let start_ns = shared.clock.now_ns();
+    opening.started(ctx, mode, start_ns);
 
     std::thread::scope(|scope| {
         for thread in 0..threads {
@@ -89,10 +87,21 @@ pub(crate) fn run_series_threaded(
                             }
                             index = next;
                         }
+                        if ctx.progress.is_some() {
+                            let first_sample = batch.first().map_or(0, |s| s.id.0 - 1);
+                            shared.recent_schedule.record(
+                                first_sample,
+                                batch.len() as u64,
+                                start_ns + deltas[first],
+                            );
+                        }
                         let result = issue(ctx, &batch, thread);
                         let queries_now = ((index - first) / threads + 1) as u64;
                         let total =
                             issued_total.fetch_add(queries_now, Ordering::AcqRel) + queries_now;
+                        if let Some(progress) = ctx.progress {
+                            progress.issued_at_least(total, total * spq as u64);
+                        }
                         if last_issued.fetch_max(index as i64, Ordering::AcqRel) < index as i64 {
                             last_issued_ns.store(now, Ordering::Relaxed);
                         }
@@ -128,7 +137,6 @@ pub(crate) fn run_series_threaded(
     let query_scheduled_ns: Schedule = scheduled.into_iter().map(AtomicI64::into_inner).collect();
     let queries_issued = issued_total.into_inner();
     let samples_issued = queries_issued * spq as u64;
-    let never_completed = flush_and_drain(ctx, completed_at_start + samples_issued);
     let stops = stops.into_inner().unwrap_or_else(|p| p.into_inner());
     // A thread that saw the SUT fail names the series' stop over one that merely ended.
     let stop = stops
@@ -141,13 +149,13 @@ pub(crate) fn run_series_threaded(
         })
         .cloned()
         .unwrap_or(StopReason::GeneratedQueriesIssued);
-    let stop = failed_while_draining(shared, stop, mode);
+    let (never_completed, stop) = opening.close(ctx, stop, samples_issued, mode);
     issuer.sequence.next_sample_id = generator.next_sample_id();
-    issuer.sequence.next_query_id = query_base + query_count as u64;
+    issuer.sequence.next_query_id = opening.query_base + query_count as u64;
 
     SeriesOutcome {
-        sample_base,
-        query_base,
+        sample_base: opening.sample_base,
+        query_base: opening.query_base,
         samples_issued,
         queries_issued,
         samples_per_query: spq,

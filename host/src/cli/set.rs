@@ -11,7 +11,7 @@
 use std::str::FromStr;
 
 use anyhow::{anyhow, bail};
-use mlperf_host::loadgen::{TestMode, TestSettings};
+use mlperf_host::loadgen::{OutOfDomain, TestMode, TestSettings};
 use serde_json::{Map, Number, Value};
 
 /// One `--set` argument.
@@ -83,48 +83,26 @@ pub fn apply_overrides(settings: &mut TestSettings, overrides: &[Override]) -> a
             );
         };
         let typed = typed_value(key, current, value)
-            .and_then(|typed| in_domain(key, typed))
             .map_err(|why| anyhow!("--set {key}={value}: {why}"))?;
         object.insert(key.clone(), typed);
         // Check this field now so that an out-of-range value is blamed on its own argument.
-        serde_json::from_value::<TestSettings>(Value::Object(object.clone())).map_err(|e| {
-            anyhow!("--set {key}={value}: the value does not fit the field {key:?}: {e}")
-        })?;
+        let applied = serde_json::from_value::<TestSettings>(Value::Object(object.clone()))
+            .map_err(|e| {
+                anyhow!("--set {key}={value}: the value does not fit the field {key:?}: {e}")
+            })?;
+        if let Some((_, problem)) = applied.out_of_domain().into_iter().find(|(f, _)| f == key) {
+            let hint = match problem {
+                OutOfDomain::Percentile => " (0.9 for the 90th)",
+                _ => "",
+            };
+            bail!(
+                "--set {key}={value}: the value {}{hint}",
+                problem.describe(1.0)
+            );
+        }
     }
     *settings = serde_json::from_value(Value::Object(object))?;
     Ok(())
-}
-
-/// The most queries a test can count (its sample ids are 32-bit).
-const MOST_QUERIES: u64 = 1 << 32;
-
-/// Refuses values a field can hold but that mean nothing (as the config files do).
-fn in_domain(key: &str, value: Value) -> Result<Value, String> {
-    let real = value.as_f64().unwrap_or(f64::NAN);
-    let problem = match key {
-        _ if key.ends_with("target_latency_percentile") && !(real > 0.0 && real <= 1.0) => {
-            Some("is not a percentile above 0 and at most 1 (0.9 for the 90th)".to_string())
-        }
-        "accuracy_log_probability" if !(0.0..=1.0).contains(&real) => {
-            Some("is not a probability from 0 to 1".to_string())
-        }
-        "server_target_qps" | "offline_expected_qps" if real <= 0.0 => {
-            Some("must be above 0 queries per second".to_string())
-        }
-        "multi_stream_samples_per_query" if real < 1.0 => Some("must be at least 1".to_string()),
-        "min_query_count" | "max_query_count"
-            if value.as_u64().is_some_and(|n| n > MOST_QUERIES) =>
-        {
-            Some(format!(
-                "is more than the {MOST_QUERIES} queries one test can count"
-            ))
-        }
-        _ => None,
-    };
-    match problem {
-        Some(problem) => Err(format!("the value {problem}")),
-        None => Ok(value),
-    }
 }
 
 /// Reads `text` as the type of the field's current value.

@@ -1,5 +1,6 @@
 //! `start_test`: runs a whole test (spec §4.1) — the modes, their series, and the result.
 
+mod assembly;
 mod background_count;
 mod context;
 mod find_peak;
@@ -25,7 +26,7 @@ use crate::issue_threads::run_series_threaded;
 use crate::loadable_sets::{generate_loadable_sets, LoadableSet};
 use crate::logging::detail::DetailValue;
 use crate::logging::writer::LogWriter;
-use crate::logging::{keys, summary, write_atomically, LogFiles, LogSender};
+use crate::logging::{keys, LogFiles, LogSender};
 use crate::measurements::{collect_performance, last_completion_ns};
 use crate::progress::ProgressRecorder;
 use crate::query_gen::{CountLimit, GenerationError, GenerationParams, QueryGenerator};
@@ -34,6 +35,7 @@ use crate::settings::{LogSettings, TestMode, TestScenario, TestSettings};
 use crate::sut::{QuerySampleLibrary, SystemUnderTest};
 use crate::sut_calls::{StallWatch, SutCalls};
 use crate::types::{QuerySample, QuerySampleIndex};
+use assembly::{close_logs, error_count, finish_abandoned, Header};
 use background_count::BackgroundCount;
 
 /// Why a test could not run at all. Problems during a run end it INVALID instead.
@@ -148,26 +150,7 @@ pub fn start_test_with(
 ) -> Result<TestResult, TestError> {
     let clock = Clock::new();
     let test_datetime = keys::test_datetime(SystemTime::now());
-    let files = log_settings
-        .log_output
-        .outdir
-        .as_deref()
-        .map(|dir| LogFiles::new(dir, &log_settings.log_output, &test_datetime));
-    // Opened before anything runs: an unwritable directory is an error, not a lost run.
-    let writer = match &files {
-        Some(files) => {
-            let trace_origin = log_settings.enable_trace.then(|| {
-                SystemTime::now()
-                    .duration_since(SystemTime::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_micros() as u64)
-            });
-            Some(
-                LogWriter::open(files, std::process::id(), trace_origin)
-                    .map_err(TestError::LogOutput)?,
-            )
-        }
-        None => None,
-    };
+    let (files, writer) = open_logs(log_settings, &test_datetime)?;
     let log = LogSender::new(writer.as_ref().map(LogWriter::sender), clock);
     let mut diagnostics = Vec::new();
     let mut note = |diagnostic: Diagnostic| {
@@ -201,20 +184,7 @@ pub fn start_test_with(
     for diagnostic in &context.earlier_diagnostics {
         note(diagnostic.clone());
     }
-    let mut requested = settings.clone();
-    for diagnostic in apply_audit_config(&mut requested, context.audit_config.as_deref())? {
-        note(diagnostic);
-    }
-    if requested.test05 {
-        note(Diagnostic::warning(
-            "warning_generic_message",
-            "Test05 flag detected Overriding random seeds",
-        ));
-        requested.mode = TestMode::PerformanceOnly;
-        requested.qsl_rng_seed = requested.test05_qsl_rng_seed;
-        requested.sample_index_rng_seed = requested.test05_sample_index_rng_seed;
-        requested.schedule_rng_seed = requested.test05_schedule_rng_seed;
-    }
+    let requested = requested_settings(settings, context, &mut note)?;
     let (effective, settings_diagnostics) =
         EffectiveSettings::new(&requested, qsl_psc as u64, qsl_total as u64);
     for diagnostic in settings_diagnostics {
@@ -222,6 +192,17 @@ pub fn start_test_with(
     }
     log.details(keys::requested(&requested));
     log.details(keys::effective(&effective));
+    let header = Header {
+        sut_name: sut_name.clone(),
+        qsl_name,
+        qsl_total_sample_count: qsl_total,
+        qsl_performance_sample_count: qsl_psc,
+        test_datetime,
+        requested,
+        effective: effective.clone(),
+        log_files: files.clone(),
+        provenance: context.provenance.clone(),
+    };
 
     let shared = Arc::new(Shared::new(
         clock,
@@ -287,29 +268,13 @@ pub fn start_test_with(
                 shared.wait_for_logging(Duration::from_secs(1));
                 let mut diagnostics = diagnostics.clone();
                 diagnostics.extend(shared.diagnostics.take());
-                let result = TestResult {
-                    sut_name: sut_name.clone(),
-                    qsl_name: qsl_name.clone(),
-                    qsl_total_sample_count: qsl_total,
-                    qsl_performance_sample_count: qsl_psc,
-                    test_datetime: test_datetime.clone(),
-                    requested: requested.clone(),
-                    effective: effective.clone(),
-                    series: Vec::new(),
-                    performance: None,
-                    find_peak: None,
-                    accuracy_log: std::mem::take(
-                        &mut *shared
-                            .accuracy_log
-                            .lock()
-                            .unwrap_or_else(|poisoned| poisoned.into_inner()),
-                    ),
+                let result = header.clone().result(
+                    &shared,
+                    (Vec::new(), None, None),
                     diagnostics,
-                    anomalies: shared.anomalies(),
-                    log_files: files.clone(),
-                    provenance: context.provenance.clone(),
-                    abandoned: Some(reason.clone()),
-                };
+                    shared.anomalies(),
+                    Some(reason.clone()),
+                );
                 // Nothing here may fail or unwind: leaving the scope would wait for the stuck
                 // thread. A log that could not be written is reported once the call returns.
                 let (result, written) = finish_abandoned(result, &log, writer.take(), log_settings);
@@ -360,7 +325,7 @@ pub fn start_test_with(
     if let Some(result) = abandoned {
         return result;
     }
-    let (series, performance, find_peak) = match outcome {
+    let run = match outcome {
         Ok(run) => run,
         Err(error) => {
             // The detail log keeps the reason the run could not go on.
@@ -408,39 +373,53 @@ pub fn start_test_with(
         }
     }
     log.detail("num_errors", error_count(&diagnostics));
-    let accuracy_log = std::mem::take(
-        &mut *shared
-            .accuracy_log
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()),
-    );
-    let result = TestResult {
-        sut_name,
-        qsl_name,
-        qsl_total_sample_count: qsl_total,
-        qsl_performance_sample_count: qsl_psc,
-        test_datetime,
-        requested,
-        effective,
-        series,
-        performance,
-        find_peak,
-        accuracy_log,
-        diagnostics,
-        anomalies,
-        log_files: files.clone(),
-        provenance: context.provenance.clone(),
-        abandoned: None,
-    };
-    if let (Some(writer), Some(files)) = (writer, &files) {
-        writer.finish().map_err(TestError::LogOutput)?;
-        write_atomically(&files.summary, summary::render_summary(&result).as_bytes())
-            .map_err(TestError::LogOutput)?;
-        if log_settings.write_result_json {
-            write_atomically(&files.result, &result_json(&result)).map_err(TestError::LogOutput)?;
-        }
-    }
+    let result = header.result(&shared, run, diagnostics, anomalies, None);
+    close_logs(writer, &result, log_settings)?;
     Ok(result)
+}
+
+/// The log files of a test writing into `log_output.outdir`, opened before anything runs: an
+/// unwritable directory is an error, not a lost run.
+fn open_logs(
+    log_settings: &LogSettings,
+    test_datetime: &str,
+) -> Result<(Option<LogFiles>, Option<LogWriter>), TestError> {
+    let Some(dir) = log_settings.log_output.outdir.as_deref() else {
+        return Ok((None, None));
+    };
+    let files = LogFiles::new(dir, &log_settings.log_output, test_datetime);
+    let trace_origin = log_settings.enable_trace.then(|| {
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64)
+    });
+    let writer =
+        LogWriter::open(&files, std::process::id(), trace_origin).map_err(TestError::LogOutput)?;
+    Ok((Some(files), Some(writer)))
+}
+
+/// The settings as the test runs them: the caller's, with an audit.config over them, and
+/// TEST05's seeds when it asks for them.
+fn requested_settings(
+    settings: &TestSettings,
+    context: &TestContext,
+    note: &mut impl FnMut(Diagnostic),
+) -> Result<TestSettings, TestError> {
+    let mut requested = settings.clone();
+    for diagnostic in apply_audit_config(&mut requested, context.audit_config.as_deref())? {
+        note(diagnostic);
+    }
+    if requested.test05 {
+        note(Diagnostic::warning(
+            "warning_generic_message",
+            "Test05 flag detected Overriding random seeds",
+        ));
+        requested.mode = TestMode::PerformanceOnly;
+        requested.qsl_rng_seed = requested.test05_qsl_rng_seed;
+        requested.sample_index_rng_seed = requested.test05_sample_index_rng_seed;
+        requested.schedule_rng_seed = requested.test05_schedule_rng_seed;
+    }
+    Ok(requested)
 }
 
 /// How often the coordinating thread looks at the calls into the SUT: often enough to see a
@@ -461,61 +440,7 @@ fn issue_threads(settings: &EffectiveSettings) -> usize {
     }
 }
 
-/// Ends the logs of a test abandoned with a call into the SUT running: the reason as an error
-/// and the result INVALID in the detail log, the summary and (unless the caller writes it)
-/// result.json. Never fails: a file that could not be written is the second value.
-fn finish_abandoned(
-    mut result: TestResult,
-    log: &LogSender,
-    writer: Option<LogWriter>,
-    log_settings: &LogSettings,
-) -> (TestResult, Result<(), TestError>) {
-    let reason = result.abandoned.clone().unwrap_or_default();
-    let diagnostic = Diagnostic::error(
-        "error_runtime",
-        format!("{reason}: the test was abandoned with the call still running."),
-    );
-    log.diagnostic(&diagnostic);
-    result.diagnostics.push(diagnostic);
-    log.details(vec![
-        ("result_validity".into(), "INVALID".into()),
-        ("result_invalid_reason".into(), reason.into()),
-    ]);
-    log.detail("num_errors", error_count(&result.diagnostics));
-    let mut written = Ok(());
-    if let (Some(writer), Some(files)) = (writer, &result.log_files) {
-        written = writer
-            .finish()
-            .and_then(|()| {
-                write_atomically(&files.summary, summary::render_summary(&result).as_bytes())
-            })
-            .and_then(|()| {
-                if log_settings.write_result_json {
-                    write_atomically(&files.result, &result_json(&result))
-                } else {
-                    Ok(())
-                }
-            })
-            .map_err(TestError::LogOutput);
-    }
-    (result, written)
-}
-
-fn error_count(diagnostics: &[Diagnostic]) -> u64 {
-    diagnostics
-        .iter()
-        .filter(|d| d.severity == crate::diagnostics::Severity::Error)
-        .count() as u64
-}
-
-/// `result.json`: the whole result, for programs.
-fn result_json(result: &TestResult) -> Vec<u8> {
-    let mut json = serde_json::to_vec_pretty(result).unwrap_or_default();
-    json.push(b'\n');
-    json
-}
-
-type RunOutput = (
+pub(super) type RunOutput = (
     Vec<SeriesReport>,
     Option<PerformanceSummary>,
     Option<FindPeakReport>,

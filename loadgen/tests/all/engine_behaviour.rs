@@ -769,18 +769,20 @@ fn a_sample_library_that_fails_to_load_is_a_clear_error() {
     assert!(sut.queries.lock().unwrap().is_empty());
 }
 
-#[test]
-fn a_progress_handle_watches_the_run_live() {
+/// Runs `settings` with a progress handle read every 20 ms: the live snapshots, then the one
+/// after the run.
+fn watched(
+    settings: &TestSettings,
+) -> (
+    Vec<mlperf_loadgen::ProgressSnapshot>,
+    mlperf_loadgen::ProgressSnapshot,
+) {
     let sut = WorkerSut::start(Duration::from_millis(1), None, false);
     let mut qsl = RecordingQsl::new(100, 100);
     let handle = mlperf_loadgen::ProgressHandle::new();
     let context = TestContext {
         progress: Some(handle.clone()),
         ..TestContext::default()
-    };
-    let settings = TestSettings {
-        min_query_count: 150,
-        ..quick(TestScenario::SingleStream)
     };
     let done = std::sync::atomic::AtomicBool::new(false);
     let snapshots = std::thread::scope(|scope| {
@@ -792,11 +794,24 @@ fn a_progress_handle_watches_the_run_live() {
             }
             seen
         });
-        start_test_with(&sut, &mut qsl, &settings, &short_drain(), &context).unwrap();
+        start_test_with(&sut, &mut qsl, settings, &short_drain(), &context).unwrap();
         done.store(true, Ordering::Relaxed);
         watcher.join().unwrap()
     });
-    let live: Vec<_> = snapshots.iter().filter(|s| s.series.is_some()).collect();
+    let live = snapshots
+        .into_iter()
+        .filter(|s| s.series.is_some())
+        .collect();
+    (live, handle.snapshot())
+}
+
+#[test]
+fn a_progress_handle_watches_the_run_live() {
+    let settings = TestSettings {
+        min_query_count: 150,
+        ..quick(TestScenario::SingleStream)
+    };
+    let (live, after) = watched(&settings);
     assert!(live.len() >= 3, "{} live snapshots", live.len());
     assert!(live
         .windows(2)
@@ -808,9 +823,34 @@ fn a_progress_handle_watches_the_run_live() {
     let p99 = last.p99_latency.expect("a running p99");
     assert!(p99 >= Duration::from_millis(1), "{p99:?}");
     assert!(last.throughput > 10.0 && last.throughput < 2000.0);
-    let after = handle.snapshot();
     assert_eq!(after.series, None);
     assert_eq!(after.samples_completed, 150);
+}
+
+#[test]
+fn a_progress_handle_watches_a_server_run_of_several_issue_threads() {
+    let settings = TestSettings {
+        min_query_count: 400,
+        server_target_qps: 1000.0,
+        server_num_issue_query_threads: 2,
+        ..quick(TestScenario::Server)
+    };
+    let (live, after) = watched(&settings);
+    assert!(live.len() >= 3, "{} live snapshots", live.len());
+    assert!(live
+        .windows(2)
+        .all(|w| w[0].queries_issued <= w[1].queries_issued));
+    assert!(
+        live.iter()
+            .any(|s| s.queries_issued > 0 && s.queries_issued < 400),
+        "no snapshot saw issuing under way: {:?}",
+        live.iter().map(|s| s.queries_issued).collect::<Vec<_>>()
+    );
+    let last = live.last().unwrap();
+    assert_eq!(last.min_queries, 400);
+    assert!(last.p99_latency.is_some());
+    assert_eq!(after.series, None);
+    assert!(after.samples_completed >= 400);
 }
 
 #[test]
