@@ -8,6 +8,7 @@
 
 mod cache;
 mod error;
+mod instance;
 mod metadata;
 mod module;
 pub mod reference;
@@ -15,7 +16,8 @@ mod sandbox;
 mod worker;
 
 pub use error::{error_code_meaning, PreprocessError, SampleFailure};
-pub use metadata::{Dim, ElementType, Metadata, ShapeSpec, TensorSpec};
-pub use module::{ModuleIdentity, PreprocessModule, ABI_VERSION};
+pub use instance::ABI_VERSION;
+pub use metadata::{Dim, ElementType, Metadata, ModuleIdentity, ShapeSpec, TensorSpec};
+pub use module::PreprocessModule;
 pub use sandbox::{default_cache_dir, Sandbox, TICK};
 pub use worker::{Preprocessed, Shape, Worker, MAX_RANK};

@@ -2,6 +2,7 @@
 //! tensors (see the README's guest ABI).
 
 use std::fmt;
+use std::path::PathBuf;
 
 /// Element types a module may declare, by their NumPy names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,5 +227,20 @@ mod tests {
         .unwrap_err();
         assert!(error.contains("`a` is neither"), "{error}");
         assert!(Metadata::parse("garbage").unwrap_err().contains("no `=`"));
+    }
+}
+
+/// Who a module is: what the logs record so an auditor can verify what ran.
+#[derive(Debug, Clone)]
+pub struct ModuleIdentity {
+    pub path: PathBuf,
+    pub sha256: String,
+    pub metadata: Metadata,
+}
+
+impl ModuleIdentity {
+    /// The name used in messages: the module's own name and its file.
+    pub fn label(&self) -> String {
+        format!("{} ({})", self.metadata.name, self.path.display())
     }
 }

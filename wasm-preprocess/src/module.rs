@@ -1,20 +1,18 @@
 //! A loaded preprocessing module: read, hashed, compiled once (or mapped from the cache),
 //! checked against the guest ABI, and ready to make one worker per thread.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-use wasmtime::{Engine, ExternType, InstancePre, Linker, Module, ValType};
+use wasmtime::{ExternType, Linker, Module, ValType};
 
 use crate::cache;
-use crate::metadata::{ElementType, Metadata};
+use crate::instance::{read_metadata, Shared};
+use crate::metadata::{ElementType, Metadata, ModuleIdentity};
 use crate::sandbox::{Sandbox, Ticker};
-use crate::worker::{StoreState, Worker};
+use crate::worker::Worker;
 use crate::PreprocessError;
-
-/// The ABI version this host speaks.
-pub const ABI_VERSION: i32 = 1;
 
 /// The guest ABI's function exports: name, parameter count (all `i32`), one `i32` result.
 pub(crate) const FUNCTIONS: [(&str, usize); 7] = [
@@ -26,30 +24,6 @@ pub(crate) const FUNCTIONS: [(&str, usize); 7] = [
     ("mlperf_preprocess", 1),
     ("mlperf_preprocess_output", 0),
 ];
-
-/// Who a module is: what the logs record so an auditor can verify what ran.
-#[derive(Debug, Clone)]
-pub struct ModuleIdentity {
-    pub path: PathBuf,
-    pub sha256: String,
-    pub metadata: Metadata,
-}
-
-impl ModuleIdentity {
-    /// The name used in messages: the module's own name and its file.
-    pub fn label(&self) -> String {
-        format!("{} ({})", self.metadata.name, self.path.display())
-    }
-}
-
-/// What workers share: the engine, the pre-linked module and the ticker that times calls.
-pub(crate) struct Shared {
-    pub(crate) engine: Engine,
-    pub(crate) pre: InstancePre<StoreState>,
-    pub(crate) sandbox: Sandbox,
-    pub(crate) identity: ModuleIdentity,
-    _ticker: Option<Ticker>,
-}
 
 /// A compiled, checked module.
 pub struct PreprocessModule {
@@ -115,7 +89,7 @@ impl PreprocessModule {
             _ticker: ticker,
         };
         // A first instance reads the ABI version and the metadata.
-        let metadata = Worker::read_metadata(&shared).map_err(abi_error)?;
+        let metadata = read_metadata(&shared).map_err(abi_error)?;
         shared.identity.metadata = metadata;
         Ok(PreprocessModule {
             shared: Arc::new(shared),

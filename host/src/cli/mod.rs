@@ -8,6 +8,7 @@ mod campaign_run;
 pub mod check;
 pub mod compare;
 pub mod console;
+pub mod plugin_flags;
 mod plugin_sdk;
 pub mod plugins;
 pub mod power;

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use mlperf_host::plugin::{self, Plugin, PluginSut};
 
+use super::plugin_flags::{parse_plugin_set, IsolateArg};
+
 /// Loads, checks and creates the plugin named by `spec` (a path or a name), configured by the
 /// TOML of `config_file` with `sets` applied on top.
 pub fn open_sut(
@@ -63,14 +65,6 @@ pub fn plugin_config(
     Ok(toml::to_string(&table)?)
 }
 
-/// `key=value` for `--plugin-set`.
-pub fn parse_plugin_set(text: &str) -> Result<(String, String), String> {
-    text.split_once('=')
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .filter(|(k, _)| !k.is_empty())
-        .ok_or_else(|| format!("expected key=value, got {text:?}"))
-}
-
 #[derive(clap::Subcommand)]
 pub enum PluginsCommand {
     /// The plugins found through MLPERF_HOST_PLUGIN_PATH and the standard directories, and
@@ -111,7 +105,7 @@ pub struct TestArgs {
     /// Where the plugin runs: in a child process (the default here, so a crash or a hang
     /// fails its check and the suite goes on), or in this process.
     #[arg(long, value_enum, default_value = "process")]
-    isolate: super::run_args::IsolateArg,
+    isolate: IsolateArg,
     /// A `.npy` data set for a plugin that reads sample data (default: index-only samples).
     #[arg(long, value_name = "FILE.npy")]
     dataset: Option<PathBuf>,
@@ -241,8 +235,8 @@ fn run_conformance(args: &TestArgs) -> anyhow::Result<bool> {
         &args.plugin_set,
     )?;
     let isolation = match args.isolate {
-        super::run_args::IsolateArg::None => None,
-        super::run_args::IsolateArg::Process => Some(plugin::isolated::Isolation {
+        IsolateArg::None => None,
+        IsolateArg::Process => Some(plugin::isolated::Isolation {
             executable: std::env::current_exe()
                 .context("cannot find this executable to start the plugin process")?,
             stall_timeout: args.timeout,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 use mlperf_host::loadgen::{TestMode, TestScenario};
 
+use super::plugin_flags::IsolateArg;
 use super::set::{self, Override};
 
 /// Where a run's logs go without `--out`.
@@ -43,17 +44,6 @@ impl From<ScenarioArg> for TestScenario {
             ScenarioArg::Offline => TestScenario::Offline,
         }
     }
-}
-
-/// Where the plugin runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum IsolateArg {
-    /// In the host's process (fastest; a crash of the plugin ends the host).
-    #[default]
-    None,
-    /// In a child process: its crash, exit or hang ends the run INVALID with every log
-    /// written.
-    Process,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -187,7 +177,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.toml", help_heading = "Plugin")]
     pub plugin_config: Option<PathBuf>,
     /// Set one plugin configuration key (dotted keys reach into tables). Repeatable.
-    #[arg(long = "plugin-set", value_name = "KEY=VALUE", value_parser = super::plugins::parse_plugin_set, help_heading = "Plugin")]
+    #[arg(long = "plugin-set", value_name = "KEY=VALUE", value_parser = super::plugin_flags::parse_plugin_set, help_heading = "Plugin")]
     pub plugin_set: Vec<(String, String)>,
 
     /// The data set: a .npy file whose first axis counts samples. Loaded samples reach the

@@ -18,7 +18,8 @@ use mlperf_host::session::{
 };
 use mlperf_host::submission::round::Round;
 
-use super::run_args::{EngineArg, IsolateArg, RunArgs};
+use super::plugin_flags::IsolateArg;
+use super::run_args::{EngineArg, RunArgs};
 use super::set::{self, Override};
 
 /// Samples in the library when there is no data set and no `--total-samples`.

@@ -58,7 +58,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub plugin_config: Option<PathBuf>,
     /// Set one plugin configuration key (dotted keys reach into tables). Repeatable.
-    #[arg(long = "plugin-set", value_name = "KEY=VALUE", value_parser = super::plugins::parse_plugin_set)]
+    #[arg(long = "plugin-set", value_name = "KEY=VALUE", value_parser = super::plugin_flags::parse_plugin_set)]
     pub plugin_set: Vec<(String, String)>,
     /// Where to write the description. [default: systems/<NAME>.json]
     #[arg(long, value_name = "FILE")]

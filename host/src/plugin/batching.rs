@@ -92,6 +92,10 @@ struct Target {
 // the run's only issuer while it runs), and the thread is joined before destroy.
 unsafe impl Send for Target {}
 
+/// Test hook: `MLPERF_HOST_REFUSE_THREAD=mlperf-batch` fails the batching thread's start, as
+/// the OS does when out of threads or memory (the tests' way to reach what follows).
+pub const REFUSE_THREAD_ENV: &str = "MLPERF_HOST_REFUSE_THREAD";
+
 /// Server: gathers one-sample queries into calls of up to `max_samples`, each held at most
 /// `wait` after its first sample arrived, on a thread of its own (the only one that then
 /// calls the plugin's issue_query).
@@ -119,6 +123,11 @@ impl Gatherer {
             flushed: Condvar::new(),
         });
         let target = Target { instance, issue };
+        if std::env::var_os(REFUSE_THREAD_ENV).is_some_and(|name| name == "mlperf-batch") {
+            return Err(std::io::Error::other(format!(
+                "refused by {REFUSE_THREAD_ENV}"
+            )));
+        }
         let thread = std::thread::Builder::new()
             .name("mlperf-batch".into())
             .spawn({

@@ -15,7 +15,7 @@ mod run;
 mod sut;
 mod timed;
 
-pub use batching::HostBatching;
+pub use batching::{HostBatching, REFUSE_THREAD_ENV};
 pub use data_format::DataFormat;
 pub use error::PluginError;
 pub use instance::{Destroyed, Instance};

@@ -121,25 +121,9 @@ impl PluginSut {
             return Err(call_error("create", error));
         }
         let batching = run.map(RunDescription::batching).unwrap_or_default();
-        let gatherer = match run {
-            Some(run) if batching.is_on() && run.scenario() == TestScenario::Server => {
-                let issue = table.issue_query.expect("checked by require_sut");
-                Some(
-                    Gatherer::start(batching, name.clone(), instance, issue).map_err(|e| {
-                        PluginError::Call {
-                            plugin: name.clone(),
-                            function: "create",
-                            code: ffi::ERROR_RESOURCE_EXHAUSTED,
-                            message: format!("cannot start the host's batching thread: {e}"),
-                        }
-                    })?,
-                )
-            }
-            _ => None,
-        };
         let mut sut = PluginSut {
             instance,
-            gatherer,
+            gatherer: None,
             max_per_call: batching.max_samples,
             table: plugin.api,
             _host: host,
@@ -158,6 +142,20 @@ impl PluginSut {
             provenance: Vec::new(),
             _library: Arc::clone(&plugin.library),
         };
+        // The instance is the PluginSut's from here: an error drops it, which destroys it.
+        if batching.is_on() && run.is_some_and(|run| run.scenario() == TestScenario::Server) {
+            let issue = table.issue_query.expect("checked by require_sut");
+            let gatherer =
+                Gatherer::start(batching, name.clone(), instance, issue).map_err(|e| {
+                    PluginError::Call {
+                        plugin: name.clone(),
+                        function: "create",
+                        code: ffi::ERROR_RESOURCE_EXHAUSTED,
+                        message: format!("cannot start the host's batching thread: {e}"),
+                    }
+                })?;
+            sut.gatherer = Some(gatherer);
+        }
         sut.attributes = sut
             .read_attributes()
             .map_err(|e| call_error("attributes", e))?;

@@ -3,6 +3,7 @@
 //! checker's rules (`check`), each finding naming the file and the rule.
 
 pub mod assemble;
+mod benchmark_rules;
 pub mod check;
 pub mod compare;
 pub mod finding;

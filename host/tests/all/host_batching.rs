@@ -14,7 +14,10 @@ const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 
 /// Answers each sample inline with (count of its call, max_samples_per_call) as two u32s.
 /// `CAPABILITIES` is filled in per build.
-const CALL_SIZES: &str = r#"#include <string.h>
+/// Its destroy appends a line to the file `DESTROYED_MARKER` names, when set.
+const CALL_SIZES: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "mlperf_plugin.h"
 typedef struct { mlperf_host_api host; uint32_t per_call; } instance;
 static instance one;
@@ -23,7 +26,11 @@ static mlperf_error *create(const mlperf_host_api *h, const char *c, size_t n, v
     one.host = *h;
     one.per_call = h->struct_size >= sizeof *h && h->run ? (uint32_t)h->run->max_samples_per_call : 0;
     *i = &one; return 0; }
-static void destroy(void *i) { (void)i; }
+static void destroy(void *i) {
+    (void)i;
+    const char *marker = getenv("DESTROYED_MARKER");
+    FILE *f = marker ? fopen(marker, "a") : 0;
+    if (f) { fputs("destroyed\n", f); fclose(f); } }
 static mlperf_error *issue(void *i, const mlperf_sample *s, size_t n) {
     instance *self = i;
     uint32_t answer[2] = { (uint32_t)n, self->per_call };
@@ -193,4 +200,42 @@ fn a_plugin_that_batches_itself_is_refused_host_batching() {
         let all = describe(&output);
         assert!(all.contains(message), "{all}");
     }
+}
+
+#[test]
+fn a_batching_thread_that_cannot_start_fails_the_run_and_destroys_the_instance() {
+    let dir = TempDir::new();
+    let plugin = plugin(dir.path(), "sizes", "0");
+    let marker = dir.path().join("destroyed.txt");
+    let output = Command::new(EXE)
+        .arg("run")
+        .arg("--plugin")
+        .arg(&plugin)
+        .args([
+            "--total-samples",
+            "100",
+            "--scenario",
+            "Server",
+            "--plugin-batch",
+            "8",
+        ])
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .env_remove("MLPERF_HOST_LOG")
+        .env(mlperf_host::plugin::REFUSE_THREAD_ENV, "mlperf-batch")
+        .env("DESTROYED_MARKER", &marker)
+        .output()
+        .expect("run mlperf-host");
+    let all = describe(&output);
+    assert!(!output.status.success(), "{all}");
+    assert!(
+        all.contains("cannot start the host's batching thread"),
+        "{all}"
+    );
+    // The instance created before the thread failed is destroyed, once.
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap_or_default(),
+        "destroyed\n",
+        "{all}"
+    );
 }
