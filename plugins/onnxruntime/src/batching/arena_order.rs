@@ -100,11 +100,15 @@ impl Rounds {
 
     /// Up to `max` items of the current round, in arena order, into `batch`; a batch never
     /// spans two rounds, so that its samples are neighbours. Takes at least one while any
-    /// are left.
+    /// are left. Rounds narrower than a batch (few distinct samples: TEST04 repeats one) fill
+    /// it from the rounds that follow instead, gathered rather than read in place: batches of
+    /// one round each would be as small as the round.
     pub fn take(&mut self, max: usize, batch: &mut Vec<Item>) {
         let width = self.columns.len();
         let start = batch.len();
-        while batch.len() == start && self.remaining > 0 {
+        let span_rounds = width < max;
+        while self.remaining > 0 && (batch.len() == start || (span_rounds && batch.len() < max)) {
+            let before = batch.len();
             let row = &self.ids[self.round as usize * width..][..width];
             while batch.len() < max && self.column < width {
                 let column = self.column;
@@ -117,7 +121,7 @@ impl Rounds {
                 self.round += 1;
                 self.column = 0;
             }
-            self.remaining -= batch.len() - start;
+            self.remaining -= batch.len() - before;
         }
     }
 }
@@ -247,6 +251,23 @@ mod tests {
             .collect();
         let round = [vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![8, 9]];
         assert_eq!(places, [&round[..], &round, &round].concat());
+    }
+
+    #[test]
+    fn rounds_narrower_than_a_batch_fill_it_from_the_rounds_after() {
+        // TEST04: one sample issued a thousand times is a thousand rounds of one.
+        let arena = Arena::new(4, |i| i);
+        let raw: Vec<_> = (0..1000).map(|k| arena.raw(k, 3)).collect();
+        let got = batches(arena_order(&samples(&raw)).unwrap(), 256);
+        let sizes: Vec<usize> = got.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [256, 256, 256, 232]);
+        let ids: Vec<u64> = got.iter().flatten().map(|item| item.id).collect();
+        assert_eq!(ids, (0..1000).collect::<Vec<u64>>());
+        // Two samples, each three times: rounds of two, batches of four across them.
+        let raw: Vec<_> = (0..6).map(|k| arena.raw(k, (k % 2) as usize)).collect();
+        let got = batches(arena_order(&samples(&raw)).unwrap(), 4);
+        let sizes: Vec<usize> = got.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [4, 2]);
     }
 
     #[test]
