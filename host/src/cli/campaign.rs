@@ -75,7 +75,13 @@ pub fn main(command: &Command) -> ExitCode {
         }
         Command::Status(args) => {
             super::init_logging(0, false);
-            super::exit_with(load(args).map(|loaded| print_status(&loaded)))
+            // Status only reads: a test campaign needs no flag to be looked at.
+            let reading = PlanArgs {
+                allow_short: true,
+                allow_native: true,
+                ..args.clone()
+            };
+            super::exit_with(load(&reading).map(|loaded| print_status(&loaded)))
         }
         Command::Run(args) => super::campaign_run::main(args),
     }

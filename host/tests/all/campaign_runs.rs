@@ -314,7 +314,8 @@ fn a_campaign_runs_what_the_rules_require_files_a_tree_check_passes_and_an_edit_
     assert_eq!(results.matches("| VALID |").count(), 4, "{results}");
     assert!(dir.join("report.html").is_file());
 
-    let status = stdout(&workspace.host(&["campaign", "status", file, "--allow-short"]));
+    // Status reads a test campaign without --allow-short.
+    let status = stdout(&workspace.host(&["campaign", "status", file]));
     assert!(status.contains("16 runs: 16 done"), "{status}");
     assert!(
         status.contains("tiny-b/Offline/performance") && status.contains("VALID"),
