@@ -4,6 +4,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use super::rule::Rule;
+
 /// Whether a finding stops the submission.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -19,7 +21,7 @@ pub enum Severity {
 pub struct Finding {
     pub severity: Severity,
     pub file: PathBuf,
-    pub rule: &'static str,
+    pub rule: Rule,
     pub message: String,
 }
 
@@ -44,21 +46,11 @@ impl fmt::Display for Finding {
 pub struct Findings(pub Vec<Finding>);
 
 impl Findings {
-    pub fn error(
-        &mut self,
-        file: impl AsRef<Path>,
-        rule: &'static str,
-        message: impl Into<String>,
-    ) {
+    pub fn error(&mut self, file: impl AsRef<Path>, rule: Rule, message: impl Into<String>) {
         self.push(Severity::Error, file, rule, message);
     }
 
-    pub fn warning(
-        &mut self,
-        file: impl AsRef<Path>,
-        rule: &'static str,
-        message: impl Into<String>,
-    ) {
+    pub fn warning(&mut self, file: impl AsRef<Path>, rule: Rule, message: impl Into<String>) {
         self.push(Severity::Warning, file, rule, message);
     }
 
@@ -66,7 +58,7 @@ impl Findings {
         &mut self,
         severity: Severity,
         file: impl AsRef<Path>,
-        rule: &'static str,
+        rule: Rule,
         message: impl Into<String>,
     ) {
         self.0.push(Finding {

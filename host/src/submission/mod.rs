@@ -10,6 +10,7 @@ pub mod finding;
 pub mod power_dev;
 pub mod results;
 pub mod round;
+pub mod rule;
 pub mod rules;
 pub mod run_folder;
 pub mod scenario_files;

@@ -114,7 +114,7 @@ fn the_check_of_a_draft_reports_only_the_fields_to_fill_in() {
     assert!(unfilled.contains("cooling"), "{unfilled:?}");
     let mut reported = BTreeSet::new();
     for finding in &findings.0 {
-        assert_eq!(finding.rule, "system-fill-in", "{finding}");
+        assert_eq!(finding.rule.id(), "system-fill-in", "{finding}");
         assert_eq!(finding.file, file);
         let field = finding
             .message

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::Context;
+use crate::submission::rule::Rule;
 use crate::submission::rules::Rules;
 use crate::submission::tree::{ScenarioDir, ACCURACY_LOG, ACCURACY_TXT, LOG_FILES};
 
@@ -12,14 +13,14 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
     if !dir.is_dir() {
         context.error(
             &dir,
-            "required-file",
+            Rule::RequiredFile,
             "missing: every scenario needs its accuracy run",
         );
         return;
     }
     for name in [LOG_FILES[0], ACCURACY_TXT, ACCURACY_LOG] {
         if !dir.join(name).is_file() {
-            context.error(&dir.join(name), "required-file", "missing");
+            context.error(&dir.join(name), Rule::RequiredFile, "missing");
         }
     }
     check_accuracy_files(context, &dir, rules);
@@ -38,7 +39,7 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
         if meta.len() > rules.max_accuracy_log_bytes {
             context.error(
                 &dir.join(ACCURACY_LOG),
-                "accuracy-log-truncated",
+                Rule::AccuracyLogTruncated,
                 format!(
                     "{} bytes: the tree holds the log truncated to at most {} bytes (its hash goes into accuracy.txt)",
                     meta.len(),
@@ -59,14 +60,14 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
     {
         context.error(
             &path,
-            "loadgen-errors",
+            Rule::LoadgenErrors,
             format!("LoadGen logged an error: {error}"),
         );
     }
     if log.str("effective_test_mode") != Some("AccuracyOnly") {
         context.error(
             &path,
-            "accuracy-mode",
+            Rule::AccuracyMode,
             format!(
                 "the run's test mode is {:?}, not AccuracyOnly",
                 log.str("effective_test_mode").unwrap_or("missing")
@@ -81,7 +82,7 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
     if covered != expected {
         context.error(
             &path,
-            "dataset-size",
+            Rule::DatasetSize,
             format!(
                 "the accuracy run covers {covered} samples; {} {} needs {expected}",
                 rules.benchmark, target.scenario
@@ -98,7 +99,7 @@ fn check_accuracy_files(context: &mut Context, dir: &Path, rules: &Rules) {
         let Ok(entries) = std::fs::read_dir(&folder_path) else {
             context.error(
                 &folder_path,
-                "accuracy-files",
+                Rule::AccuracyFiles,
                 format!(
                     "missing: {} keeps {} of its outputs here for the auditors",
                     rules.benchmark,
@@ -124,7 +125,7 @@ fn check_accuracy_files(context: &mut Context, dir: &Path, rules: &Rules) {
         if !missing.is_empty() {
             context.error(
                 &folder_path,
-                "accuracy-files",
+                Rule::AccuracyFiles,
                 format!(
                     "{} of {}'s outputs missing: {}",
                     missing.len(),
@@ -153,7 +154,7 @@ fn check_accuracy_txt(
     }) {
         context.error(
             path,
-            "accuracy-hash",
+            Rule::AccuracyHash,
             "no hash= line (the full accuracy log's sha256)",
         );
     }
@@ -161,7 +162,7 @@ fn check_accuracy_txt(
         match target.score_in(text) {
             None => context.error(
                 path,
-                "accuracy-target",
+                Rule::AccuracyTarget,
                 format!(
                     "no line states {} (the score to hold to {})",
                     target.name, target.why
@@ -169,7 +170,7 @@ fn check_accuracy_txt(
             ),
             Some(value) if closed && value < target.bound => context.error(
                 path,
-                "accuracy-target",
+                Rule::AccuracyTarget,
                 format!(
                     "{} {value} is below the target {:.6} ({})",
                     target.name, target.bound, target.why
@@ -185,7 +186,7 @@ fn check_accuracy_txt(
         if let Some(value) = limit.score_in(text).filter(|v| *v > limit.bound) {
             context.error(
                 path,
-                "accuracy-upper-limit",
+                Rule::AccuracyUpperLimit,
                 format!(
                     "{} {value} is above the upper limit {:.6} ({})",
                     limit.name, limit.bound, limit.why

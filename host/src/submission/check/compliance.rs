@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{performance, Context};
+use crate::submission::rule::Rule;
 use crate::submission::rules::Rules;
 use crate::submission::tree::{
     performance_run, ScenarioDir, ACCURACY_LOG, ACCURACY_TXT, LOG_FILES,
@@ -20,7 +21,7 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules, system:
         if !dir.is_dir() {
             context.error(
                 &dir,
-                "compliance-missing",
+                Rule::ComplianceMissing,
                 format!(
                     "{} requires {test} in the {} division",
                     rules.benchmark, target.submitter.division
@@ -38,17 +39,17 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules, system:
             _ => None,
         };
         if let Some(verdict) = verdict {
-            check_pass_line(context, &dir.join(verdict), "compliance-accuracy");
+            check_pass_line(context, &dir.join(verdict), Rule::ComplianceAccuracy);
         }
         if verifies_accuracy {
             check_accuracy(context, test, &dir, rules, &target.scenario);
         }
         if verifies_performance {
             let verdict = dir.join("verify_performance.txt");
-            check_pass_line(context, &verdict, "compliance-performance");
+            check_pass_line(context, &verdict, Rule::CompliancePerformance);
             let run = performance_run(&dir);
             if !run.join(LOG_FILES[1]).is_file() {
-                context.error(&run.join(LOG_FILES[1]), "compliance-files", "missing");
+                context.error(&run.join(LOG_FILES[1]), Rule::ComplianceFiles, "missing");
                 continue;
             }
             performance::check_run(
@@ -66,7 +67,7 @@ pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules, system:
 fn check_accuracy(context: &mut Context, test: &str, dir: &Path, rules: &Rules, scenario: &str) {
     let verdict = dir.join("verify_accuracy.txt");
     let Ok(text) = std::fs::read_to_string(&verdict) else {
-        context.error(&verdict, "compliance-files", "missing");
+        context.error(&verdict, Rule::ComplianceFiles, "missing");
         return;
     };
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
@@ -78,7 +79,7 @@ fn check_accuracy(context: &mut Context, test: &str, dir: &Path, rules: &Rules, 
         if !(first_token && eos && length) {
             context.error(
                 &verdict,
-                "compliance-accuracy",
+                Rule::ComplianceAccuracy,
                 format!(
                     "TEST06 failed: first token {first_token}, EOS {eos}, sample length {length}"
                 ),
@@ -100,7 +101,7 @@ fn check_accuracy(context: &mut Context, test: &str, dir: &Path, rules: &Rules, 
     if let Some(missing) = files.iter().find(|f| !accuracy_dir.join(f).is_file()) {
         context.error(
             &verdict,
-            "compliance-accuracy",
+            Rule::ComplianceAccuracy,
             format!("TEST01's responses differ from the accuracy run's, and accuracy/{missing} (the scores that could show they agree) is missing"),
         );
         return;
@@ -109,7 +110,7 @@ fn check_accuracy(context: &mut Context, test: &str, dir: &Path, rules: &Rules, 
     if targets.is_empty() {
         context.error(
             &verdict,
-            "compliance-accuracy",
+            Rule::ComplianceAccuracy,
             "TEST01 failed and the benchmark has no accuracy metric to compare",
         );
         return;
@@ -130,14 +131,14 @@ fn check_accuracy(context: &mut Context, test: &str, dir: &Path, rules: &Rules, 
                 if delta > allowed {
                     context.error(
                         &accuracy_dir,
-                        "compliance-accuracy",
+                        Rule::ComplianceAccuracy,
                         format!("TEST01: {} baseline {baseline} and compliance {compliance} differ by {delta:.3} % (at most {allowed} %)", target.name),
                     );
                 }
             }
             _ => context.error(
                 &accuracy_dir,
-                "compliance-accuracy",
+                Rule::ComplianceAccuracy,
                 format!(
                     "TEST01: no {} score in baseline_accuracy.txt or compliance_accuracy.txt",
                     target.name
@@ -147,9 +148,9 @@ fn check_accuracy(context: &mut Context, test: &str, dir: &Path, rules: &Rules, 
     }
 }
 
-fn check_pass_line(context: &mut Context, path: &Path, rule: &'static str) {
+fn check_pass_line(context: &mut Context, path: &Path, rule: Rule) {
     match std::fs::read_to_string(path) {
-        Err(_) => context.error(path, "compliance-files", "missing"),
+        Err(_) => context.error(path, Rule::ComplianceFiles, "missing"),
         Ok(text) if text.contains("TEST PASS") => {}
         Ok(_) => context.error(path, rule, "no TEST PASS line: the compliance test failed"),
     }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::Context;
 use crate::logs::{DetailLog, DATASET_SHA256, DETAIL_LOG};
+use crate::submission::rule::Rule;
 use crate::submission::rules::Rules;
 use crate::submission::scenario_files::DATASET_SHA256_FIELD;
 use crate::submission::tree::{performance_run, subdirectories};
@@ -33,7 +34,7 @@ pub fn check(context: &mut Context, benchmark_dir: &Path, rules: &Rules, scenari
                 context.file(first_file).display(),
                 context.file(file).display()
             );
-            context.error(benchmark_dir, "dataset-hash", message);
+            context.error(benchmark_dir, Rule::DatasetHash, message);
         }
     }
 }

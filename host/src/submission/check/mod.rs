@@ -16,6 +16,7 @@ use super::round::{Round, ROUND_SCENARIOS};
 use super::rules::Rules;
 use super::tree::{relative, subdirectories, SubmitterDir, DIVISIONS};
 use crate::logs::DetailLog;
+use crate::submission::rule::Rule;
 
 /// How strict to be.
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,7 +46,7 @@ impl Context<'_> {
     }
 
     /// An error, or a warning under `--allow-short` for the rules it relaxes.
-    fn short(&mut self, path: &Path, rule: &'static str, message: String) {
+    fn short(&mut self, path: &Path, rule: Rule, message: String) {
         let file = self.file(path);
         if self.options.allow_short {
             self.findings
@@ -55,12 +56,12 @@ impl Context<'_> {
         }
     }
 
-    fn error(&mut self, path: &Path, rule: &'static str, message: impl Into<String>) {
+    fn error(&mut self, path: &Path, rule: Rule, message: impl Into<String>) {
         let file = self.file(path);
         self.findings.error(file, rule, message);
     }
 
-    fn warning(&mut self, path: &Path, rule: &'static str, message: impl Into<String>) {
+    fn warning(&mut self, path: &Path, rule: Rule, message: impl Into<String>) {
         let file = self.file(path);
         self.findings.warning(file, rule, message);
     }
@@ -84,24 +85,24 @@ impl Context<'_> {
         if self.options.allow_native {
             self.findings.warning(
                 file,
-                "official-loadgen",
+                Rule::OfficialLoadgen,
                 format!("{message} (accepted: --allow-native)"),
             );
         } else {
-            self.findings.error(file, "official-loadgen", message);
+            self.findings.error(file, Rule::OfficialLoadgen, message);
         }
     }
 
     /// The detail log at `path`, or an error finding saying why not.
     fn detail_log(&mut self, path: &Path) -> Option<DetailLog> {
         if !path.is_file() {
-            self.error(path, "required-file", "missing");
+            self.error(path, Rule::RequiredFile, "missing");
             return None;
         }
         match DetailLog::read(path) {
             Ok(log) => Some(log),
             Err(e) => {
-                self.error(path, "log-format", e.to_string());
+                self.error(path, Rule::LogFormat, e.to_string());
                 None
             }
         }
@@ -138,7 +139,7 @@ pub fn check_tree(root: &Path, options: CheckOptions, round: &Round) -> Findings
     if divisions.is_empty() {
         context.error(
             root,
-            "tree-layout",
+            Rule::TreeLayout,
             format!(
                 "no division folder ({}) at the top of the tree",
                 DIVISIONS.join(", ")
@@ -166,13 +167,13 @@ fn check_submitter(context: &mut Context, dir: &SubmitterDir) {
     let results = dir.path().join("results");
     let systems = subdirectories(&results);
     if systems.is_empty() {
-        context.error(&results, "tree-layout", "no system folders with results");
+        context.error(&results, Rule::TreeLayout, "no system folders with results");
     }
     let src = dir.path().join("src");
     if !src.is_dir() {
         context.error(
             &src,
-            "src-dir",
+            Rule::SrcDir,
             "missing (the checker requires the submitter's src/ folder)",
         );
     }
@@ -186,7 +187,7 @@ fn check_submitter(context: &mut Context, dir: &SubmitterDir) {
                 Err(e) => {
                     context.error(
                         &results.join(&system).join(&benchmark),
-                        "unknown-benchmark",
+                        Rule::UnknownBenchmark,
                         e.to_string(),
                     );
                     continue;
@@ -212,7 +213,7 @@ fn check_submitter(context: &mut Context, dir: &SubmitterDir) {
                 if !ROUND_SCENARIOS.contains(&scenario.as_str()) {
                     context.error(
                         &target.path(),
-                        "unknown-scenario",
+                        Rule::UnknownScenario,
                         format!("{scenario:?} is not one of {}", ROUND_SCENARIOS.join(", ")),
                     );
                     continue;

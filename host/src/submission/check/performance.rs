@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::Context;
 use crate::logs::DetailLog;
+use crate::submission::rule::Rule;
 use crate::submission::rules::{default_result_field, network_batching, Rules};
 use crate::submission::tree::{ScenarioDir, LOG_FILES};
 
@@ -52,7 +53,7 @@ pub fn check_run(
 ) -> Option<f64> {
     let summary = run.join(LOG_FILES[0]);
     if !summary.is_file() {
-        context.error(&summary, "required-file", "missing");
+        context.error(&summary, Rule::RequiredFile, "missing");
     }
     let path = run.join(LOG_FILES[1]);
     let log = context.detail_log(&path)?;
@@ -63,7 +64,7 @@ pub fn check_run(
     if inferred && !can_infer(filed_under, logged_scenario) {
         context.error(
             &path,
-            "scenario-mismatch",
+            Rule::ScenarioMismatch,
             format!("the run is {logged_scenario:?}, filed under {filed_under} (a result is inferred only for Offline from SingleStream or MultiStream, and for MultiStream from SingleStream)"),
         );
         return None;
@@ -77,7 +78,7 @@ pub fn check_run(
     for error in log.errors.iter().filter(|e| !e.contains(TOLERATED_ERROR)) {
         context.warning(
             &path,
-            "loadgen-errors",
+            Rule::LoadgenErrors,
             format!("LoadGen logged an error: {error}"),
         );
     }
@@ -85,7 +86,7 @@ pub fn check_run(
         Some("VALID") => {}
         other => context.error(
             &path,
-            "result-valid",
+            Rule::ResultValid,
             format!(
                 "result_validity is {}, not VALID",
                 other.unwrap_or("missing")
@@ -97,7 +98,7 @@ pub fn check_run(
     if psc < rules.min_performance_sample_count {
         context.error(
             &path,
-            "performance-sample-count",
+            Rule::PerformanceSampleCount,
             format!(
                 "effective_performance_sample_count {psc} is below the {} {} requires",
                 rules.min_performance_sample_count, rules.benchmark
@@ -114,7 +115,7 @@ pub fn check_run(
             if count < required {
                 context.short(
                     &path,
-                    "min-query-count",
+                    Rule::MinQueryCount,
                     format!("effective_min_query_count {count} is below the required {required}"),
                 );
             }
@@ -126,7 +127,7 @@ pub fn check_run(
             if samples < minimum {
                 context.short(
                     &path,
-                    "offline-samples-per-query",
+                    Rule::OfflineSamplesPerQuery,
                     format!(
                         "the Offline query has {samples} samples; {} requires at least {minimum}",
                         rules.benchmark
@@ -140,7 +141,7 @@ pub fn check_run(
     if duration < rules.min_duration_ms {
         context.short(
             &path,
-            "min-duration",
+            Rule::MinDuration,
             format!(
                 "effective_min_duration_ms {duration} is below {} ({} s)",
                 rules.min_duration_ms,
@@ -151,7 +152,7 @@ pub fn check_run(
     check_network(context, &path, &log, division, system);
     if division == "network" {
         if let Some(problem) = network_batching(&log, rules.network_client_batching) {
-            context.error(&path, "network-batching", problem);
+            context.error(&path, Rule::NetworkBatching, problem);
         }
     }
     if rules.llm {
@@ -162,7 +163,7 @@ pub fn check_run(
         if filed_under == "MultiStream" && metric == Some(0.0) {
             context.error(
                 &path,
-                "inferred-result",
+                Rule::InferredResult,
                 format!("no MultiStream result can be inferred from this {logged_scenario} run: its early_stopping_latency_ms is 0 (too few queries for the estimate)"),
             );
         }
@@ -222,7 +223,7 @@ fn check_token_latencies(
     if log.bool("requested_use_token_latencies") != Some(true) {
         context.error(
             path,
-            "token-latencies",
+            Rule::TokenLatencies,
             format!(
                 "{} is an LLM benchmark: the run must measure token latencies (use_token_latencies)",
                 rules.benchmark
@@ -236,7 +237,7 @@ fn check_token_latencies(
     let Some(limits) = rules.token_limits(folder) else {
         context.error(
             path,
-            "token-latencies",
+            Rule::TokenLatencies,
             format!(
                 "{} has no TTFT/TPOT limits for {folder} ({})",
                 rules.benchmark, rules.source
@@ -249,7 +250,7 @@ fn check_token_latencies(
     let (Some(ttft), Some(tpot)) = (ttft, tpot) else {
         context.error(
             path,
-            "token-latencies",
+            Rule::TokenLatencies,
             "the log has no 99th-percentile TTFT or TPOT (result_first_token_99.00_percentile_latency_ns, result_time_per_output_token_99.00_percentile_ns)",
         );
         return;
@@ -257,7 +258,7 @@ fn check_token_latencies(
     if ttft >= limits.ttft_ns || tpot >= limits.tpot_ns {
         context.error(
             path,
-            "token-latencies",
+            Rule::TokenLatencies,
             format!(
                 "99th-percentile TTFT {ttft} ns and TPOT {tpot} ns must be below {} ns and {} ns for {} {folder}",
                 limits.ttft_ns, limits.tpot_ns, rules.benchmark
@@ -279,7 +280,7 @@ fn check_seeds(context: &mut Context, path: &Path, log: &DetailLog, rules: &Rule
         if found != Some(expected) {
             context.error(
                 path,
-                "seeds",
+                Rule::Seeds,
                 format!(
                     "{key} is {}, the rules' seed is {expected}",
                     found.map_or("missing".to_string(), |s| s.to_string())
@@ -307,7 +308,7 @@ fn check_early_stopping(
     if log.bool("early_stopping_met") != Some(true) {
         context.error(
             path,
-            "early-stopping",
+            Rule::EarlyStopping,
             format!(
                 "the early stopping condition was not met: {}",
                 log.str("early_stopping_result")
@@ -320,7 +321,7 @@ fn check_early_stopping(
         if target > bound {
             context.error(
                 path,
-                "latency-bound",
+                Rule::LatencyBound,
                 format!("effective_target_latency_ns {target} exceeds the {bound} ns {} allows for {scenario}", rules.benchmark),
             );
         }
@@ -342,7 +343,7 @@ fn check_latency_percentile(
         if p99 > bound {
             context.error(
                 path,
-                "latency-bound",
+                Rule::LatencyBound,
                 format!("result_99.00_percentile_latency_ns {p99} exceeds the {bound} ns bound"),
             );
         }
@@ -373,7 +374,7 @@ fn check_network(
     if expected.is_some_and(|e| e != is_network) {
         context.error(
             path,
-            "network-mode",
+            Rule::NetworkMode,
             format!("the system's is_network ({is_network}) does not fit the {division} division"),
         );
     }
@@ -381,7 +382,7 @@ fn check_network(
     if is_network && !sut_name.contains("Network SUT") {
         context.error(
             path,
-            "network-mode",
+            Rule::NetworkMode,
             format!("a network system's SUT name must contain \"Network SUT\"; it is {sut_name:?}"),
         );
     }

@@ -9,6 +9,7 @@ use mlperf_power::RunWindow;
 use super::Context;
 use crate::logs::DetailLog;
 use crate::submission::power_dev::{self, Verdict};
+use crate::submission::rule::Rule;
 use crate::submission::tree::{files, ScenarioDir, LOG_FILES, POWER_DEV_FILES};
 
 /// The testing run's average power may be at most this far below the ranging run's.
@@ -35,7 +36,7 @@ pub fn check(context: &mut Context, target: &ScenarioDir, _performance_metric: O
     } else {
         context.warning(
             &power_dir,
-            "power-logs",
+            Rule::PowerLogs,
             "power measured by mlperf-host (spl.txt) without the MLCommons power client's and server's logs: the official checker files this result as performance only",
         );
     }
@@ -44,7 +45,7 @@ pub fn check(context: &mut Context, target: &ScenarioDir, _performance_metric: O
     let ranging = if ranging_dir.is_dir() {
         for name in LOG_FILES.into_iter().chain(["spl.txt"]) {
             if !ranging_dir.join(name).is_file() {
-                context.error(&ranging_dir.join(name), "power-files", "missing");
+                context.error(&ranging_dir.join(name), Rule::PowerFiles, "missing");
             }
         }
         average_in_window(context, &ranging_dir)
@@ -52,7 +53,7 @@ pub fn check(context: &mut Context, target: &ScenarioDir, _performance_metric: O
         if power_dev {
             context.error(
                 &ranging_dir,
-                "power-files",
+                Rule::PowerFiles,
                 "missing: a power result needs its ranging run",
             );
         }
@@ -63,7 +64,7 @@ pub fn check(context: &mut Context, target: &ScenarioDir, _performance_metric: O
         if testing < ranging * (1.0 - RANGING_TOLERANCE) {
             context.error(
                 &run.join("spl.txt"),
-                "power-ranging",
+                Rule::PowerRanging,
                 format!("the testing run averages {testing:.3} W, more than 5 % below the ranging run's {ranging:.3} W"),
             );
         }
@@ -79,7 +80,7 @@ fn check_file_lists(context: &mut Context, target: &ScenarioDir) {
         if !power_dir.join(name).is_file() {
             context.error(
                 &power_dir.join(name),
-                "power-files",
+                Rule::PowerFiles,
                 "missing (the MLCommons power client's and server's logs)",
             );
         }
@@ -99,7 +100,7 @@ fn check_file_lists(context: &mut Context, target: &ScenarioDir) {
         for name in extras(&dir, allowed) {
             context.error(
                 &dir.join(&name),
-                "power-files",
+                Rule::PowerFiles,
                 "not a file of a power result: the official checker's file list for this folder rejects it",
             );
         }
@@ -113,7 +114,7 @@ fn check_session(context: &mut Context, session: &Path) {
     let report = match power_dev::check_session(session) {
         Ok(report) => report,
         Err(e) => {
-            context.error(session, "power-session", e.to_string());
+            context.error(session, Rule::PowerSession, e.to_string());
             return;
         }
     };
@@ -137,7 +138,7 @@ fn check_session(context: &mut Context, session: &Path) {
     if let Some(reason) = report.simulated {
         context.short(
             &session.join("power/server.json"),
-            "power-simulated",
+            Rule::PowerSimulated,
             reason,
         );
     }
@@ -151,14 +152,14 @@ fn average_in_window(context: &mut Context, run: &Path) -> Option<f64> {
     let text = match std::fs::read_to_string(&spl) {
         Ok(text) => text,
         Err(_) => {
-            context.error(&spl, "power-files", "missing");
+            context.error(&spl, Rule::PowerFiles, "missing");
             return None;
         }
     };
     let samples = match mlperf_power::spl::parse(&text) {
         Ok(samples) => samples,
         Err(e) => {
-            context.error(&spl, "power-format", e);
+            context.error(&spl, Rule::PowerFormat, e);
             return None;
         }
     };
@@ -169,7 +170,7 @@ fn average_in_window(context: &mut Context, run: &Path) -> Option<f64> {
             Err(e) => {
                 context.error(
                     &detail,
-                    "power-window",
+                    Rule::PowerWindow,
                     format!("power_begin/power_end: {e}"),
                 );
                 return None;
@@ -178,7 +179,7 @@ fn average_in_window(context: &mut Context, run: &Path) -> Option<f64> {
         _ => {
             context.error(
                 &detail,
-                "power-window",
+                Rule::PowerWindow,
                 "no power_begin/power_end: the run window is unknown",
             );
             return None;
@@ -187,7 +188,7 @@ fn average_in_window(context: &mut Context, run: &Path) -> Option<f64> {
     let (first, last) = match (samples.first(), samples.last()) {
         (Some(first), Some(last)) => (first.0.time, last.0.time),
         _ => {
-            context.error(&spl, "power-window", "no samples");
+            context.error(&spl, Rule::PowerWindow, "no samples");
             return None;
         }
     };
@@ -197,7 +198,7 @@ fn average_in_window(context: &mut Context, run: &Path) -> Option<f64> {
     if first > window.begin {
         context.warning(
             &spl,
-            "power-window",
+            Rule::PowerWindow,
             format!(
                 "the analyzer's first sample ({}) follows power_begin ({}): the workload started \
                  within the analyzer's sampling period; the metric is the mean of the samples \
@@ -210,7 +211,7 @@ fn average_in_window(context: &mut Context, run: &Path) -> Option<f64> {
     if last < window.end {
         context.warning(
             &spl,
-            "power-window",
+            Rule::PowerWindow,
             format!(
                 "the analyzer's last sample ({}) precedes power_end ({}): the samples stop before \
                  the run ends; the metric is the mean of the samples inside the window, as the \
@@ -228,7 +229,7 @@ fn average_in_window(context: &mut Context, run: &Path) -> Option<f64> {
     if inside.is_empty() {
         context.error(
             &spl,
-            "power-window",
+            Rule::PowerWindow,
             "no power samples inside the LoadGen window",
         );
         return None;
@@ -249,7 +250,7 @@ fn check_simulated(context: &mut Context, target: &ScenarioDir) {
     if simulated {
         context.short(
             &summary,
-            "power-simulated",
+            Rule::PowerSimulated,
             "the power was measured with a simulated analyzer".to_string(),
         );
     }

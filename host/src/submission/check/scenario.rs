@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{accuracy, compliance, performance, power, Context};
 use crate::submission::round::ROUND_SCENARIOS;
+use crate::submission::rule::Rule;
 use crate::submission::rules::Rules;
 use crate::submission::system::{check_system, nameplate, SystemExpectations};
 use crate::submission::tree::{subdirectories, ScenarioDir, SubmitterDir, RUN_1};
@@ -28,7 +29,7 @@ pub fn read_system(context: &mut Context, dir: &SubmitterDir, system: &str) -> O
         Err(_) => {
             context.error(
                 &path,
-                "system-json",
+                Rule::SystemJson,
                 "missing: every system with results needs its description",
             );
             return None;
@@ -37,7 +38,7 @@ pub fn read_system(context: &mut Context, dir: &SubmitterDir, system: &str) -> O
     let json: Value = match serde_json::from_str(&text) {
         Ok(json) => json,
         Err(e) => {
-            context.error(&path, "system-json", format!("invalid JSON: {e}"));
+            context.error(&path, Rule::SystemJson, format!("invalid JSON: {e}"));
             return None;
         }
     };
@@ -68,12 +69,12 @@ fn check_nameplate(context: &mut Context, system_json: &Path, json: &Value) {
     match std::fs::read_to_string(&yaml) {
         Ok(text) => {
             for problem in nameplate::yaml_problems(&text) {
-                context.error(&yaml, "nameplate-power", problem);
+                context.error(&yaml, Rule::NameplatePower, problem);
             }
         }
         Err(_) => context.warning(
             system_json,
-            "nameplate-power",
+            Rule::NameplatePower,
             format!(
                 "a system with power results and no nameplate power: neither system_power_capacity here nor {} (the official checker warns)",
                 yaml.file_name().unwrap_or_default().to_string_lossy()
@@ -131,7 +132,7 @@ pub fn check_scenario_set(
     let Some(set) = rules.scenario_set(system_type) else {
         context.error(
             path,
-            "required-scenarios",
+            Rule::RequiredScenarios,
             format!(
                 "{} is not a benchmark of system type {system_type:?} ({})",
                 rules.benchmark, rules.source
@@ -154,7 +155,7 @@ pub fn check_scenario_set(
     if !missing.is_empty() {
         context.error(
             path,
-            "required-scenarios",
+            Rule::RequiredScenarios,
             format!(
                 "system type {system_type:?} requires {} for {} ({})",
                 missing.join(", "),
@@ -168,7 +169,7 @@ pub fn check_scenario_set(
         if !known && ROUND_SCENARIOS.contains(&scenario.as_str()) {
             context.error(
                 &path.join(scenario),
-                "unknown-scenario",
+                Rule::UnknownScenario,
                 format!(
                     "{} does not have a {scenario} scenario for system type {system_type:?} ({})",
                     rules.benchmark, rules.source
@@ -192,21 +193,21 @@ fn check_measurements(context: &mut Context, target: &ScenarioDir) {
     for name in ["user.conf", "README.md"] {
         let path = dir.join(name);
         match std::fs::metadata(&path) {
-            Err(_) => context.error(&path, "measurements-files", "missing"),
-            Ok(meta) if meta.len() == 0 => context.error(&path, "measurements-files", "empty"),
+            Err(_) => context.error(&path, Rule::MeasurementsFiles, "missing"),
+            Ok(meta) if meta.len() == 0 => context.error(&path, Rule::MeasurementsFiles, "empty"),
             Ok(_) => {}
         }
     }
     let path = dir.join("measurements.json");
     let json: Value = match std::fs::read_to_string(&path) {
         Err(_) => {
-            context.error(&path, "measurements-files", "missing");
+            context.error(&path, Rule::MeasurementsFiles, "missing");
             return;
         }
         Ok(text) => match serde_json::from_str(&text) {
             Ok(json) => json,
             Err(e) => {
-                context.error(&path, "measurements-files", format!("invalid JSON: {e}"));
+                context.error(&path, Rule::MeasurementsFiles, format!("invalid JSON: {e}"));
                 return;
             }
         },
@@ -215,18 +216,18 @@ fn check_measurements(context: &mut Context, target: &ScenarioDir) {
         match json.get(field) {
             None => context.error(
                 &path,
-                "measurements-fields",
+                Rule::MeasurementsFields,
                 format!("field {field} is missing"),
             ),
             Some(value) if is_empty(value) => context.error(
                 &path,
-                "measurements-fields",
+                Rule::MeasurementsFields,
                 format!("field {field} has no meaningful value"),
             ),
             Some(Value::String(text)) if text.starts_with(crate::submission::system::FILL_IN) => {
                 context.error(
                     &path,
-                    "measurements-fields",
+                    Rule::MeasurementsFields,
                     format!("field {field} is still to be filled in: {text:?}"),
                 )
             }

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::super::tree::subdirectories;
 use super::Context;
+use crate::submission::rule::Rule;
 
 /// `[symlink]`: every symlink under `dir` is an error; nothing is followed.
 pub(super) fn check_no_symlinks(context: &mut Context, dir: &Path) {
@@ -26,7 +27,7 @@ pub(super) fn check_no_symlinks(context: &mut Context, dir: &Path) {
                 .unwrap_or_else(|_| "?".into());
             context.error(
                 &path,
-                "symlink",
+                Rule::Symlink,
                 format!("a symlink (to {target}); a submission tree holds the files themselves"),
             );
         } else if kind.is_dir() {
@@ -55,7 +56,7 @@ pub(super) fn check_has_results(context: &mut Context, root: &Path, divisions: &
     if !any_scenario {
         context.error(
             root,
-            "no-results",
+            Rule::NoResults,
             "no results in the tree (no <division>/<submitter>/results/<system>/<benchmark>/<scenario>/ folder)",
         );
     }

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::descriptor::{repr, Descriptor, DescriptorError};
 use super::{phases, ptd_logs, results_checksum, POWER};
+use crate::submission::rule::Rule;
 
 /// The PTDaemon releases power results may be measured with.
 const SUPPORTED_VERSIONS: [&str; 1] = ["1.11.1"];
@@ -84,18 +85,18 @@ impl Check {
     }
 
     /// The rule a finding of `mlperf-host check` names.
-    pub fn rule(self) -> &'static str {
+    pub fn rule(self) -> Rule {
         match self {
-            Check::ClientSources | Check::ServerSources => "power-sources",
-            Check::PtdMessages => "power-ptd-messages",
-            Check::Uuid => "power-uuid",
-            Check::SessionName => "power-session-name",
-            Check::TimeDifference => "power-time",
-            Check::Messages => "power-messages",
-            Check::ResultsChecksum => "power-results-checksum",
-            Check::PtdLogs => "power-ptd-logs",
-            Check::PtdConfig => "power-ptd-config",
-            Check::Debug => "power-debug",
+            Check::ClientSources | Check::ServerSources => Rule::PowerSources,
+            Check::PtdMessages => Rule::PowerPtdMessages,
+            Check::Uuid => Rule::PowerUuid,
+            Check::SessionName => Rule::PowerSessionName,
+            Check::TimeDifference => Rule::PowerTime,
+            Check::Messages => Rule::PowerMessages,
+            Check::ResultsChecksum => Rule::PowerResultsChecksum,
+            Check::PtdLogs => Rule::PowerPtdLogs,
+            Check::PtdConfig => Rule::PowerPtdConfig,
+            Check::Debug => Rule::PowerDebug,
         }
     }
 

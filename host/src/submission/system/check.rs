@@ -14,6 +14,7 @@ use super::fields::{
     REQUIRED_FIELDS, VALID_AVAILABILITIES, VALID_SYSTEM_TYPES, WHOLE_NUMBER_FIELDS,
 };
 use super::fields_to_fill_in;
+use crate::submission::rule::Rule;
 use crate::submission::Findings;
 
 /// What the submission tree says the system description must agree with.
@@ -39,7 +40,7 @@ pub fn check_system(json: &Value, file: &Path, expect: &SystemExpectations) -> F
     let Some(fields) = json.as_object() else {
         findings.error(
             file,
-            "system-not-object",
+            Rule::SystemNotObject,
             "the system description is not a JSON object of fields",
         );
         return findings;
@@ -49,7 +50,7 @@ pub fn check_system(json: &Value, file: &Path, expect: &SystemExpectations) -> F
     for (field, what) in &unfilled {
         findings.error(
             file,
-            "system-fill-in",
+            Rule::SystemFillIn,
             format!("field {field} is still to be filled in: {what}"),
         );
     }
@@ -67,7 +68,7 @@ pub fn check_system(json: &Value, file: &Path, expect: &SystemExpectations) -> F
     check_matches(
         &mut findings,
         file,
-        "system-submitter",
+        Rule::SystemSubmitter,
         ("submitter", submitter),
         &expect.submitter,
     );
@@ -75,7 +76,7 @@ pub fn check_system(json: &Value, file: &Path, expect: &SystemExpectations) -> F
     check_matches(
         &mut findings,
         file,
-        "system-division",
+        Rule::SystemDivision,
         ("division", division),
         &expect.division,
     );
@@ -86,7 +87,7 @@ pub fn check_system(json: &Value, file: &Path, expect: &SystemExpectations) -> F
         {
             findings.error(
                 file,
-                "system-power-field-missing",
+                Rule::SystemPowerFieldMissing,
                 format!("field {key} is missing (required with power results)"),
             );
         }
@@ -97,7 +98,7 @@ pub fn check_system(json: &Value, file: &Path, expect: &SystemExpectations) -> F
     {
         findings.warning(
             file,
-            "system-field-unknown",
+            Rule::SystemFieldUnknown,
             format!("field {key} is unknown (no rule names it: misspelt?)"),
         );
     }
@@ -112,7 +113,7 @@ fn check_status(findings: &mut Findings, file: &Path, status: Option<&Value>) {
             if VALID_AVAILABILITIES.contains(&text.to_lowercase().as_str()) => {}
         Some(other) => findings.error(
             file,
-            "system-status",
+            Rule::SystemStatus,
             format!(
                 "field status is {other}: one of {}",
                 VALID_AVAILABILITIES.join(", ")
@@ -127,7 +128,7 @@ fn check_system_type(findings: &mut Findings, file: &Path, system_type: Option<&
         Some(Value::String(text)) if VALID_SYSTEM_TYPES.contains(&text.as_str()) => {}
         Some(other) => findings.error(
             file,
-            "system-type",
+            Rule::SystemType,
             format!(
                 "field system_type is {other}: one of {} (as written, lower case)",
                 VALID_SYSTEM_TYPES.join(", ")
@@ -150,7 +151,7 @@ fn check_network_mode(
         Some(other) => {
             findings.error(
                 file,
-                "system-field-type",
+                Rule::SystemFieldType,
                 format!("field {IS_NETWORK} is {other}: the string \"true\" or \"false\""),
             );
             return;
@@ -169,7 +170,7 @@ fn check_network_mode(
         };
         findings.error(
             file,
-            "system-network-mode",
+            Rule::SystemNetworkMode,
             format!(
                 "field {IS_NETWORK} says {}, but {why} needs {:?}",
                 if is_network { "true" } else { "false" },
@@ -204,7 +205,7 @@ fn check_required(
         let Some(value) = fields.get(key) else {
             findings.error(
                 file,
-                "system-field-missing",
+                Rule::SystemFieldMissing,
                 format!("field {key} is missing{why}"),
             );
             continue;
@@ -212,13 +213,13 @@ fn check_required(
         if check_values && MEANINGFUL_FIELDS.contains(&key) && !python_truthy(value) {
             findings.error(
                 file,
-                "system-field-empty",
+                Rule::SystemFieldEmpty,
                 format!("field {key} requires a meaningful response but is {value}"),
             );
         } else if check_values && NUMERIC_FIELDS.contains(&key) && !is_number(value) {
             findings.error(
                 file,
-                "system-field-not-numeric",
+                Rule::SystemFieldNotNumeric,
                 format!("field {key} requires a number but is {value}"),
             );
         }
@@ -245,7 +246,7 @@ fn check_whole_numbers<'a>(
         if !whole {
             findings.error(
                 file,
-                "system-field-not-integer",
+                Rule::SystemFieldNotInteger,
                 format!("field {key} is {found}: a whole number (the official results table multiplies it)"),
             );
         }
@@ -256,7 +257,7 @@ fn check_whole_numbers<'a>(
 fn check_matches(
     findings: &mut Findings,
     file: &Path,
-    rule: &'static str,
+    rule: Rule,
     (key, found): (&str, Option<&Value>),
     tree: &str,
 ) {

@@ -45,7 +45,7 @@ fn found(findings: &Findings) -> Vec<(&'static str, String)> {
         .iter()
         .map(|f| {
             assert_eq!(f.file, Path::new(FILE));
-            (f.rule, f.message.clone())
+            (f.rule.id(), f.message.clone())
         })
         .collect()
 }
@@ -220,7 +220,7 @@ fn any_is_network_makes_the_network_fields_required() {
 }
 
 fn found_rules(findings: &Findings) -> Vec<&'static str> {
-    findings.0.iter().map(|f| f.rule).collect()
+    findings.0.iter().map(|f| f.rule.id()).collect()
 }
 
 #[test]
