@@ -245,7 +245,7 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
                     None,
                 )?;
                 if args.case == Case::Offline {
-                    sut.reserve_samples(args.samples as usize);
+                    sut.backend().reserve_samples(args.samples as usize);
                 }
                 let run = match args.engine {
                     BenchEngine::Official => engine_bench::official::run_case_with,

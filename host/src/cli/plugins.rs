@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mlperf_host::plugin::{self, Plugin, PluginSut};
+use mlperf_host::plugin::{self, Plugin, PluginBackend, PluginSut};
 
 use super::plugin_flags::{parse_plugin_set, IsolateArg};
 

@@ -18,8 +18,29 @@ pub struct Destroyed {
     pub late_callbacks: u64,
 }
 
+/// What a run asks of a plugin instance besides LoadGen's calls, the same whether the plugin
+/// runs in this process ([`PluginSut`]) or in a process of its own ([`IsolatedSut`]).
+pub trait PluginBackend: SystemUnderTest {
+    /// Tells the plugin LoadGen loaded the samples of `indices` (their data in the arena by
+    /// now): its `load_samples` (ABI 1.3), if it has one. The error names the call.
+    fn load_samples(&self, indices: &[usize]) -> Result<(), String>;
+    /// Tells the plugin the set of `indices` is released: its `unload_samples` (ABI 1.3).
+    fn unload_samples(&self, indices: &[usize]) -> Result<(), String>;
+    /// The plugin's attributes (vendor, device, driver, precision, ...).
+    fn attributes(&self) -> &[(String, String)];
+    /// The plugin's MLPERF_CAP_* bits.
+    fn capabilities(&self) -> u64;
+    /// Path, sha256, ABI version, name, version, capabilities and attributes, for the logs.
+    fn provenance(&self) -> Vec<(String, String)>;
+    /// Sizes (and touches) what a query of `samples` is handed over in, untimed, ahead of the
+    /// test; false when the memory cannot be had.
+    fn reserve_samples(&self, samples: usize) -> bool;
+    /// Hands issued samples their data from `arena` (filled by the sample library's loads).
+    fn read_samples_from(&mut self, arena: Arc<SampleArena>);
+}
+
 // One per run, never moved about: the in-process instance stays inline (no pointer to chase
-// on each issue).
+// on each issue, which matches on the two rather than going through `PluginBackend`).
 #[allow(clippy::large_enum_variant)]
 pub enum Instance {
     InProcess(PluginSut),
@@ -44,56 +65,18 @@ impl Instance {
         }
     }
 
-    /// See [`PluginSut::load_samples`].
-    pub fn load_samples(&self, indices: &[usize]) -> Result<(), String> {
+    /// The instance, wherever it runs.
+    pub fn backend(&self) -> &dyn PluginBackend {
         match self {
-            Instance::InProcess(sut) => sut.load_samples(indices),
-            Instance::Isolated(sut) => sut.sample_set(true, indices),
+            Instance::InProcess(sut) => sut,
+            Instance::Isolated(sut) => sut,
         }
     }
 
-    /// See [`PluginSut::unload_samples`].
-    pub fn unload_samples(&self, indices: &[usize]) -> Result<(), String> {
+    pub fn backend_mut(&mut self) -> &mut dyn PluginBackend {
         match self {
-            Instance::InProcess(sut) => sut.unload_samples(indices),
-            Instance::Isolated(sut) => sut.sample_set(false, indices),
-        }
-    }
-
-    pub fn attributes(&self) -> &[(String, String)] {
-        match self {
-            Instance::InProcess(sut) => sut.attributes(),
-            Instance::Isolated(sut) => sut.attributes(),
-        }
-    }
-
-    /// The plugin's MLPERF_CAP_* bits.
-    pub fn capabilities(&self) -> u64 {
-        match self {
-            Instance::InProcess(sut) => sut.capabilities(),
-            Instance::Isolated(sut) => sut.capabilities(),
-        }
-    }
-
-    pub fn provenance(&self) -> Vec<(String, String)> {
-        match self {
-            Instance::InProcess(sut) => sut.provenance(),
-            Instance::Isolated(sut) => sut.provenance(),
-        }
-    }
-
-    /// See [`PluginSut::reserve_samples`].
-    pub fn reserve_samples(&self, samples: usize) -> bool {
-        match self {
-            Instance::InProcess(sut) => sut.reserve_samples(samples),
-            Instance::Isolated(sut) => sut.reserve_samples(samples),
-        }
-    }
-
-    pub fn read_samples_from(&mut self, arena: Arc<SampleArena>) {
-        match self {
-            Instance::InProcess(sut) => sut.read_samples_from(arena),
-            Instance::Isolated(sut) => sut.read_samples_from(arena),
+            Instance::InProcess(sut) => sut,
+            Instance::Isolated(sut) => sut,
         }
     }
 
@@ -133,10 +116,7 @@ fn destroy_in_process(sut: PluginSut, limit: Duration) -> bool {
 
 impl SystemUnderTest for Instance {
     fn name(&self) -> &str {
-        match self {
-            Instance::InProcess(sut) => sut.name(),
-            Instance::Isolated(sut) => sut.name(),
-        }
+        self.backend().name()
     }
 
     #[inline]
@@ -147,6 +127,7 @@ impl SystemUnderTest for Instance {
         }
     }
 
+    #[inline]
     fn prepare_query(&self, samples: &[QuerySample]) {
         match self {
             Instance::InProcess(sut) => sut.prepare_query(samples),
@@ -155,23 +136,14 @@ impl SystemUnderTest for Instance {
     }
 
     fn flush_queries(&self) {
-        match self {
-            Instance::InProcess(sut) => sut.flush_queries(),
-            Instance::Isolated(sut) => sut.flush_queries(),
-        }
+        self.backend().flush_queries()
     }
 
     fn issuer_idle(&self) {
-        match self {
-            Instance::InProcess(sut) => sut.issuer_idle(),
-            Instance::Isolated(sut) => sut.issuer_idle(),
-        }
+        self.backend().issuer_idle()
     }
 
     fn issuer_idle_until(&self, deadline: std::time::Instant) {
-        match self {
-            Instance::InProcess(sut) => sut.issuer_idle_until(deadline),
-            Instance::Isolated(sut) => sut.issuer_idle_until(deadline),
-        }
+        self.backend().issuer_idle_until(deadline)
     }
 }

@@ -18,7 +18,7 @@ mod timed;
 pub use batching::{HostBatching, REFUSE_THREAD_ENV};
 pub use data_format::DataFormat;
 pub use error::PluginError;
-pub use instance::{Destroyed, Instance};
+pub use instance::{Destroyed, Instance, PluginBackend};
 pub use loader::{Plugin, PluginInfo};
 pub use resolve::{built_beside, list, resolve, search_dirs, Manifest};
 pub use run::RunDescription;

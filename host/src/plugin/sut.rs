@@ -9,6 +9,7 @@ use super::batching::{issue_in_calls, Gatherer};
 use super::data_format::InputTable;
 use super::error::PluginError;
 use super::host_api::{host_api, take_error, HostContext};
+use super::instance::PluginBackend;
 use super::loader::{c_string, Plugin};
 use super::run::RunDescription;
 use super::timed::TimedPreprocess;
@@ -203,41 +204,10 @@ impl PluginSut {
             .collect())
     }
 
-    /// Hands issued samples their data from `arena` (filled by the sample library's loads).
-    pub fn read_samples_from(&mut self, arena: Arc<SampleArena>) {
-        self.arena = Some(arena);
-    }
-
     /// Runs `preprocessing` on every issued sample before the plugin sees it, inside the timed
     /// path (the arena holds the raw samples).
     pub fn preprocess_timed(&mut self, preprocessing: Arc<Preprocessing>) {
         self.timed = Some(TimedPreprocess::new(preprocessing));
-    }
-
-    /// Sizes (and touches) the buffer a query's samples are handed over in, so a large
-    /// Offline query does not pay for fresh memory inside its timed window. Returns false,
-    /// reserving nothing, when the memory cannot be had.
-    pub fn reserve_samples(&self, samples: usize) -> bool {
-        let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
-        staged.buffer.clear();
-        staged.query = None;
-        if staged.buffer.try_reserve_exact(samples).is_err() {
-            return false;
-        }
-        staged.buffer.resize(samples, blank_sample());
-        staged.buffer.clear();
-        true
-    }
-
-    /// Tells the plugin LoadGen loaded the samples of `indices` (their data in the arena by
-    /// now): its `load_samples` (ABI 1.3), if it has one. The error names the call.
-    pub fn load_samples(&self, indices: &[usize]) -> Result<(), String> {
-        self.sample_set("load_samples", self.table_sample_set(true), indices)
-    }
-
-    /// Tells the plugin the set of `indices` is released: its `unload_samples` (ABI 1.3).
-    pub fn unload_samples(&self, indices: &[usize]) -> Result<(), String> {
-        self.sample_set("unload_samples", self.table_sample_set(false), indices)
     }
 
     fn table_sample_set(&self, load: bool) -> Option<SampleSetFn> {
@@ -289,21 +259,6 @@ impl PluginSut {
     /// The plugin has `load_samples` or `unload_samples` (ABI 1.3).
     pub fn takes_sample_sets(&self) -> bool {
         self.table_sample_set(true).is_some() || self.table_sample_set(false).is_some()
-    }
-
-    /// The plugin's MLPERF_CAP_* bits.
-    pub fn capabilities(&self) -> u64 {
-        self.table().capabilities
-    }
-
-    /// The plugin's attributes (vendor, device, driver, precision, ...).
-    pub fn attributes(&self) -> &[(String, String)] {
-        &self.attributes
-    }
-
-    /// Path, sha256, ABI version, name, version, capabilities and attributes, for the logs.
-    pub fn provenance(&self) -> Vec<(String, String)> {
-        self.provenance.clone()
     }
 
     fn report(&self, function: &str, error: Option<(i32, String)>) {
@@ -512,6 +467,54 @@ impl PluginSut {
         sut.context.mark_destroyed();
         std::thread::sleep(grace);
         sut.context.late_callbacks()
+    }
+}
+
+impl PluginBackend for PluginSut {
+    /// Hands issued samples their data from `arena` (filled by the sample library's loads).
+    fn read_samples_from(&mut self, arena: Arc<SampleArena>) {
+        self.arena = Some(arena);
+    }
+
+    /// Sizes (and touches) the buffer a query's samples are handed over in, so a large
+    /// Offline query does not pay for fresh memory inside its timed window. Returns false,
+    /// reserving nothing, when the memory cannot be had.
+    fn reserve_samples(&self, samples: usize) -> bool {
+        let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
+        staged.buffer.clear();
+        staged.query = None;
+        if staged.buffer.try_reserve_exact(samples).is_err() {
+            return false;
+        }
+        staged.buffer.resize(samples, blank_sample());
+        staged.buffer.clear();
+        true
+    }
+
+    /// Tells the plugin LoadGen loaded the samples of `indices` (their data in the arena by
+    /// now): its `load_samples` (ABI 1.3), if it has one. The error names the call.
+    fn load_samples(&self, indices: &[usize]) -> Result<(), String> {
+        self.sample_set("load_samples", self.table_sample_set(true), indices)
+    }
+
+    /// Tells the plugin the set of `indices` is released: its `unload_samples` (ABI 1.3).
+    fn unload_samples(&self, indices: &[usize]) -> Result<(), String> {
+        self.sample_set("unload_samples", self.table_sample_set(false), indices)
+    }
+
+    /// The plugin's MLPERF_CAP_* bits.
+    fn capabilities(&self) -> u64 {
+        self.table().capabilities
+    }
+
+    /// The plugin's attributes (vendor, device, driver, precision, ...).
+    fn attributes(&self) -> &[(String, String)] {
+        &self.attributes
+    }
+
+    /// Path, sha256, ABI version, name, version, capabilities and attributes, for the logs.
+    fn provenance(&self) -> Vec<(String, String)> {
+        self.provenance.clone()
     }
 }
 

@@ -106,12 +106,15 @@ impl<'a> Session<'a> {
             }
         };
         let mut sut = open_plugin(&plan.plugin, &plan.samples, &run)?;
-        if plan.plugin.batching.is_on() && sut.capabilities() & ffi::CAP_NATIVE_BATCHING != 0 {
+        if plan.plugin.batching.is_on()
+            && sut.backend().capabilities() & ffi::CAP_NATIVE_BATCHING != 0
+        {
             return Err(SessionError::BatchesItself(
                 mlperf_loadgen::SystemUnderTest::name(&sut).to_string(),
             ));
         }
-        if plan.settings.use_token_latencies && sut.capabilities() & ffi::CAP_TOKENS == 0 {
+        if plan.settings.use_token_latencies && sut.backend().capabilities() & ffi::CAP_TOKENS == 0
+        {
             return Err(SessionError::NoTokens(
                 mlperf_loadgen::SystemUnderTest::name(&sut).to_string(),
             ));
@@ -274,7 +277,7 @@ fn run_test(
                 .then(|| ("model".to_string(), plan.model.clone()))
                 .into_iter()
                 .collect(),
-            sut.provenance(),
+            sut.backend().provenance(),
             library.provenance(),
         ]
         .concat(),
@@ -314,7 +317,9 @@ fn run_test(
     );
     if effective.scenario == TestScenario::Offline
         && performance_run
-        && !sut.reserve_samples(effective.samples_per_query as usize)
+        && !sut
+            .backend()
+            .reserve_samples(effective.samples_per_query as usize)
     {
         tracing::warn!(
             samples = effective.samples_per_query,

@@ -40,13 +40,16 @@ impl QuerySampleLibrary for PluginSampleSets<'_> {
     fn load_samples_to_ram(&mut self, indices: &[QuerySampleIndex]) -> Result<(), QslError> {
         self.library.load_samples_to_ram(indices)?;
         self.calls.loads += 1;
-        self.sut.load_samples(indices).map_err(QslError::from)
+        self.sut
+            .backend()
+            .load_samples(indices)
+            .map_err(QslError::from)
     }
 
     fn unload_samples_from_ram(&mut self, indices: &[QuerySampleIndex]) -> Result<(), QslError> {
         // The plugin lets go first: its staged copies may point into the library's memory.
         self.calls.unloads += 1;
-        if let Err(failure) = self.sut.unload_samples(indices) {
+        if let Err(failure) = self.sut.backend().unload_samples(indices) {
             tracing::error!("{failure}");
             self.calls.unload_failure.get_or_insert(failure);
         }

@@ -134,7 +134,7 @@ impl SampleLibrary {
             ..
         } = self
         {
-            sut.read_samples_from(library.arena());
+            sut.backend_mut().read_samples_from(library.arena());
             if let Some(timed) = preprocessing.as_ref().filter(|p| p.is_timed()) {
                 sut.preprocess_timed(Arc::clone(timed));
             }

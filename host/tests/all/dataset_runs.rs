@@ -5,7 +5,7 @@
 use crate::support;
 
 use mlperf_host::loadgen::{start_test, LogSettings, TestMode, TestScenario, TestSettings};
-use mlperf_host::plugin::{Plugin, PluginSut};
+use mlperf_host::plugin::{Plugin, PluginBackend, PluginSut};
 use mlperf_host::samples::{write_npy, DatasetLibrary, NpySource, SampleSource};
 use support::{null_plugin, TempDir};
 

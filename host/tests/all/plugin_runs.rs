@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use mlperf_host::loadgen::{
     start_test, start_test_with, LogSettings, StopReason, TestContext, TestScenario, TestSettings,
 };
-use mlperf_host::plugin::{Plugin, PluginSut};
+use mlperf_host::plugin::{Plugin, PluginBackend, PluginSut};
 use support::{null_plugin, RecordingQsl};
 
 fn example_c_plugin() -> PathBuf {

@@ -14,7 +14,7 @@ use std::time::Duration;
 use mlperf_host::loadgen::{
     start_test, LogSettings, StopReason, TestMode, TestScenario, TestSettings,
 };
-use mlperf_host::plugin::{Plugin, PluginSut};
+use mlperf_host::plugin::{Plugin, PluginBackend, PluginSut};
 use mlperf_host::samples::{write_npy, DatasetLibrary, NpySource, Preprocessing, SampleSource};
 use support::{null_plugin, TempDir};
 use wasm_preprocess::{reference, PreprocessModule, Sandbox};

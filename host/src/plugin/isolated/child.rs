@@ -15,6 +15,7 @@ use super::region::*;
 use super::shm::{receive_fd, Mapping};
 use crate::loadgen::{Completer, CompletionSink, QuerySample, QuerySampleResponse, ResponseId};
 use crate::official::outstanding::OutstandingIds;
+use crate::plugin::PluginBackend;
 use crate::plugin::PluginSut;
 use crate::samples::{LoadedSamples, Preprocessing, SampleArena};
 

@@ -25,6 +25,7 @@ use super::region::*;
 use super::shm::{send_fd, Mapping};
 use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, ResponseId, SystemUnderTest};
 use crate::plugin::sut::refuse;
+use crate::plugin::PluginBackend;
 use crate::plugin::{Destroyed, PluginError};
 use crate::samples::{LoadedSamples, SampleArena};
 
@@ -275,37 +276,9 @@ impl IsolatedSut {
         }
     }
 
-    pub fn attributes(&self) -> &[(String, String)] {
-        &self.attributes
-    }
-
-    pub fn provenance(&self) -> Vec<(String, String)> {
-        self.provenance.clone()
-    }
-
-    /// The plugin's MLPERF_CAP_* bits, as its process reported them.
-    pub fn capabilities(&self) -> u64 {
-        self.capabilities
-    }
-
-    /// Has the process size (and touch) its hand-over buffers for a query of `samples`, and
-    /// waits for it: untimed, ahead of the test.
-    pub fn reserve_samples(&self, samples: usize) -> bool {
-        let asked = self.inner.push(1, |_| IssueEntry {
-            id: 0,
-            index: samples as u64,
-            kind: KIND_RESERVE,
-        });
-        asked.is_ok()
-            && matches!(
-                self.inner.reply(self.inner.stall_timeout),
-                Ok(ToHost::Reserved { ok: true })
-            )
-    }
-
     /// Has the process call the plugin's `load_samples` (`load`) or `unload_samples` with the
     /// samples of `indices`, and waits for it.
-    pub fn sample_set(&self, load: bool, indices: &[usize]) -> Result<(), String> {
+    fn sample_set(&self, load: bool, indices: &[usize]) -> Result<(), String> {
         // A plugin without the calls (ABI 1.2) costs no round trip; a process that is gone
         // holds nothing to release (its end already failed the run).
         if !self.takes_sample_sets || !load && self.inner.link.gone.load(Ordering::SeqCst) {
@@ -338,18 +311,6 @@ impl IsolatedSut {
                 "the plugin process answered {other:?} to the sample set"
             )),
         }
-    }
-
-    /// Sends every set `arena` is given to the process, before the load returns.
-    pub fn read_samples_from(&self, arena: Arc<SampleArena>) {
-        let inner: Weak<Inner> = Arc::downgrade(&self.inner);
-        arena.mirror_to(Box::new(move |set| {
-            if let Some(inner) = inner.upgrade() {
-                if let Err(message) = inner.send_image(set) {
-                    inner.link.fail(message, false);
-                }
-            }
-        }));
     }
 
     /// Destroys the instance and ends the process, waiting at most `limit` for the plugin's
@@ -540,6 +501,56 @@ impl Inner {
                 "the plugin process answered {other:?} to the loaded samples"
             )),
         }
+    }
+}
+
+impl PluginBackend for IsolatedSut {
+    fn attributes(&self) -> &[(String, String)] {
+        &self.attributes
+    }
+
+    fn provenance(&self) -> Vec<(String, String)> {
+        self.provenance.clone()
+    }
+
+    /// The plugin's MLPERF_CAP_* bits, as its process reported them.
+    fn capabilities(&self) -> u64 {
+        self.capabilities
+    }
+
+    /// Has the process size (and touch) its hand-over buffers for a query of `samples`, and
+    /// waits for it: untimed, ahead of the test.
+    fn reserve_samples(&self, samples: usize) -> bool {
+        let asked = self.inner.push(1, |_| IssueEntry {
+            id: 0,
+            index: samples as u64,
+            kind: KIND_RESERVE,
+        });
+        asked.is_ok()
+            && matches!(
+                self.inner.reply(self.inner.stall_timeout),
+                Ok(ToHost::Reserved { ok: true })
+            )
+    }
+
+    /// Sends every set `arena` is given to the process, before the load returns.
+    fn read_samples_from(&mut self, arena: Arc<SampleArena>) {
+        let inner: Weak<Inner> = Arc::downgrade(&self.inner);
+        arena.mirror_to(Box::new(move |set| {
+            if let Some(inner) = inner.upgrade() {
+                if let Err(message) = inner.send_image(set) {
+                    inner.link.fail(message, false);
+                }
+            }
+        }));
+    }
+
+    fn load_samples(&self, indices: &[usize]) -> Result<(), String> {
+        self.sample_set(true, indices)
+    }
+
+    fn unload_samples(&self, indices: &[usize]) -> Result<(), String> {
+        self.sample_set(false, indices)
     }
 }
 

@@ -1,5 +1,6 @@
 //! The software stack: this host, and the backend plugin's name, version and attributes.
 
+use crate::plugin::PluginBackend;
 use crate::plugin::PluginSut;
 
 /// The software a system description names.
