@@ -75,8 +75,10 @@ impl SeriesOpening {
             progress.series_ended();
         }
         let target = self.completed_at_start + samples_issued;
+        // A reported failure already shortens the drain (`Shared::drain_patience`); a panic
+        // in issue_query is no report, so it is shortened here.
         let never_completed = match stop {
-            StopReason::SutPanicked(_) | StopReason::SutFailed(_) => {
+            StopReason::SutPanicked(_) => {
                 let brief = SeriesContext {
                     drain_timeout: ctx.drain_timeout.min(FAILED_SUT_DRAIN),
                     ..*ctx
