@@ -31,13 +31,29 @@ def bench(engine, case, completion, extra):
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def highest_valid_server_qps(engine, completion, duration_ms, low, high, steps):
-    """Bisects the target qps between `low` (assumed VALID) and `high`, geometrically."""
-    for _ in range(steps):
-        qps = (low * high) ** 0.5
+def valid_at(engine, completion, duration_ms, qps, repeats):
+    """Whether `qps` runs VALID in most of `repeats` runs; stops once the majority is known, so
+    one noisy run neither passes nor fails a rate on its own."""
+    needed = repeats // 2 + 1
+    valid = invalid = 0
+    while valid < needed and invalid < needed:
         report = bench(engine, "server", completion,
                        ["--qps", f"{qps:.0f}", "--duration-ms", str(duration_ms)])
         if report["valid"]:
+            valid += 1
+        else:
+            invalid += 1
+    print(f"  {engine} {completion} {qps:,.0f} qps: {valid} VALID, {invalid} INVALID",
+          file=sys.stderr)
+    return valid >= needed
+
+
+def highest_valid_server_qps(engine, completion, duration_ms, low, high, steps, repeats):
+    """Bisects the target qps between `low` (assumed VALID) and `high`, geometrically, each
+    step decided by the majority of `repeats` runs."""
+    for _ in range(steps):
+        qps = (low * high) ** 0.5
+        if valid_at(engine, completion, duration_ms, qps, repeats):
             low = qps
         else:
             high = qps
@@ -80,11 +96,21 @@ def main():
     parser.add_argument("--samples", type=int, default=10_000_000,
                         help="Offline samples in the one query (default 10,000,000)")
     parser.add_argument("--server-rounds", type=int, default=2)
-    parser.add_argument("--server-ms", type=int, default=2_000,
-                        help="duration of each Server run of the bisection (default 2,000)")
-    parser.add_argument("--server-steps", type=int, default=8)
-    parser.add_argument("--server-high", type=float, default=8_000_000.0)
+    parser.add_argument("--server-ms", type=int, default=10_000,
+                        help="duration of each Server run of the bisection (default 10,000)")
+    parser.add_argument("--server-steps", type=int, default=7)
+    parser.add_argument("--server-repeats", type=int, default=3,
+                        help="runs that decide each bisection step, by majority (default 3)")
+    parser.add_argument("--server-low", type=float, default=50_000.0,
+                        help="the bisection's lower end, assumed VALID (default 50,000)")
+    parser.add_argument("--server-high", type=float, default=6_400_000.0,
+                        help="the bisection's upper end (default 6,400,000; a run far above "
+                             "capacity drains its backlog for long, so keep it near)")
+    parser.add_argument("--server-completions", default="worker,inline",
+                        help="the Server rows, by completion (default worker,inline)")
     parser.add_argument("--no-server", action="store_true")
+    parser.add_argument("--server-only", action="store_true",
+                        help="only the Server rows (they take the longest)")
     args = parser.parse_args()
 
     # (label, case, completion, options, figure)
@@ -100,7 +126,9 @@ def main():
     ]
     rows = {}
     extras = {}
-    for round_ in range(args.rounds):
+    if args.server_only:
+        cases = []
+    for round_ in range(0 if args.server_only else args.rounds):
         for label, case, completion, options, figure in cases:
             for engine in ENGINES:
                 report = bench(engine, case, completion, options)
@@ -111,12 +139,13 @@ def main():
                 print(f"round {round_ + 1} {label} {engine}: {report[figure]:,.0f}"
                       f"{'' if report['valid'] else ' (INVALID)'}", file=sys.stderr)
     if not args.no_server:
-        for completion in ("worker", "inline"):
+        for completion in args.server_completions.split(","):
             label = f"Server highest VALID qps, {completion}"
             for round_ in range(args.server_rounds):
                 for engine in ENGINES:
-                    qps = highest_valid_server_qps(engine, completion, args.server_ms, 1_000.0,
-                                                   args.server_high, args.server_steps)
+                    qps = highest_valid_server_qps(engine, completion, args.server_ms,
+                                                   args.server_low, args.server_high,
+                                                   args.server_steps, args.server_repeats)
                     rows.setdefault((label, engine), []).append(qps)
                     print(f"round {round_ + 1} {label} {engine}: {qps:,.0f}", file=sys.stderr)
             cases.append((label, "server", completion, [], None))
@@ -137,7 +166,8 @@ def main():
                 continue
             print(f"| {case} inline, {label} | " + " | ".join(cell(v) for v in values) + " | | |")
     print(f"\n{args.rounds} rounds (Server: {args.server_rounds}, {args.server_steps} bisection "
-          f"steps of {args.server_ms} ms runs); SingleStream {args.queries:,} queries inline, "
+          f"steps between {args.server_low:,.0f} and {args.server_high:,.0f} qps, each decided by "
+          f"the majority of {args.server_repeats} runs of {args.server_ms} ms); SingleStream {args.queries:,} queries inline, "
           f"{args.queries // 4:,} with the worker; Offline {args.samples:,} samples. "
           "Medians (ranges); ratios of the medians (range of the per-round ratios).")
 

@@ -22,7 +22,7 @@ step "Official LoadGen sources (the second engine, --engine official)"
 export "$(bash scripts/setup-official-engine.sh | tail -n 1)"
 
 step "Build"
-cargo build --release --workspace
+cargo build --release
 
 host=./target/release/mlperf-host
 # Short runs: MLPerf's 10-minute minimum is for submissions.

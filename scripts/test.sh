@@ -67,7 +67,7 @@ MLPERF_HOST_CHROMIUM="$(bash scripts/setup-chromium.sh | tail -n 1)"
 export MLPERF_HOST_CHROMIUM
 done_phase "Chromium"
 cargo fmt --all -- --check
-cargo clippy --all-targets -- -D warnings
+cargo clippy --workspace --all-targets -- -D warnings
 done_phase "cargo fmt and clippy"
 # The WASM guest SDK is its own workspace (its modules build only for wasm32; the test suite
 # rebuilds and compares them where that target is installed).
@@ -80,6 +80,16 @@ done_phase "WASM guest SDK"
 # Benchmarks are left to `cargo bench` and scripts/bench.sh.
 cargo test --release --lib --bins --tests --examples 2>&1 | tee "$log"
 done_phase "cargo test --release (build and run)"
+# The quickstart's build (`cargo build --release`) after the test build and pip's build of
+# the Python module: nothing may be left to compile (issue 51: pip and cargo took turns
+# rebuilding PyO3, and the module's features differed between package and workspace builds).
+rebuilt=$(cargo build --release --message-format=json 2>/dev/null |
+    sed -n 's/.*"reason":"compiler-artifact".*"name":"\([^"]*\)".*"fresh":false.*/\1/p' | sort -u)
+if [ -n "$rebuilt" ]; then
+    echo "error: \`cargo build --release\` after the test build compiled again: $rebuilt" >&2
+    exit 1
+fi
+done_phase "cargo build --release compiles nothing more"
 # The Python module's tests, against the official wheel where they compare.
 pytest_status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider host/python/tests 2>&1 | tee -a "$log" || pytest_status=$?
