@@ -80,6 +80,12 @@ fn build_plugin(dir: &Path, name: &str, patch: impl Fn(String) -> String) -> Pat
         .find(|line| line.starts_with("members = "))
         .expect("the workspace manifest lists its members on one line");
     let manifest = manifest.replace(members, r#"members = ["plugin-api", "plugin"]"#);
+    // Its default members are the real workspace's, which this one does not have.
+    let manifest: String = manifest
+        .lines()
+        .filter(|line| !line.starts_with("default-members = "))
+        .map(|line| format!("{line}\n"))
+        .collect();
     std::fs::create_dir_all(&workspace).unwrap();
     std::fs::write(workspace.join("Cargo.toml"), manifest).unwrap();
     std::fs::copy(root.join("Cargo.lock"), workspace.join("Cargo.lock")).unwrap();
