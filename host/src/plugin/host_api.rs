@@ -2,23 +2,22 @@
 //! lines, failures), turned into calls on the engine's `Completer` and into `tracing` events.
 //! Nothing here may unwind into the plugin.
 
+use std::cell::Cell;
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
 
 use mlperf_plugin_api::ffi;
+
+use super::completer_slot::CompleterSlot;
 
 use crate::loadgen::{AsSampleResponse, Completer, QuerySampleResponse, ResponseId};
 
 /// What `mlperf_host_api.context` points at for one plugin instance.
 pub(crate) struct HostContext {
-    /// Set at the first issue: the completer of the test the instance serves.
-    pub(crate) completer: OnceLock<Completer>,
+    /// The completer of the test the instance serves, and a failure reported before it.
+    pub(crate) completer: CompleterSlot,
     pub(crate) plugin: String,
-    /// The first failure the plugin reported before there was a completer (from create, or a
-    /// thread of its own before the first issue): handed to the engine at the first issue.
-    early_failure: Mutex<Option<String>>,
     /// The plugin's destroy has returned (set only where the context outlives it: the plugin's
     /// own process); callbacks after that are counted, not served.
     destroyed: AtomicBool,
@@ -30,9 +29,8 @@ pub(crate) struct HostContext {
 impl HostContext {
     pub(crate) fn new(plugin: String, logged_outputs: &[String]) -> Box<Self> {
         Box::new(HostContext {
-            completer: OnceLock::new(),
+            completer: CompleterSlot::default(),
             plugin,
-            early_failure: Mutex::new(None),
             destroyed: AtomicBool::new(false),
             late_callbacks: AtomicU64::new(0),
             logged_outputs: logged_outputs
@@ -63,30 +61,9 @@ impl HostContext {
     }
 
     /// The plugin cannot finish samples it accepted: the engine stops issuing and ends the run
-    /// INVALID with `message`. Before the first issue it is kept for [`Self::take_early_failure`].
+    /// INVALID with `message` (kept for the first issue when it comes before).
     pub(crate) fn fail(&self, message: String) {
-        if let Some(completer) = self.completer.get() {
-            return completer.fail(message);
-        }
-        {
-            let mut early = self.early_failure.lock().unwrap_or_else(|p| p.into_inner());
-            early.get_or_insert(message);
-        }
-        // The first issue may have set the completer (and looked for a failure) meanwhile.
-        if let Some(completer) = self.completer.get() {
-            if let Some(message) = self.take_early_failure() {
-                completer.fail(message);
-            }
-        }
-    }
-
-    /// A failure reported before the completer was set, once: the caller hands it to the
-    /// completer it has just set.
-    pub(crate) fn take_early_failure(&self) -> Option<String> {
-        self.early_failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
+        self.completer.fail(message, false);
     }
 }
 
@@ -117,11 +94,14 @@ const BATCH: usize = 256;
 /// negative length): its data is never read, and the run ends INVALID naming the sample.
 pub const MAX_RESPONSE_BYTES: u64 = 1 << 30;
 
-/// Set when a response claimed more than [`MAX_RESPONSE_BYTES`]: checked once per callback,
-/// so that the per-response path carries only the comparison.
-static OVERSIZED_SEEN: AtomicBool = AtomicBool::new(false);
-/// The first such response: its id and claimed length.
-static OVERSIZED: Mutex<Option<(u64, u64)>> = Mutex::new(None);
+thread_local! {
+    /// The first response of the running callback that claimed more than
+    /// [`MAX_RESPONSE_BYTES`] (its id and claimed length): noted where its data is read,
+    /// reported when the callback ends. Both happen on the callback's thread, so a note
+    /// never reaches another instance's run, and the per-response path carries only the
+    /// comparison.
+    static OVERSIZED: Cell<Option<(u64, u64)>> = const { Cell::new(None) };
+}
 
 /// The data of a response the plugin says holds `length` bytes at `data`; empty when the
 /// length is refused (and noted for [`report_oversized`]).
@@ -143,21 +123,16 @@ unsafe fn response_data<'a>(id: u64, data: *const c_void, length: u64) -> &'a [u
 
 #[cold]
 fn note_oversized(id: u64, length: u64) {
-    OVERSIZED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get_or_insert((id, length));
-    OVERSIZED_SEEN.store(true, Ordering::Release);
+    OVERSIZED.with(|first| {
+        if first.get().is_none() {
+            first.set(Some((id, length)));
+        }
+    });
 }
 
 /// Fails the run when a response of this callback claimed too many bytes.
 fn report_oversized(context: &HostContext) {
-    if !OVERSIZED_SEEN.load(Ordering::Acquire) {
-        return;
-    }
-    let taken = OVERSIZED.lock().unwrap_or_else(|p| p.into_inner()).take();
-    OVERSIZED_SEEN.store(false, Ordering::Release);
-    if let Some((id, length)) = taken {
+    if let Some((id, length)) = OVERSIZED.with(Cell::take) {
         context.fail(format!(
             "plugin {} completed sample id {id} with a response of {length} bytes (a response holds at most {MAX_RESPONSE_BYTES} bytes)",
             context.plugin

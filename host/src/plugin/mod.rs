@@ -3,6 +3,7 @@
 //! engine's system under test.
 
 mod batching;
+mod completer_slot;
 mod data_format;
 mod error;
 mod host_api;

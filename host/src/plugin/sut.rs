@@ -281,13 +281,9 @@ impl SystemUnderTest for PluginSut {
     }
 
     fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
-        if self.context.completer.get().is_none() {
-            self.context.completer.get_or_init(|| completer.clone());
+        if self.context.completer.arm(completer) {
             // The plugin failed before its first query: it gets none.
-            if let Some(failure) = self.context.take_early_failure() {
-                completer.fail(failure);
-                return refuse(samples, completer);
-            }
+            return refuse(samples, completer);
         }
         let _turn = self
             .issue_turns

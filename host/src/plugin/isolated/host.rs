@@ -2,39 +2,40 @@
 //! written to the issue ring, completions read from the completion ring and handed to the
 //! engine. Whatever happens to the process (a crash, `exit()`, an OOM kill, a stop, a call
 //! that never returns) ends the run INVALID with the cause, and the host goes on to write
-//! every log.
+//! every log. The watcher is `watch.rs`; the completion ring's reading, `completions.rs`.
 
-use std::io::BufReader;
-use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-use indicatif::HumanCount;
 
 use super::child::{CONTROL_FD, IMAGES_FD, REGION_FD};
 use super::protocol::{self, TimedModule, ToHost, ToPlugin};
 use super::region::*;
 use super::shm::{send_fd, Mapping};
-use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, ResponseId, SystemUnderTest};
+use crate::loadgen::{Completer, QuerySample, SystemUnderTest};
+use crate::plugin::completer_slot::CompleterSlot;
 use crate::plugin::sut::refuse;
 use crate::plugin::PluginBackend;
 use crate::plugin::{Destroyed, PluginError};
 use crate::samples::{LoadedSamples, SampleArena};
 
+mod completions;
+mod watch;
+
+use completions::receive_completions;
+pub(super) use watch::ended;
+use watch::{read_control, watch};
+
 /// The hidden subcommand the plugin's process runs.
 pub const SUBCOMMAND: &str = "isolated-plugin";
 
-/// A process whose heartbeat has not advanced for this long is stopped (or frozen) and is
-/// killed.
-const HEARTBEAT_STALL: Duration = Duration::from_millis(1_500);
 /// How often the watcher looks at the process.
 const WATCH_EVERY: Duration = Duration::from_millis(50);
 
@@ -53,9 +54,8 @@ pub struct Isolation {
 /// What the host and its threads share about the process.
 struct Link {
     plugin: String,
-    completer: OnceLock<Completer>,
-    /// A failure before the first issue (lost: the process is gone), handed over then.
-    early_failure: Mutex<Option<(String, bool)>>,
+    /// The run's completer, and a failure before the first issue (lost: the process is gone).
+    completer: CompleterSlot,
     /// The process is gone or being killed: nothing more comes from it.
     gone: AtomicBool,
     /// The process has exited (the watcher reaped it).
@@ -75,14 +75,7 @@ struct Link {
 
 impl Link {
     fn fail(&self, message: String, lost: bool) {
-        if let Some(completer) = self.completer.get() {
-            return match lost {
-                true => completer.fail_lost(message),
-                false => completer.fail(message),
-            };
-        }
-        let mut early = self.early_failure.lock().unwrap_or_else(|p| p.into_inner());
-        early.get_or_insert((message, lost));
+        self.completer.fail(message, lost);
     }
 
     fn kill(&self, cause: String) {
@@ -174,8 +167,7 @@ impl IsolatedSut {
 
         let link = Arc::new(Link {
             plugin: spec.to_string(),
-            completer: OnceLock::new(),
-            early_failure: Mutex::new(None),
+            completer: CompleterSlot::default(),
             gone: AtomicBool::new(false),
             exited: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
@@ -561,17 +553,8 @@ impl SystemUnderTest for IsolatedSut {
 
     fn issue_query(&self, samples: &[QuerySample], completer: &Completer) {
         let link = &self.inner.link;
-        if link.completer.get().is_none() {
-            link.completer.get_or_init(|| completer.clone());
-            let early = link
-                .early_failure
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
-            if let Some((message, lost)) = early {
-                link.fail(message, lost);
-                return refuse(samples, completer);
-            }
+        if link.completer.arm(completer) {
+            return refuse(samples, completer);
         }
         if link.gone.load(Ordering::Relaxed) {
             return refuse(samples, completer);
@@ -694,474 +677,4 @@ fn place_descriptors(passed: [RawFd; 3]) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Watches the process until it exits: its exit, a stopped heartbeat and a call that does
-/// not return end the run.
-fn watch(mut child: Child, inner: &Inner) {
-    let link = &inner.link;
-    let header = inner.region.header();
-    let mut beat = header.heartbeat.0.load(Ordering::Relaxed);
-    let mut beat_seen = Instant::now();
-    let mut call_seen = (0, 0, Instant::now());
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return exited(inner, status),
-            Ok(None) => {}
-            Err(error) => {
-                tracing::error!(%error, "cannot watch the plugin process");
-                return;
-            }
-        }
-        let now = header.heartbeat.0.load(Ordering::Relaxed);
-        if now != beat {
-            (beat, beat_seen) = (now, Instant::now());
-        } else if beat != 0 && beat_seen.elapsed() > HEARTBEAT_STALL {
-            link.kill(format!(
-                "plugin process stopped responding (no heartbeat for {:.1} s) after {} samples",
-                HEARTBEAT_STALL.as_secs_f64(),
-                HumanCount(link.completed.load(Ordering::Relaxed))
-            ));
-        }
-        // A call stalls when it runs on with no sample completing: one call may answer a
-        // whole Offline query inline.
-        let calls = header.calls.0.load(Ordering::Acquire);
-        let completed = link.completed.load(Ordering::Relaxed);
-        if (calls, completed) != (call_seen.0, call_seen.1) {
-            call_seen = (calls, completed, Instant::now());
-        } else if calls % 2 == 1 && call_seen.2.elapsed() > inner.stall_timeout {
-            let call = call_name(header.call.0.load(Ordering::Relaxed));
-            link.kill(format!(
-                "plugin {} {call} has not returned after {:?} (the plugin process was killed after {} samples)",
-                link.plugin,
-                inner.stall_timeout,
-                HumanCount(completed)
-            ));
-        }
-        std::thread::sleep(WATCH_EVERY);
-    }
-}
-
-fn exited(inner: &Inner, status: ExitStatus) {
-    let link = &inner.link;
-    let orderly = link.stopping.load(Ordering::SeqCst) && status.success();
-    let killed = link
-        .kill_cause
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    link.gone.store(true, Ordering::SeqCst);
-    link.exited.store(true, Ordering::SeqCst);
-    // The completions published before the exit count: the reader takes them first.
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while !link.drained.load(Ordering::SeqCst) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let cause = killed.unwrap_or_else(|| {
-        let samples = HumanCount(link.completed.load(Ordering::Relaxed));
-        format!("plugin process {} after {samples} samples", ended(status))
-    });
-    if !orderly {
-        tracing::error!("{cause}");
-        link.kill_cause
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(cause.clone());
-        // Wake an issuer waiting for room.
-        wake(&inner.region.header().issue.producer_asleep.0);
-        link.fail(cause, true);
-    }
-    link.exit_handled.store(true, Ordering::SeqCst);
-}
-
-fn read_control(control: UnixStream, link: &Link, replies: mpsc::Sender<ToHost>) {
-    let mut control = BufReader::new(control);
-    loop {
-        match protocol::receive::<ToHost>(&mut control) {
-            Ok(Some(reply)) => {
-                let _ = replies.send(reply);
-            }
-            Ok(None) => return,
-            Err(error) => {
-                link.fail(format!("plugin process: {error}"), false);
-                return;
-            }
-        }
-    }
-}
-
-/// Responses are handed to the engine in batches of at most this many.
-const BATCH: usize = 256;
-
-/// Rounds the host's reader spins before it sleeps: the issuing thread takes completions
-/// itself while it waits for a query, so the reader mostly serves plugins that complete from
-/// threads of their own.
-const READER_SPINS: u32 = 500;
-/// Rounds the issuing thread polls for a completion when it is about to wait (a plugin
-/// answering inline answers within them; a slower one is left to the reader).
-const ISSUER_POLLS: u32 = 2_000;
-
-/// How long a call waits for the report of a process that is gone.
-const EXIT_PATIENCE: Duration = Duration::from_secs(5);
-
-/// Reads the completion ring until the process has exited and the ring is empty. While the
-/// issuing thread polls, the completions are its to take: the reader sleeps, so that it takes
-/// no core from the issuing thread or the plugin's process.
-fn receive_completions(inner: &Inner) {
-    let header = inner.region.header();
-    let link = &inner.link;
-    let polled = || header.done_polled.0.load(Ordering::Relaxed) != 0;
-    loop {
-        if !polled() {
-            match inner.take_completions() {
-                Some(0) | None => {}
-                Some(_) => continue,
-            }
-        }
-        if link.exited.load(Ordering::SeqCst) && !inner.completion_ready() {
-            if inner.take_completions() == Some(0) {
-                link.drained.store(true, Ordering::SeqCst);
-                return;
-            }
-            continue;
-        }
-        let spins = if polled() { 0 } else { READER_SPINS };
-        let woken = wait_until(
-            &header.done.consumer_asleep.0,
-            spins,
-            Duration::from_millis(50),
-            || !polled() && inner.completion_ready(),
-        );
-        if woken && inner.consuming.load(Ordering::Relaxed) {
-            // The issuing thread is taking them.
-            std::thread::yield_now();
-        } else if !woken && inner.completion_ready() {
-            // Left waiting a whole timeout while the issuing thread polls: taken anyway.
-            inner.take_completions();
-        }
-    }
-}
-
-impl Inner {
-    /// Whether samples written to the issue ring have not come back yet.
-    #[inline]
-    fn outstanding(&self) -> bool {
-        self.issued.load(Ordering::Relaxed) != self.link.completed.load(Ordering::Relaxed)
-    }
-
-    /// Tells the process that the issuing thread takes the completions itself. Left set while
-    /// it comes back soon (every issuing thread polls before it waits): a store per query
-    /// would move the flag's cache line between the processes.
-    #[inline]
-    fn mark_polled(&self) {
-        let polled = &self.region.header().done_polled.0;
-        if polled.load(Ordering::Relaxed) == 0 {
-            polled.store(1, Ordering::SeqCst);
-        }
-    }
-
-    /// Returns once the plugin's `flush_queries` has returned `asked` times, as the call
-    /// returns in-process (one that never returns is the watcher's to end: it kills the
-    /// process after the stall timeout), taking the completions that come meanwhile.
-    fn wait_for_flush(&self, asked: u64) {
-        let flushes = &self.region.header().flushes.0;
-        let mut spins = 0u32;
-        // A process killed (or dead) in the call: not before its failure is reported, or the
-        // series could end VALID first.
-        let mut gone_since = None;
-        let mut ended = || {
-            if self.link.exit_handled.load(Ordering::SeqCst) {
-                return true;
-            }
-            // Should the watcher never report (it cannot wait on the process), not forever.
-            let gone = self.link.gone.load(Ordering::SeqCst);
-            gone && gone_since.get_or_insert_with(Instant::now).elapsed() > EXIT_PATIENCE
-        };
-        while flushes.load(Ordering::Acquire) < asked && !ended() {
-            self.take_completions();
-            if spins < SPINS {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                std::thread::sleep(Duration::from_micros(100));
-            }
-        }
-    }
-
-    /// Whether the completion ring holds an entry not taken yet.
-    #[inline]
-    fn completion_ready(&self) -> bool {
-        let tail = self.region.header().done.tail.0.load(Ordering::Acquire);
-        self.region.done_slot(tail).holds(tail)
-    }
-
-    /// Hands the engine what the completion ring holds, unless another thread is at it
-    /// (`None`); returns how many entries were taken.
-    fn take_completions(&self) -> Option<u64> {
-        // Nothing to take: no need for the (contended) flag.
-        if !self.completion_ready() {
-            return Some(0);
-        }
-        if self
-            .consuming
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            return None;
-        }
-        let header = self.region.header();
-        let ring = &header.done;
-        let link = &self.link;
-        let start = ring.tail.0.load(Ordering::Relaxed);
-        let mut tail = start;
-        // Not initialised up front: that alone would cost more than a SingleStream query.
-        let mut batch = [const { MaybeUninit::<QuerySampleResponse<'_>>::uninit() }; BATCH];
-        let mut released = header.arena_tail.0.load(Ordering::Relaxed);
-        loop {
-            let mut kind = None;
-            let mut filled = 0;
-            let mut taken = 0;
-            let mut emptied = false;
-            while filled < BATCH {
-                // SAFETY: the completion ring's one consumer (holding `consuming`).
-                let Some(entry) = (unsafe { self.region.done_slot(tail).take(tail) }) else {
-                    emptied = true;
-                    break;
-                };
-                tail += 1;
-                taken += 1;
-                released = released.max(entry.offset.saturating_add(entry.length()));
-                if entry.kind() == DONE_BATCH {
-                    deliver(link, kind, written(&batch, filled));
-                    (kind, filled) = (None, 0);
-                    self.deliver_record(&entry, &mut batch);
-                    // Its room is released before the next is read.
-                    break;
-                }
-                if kind.is_some_and(|k| k != entry.kind()) {
-                    deliver(link, kind, written(&batch, filled));
-                    filled = 0;
-                }
-                kind = Some(entry.kind());
-                batch[filled].write(QuerySampleResponse::with_tokens(
-                    ResponseId(entry.id),
-                    response_bytes(self, &entry),
-                    entry.n_tokens(),
-                ));
-                filled += 1;
-            }
-            if taken == 0 {
-                break;
-            }
-            deliver(link, kind, written(&batch, filled));
-            header.arena_tail.0.store(released, Ordering::Release);
-            ring.tail.0.store(tail, Ordering::Release);
-            wake(&ring.producer_asleep.0);
-            if emptied {
-                break;
-            }
-        }
-        self.consuming.store(false, Ordering::Release);
-        Some(tail - start)
-    }
-
-    /// The issuing thread is about to wait (until `deadline`, when the next query is due):
-    /// while samples are outstanding, it takes their completions itself for a short while,
-    /// sparing the hand-over to the reader thread.
-    fn poll_completions(&self, deadline: Option<Instant>) {
-        if !self.outstanding() {
-            return;
-        }
-        let header = self.region.header();
-        let polled = &header.done_polled.0;
-        self.mark_polled();
-        let mut taken = 0;
-        let mut due = false;
-        for _ in 0..ISSUER_POLLS {
-            taken += self.take_completions().unwrap_or(0);
-            let settled = taken > 0 && !self.completion_ready();
-            match deadline {
-                // Waiting for completions: one is enough.
-                None if settled => break,
-                // Waiting for the next query: until nothing is outstanding or it is due.
-                Some(deadline) => {
-                    if settled && !self.outstanding() {
-                        break;
-                    }
-                    if Instant::now() >= deadline {
-                        due = true;
-                        break;
-                    }
-                }
-                None => {}
-            }
-            std::hint::spin_loop();
-        }
-        if !due && self.outstanding() {
-            // A longer wait: the reader takes the rest, woken by the process from now on.
-            polled.store(0, Ordering::SeqCst);
-            fence(Ordering::SeqCst);
-            // A completion published while the producer saw the poll: the reader takes it.
-            if self.completion_ready() {
-                wake_anyway(&header.done.consumer_asleep.0);
-            }
-        }
-    }
-
-    /// Hands the engine the completions of a [`BatchRecord`], `batch` at a time; a corrupt
-    /// record (the plugin wrote over the shared region) fails the run where it goes wrong.
-    fn deliver_record<'a>(
-        &'a self,
-        entry: &DoneEntry,
-        batch: &mut [MaybeUninit<QuerySampleResponse<'a>>; BATCH],
-    ) {
-        let corrupt = || {
-            self.link.fail(
-                format!(
-                    "plugin process wrote a corrupt batch of completions ({} of them, {} bytes at {})",
-                    entry.id,
-                    entry.length(),
-                    entry.offset
-                ),
-                false,
-            )
-        };
-        let length = entry.length();
-        let plain = entry.n_tokens() != 0;
-        let described = match plain {
-            true => BatchRecord::ID_BYTES,
-            false => BatchRecord::DESCRIBED_BYTES,
-        };
-        let at = entry.offset % ARENA_BYTES;
-        let n = entry.id;
-        if length > MAX_ISOLATED_RESPONSE
-            || at + length > ARENA_BYTES
-            || n.checked_mul(described).is_none_or(|bytes| bytes > length)
-        {
-            return corrupt();
-        }
-        let n = n as usize;
-        let record = self.region.arena(entry.offset, length) as *const u8;
-        // Reads within the record's `length` bytes of the arena (checked above for the fixed
-        // parts, per response for the bytes), which the process does not reuse until the host
-        // releases them after delivery.
-        let read_u32 = |at: usize| {
-            // SAFETY: `at` within the record's fixed parts (callers).
-            unsafe { (record.add(at) as *const u32).read_unaligned() }
-        };
-        let mut data_at = 16 * n;
-        for first in (0..n).step_by(BATCH) {
-            let count = BATCH.min(n - first);
-            for (slot, i) in batch.iter_mut().zip(first..first + count) {
-                // SAFETY: the i-th id, i < n, within the record (checked above).
-                let id = unsafe { (record.add(8 * i) as *const u64).read_unaligned() };
-                let (bytes, n_tokens): (&'a [u8], i64) = if plain {
-                    (&[], 0)
-                } else {
-                    let bytes = read_u32(8 * n + 4 * i) as usize;
-                    let n_tokens = read_u32(12 * n + 4 * i) as i32;
-                    if (data_at + bytes) as u64 > length {
-                        return corrupt();
-                    }
-                    // SAFETY: `bytes` bytes from `data_at`, within the record (checked).
-                    let data = unsafe { std::slice::from_raw_parts(record.add(data_at), bytes) };
-                    data_at += bytes;
-                    (data, i64::from(n_tokens))
-                };
-                slot.write(QuerySampleResponse::with_tokens(
-                    ResponseId(id),
-                    bytes,
-                    n_tokens,
-                ));
-            }
-            deliver(&self.link, Some(DONE_COMPLETE), written(batch, count));
-        }
-    }
-}
-
-/// The first `filled` responses of `batch`.
-fn written<'a, 'b>(
-    batch: &'b [MaybeUninit<QuerySampleResponse<'a>>],
-    filled: usize,
-) -> &'b [QuerySampleResponse<'a>] {
-    debug_assert!(filled <= batch.len());
-    // SAFETY: the first `filled` elements are written (callers).
-    unsafe { std::slice::from_raw_parts(batch.as_ptr() as *const QuerySampleResponse<'a>, filled) }
-}
-
-/// A completion's bytes in the arena; a corrupt entry (the plugin wrote over the shared
-/// region) reads as empty and fails the run.
-fn response_bytes<'a>(inner: &'a Inner, entry: &DoneEntry) -> &'a [u8] {
-    let length = entry.length();
-    if length == 0 {
-        return &[];
-    }
-    let at = entry.offset % ARENA_BYTES;
-    if length > MAX_ISOLATED_RESPONSE || at + length > ARENA_BYTES {
-        inner.link.fail(
-            format!(
-                "plugin process wrote a corrupt completion (sample id {}, {} bytes at {})",
-                entry.id, length, entry.offset
-            ),
-            false,
-        );
-        return &[];
-    }
-    // SAFETY: within the arena (checked); the process does not reuse these bytes until the
-    // host releases them after delivery.
-    unsafe { std::slice::from_raw_parts(inner.region.arena(entry.offset, length), length as usize) }
-}
-
-fn deliver(link: &Link, kind: Option<u64>, responses: &[QuerySampleResponse<'_>]) {
-    if responses.is_empty() {
-        return;
-    }
-    if kind == Some(DONE_FAIL) {
-        // Also before the first issue: kept for it.
-        for response in responses {
-            link.fail(String::from_utf8_lossy(response.data).into_owned(), false);
-        }
-        return;
-    }
-    let Some(completer) = link.completer.get() else {
-        return;
-    };
-    match kind {
-        Some(DONE_COMPLETE) => {
-            completer.query_samples_complete(responses);
-            // Only the thread holding `consuming` delivers: no locked increment needed.
-            let completed = link.completed.load(Ordering::Relaxed);
-            link.completed
-                .store(completed + responses.len() as u64, Ordering::Relaxed);
-        }
-        Some(DONE_FIRST_TOKEN) => completer.first_token_complete(responses),
-        _ => {}
-    }
-}
-
-/// How a process ended, as the messages say it: `killed by SIGSEGV`, `exited with status 0`.
-pub(super) fn ended(status: ExitStatus) -> String {
-    match (status.signal(), status.code()) {
-        (Some(signal), _) => format!("killed by {}", signal_name(signal)),
-        (None, Some(code)) => format!("exited with status {code}"),
-        _ => "ended".into(),
-    }
-}
-
-fn signal_name(signal: i32) -> String {
-    let name = match signal {
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGILL => "SIGILL",
-        libc::SIGKILL => "SIGKILL (the out-of-memory killer, or another process)",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGINT => "SIGINT",
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGTRAP => "SIGTRAP",
-        _ => return format!("signal {signal}"),
-    };
-    name.to_string()
 }
