@@ -11,6 +11,9 @@ use crate::plugin::PluginError;
 use crate::power::PowerError;
 use crate::samples::SourceError;
 
+/// The messages name the file, value or setting, not the flag that may have set it: a data
+/// set, its input names, its performance sample count, the logged outputs and the
+/// preprocessing module may as well come from a benchmark definition the user never read.
 #[derive(Debug, Error)]
 pub enum SessionError {
     #[error(transparent)]
@@ -22,11 +25,11 @@ pub enum SessionError {
         #[source]
         source: PluginError,
     },
-    #[error("--dataset {}: unknown data set format (expected a .npy file)", .0.display())]
+    #[error("data set {}: unknown format (expected a .npy file)", .0.display())]
     DatasetFormat(PathBuf),
-    #[error("--dataset")]
+    #[error("data set")]
     Dataset(#[source] SourceError),
-    #[error("--dataset {}: the data set has no samples", .0.display())]
+    #[error("data set {}: it has no samples", .0.display())]
     EmptyDataset(PathBuf),
     #[error("data set {}: cannot hash it: {message}", path.display())]
     DatasetHash { path: PathBuf, message: String },
@@ -36,21 +39,23 @@ pub enum SessionError {
         expected: String,
         found: String,
     },
-    #[error("--input-names for {}: {message}", dataset.display())]
+    #[error("input names for {}: {message}", dataset.display())]
     InputNames { dataset: PathBuf, message: String },
     #[error("--plugin-batch: plugin {0} batches samples itself (MLPERF_CAP_NATIVE_BATCHING) and is handed every query whole; configure its own batch instead")]
     BatchesItself(String),
-    #[error("--logged-outputs: {0:?} is not an output name")]
+    #[error("logged outputs: {0:?} is not an output name")]
     LoggedOutputName(String),
-    #[error("--performance-samples {asked} must be between 1 and the data set's length ({total})")]
+    #[error(
+        "performance sample count {asked} must be between 1 and the data set's length ({total})"
+    )]
     PerformanceSamples { asked: usize, total: usize },
-    #[error("--preprocess {}", module.display())]
+    #[error("preprocessing module {}", module.display())]
     PreprocessModule {
         module: PathBuf,
         #[source]
         source: Box<wasm_preprocess::PreprocessError>,
     },
-    #[error("--dataset {}", dataset.display())]
+    #[error("data set {}", dataset.display())]
     PreprocessDataset {
         dataset: PathBuf,
         #[source]

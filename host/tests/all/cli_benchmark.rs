@@ -240,6 +240,18 @@ fn benchmark_problems_are_named_before_anything_runs() {
         "{stderr}"
     );
 
+    // An empty data set is named by its file, as the definition gives it: no `--dataset`,
+    // which the user never typed.
+    write_i64(&dir.path().join("data/inputs.npy"), &[]);
+    let empty = mlperf_host(dir.path(), &["run", "--benchmark", spec]);
+    assert_eq!(empty.status.code(), Some(1));
+    let stderr = text(&empty.stderr);
+    assert!(
+        stderr.contains("data set ") && stderr.contains("inputs.npy: it has no samples"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--dataset"), "{stderr}");
+
     let unknown = mlperf_host(dir.path(), &["run", "--benchmark", "no-such-benchmark"]);
     assert_eq!(unknown.status.code(), Some(1));
     assert!(text(&unknown.stderr).contains("no benchmark \"no-such-benchmark\";"));

@@ -679,7 +679,7 @@ fn dataset_problems_are_one_line_errors_naming_the_file() {
         ),
         (
             vec!["--dataset", dataset, "--performance-samples", "11"],
-            &["--performance-samples 11", "(10)"],
+            &["performance sample count 11", "(10)"],
         ),
     ];
     for (args, words) in cases {

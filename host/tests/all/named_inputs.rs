@@ -129,7 +129,7 @@ fn input_names_that_do_not_fit_the_data_set_are_refused_before_the_run() {
     let output = run(&out, &dataset, &["--input-names", "a,b"]);
     let all = describe(&output);
     assert!(!output.status.success(), "{all}");
-    assert!(all.contains("--input-names for"), "{all}");
+    assert!(all.contains("input names for"), "{all}");
     assert!(
         all.contains("2 input names (a, b) for samples of shape [3, 4]"),
         "{all}"

@@ -234,7 +234,7 @@ fn a_data_set_asking_for_more_performance_samples_than_it_holds_is_refused() {
         .unwrap();
     assert_eq!(
         error.to_string(),
-        "--performance-samples 4 must be between 1 and the data set's length (3)"
+        "performance sample count 4 must be between 1 and the data set's length (3)"
     );
 }
 
