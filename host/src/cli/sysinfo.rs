@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use mlperf_host::loadgen::TestScenario;
+use mlperf_host::plugin::{PluginBackend, PluginSut};
 use mlperf_host::submission::system::nameplate;
 use mlperf_host::submission::system::{
     draft_system, fields_to_fill_in, to_pretty_json, verify_system, Backend, DraftRequest,
@@ -253,7 +254,24 @@ fn open_backend(args: &Args) -> anyhow::Result<Option<Backend>> {
         }
         return Ok(None);
     };
-    Ok(Some(Backend::of_plugin(&sut)))
+    Ok(Some(backend_of(&sut)))
+}
+
+/// The backend of a created plugin instance, as it describes itself.
+fn backend_of(sut: &PluginSut) -> Backend {
+    let provenance = sut.provenance();
+    let field = |key: &str| {
+        provenance
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    Backend {
+        name: field("plugin_name"),
+        version: field("plugin_version"),
+        attributes: sut.attributes().to_vec(),
+    }
 }
 
 /// Writes `text` to `path` (its directory created), never over an existing file unless

@@ -2,20 +2,20 @@
 //! leave beside the LoadGen logs, and the power result, accounted over the LoadGen window as
 //! MLPerf's power checker does. The LoadGen logs stay as LoadGen writes them.
 
-pub mod logged_run;
 pub mod meters;
 pub mod outputs;
-pub mod result;
 pub mod wall_total;
 
 use std::path::PathBuf;
 
 use thiserror::Error;
 
-pub use logged_run::{read_logged_run, report_dir, LoggedRun};
 pub use meters::{Meters, MetersFinisher, Recording};
+pub use mlperf_submission::power::{
+    logged_run, read_logged_run, report_dir, result, LoggedRun, PowerReadError, PowerResult,
+    SourceResult, POWER_SUMMARY,
+};
 pub use outputs::{account_recording, clear_old_outputs, write_summary, write_traces};
-pub use result::{PowerResult, SourceResult};
 pub use wall_total::with_wall_total;
 
 #[derive(Debug, Error)]
@@ -33,18 +33,8 @@ pub enum PowerError {
         #[source]
         source: mlperf_power::SourceError,
     },
-    #[error("{} is not a directory", .0.display())]
-    NotADirectory(PathBuf),
     #[error(transparent)]
-    DetailLog(#[from] crate::logs::DetailLogError),
-    #[error("{}: {message}", path.display())]
-    Invalid { path: PathBuf, message: String },
-    #[error("cannot read {}", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    Read(#[from] PowerReadError),
     #[error("cannot write {}", path.display())]
     Write {
         path: PathBuf,

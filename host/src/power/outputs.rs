@@ -10,7 +10,7 @@ use super::result::{self, PowerResult, SourceResult};
 use super::PowerError;
 
 /// The power result's file beside the LoadGen logs.
-pub const POWER_SUMMARY: &str = "power_summary.json";
+pub use mlperf_submission::power::POWER_SUMMARY;
 
 /// Removes what an earlier power run left in `dir` (traces, power_summary.json), so that
 /// nothing stale is read as this run's.

@@ -2,12 +2,9 @@
 
 mod arena;
 mod dataset_library;
-pub mod digest;
 mod named_files;
 mod named_inputs;
 mod npy;
-#[cfg(test)]
-mod npy_mutations;
 mod preprocess;
 mod source;
 
@@ -15,9 +12,10 @@ pub use arena::{
     AlignedBuffer, ForeignBytes, LoadedSamples, SampleArena, SampleLayout, SampleView, SAMPLE_ALIGN,
 };
 pub use dataset_library::DatasetLibrary;
+pub use mlperf_submission::digest;
 pub use named_files::NamedFiles;
 pub use named_inputs::{split_first_axis, NamedInput};
 pub use npy::{write_npy, NpySource};
-pub use preprocess::Preprocessing;
 pub(crate) use preprocess::{check_same, dims};
+pub use preprocess::{sandbox_with, Preprocessing};
 pub use source::{SampleSource, SourceError};

@@ -1,94 +1,29 @@
-//! NumPy `.npy` files as a sample source: the first axis counts samples, the rest is each
-//! sample's shape. Versions 1.0, 2.0 and 3.0; C order; little-endian numbers.
+//! A `.npy` file as a sample source: mlperf-submission's reader, its element types as the
+//! plugin ABI's.
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mlperf_plugin_api::sdk::DType;
+pub use mlperf_submission::npy::write_npy;
+use mlperf_submission::npy::{Element, NpyFile};
 
 use super::arena::SampleLayout;
 use super::source::{SampleSource, SourceError};
 
-pub(super) const MAGIC: &[u8] = b"\x93NUMPY";
-
 /// An opened `.npy` file; samples are read from it on demand.
 pub struct NpySource {
-    path: PathBuf,
-    file: File,
-    data_offset: u64,
-    count: usize,
+    file: NpyFile,
     layout: SampleLayout,
-    sample_bytes: usize,
 }
 
 impl NpySource {
     pub fn open(path: &Path) -> Result<NpySource, SourceError> {
-        let invalid = |message: String| SourceError::Format {
-            path: path.to_path_buf(),
-            message,
+        let file = NpyFile::open(path)?;
+        let layout = SampleLayout {
+            dtype: dtype(file.layout().element),
+            shape: file.layout().shape.clone(),
         };
-        // A FIFO or device would block or never end; a directory is no data set.
-        let kind = std::fs::metadata(path).map_err(|e| SourceError::io(path, e))?;
-        if !kind.is_file() {
-            return Err(invalid("not a regular file".into()));
-        }
-        let file = File::open(path).map_err(|e| SourceError::io(path, e))?;
-        let mut preamble = [0u8; 12];
-        let read = file
-            .read_at(&mut preamble, 0)
-            .map_err(|e| SourceError::io(path, e))?;
-        if read < 10 || &preamble[..6] != MAGIC {
-            return Err(invalid("not a .npy file (no \\x93NUMPY magic)".into()));
-        }
-        let (header_len, header_at) = match preamble[6] {
-            1 => (u16::from_le_bytes([preamble[8], preamble[9]]) as usize, 10),
-            2 | 3 if read == 12 => (
-                u32::from_le_bytes([preamble[8], preamble[9], preamble[10], preamble[11]]) as usize,
-                12,
-            ),
-            2 | 3 => return Err(invalid("truncated in the header length field".into())),
-            major => return Err(invalid(format!("unsupported .npy version {major}"))),
-        };
-        // Before the header is allocated: a 2.0 header length can claim 4 GiB.
-        let actual = file.metadata().map_err(|e| SourceError::io(path, e))?.len();
-        if header_at + header_len as u64 > actual {
-            return Err(invalid(format!(
-                "truncated: the header length field says {header_len} bytes from offset \
-                 {header_at}, the file has {actual}"
-            )));
-        }
-        let mut header = vec![0u8; header_len];
-        file.read_exact_at(&mut header, header_at)
-            .map_err(|e| SourceError::io(path, e))?;
-        let header = String::from_utf8_lossy(&header);
-        let parsed = Header::parse(&header).map_err(invalid)?;
-        let Some((&count, sample_shape)) = parsed.shape.split_first() else {
-            return Err(invalid(
-                "a 0-dimensional array has no sample axis".to_string(),
-            ));
-        };
-        let data_offset = header_at + header_len as u64;
-        let sizes = Sizes::of(count, sample_shape, parsed.dtype.size(), data_offset)
-            .map_err(|why| invalid(format!("shape {:?}: {why}", parsed.shape)))?;
-        let (sample_bytes, needed) = (sizes.sample_bytes, sizes.file_bytes);
-        if actual < needed {
-            return Err(invalid(format!(
-                "truncated: the header describes {count} samples of {sample_bytes} bytes \
-                 ({needed} bytes with the header), the file has {actual}"
-            )));
-        }
-        Ok(NpySource {
-            path: path.to_path_buf(),
-            file,
-            data_offset,
-            count: count as usize,
-            layout: SampleLayout {
-                dtype: parsed.dtype,
-                shape: sample_shape.to_vec(),
-            },
-            sample_bytes,
-        })
+        Ok(NpySource { file, layout })
     }
 
     /// Every sample's element type and shape.
@@ -99,200 +34,34 @@ impl NpySource {
 
 impl SampleSource for NpySource {
     fn describe(&self) -> String {
-        self.path.display().to_string()
+        self.file.describe()
     }
 
     fn len(&self) -> usize {
-        self.count
+        self.file.len()
     }
 
     fn read(&mut self, index: usize, out: &mut Vec<u8>) -> Result<SampleLayout, SourceError> {
-        if index >= self.count {
-            return Err(SourceError::OutOfRange {
-                source_name: self.describe(),
-                index,
-                count: self.count,
-            });
-        }
-        out.resize(self.sample_bytes, 0);
-        let at = self.data_offset + (index * self.sample_bytes) as u64;
-        self.file
-            .read_exact_at(out, at)
-            .map_err(|e| SourceError::io(&self.path, e))?;
+        self.file.read(index, out)?;
         Ok(self.layout.clone())
     }
 }
 
-/// What a header's shape makes of a file, every product checked: a hostile header must not
-/// wrap the byte counts into something that passes the length check.
-#[derive(Debug)]
-struct Sizes {
-    sample_bytes: usize,
-    /// The header and every sample.
-    file_bytes: u64,
-}
-
-impl Sizes {
-    fn of(
-        count: i64,
-        sample_shape: &[i64],
-        element_bytes: usize,
-        data_offset: u64,
-    ) -> Result<Sizes, String> {
-        if let Some(negative) = std::iter::once(&count)
-            .chain(sample_shape)
-            .find(|d| **d < 0)
-        {
-            return Err(format!("the dimension {negative} is negative"));
-        }
-        let overflow = || "the byte count overflows".to_string();
-        let sample_bytes = sample_shape
-            .iter()
-            .try_fold(element_bytes as u64, |bytes, &d| {
-                bytes.checked_mul(d as u64)
-            })
-            .filter(|bytes| usize::try_from(*bytes).is_ok())
-            .ok_or_else(overflow)?;
-        // Nothing would bound the count: a 128-byte file could claim 2^63 samples, and the
-        // library allocates per sample.
-        if sample_bytes == 0 && count > 0 {
-            return Err(format!(
-                "each of the {count} samples has 0 bytes (a dimension is 0); there is no data"
-            ));
-        }
-        let file_bytes = sample_bytes
-            .checked_mul(count as u64)
-            .and_then(|bytes| bytes.checked_add(data_offset))
-            .ok_or_else(overflow)?;
-        Ok(Sizes {
-            sample_bytes: sample_bytes as usize,
-            file_bytes,
-        })
+fn dtype(element: Element) -> DType {
+    match element {
+        Element::U8 => DType::U8,
+        Element::I8 => DType::I8,
+        Element::Bool => DType::Bool,
+        Element::U16 => DType::U16,
+        Element::I16 => DType::I16,
+        Element::F16 => DType::F16,
+        Element::U32 => DType::U32,
+        Element::I32 => DType::I32,
+        Element::F32 => DType::F32,
+        Element::U64 => DType::U64,
+        Element::I64 => DType::I64,
+        Element::F64 => DType::F64,
     }
-}
-
-/// The header's dictionary: `{'descr': '<f4', 'fortran_order': False, 'shape': (10, 3), }`.
-#[derive(Debug)]
-struct Header {
-    dtype: DType,
-    shape: Vec<i64>,
-}
-
-impl Header {
-    fn parse(text: &str) -> Result<Header, String> {
-        let descr = quoted(value_of(text, "descr")?)?;
-        let dtype = dtype_of(descr)?;
-        let fortran = value_of(text, "fortran_order")?;
-        if fortran.starts_with("True") {
-            return Err("fortran_order arrays are not supported (save in C order)".into());
-        }
-        let shape = value_of(text, "shape")?;
-        let inner = shape
-            .strip_prefix('(')
-            .and_then(|s| s.split(')').next())
-            .ok_or_else(|| format!("shape is not a tuple: {shape}"))?;
-        let shape = inner
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                s.trim_end_matches('L')
-                    .parse::<i64>()
-                    .map_err(|_| format!("shape entry {s:?} is not a number"))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Header { dtype, shape })
-    }
-}
-
-/// The text after `'key':` in the header dictionary.
-fn value_of<'a>(text: &'a str, key: &str) -> Result<&'a str, String> {
-    let quoted = [format!("'{key}'"), format!("\"{key}\"")];
-    let at = quoted
-        .iter()
-        .find_map(|k| text.find(k.as_str()).map(|at| at + k.len()))
-        .ok_or_else(|| format!("the header has no '{key}'"))?;
-    let rest = text[at..].trim_start();
-    let rest = rest
-        .strip_prefix(':')
-        .ok_or_else(|| format!("the header's '{key}' has no value"))?;
-    Ok(rest.trim_start())
-}
-
-/// The string literal at the start of `text`.
-fn quoted(text: &str) -> Result<&str, String> {
-    let mut chars = text.chars();
-    let quote = chars
-        .next()
-        .filter(|c| *c == '\'' || *c == '"')
-        .ok_or_else(|| format!("expected a string: {text}"))?;
-    let inner = &text[1..];
-    let end = inner
-        .find(quote)
-        .ok_or_else(|| format!("unterminated string: {text}"))?;
-    Ok(&inner[..end])
-}
-
-/// A NumPy type string (`<f4`, `|u1`, ...) as an element type.
-pub(super) fn dtype_of(descr: &str) -> Result<DType, String> {
-    // The first character, whatever its width: a lossily read header can start with U+FFFD.
-    let (order, code) = descr.split_at(descr.chars().next().map_or(0, char::len_utf8));
-    if order == ">" && !code.ends_with('1') {
-        return Err(format!(
-            "big-endian data ({descr}) is not supported; save it little-endian"
-        ));
-    }
-    // A byte order NumPy writes ('=' is native, little-endian here): not 'Xu1' read as u1.
-    if !matches!(order, "<" | ">" | "|" | "=") {
-        return Err(format!("unsupported element type {descr}"));
-    }
-    Ok(match code {
-        "u1" => DType::U8,
-        "i1" => DType::I8,
-        "b1" => DType::Bool,
-        "u2" => DType::U16,
-        "i2" => DType::I16,
-        "f2" => DType::F16,
-        "u4" => DType::U32,
-        "i4" => DType::I32,
-        "f4" => DType::F32,
-        "u8" => DType::U64,
-        "i8" => DType::I64,
-        "f8" => DType::F64,
-        _ => return Err(format!("unsupported element type {descr}")),
-    })
-}
-
-/// Writes a `.npy` (version 1.0) file: `count` samples of `shape`, little-endian `data`.
-pub fn write_npy(
-    path: &Path,
-    descr: &str,
-    count: usize,
-    shape: &[i64],
-    data: &[u8],
-) -> std::io::Result<()> {
-    let dims: Vec<String> = std::iter::once(count as i64)
-        .chain(shape.iter().copied())
-        .map(|d| d.to_string())
-        .collect();
-    let tuple = if dims.len() == 1 {
-        format!("({},)", dims[0])
-    } else {
-        format!("({})", dims.join(", "))
-    };
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {tuple}, }}");
-    // Pad so the data starts 64-byte aligned, the header ending in a newline.
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = Vec::with_capacity(10 + header.len() + data.len());
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&[1, 0]);
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    bytes.extend_from_slice(data);
-    std::fs::write(path, bytes)
 }
 
 #[cfg(test)]
@@ -300,55 +69,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_the_headers_numpy_writes() {
-        let header =
-            Header::parse("{'descr': '<f4', 'fortran_order': False, 'shape': (10000, 28, 28), }")
-                .unwrap();
-        assert_eq!(header.dtype, DType::F32);
-        assert_eq!(header.shape, vec![10000, 28, 28]);
-        let one =
-            Header::parse("{'descr': '|u1', 'fortran_order': False, 'shape': (5,), }").unwrap();
-        assert_eq!(one.dtype, DType::U8);
-        assert_eq!(one.shape, vec![5]);
-    }
-
-    #[test]
-    fn hostile_shapes_are_refused_before_any_byte_count_wraps() {
-        assert_eq!(
-            Sizes::of(10, &[28, 28], 4, 128).unwrap().file_bytes,
-            128 + 10 * 28 * 28 * 4
-        );
-        let negative = Sizes::of(10, &[-1, 28], 4, 128).unwrap_err();
-        assert!(negative.contains("-1 is negative"), "{negative}");
-        assert!(Sizes::of(-3, &[2], 4, 128)
-            .unwrap_err()
-            .contains("negative"));
-        // 2^62 * 2^2 elements of 4 bytes wraps u64 to 0 unchecked.
-        let wraps = Sizes::of(1, &[1 << 62, 4], 4, 128).unwrap_err();
-        assert!(wraps.contains("overflows"), "{wraps}");
-        let many = Sizes::of(i64::MAX, &[1 << 20], 4, 128).unwrap_err();
-        assert!(many.contains("overflows"), "{many}");
-    }
-
-    #[test]
-    fn a_path_that_is_not_a_regular_file_is_refused_without_reading_it() {
-        let dir = std::env::temp_dir();
-        let error = NpySource::open(&dir).err().unwrap().to_string();
-        assert!(error.contains("not a regular file"), "{error}");
-    }
-
-    #[test]
-    fn refuses_what_it_cannot_read_in_place() {
-        let fortran = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }";
-        assert!(Header::parse(fortran)
-            .unwrap_err()
-            .contains("fortran_order"));
-        let big = "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }";
-        assert!(Header::parse(big).unwrap_err().contains("big-endian"));
-        let text = "{'descr': '<U8', 'fortran_order': False, 'shape': (2,), }";
-        assert!(Header::parse(text).unwrap_err().contains("<U8"));
-        assert!(Header::parse("{'descr': '<f4'}")
-            .unwrap_err()
-            .contains("fortran_order"));
+    fn every_element_type_keeps_its_size_as_a_dtype() {
+        let dir = std::env::temp_dir().join(format!("npy-source-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (descr, size) in [("|u1", 1), ("<i2", 2), ("<f2", 2), ("<i4", 4), ("<f8", 8)] {
+            let path = dir.join("one.npy");
+            write_npy(&path, descr, 2, &[3], &vec![7u8; 2 * 3 * size]).unwrap();
+            let mut source = NpySource::open(&path).unwrap();
+            assert_eq!(source.layout().dtype.size(), size, "{descr}");
+            let mut out = Vec::new();
+            let layout = source.read(1, &mut out).unwrap();
+            assert_eq!((layout.shape, out.len()), (vec![3], 3 * size), "{descr}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -14,6 +14,7 @@ use wasm_preprocess::{
 };
 
 use super::arena::{LoadedSamples, SampleLayout};
+use mlperf_submission::benchmark::PreprocessLimits;
 
 /// A loaded module and how it runs.
 pub struct Preprocessing {
@@ -280,4 +281,17 @@ fn dtype(element: ElementType) -> DType {
         ElementType::Float32 => DType::F32,
         ElementType::Float64 => DType::F64,
     }
+}
+
+/// The default sandbox with a benchmark definition's limits applied.
+pub fn sandbox_with(limits: PreprocessLimits) -> Sandbox {
+    let mut sandbox = Sandbox::default();
+    if let Some(mib) = limits.memory_limit_mib {
+        sandbox.memory_limit = mib << 20;
+    }
+    if let Some(ms) = limits.time_limit_ms {
+        sandbox.time_limit = std::time::Duration::from_millis(ms);
+    }
+    sandbox.fuel = limits.fuel;
+    sandbox
 }

@@ -1,7 +1,5 @@
 //! Where sample data comes from: a data set file read sample by sample at load time.
 
-use std::path::{Path, PathBuf};
-
 use super::arena::SampleLayout;
 
 /// A data set, readable by sample index.
@@ -17,25 +15,4 @@ pub trait SampleSource: Send {
     fn read(&mut self, index: usize, out: &mut Vec<u8>) -> Result<SampleLayout, SourceError>;
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum SourceError {
-    #[error("{}: {message}", path.display())]
-    Io { path: PathBuf, message: String },
-    #[error("{}: {message}", path.display())]
-    Format { path: PathBuf, message: String },
-    #[error("{source_name}: sample {index} is out of range ({count} samples)")]
-    OutOfRange {
-        source_name: String,
-        index: usize,
-        count: usize,
-    },
-}
-
-impl SourceError {
-    pub fn io(path: &Path, error: std::io::Error) -> SourceError {
-        SourceError::Io {
-            path: path.to_path_buf(),
-            message: error.to_string(),
-        }
-    }
-}
+pub use mlperf_submission::npy::SourceError;

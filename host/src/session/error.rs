@@ -148,6 +148,12 @@ impl From<PowerError> for SessionError {
     }
 }
 
+impl From<crate::power::PowerReadError> for SessionError {
+    fn from(error: crate::power::PowerReadError) -> Self {
+        SessionError::Power(Box::new(error.into()))
+    }
+}
+
 fn ranging_failed(out: &std::path::Path, why: &Option<String>) -> String {
     match why {
         None => format!(

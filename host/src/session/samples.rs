@@ -76,8 +76,9 @@ impl SampleLibrary {
                 timed,
                 limits,
             }) => {
-                let preprocessing = Preprocessing::load_in(module, *timed, limits.sandbox())
-                    .map_err(|source| SessionError::PreprocessModule {
+                let preprocessing =
+                    Preprocessing::load_in(module, *timed, crate::samples::sandbox_with(*limits))
+                        .map_err(|source| SessionError::PreprocessModule {
                         module: module.clone(),
                         source: Box::new(source),
                     })?;

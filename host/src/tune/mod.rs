@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mlperf_loadgen::{ScenarioMetrics, TestResult, TestScenario, TestSettings};
+use mlperf_submission::results::round_significant;
 
 pub use estimate::{estimate_full_run, FullRunEstimate};
 pub use search::tune;
@@ -183,15 +184,6 @@ fn written_value(key: &str, value: f64) -> f64 {
     }
 }
 
-/// `value` with `digits` significant digits (and never 0 for a positive value).
-pub(crate) fn round_significant(value: f64, digits: i32) -> f64 {
-    if value <= 0.0 || !value.is_finite() {
-        return value;
-    }
-    let scale = 10f64.powi(digits - 1 - value.log10().floor() as i32);
-    (value * scale).round() / scale
-}
-
 /// Early stopping's failure as one reason: the summary's lines, without their bullets and the
 /// bare "Run unsuccessful.".
 fn early_stopping_reason(lines: &[String]) -> String {
@@ -259,13 +251,6 @@ mod tests {
              queries, with the run being successful if every additional query were under latency"
         );
         assert_eq!(early_stopping_reason(&[]), "early stopping not met");
-    }
-
-    #[test]
-    fn significant_digits() {
-        assert_eq!(round_significant(1234.5678, 5), 1234.6);
-        assert_eq!(round_significant(0.000123456, 3), 0.000123);
-        assert_eq!(round_significant(987654321.0, 5), 987650000.0);
     }
 
     #[test]

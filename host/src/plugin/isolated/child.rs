@@ -99,7 +99,11 @@ fn serve() -> Result<(), String> {
         sut.read_samples_from(Arc::clone(&arena));
     }
     if let Some(timed) = &timed_preprocess {
-        match Preprocessing::load_in(&timed.module, true, timed.limits.sandbox()) {
+        match Preprocessing::load_in(
+            &timed.module,
+            true,
+            crate::samples::sandbox_with(timed.limits),
+        ) {
             Ok(preprocessing) => sut.preprocess_timed(Arc::new(preprocessing)),
             Err(error) => {
                 send(&ToHost::StartFailed {

@@ -1,0 +1,793 @@
+//! A benchmark definition (`configs/benchmarks/NAME.toml`): the model, the data set, the
+//! accuracy metric, the backend's configuration per scenario and the LoadGen settings. Paths
+//! in it are relative to the file. A definition may extend another (`extends.rs`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use mlperf_loadgen::TestScenario;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DefinitionError {
+    #[error("{}: {message}", path.display())]
+    Read { path: PathBuf, message: String },
+    #[error("{}: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+    #[error("no benchmark {name:?}{suggestion}; the benchmarks: {known} (looked for {searched})")]
+    NotFound {
+        name: String,
+        /// `: did you mean "fmnist"?`, or nothing.
+        suggestion: String,
+        /// The names in the configs/benchmarks/ folders searched, or `none`.
+        known: String,
+        searched: String,
+    },
+}
+
+/// A parsed definition, its paths made absolute.
+#[derive(Debug, Clone)]
+pub struct Benchmark {
+    pub name: String,
+    pub description: String,
+    /// The file it was read from.
+    pub file: PathBuf,
+    /// The command that makes its model and data (for messages).
+    pub prepare: Option<String>,
+    pub model: Option<PathBuf>,
+    pub inputs: PathBuf,
+    /// The expected sha256 of `inputs`, when the definition pins it.
+    pub inputs_sha256: Option<String>,
+    /// `[dataset] input_names`: each sample stacks these named inputs along its first axis.
+    pub input_names: Vec<String>,
+    pub performance_sample_count: Option<usize>,
+    /// `[dataset] tokenizer`: an LLM's tokenizer.json. The plugin gets it as `tokenizer` and
+    /// answers with token ids; the ROUGE scorer decodes them with it.
+    pub tokenizer: Option<PathBuf>,
+    /// The WebAssembly module that preprocesses the inputs, if any.
+    pub preprocess: Option<PreprocessSection>,
+    pub accuracy: Accuracy,
+    /// `[accuracy] logged_outputs`: the named outputs the accuracy log records, in order.
+    pub logged_outputs: Vec<String>,
+    pub plugin: PluginSection,
+    /// TestSettings overrides (`field = value`) for every scenario, then per scenario.
+    pub settings: BTreeMap<String, toml::Value>,
+    pub scenario_settings: BTreeMap<String, BTreeMap<String, toml::Value>>,
+    /// The rules a submission of it is checked against, where the definition gives them.
+    pub submission: Option<SubmissionSection>,
+}
+
+/// `[submission]`: what `mlperf-host check` holds a submission of this benchmark to (MLPerf's
+/// own models have their rules built in).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmissionSection {
+    /// Samples an accuracy run must cover: the whole data set.
+    pub dataset_size: u64,
+    /// Compliance tests a closed submission must include (`TEST01`, `TEST04`, `TEST06`).
+    #[serde(default)]
+    pub compliance: Vec<String>,
+    /// The Offline query's minimum samples.
+    #[serde(default = "one")]
+    pub offline_min_samples_per_query: u64,
+    /// Latency bounds per scenario (the Server bound the early-stopping estimate must keep).
+    #[serde(default)]
+    pub latency_bounds_ms: BTreeMap<String, f64>,
+    /// Scenarios each system type must submit.
+    #[serde(default)]
+    pub required_scenarios_datacenter: Vec<String>,
+    #[serde(default)]
+    pub required_scenarios_edge: Vec<String>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// `[preprocess]`: a sandboxed WebAssembly module run over the inputs.
+#[derive(Debug, Clone)]
+pub struct PreprocessSection {
+    pub module: PathBuf,
+    /// Per issued sample inside the timed path, rather than untimed at load.
+    pub timed: bool,
+    /// Sandbox limits, where the definition sets them.
+    pub limits: PreprocessLimits,
+}
+
+/// Optional sandbox limits of a preprocessing module (the sandbox's defaults otherwise).
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
+pub struct PreprocessLimits {
+    pub memory_limit_mib: Option<usize>,
+    pub time_limit_ms: Option<u64>,
+    /// A deterministic instruction budget per sample instead of the time limit.
+    pub fuel: Option<u64>,
+}
+
+/// How a run's accuracy log is scored.
+#[derive(Debug, Clone)]
+pub enum Accuracy {
+    /// Top-1 classification against integer labels.
+    Top1 {
+        labels: PathBuf,
+        output: OutputEncoding,
+        reference: Option<PathBuf>,
+        /// Fraction of the reference accuracy a run must reach (MLPerf closed: 0.99).
+        threshold: f64,
+    },
+    /// Cosine similarity of float32 embeddings to reference embeddings (a `.npy` of one row
+    /// per sample); the mean must reach `threshold`.
+    Cosine {
+        embeddings: PathBuf,
+        /// The reference run's figures (`reference.json` from the benchmark's generator).
+        reference: Option<PathBuf>,
+        threshold: f64,
+    },
+    /// ROUGE-1/2/L of generated text against committed reference answers (a JSON file with
+    /// `samples[i].output` and `.output_tokens`): each at least `threshold` of the references'
+    /// own, and the tokens per sample within 10 % of theirs. With a tokenizer the responses
+    /// are int32 token ids, decoded with it; without, UTF-8 text.
+    Rouge {
+        references: PathBuf,
+        threshold: f64,
+        tokenizer: Option<PathBuf>,
+    },
+    /// No metric (e.g. random weights); `why` says so.
+    Unavailable { why: String },
+}
+
+/// How a response's bytes encode its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputEncoding {
+    /// One little-endian i64: the class.
+    Int64,
+    /// Little-endian f32 scores: the class is the argmax.
+    Float32,
+}
+
+#[derive(Debug, Clone)]
+pub struct PluginSection {
+    pub name: String,
+    /// Passed to the plugin; `model` is added from the model section.
+    pub config: toml::Table,
+    /// Merged over `config` for one scenario.
+    pub scenario: BTreeMap<String, toml::Table>,
+}
+
+impl Benchmark {
+    /// Reads `spec`: a path to a `.toml` file, or a name looked up in `configs/benchmarks/`
+    /// under the working directory and the repository the executable was built in.
+    pub fn find(spec: &str) -> Result<Benchmark, DefinitionError> {
+        let as_path = Path::new(spec);
+        if spec.ends_with(".toml") || spec.contains(std::path::MAIN_SEPARATOR) {
+            return Benchmark::read(as_path);
+        }
+        let candidates = search_paths(spec);
+        match candidates.iter().find(|p| p.is_file()) {
+            Some(path) => Benchmark::read(path),
+            None => {
+                let known = known_names();
+                Err(DefinitionError::NotFound {
+                    name: spec.to_string(),
+                    suggestion: mlperf_loadgen::suggest::closest(spec, &known)
+                        .map(|name| format!(": did you mean {name:?}?"))
+                        .unwrap_or_default(),
+                    known: Some(known.join(", "))
+                        .filter(|names| !names.is_empty())
+                        .unwrap_or_else(|| "none".into()),
+                    searched: candidates
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })
+            }
+        }
+    }
+
+    pub fn read(path: &Path) -> Result<Benchmark, DefinitionError> {
+        let text = std::fs::read_to_string(path).map_err(|e| DefinitionError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let invalid = |message: String| DefinitionError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        // Without `extends`, straight from the text, so that errors keep their line numbers.
+        let raw: RawDefinition = if text.contains("extends") {
+            let table = super::extends::read_merged(path, &text).map_err(invalid)?;
+            RawDefinition::deserialize(toml::Value::Table(table))
+                .map_err(|e| invalid(e.to_string()))?
+        } else {
+            toml::from_str(&text).map_err(|e| invalid(e.to_string()))?
+        };
+        raw.resolve(path)
+    }
+
+    /// The plugin configuration for `scenario`: the common table, the scenario's table over
+    /// it, and `model`.
+    pub fn plugin_config(&self, scenario: TestScenario) -> toml::Table {
+        let mut config = self.plugin.config.clone();
+        if let Some(overrides) = self.plugin.scenario.get(&scenario.to_string()) {
+            for (key, value) in overrides {
+                config.insert(key.clone(), value.clone());
+            }
+        }
+        if let Some(model) = &self.model {
+            config.insert(
+                "model".into(),
+                toml::Value::String(model.display().to_string()),
+            );
+        }
+        if let Some(tokenizer) = &self.tokenizer {
+            config.insert(
+                "tokenizer".into(),
+                toml::Value::String(tokenizer.display().to_string()),
+            );
+        }
+        config
+    }
+
+    /// `key=value` TestSettings overrides for `scenario`, common ones first.
+    pub fn setting_overrides(&self, scenario: TestScenario) -> Vec<(String, String)> {
+        let scenario = self.scenario_settings.get(&scenario.to_string());
+        self.settings
+            .iter()
+            .chain(scenario.into_iter().flatten())
+            .map(|(key, value)| (key.clone(), setting_text(value)))
+            .collect()
+    }
+
+    /// Files the definition names that do not exist.
+    pub fn missing_files(&self) -> Vec<&Path> {
+        self.files().into_iter().filter(|p| !p.exists()).collect()
+    }
+
+    /// The data files the definition names: inputs, model, tokenizer and the scorer's.
+    pub fn files(&self) -> Vec<&Path> {
+        let mut files = vec![self.inputs.as_path()];
+        files.extend(self.model.as_deref());
+        files.extend(self.tokenizer.as_deref());
+        match &self.accuracy {
+            Accuracy::Top1 {
+                labels, reference, ..
+            } => {
+                files.push(labels);
+                files.extend(reference.as_deref());
+            }
+            Accuracy::Cosine {
+                embeddings,
+                reference,
+                ..
+            } => {
+                files.push(embeddings);
+                files.extend(reference.as_deref());
+            }
+            Accuracy::Rouge { references, .. } => files.push(references),
+            Accuracy::Unavailable { .. } => {}
+        }
+        files
+    }
+}
+
+/// A TOML value as `--set` takes it (strings unquoted).
+fn setting_text(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The benchmark names the searched configs/benchmarks/ folders define, sorted.
+fn known_names() -> Vec<String> {
+    let mut names: Vec<String> = config_search_paths("benchmarks")
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(".toml").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn search_paths(name: &str) -> Vec<PathBuf> {
+    config_search_paths(Path::new("benchmarks").join(format!("{name}.toml")))
+}
+
+/// Where `configs/<path>` (a file or a folder) is looked for: under the working directory,
+/// then in the repository the executable was built in.
+pub(crate) fn config_search_paths(path: impl AsRef<Path>) -> Vec<PathBuf> {
+    let relative = Path::new("configs").join(path);
+    let mut paths = vec![relative.clone()];
+    // target/<profile>/mlperf-host → the repository's configs/.
+    if let Some(root) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
+    {
+        paths.push(root.join(&relative));
+    }
+    // The source tree it was built from, wherever its target/ lives (CI links it to a cache).
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(&relative);
+    if !paths.contains(&source) {
+        paths.push(source);
+    }
+    paths
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDefinition {
+    name: String,
+    #[serde(default)]
+    description: String,
+    prepare: Option<String>,
+    model: Option<RawModel>,
+    dataset: RawDataset,
+    preprocess: Option<RawPreprocess>,
+    accuracy: RawAccuracy,
+    plugin: RawPlugin,
+    #[serde(default)]
+    settings: BTreeMap<String, toml::Value>,
+    submission: Option<SubmissionSection>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModel {
+    path: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDataset {
+    inputs: PathBuf,
+    /// The inputs file's expected sha256: a run of another content is refused.
+    sha256: Option<String>,
+    #[serde(default)]
+    input_names: Vec<String>,
+    performance_sample_count: Option<usize>,
+    tokenizer: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPreprocess {
+    module: PathBuf,
+    #[serde(default)]
+    timed: bool,
+    memory_limit_mib: Option<usize>,
+    time_limit_ms: Option<u64>,
+    fuel: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAccuracy {
+    metric: String,
+    labels: Option<PathBuf>,
+    embeddings: Option<PathBuf>,
+    references: Option<PathBuf>,
+    output: Option<OutputEncoding>,
+    reference: Option<PathBuf>,
+    threshold: Option<f64>,
+    why: Option<String>,
+    #[serde(default)]
+    logged_outputs: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlugin {
+    name: String,
+    #[serde(default)]
+    config: toml::Table,
+    #[serde(default)]
+    scenario: BTreeMap<String, toml::Table>,
+}
+
+const SCENARIOS: [&str; 4] = ["SingleStream", "MultiStream", "Server", "Offline"];
+
+impl RawDefinition {
+    fn resolve(mut self, file: &Path) -> Result<Benchmark, DefinitionError> {
+        let invalid = |message: String| DefinitionError::Invalid {
+            path: file.to_path_buf(),
+            message,
+        };
+        let dir = file.parent().unwrap_or(Path::new("."));
+        let at = |path: &Path| dir.join(path);
+        for scenario in self.plugin.scenario.keys() {
+            if !SCENARIOS.contains(&scenario.as_str()) {
+                return Err(invalid(format!(
+                    "[plugin.scenario.{scenario}]: unknown scenario (one of {})",
+                    SCENARIOS.join(", ")
+                )));
+            }
+        }
+        if let Some(section) = &self.submission {
+            check_submission_section(section).map_err(invalid)?;
+        }
+        // [settings] holds common keys and one table per scenario.
+        let mut settings = BTreeMap::new();
+        let mut scenario_settings = BTreeMap::new();
+        for (key, value) in self.settings {
+            match value {
+                toml::Value::Table(table) if SCENARIOS.contains(&key.as_str()) => {
+                    scenario_settings.insert(key, table.into_iter().collect());
+                }
+                toml::Value::Table(_) => {
+                    return Err(invalid(format!(
+                        "[settings.{key}]: unknown scenario (one of {})",
+                        SCENARIOS.join(", ")
+                    )))
+                }
+                value => {
+                    settings.insert(key, value);
+                }
+            }
+        }
+        if let Some(digest) = &self.dataset.sha256 {
+            if !crate::digest::is_sha256(digest) {
+                return Err(invalid(format!(
+                    "[dataset] sha256 = {digest:?}: not a sha256 (64 hexadecimal digits)"
+                )));
+            }
+        }
+        if let Some(threshold) = self.accuracy.threshold {
+            if !(threshold > 0.0 && threshold <= 1.0) {
+                return Err(invalid(format!(
+                    "[accuracy] threshold = {threshold}: out of range (above 0, at most 1)"
+                )));
+            }
+        }
+        let logged_outputs = std::mem::take(&mut self.accuracy.logged_outputs);
+        if let Some(bad) = logged_outputs
+            .iter()
+            .find(|n| n.is_empty() || n.contains('\0'))
+        {
+            return Err(invalid(format!(
+                "[accuracy] logged_outputs: {bad:?} is not an output name"
+            )));
+        }
+        let accuracy = match self.accuracy.metric.as_str() {
+            "top1" => Accuracy::Top1 {
+                labels: at(&self
+                    .accuracy
+                    .labels
+                    .ok_or_else(|| invalid("[accuracy] metric top1 needs `labels`".into()))?),
+                output: self.accuracy.output.unwrap_or(OutputEncoding::Int64),
+                reference: self.accuracy.reference.as_deref().map(at),
+                threshold: self.accuracy.threshold.unwrap_or(0.99),
+            },
+            "cosine" => Accuracy::Cosine {
+                embeddings: at(&self.accuracy.embeddings.ok_or_else(|| {
+                    invalid("[accuracy] metric cosine needs `embeddings`".into())
+                })?),
+                reference: self.accuracy.reference.as_deref().map(at),
+                threshold: self.accuracy.threshold.unwrap_or(0.99),
+            },
+            "rouge" => Accuracy::Rouge {
+                references: at(&self
+                    .accuracy
+                    .references
+                    .ok_or_else(|| invalid("[accuracy] metric rouge needs `references`".into()))?),
+                threshold: self.accuracy.threshold.unwrap_or(0.99),
+                tokenizer: self.dataset.tokenizer.as_deref().map(at),
+            },
+            "none" => Accuracy::Unavailable {
+                why: self
+                    .accuracy
+                    .why
+                    .unwrap_or_else(|| "the benchmark defines no accuracy metric".into()),
+            },
+            other => {
+                return Err(invalid(format!(
+                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge or none)"
+                )))
+            }
+        };
+        Ok(Benchmark {
+            name: self.name,
+            description: self.description,
+            file: file.to_path_buf(),
+            prepare: self.prepare,
+            model: self.model.map(|m| at(&m.path)),
+            inputs: at(&self.dataset.inputs),
+            inputs_sha256: self.dataset.sha256.map(|d| d.to_ascii_lowercase()),
+            input_names: self.dataset.input_names,
+            performance_sample_count: self.dataset.performance_sample_count,
+            tokenizer: self.dataset.tokenizer.as_deref().map(at),
+            preprocess: self.preprocess.map(|p| PreprocessSection {
+                module: at(&p.module),
+                timed: p.timed,
+                limits: PreprocessLimits {
+                    memory_limit_mib: p.memory_limit_mib,
+                    time_limit_ms: p.time_limit_ms,
+                    fuel: p.fuel,
+                },
+            }),
+            accuracy,
+            logged_outputs,
+            plugin: PluginSection {
+                name: self.plugin.name,
+                config: self.plugin.config,
+                scenario: self.plugin.scenario,
+            },
+            settings,
+            scenario_settings,
+            submission: self.submission,
+        })
+    }
+}
+
+/// The names in `[submission]` are ones `check` knows.
+fn check_submission_section(section: &SubmissionSection) -> Result<(), String> {
+    const TESTS: [&str; 3] = ["TEST01", "TEST04", "TEST06"];
+    if let Some(test) = section
+        .compliance
+        .iter()
+        .find(|t| !TESTS.contains(&t.as_str()))
+    {
+        return Err(format!(
+            "[submission] compliance: unknown test {test:?} (one of {})",
+            TESTS.join(", ")
+        ));
+    }
+    let scenarios = section
+        .latency_bounds_ms
+        .keys()
+        .chain(&section.required_scenarios_datacenter)
+        .chain(&section.required_scenarios_edge);
+    for scenario in scenarios {
+        if !SCENARIOS.contains(&scenario.as_str()) {
+            return Err(format!(
+                "[submission]: unknown scenario {scenario:?} (one of {})",
+                SCENARIOS.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configs_are_found_in_the_source_tree_wherever_the_executable_is() {
+        let paths = config_search_paths("audit");
+        assert_eq!(paths[0], Path::new("configs/audit"));
+        let source = paths.last().unwrap();
+        assert!(source.is_dir(), "{}", source.display());
+        assert!(source.ends_with("../configs/audit"), "{}", source.display());
+    }
+
+    fn parse(text: &str) -> Result<Benchmark, DefinitionError> {
+        let raw: RawDefinition = toml::from_str(text).map_err(|e| DefinitionError::Invalid {
+            path: "test.toml".into(),
+            message: e.to_string(),
+        })?;
+        raw.resolve(Path::new("/defs/test.toml"))
+    }
+
+    const FULL: &str = r#"
+name = "fmnist"
+prepare = "bash scripts/benchmarks/prepare.sh fmnist"
+[model]
+path = "../data/model.onnx"
+[dataset]
+inputs = "../data/inputs.npy"
+performance_sample_count = 100
+[accuracy]
+metric = "top1"
+labels = "../data/labels.npy"
+reference = "../data/reference.json"
+[plugin]
+name = "onnxruntime"
+config = { output = "label", workers = 1 }
+[plugin.scenario.Offline]
+workers = 2
+[settings]
+min_query_count = 10
+[settings.Offline]
+offline_expected_qps = 5000
+"#;
+
+    #[test]
+    fn named_inputs_and_logged_outputs_are_read() {
+        let text = FULL
+            .replace(
+                "performance_sample_count = 100",
+                "performance_sample_count = 100\ninput_names = [\"ids\", \"mask\"]",
+            )
+            .replace(
+                "metric = \"top1\"",
+                "metric = \"top1\"\nlogged_outputs = [\"scores\"]",
+            );
+        let benchmark = parse(&text).unwrap();
+        assert_eq!(benchmark.input_names, ["ids", "mask"]);
+        assert_eq!(benchmark.logged_outputs, ["scores"]);
+        assert!(parse(FULL).unwrap().logged_outputs.is_empty());
+        let error = parse(&text.replace("[\"scores\"]", "[\"\"]"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("[accuracy] logged_outputs: \"\" is not an output name"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn paths_resolve_beside_the_file_and_scenarios_layer() {
+        let benchmark = parse(FULL).unwrap();
+        assert_eq!(benchmark.inputs, Path::new("/defs/../data/inputs.npy"));
+        let offline = benchmark.plugin_config(TestScenario::Offline);
+        assert_eq!(offline["workers"].as_integer(), Some(2));
+        assert_eq!(offline["output"].as_str(), Some("label"));
+        assert_eq!(offline["model"].as_str(), Some("/defs/../data/model.onnx"));
+        let single = benchmark.plugin_config(TestScenario::SingleStream);
+        assert_eq!(single["workers"].as_integer(), Some(1));
+        assert_eq!(
+            benchmark.setting_overrides(TestScenario::Offline),
+            vec![
+                ("min_query_count".to_string(), "10".to_string()),
+                ("offline_expected_qps".to_string(), "5000".to_string())
+            ]
+        );
+        assert_eq!(benchmark.setting_overrides(TestScenario::Server).len(), 1);
+        match benchmark.accuracy {
+            Accuracy::Top1 {
+                threshold, output, ..
+            } => {
+                assert_eq!(threshold, 0.99);
+                assert_eq!(output, OutputEncoding::Int64);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_tokenizer_resolves_beside_the_file_for_the_plugin_and_the_rouge_scorer() {
+        let text = FULL
+            .replace(
+                "inputs = \"../data/inputs.npy\"",
+                "inputs = \"../data/inputs.npy\"\ntokenizer = \"../data/tokenizer.json\"",
+            )
+            .replace(
+                "metric = \"top1\"\nlabels = \"../data/labels.npy\"",
+                "metric = \"rouge\"\nreferences = \"llm/references.json\"",
+            );
+        let benchmark = parse(&text).unwrap();
+        let tokenizer = Path::new("/defs/../data/tokenizer.json");
+        assert_eq!(benchmark.tokenizer.as_deref(), Some(tokenizer));
+        let config = benchmark.plugin_config(TestScenario::Offline);
+        assert_eq!(
+            config["tokenizer"].as_str(),
+            Some("/defs/../data/tokenizer.json")
+        );
+        assert!(benchmark.missing_files().contains(&tokenizer));
+        match benchmark.accuracy {
+            Accuracy::Rouge {
+                references,
+                tokenizer: scorer,
+                ..
+            } => {
+                assert_eq!(references, Path::new("/defs/llm/references.json"));
+                assert_eq!(scorer.as_deref(), Some(tokenizer));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_cosine_metric_resolves_its_embeddings() {
+        let text = FULL.replace(
+            "metric = \"top1\"\nlabels = \"../data/labels.npy\"",
+            "metric = \"cosine\"\nembeddings = \"minilm/reference.npy\"\nthreshold = 0.995",
+        );
+        let benchmark = parse(&text).unwrap();
+        match benchmark.accuracy {
+            Accuracy::Cosine {
+                embeddings,
+                reference,
+                threshold,
+            } => {
+                assert_eq!(embeddings, Path::new("/defs/minilm/reference.npy"));
+                assert_eq!(
+                    reference.unwrap(),
+                    Path::new("/defs/../data/reference.json")
+                );
+                assert_eq!(threshold, 0.995);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_preprocess_section_resolves_its_module_and_limits() {
+        assert!(parse(FULL).unwrap().preprocess.is_none());
+        let text = FULL.replace(
+            "[accuracy]",
+            "[preprocess]\nmodule = \"../m/fmnist.wasm\"\ntimed = true\nfuel = 5000\n\
+             time_limit_ms = 20\n[accuracy]",
+        );
+        let preprocess = parse(&text).unwrap().preprocess.unwrap();
+        assert_eq!(preprocess.module, Path::new("/defs/../m/fmnist.wasm"));
+        assert!(preprocess.timed);
+        assert_eq!(preprocess.limits.fuel, Some(5000));
+        assert_eq!(preprocess.limits.time_limit_ms, Some(20));
+        assert_eq!(preprocess.limits.memory_limit_mib, None);
+        let error = parse(&text.replace("fuel =", "fuels ="))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("fuels"), "{error}");
+    }
+
+    #[test]
+    fn the_shipped_definitions_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/benchmarks");
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "toml") {
+                continue; // a benchmark's committed data
+            }
+            let benchmark = Benchmark::read(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(path.file_stem().unwrap().to_str(), Some(&*benchmark.name));
+            names.push(benchmark.name);
+        }
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "digits",
+                "fmnist",
+                "minilm",
+                "resnet50",
+                "smollm2",
+                "smollm2-interactive"
+            ]
+        );
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let cases = [
+            (FULL.replace("top1", "top5"), "metric = \"top5\""),
+            (
+                FULL.replace("[settings.Offline]", "[settings.Batch]"),
+                "[settings.Batch]",
+            ),
+            (
+                FULL.replace("[plugin.scenario.Offline]", "[plugin.scenario.offline]"),
+                "[plugin.scenario.offline]",
+            ),
+            (FULL.replace("prepare =", "prepared ="), "prepared"),
+            (FULL.replace("labels = ", "label_file = "), "label_file"),
+            (
+                FULL.replace("metric = \"top1\"", "metric = \"top1\"\nthreshold = 99"),
+                "threshold = 99",
+            ),
+            (
+                FULL.replace("metric = \"top1\"", "metric = \"cosine\""),
+                "metric cosine needs `embeddings`",
+            ),
+            (
+                FULL.replace("metric = \"top1\"", "metric = \"rouge\""),
+                "metric rouge needs `references`",
+            ),
+        ];
+        for (text, words) in cases {
+            let error = parse(&text).unwrap_err().to_string();
+            assert!(error.contains(words), "{error}");
+        }
+    }
+}

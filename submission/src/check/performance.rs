@@ -1,0 +1,405 @@
+//! A performance run's detail log against the rules: validity, seeds, sample counts, early
+//! stopping, latency bounds, minimum duration and query count, network mode. The same checks
+//! apply to a compliance test's performance run.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::Context;
+use crate::logs::DetailLog;
+use crate::rule::Rule;
+use crate::rules::{default_result_field, network_batching, Rules};
+use crate::tree::{ScenarioDir, LOG_FILES};
+
+/// Tolerated in a log's errors (a LoadGen built from a modified checkout).
+const TOLERATED_ERROR: &str = "Loadgen built with uncommitted changes!";
+
+/// Checks `performance/run_1/`; returns the result in the checker's unit (samples/s, queries/s
+/// or ms) when the log gives one.
+pub fn check(
+    context: &mut Context,
+    target: &ScenarioDir,
+    rules: &Rules,
+    system: &Value,
+) -> Option<f64> {
+    check_run(
+        context,
+        &target.performance_run(),
+        &target.scenario,
+        &target.submitter.division,
+        rules,
+        system,
+    )
+}
+
+/// The LoadGen scenario a folder's run is: an Interactive folder holds a Server run.
+pub fn loadgen_scenario(folder: &str) -> &str {
+    if folder == "Interactive" {
+        "Server"
+    } else {
+        folder
+    }
+}
+
+/// The checks on one run folder's logs; `scenario` is the folder's.
+pub fn check_run(
+    context: &mut Context,
+    run: &Path,
+    scenario: &str,
+    division: &str,
+    rules: &Rules,
+    system: &Value,
+) -> Option<f64> {
+    let summary = run.join(LOG_FILES[0]);
+    if !summary.is_file() {
+        context.error(&summary, Rule::RequiredFile, "missing");
+    }
+    let path = run.join(LOG_FILES[1]);
+    let log = context.detail_log(&path)?;
+    context.official_loadgen(&path, &log, division);
+    let logged_scenario = log.str("effective_scenario").unwrap_or("");
+    let filed_under = scenario;
+    let inferred = logged_scenario != loadgen_scenario(filed_under);
+    if inferred && !can_infer(filed_under, logged_scenario) {
+        context.error(
+            &path,
+            Rule::ScenarioMismatch,
+            format!("the run is {logged_scenario:?}, filed under {filed_under} (a result is inferred only for Offline from SingleStream or MultiStream, and for MultiStream from SingleStream)"),
+        );
+        return None;
+    }
+    // A run whose result is inferred for its folder is held to its own scenario's rules.
+    let (folder, scenario) = if inferred {
+        (logged_scenario, logged_scenario)
+    } else {
+        (filed_under, loadgen_scenario(filed_under))
+    };
+    for error in log.errors.iter().filter(|e| !e.contains(TOLERATED_ERROR)) {
+        context.warning(
+            &path,
+            Rule::LoadgenErrors,
+            format!("LoadGen logged an error: {error}"),
+        );
+    }
+    match log.str("result_validity") {
+        Some("VALID") => {}
+        other => context.error(
+            &path,
+            Rule::ResultValid,
+            format!(
+                "result_validity is {}, not VALID",
+                other.unwrap_or("missing")
+            ),
+        ),
+    }
+    check_seeds(context, &path, &log, rules);
+    let psc = log.u64("effective_performance_sample_count").unwrap_or(0);
+    if psc < rules.min_performance_sample_count {
+        context.error(
+            &path,
+            Rule::PerformanceSampleCount,
+            format!(
+                "effective_performance_sample_count {psc} is below the {} {} requires",
+                rules.min_performance_sample_count, rules.benchmark
+            ),
+        );
+    }
+    let early_stopping = matches!(scenario, "SingleStream" | "MultiStream" | "Server");
+    if early_stopping {
+        check_early_stopping(context, &path, &log, folder, rules);
+    } else {
+        check_latency_percentile(context, &path, &log, folder, rules);
+        if let Some(required) = rules.min_query_count(scenario) {
+            let count = log.u64("effective_min_query_count").unwrap_or(0);
+            if count < required {
+                context.short(
+                    &path,
+                    Rule::MinQueryCount,
+                    format!("effective_min_query_count {count} is below the required {required}"),
+                );
+            }
+        }
+    }
+    match rules.offline_min_samples_per_query {
+        Some(minimum) if scenario == "Offline" && division == "closed" => {
+            let samples = log.u64("effective_samples_per_query").unwrap_or(0);
+            if samples < minimum {
+                context.short(
+                    &path,
+                    Rule::OfflineSamplesPerQuery,
+                    format!(
+                        "the Offline query has {samples} samples; {} requires at least {minimum}",
+                        rules.benchmark
+                    ),
+                );
+            }
+        }
+        _ => {}
+    }
+    let duration = log.u64("effective_min_duration_ms").unwrap_or(0);
+    if duration < rules.min_duration_ms {
+        context.short(
+            &path,
+            Rule::MinDuration,
+            format!(
+                "effective_min_duration_ms {duration} is below {} ({} s)",
+                rules.min_duration_ms,
+                rules.min_duration_ms / 1000
+            ),
+        );
+    }
+    check_network(context, &path, &log, division, system);
+    if division == "network" {
+        if let Some(problem) = network_batching(&log, rules.network_client_batching) {
+            context.error(&path, Rule::NetworkBatching, problem);
+        }
+    }
+    if rules.llm {
+        check_token_latencies(context, &path, &log, folder, rules);
+    }
+    if inferred {
+        let metric = inferred_metric(&log, filed_under);
+        if filed_under == "MultiStream" && metric == Some(0.0) {
+            context.error(
+                &path,
+                Rule::InferredResult,
+                format!("no MultiStream result can be inferred from this {logged_scenario} run: its early_stopping_latency_ms is 0 (too few queries for the estimate)"),
+            );
+        }
+        return metric;
+    }
+    result_metric(&log, scenario, Some(rules))
+}
+
+/// Whether a folder's result may be inferred from a run of `logged` scenario, as the checker
+/// infers them: Offline from SingleStream or MultiStream, MultiStream from SingleStream.
+fn can_infer(folder: &str, logged: &str) -> bool {
+    matches!(
+        (folder, logged),
+        ("Offline", "SingleStream" | "MultiStream") | ("MultiStream", "SingleStream")
+    )
+}
+
+/// The checker's inferred result for `folder` from a run of another scenario: Offline from
+/// SingleStream is its QPS without LoadGen's overhead, Offline from MultiStream its samples
+/// per query over the mean query latency, MultiStream from SingleStream eight times its
+/// early-stopping 99th-percentile estimate (ms).
+pub(crate) fn inferred_metric(log: &DetailLog, folder: &str) -> Option<f64> {
+    match (folder, log.str("effective_scenario")?) {
+        ("Offline", "SingleStream") => log.f64("result_qps_without_loadgen_overhead"),
+        ("Offline", "MultiStream") => {
+            let samples = log.f64("effective_samples_per_query")?;
+            let mean_ms = log.f64("result_mean_query_latency_ns")? / 1e6;
+            Some(samples * 1000.0 / mean_ms)
+        }
+        ("MultiStream", "SingleStream") => Some(log.f64("early_stopping_latency_ms")? * 8.0 / 1e6),
+        _ => None,
+    }
+}
+
+/// A folder's result: its run's, or the one inferred from a run of another scenario.
+pub(crate) fn folder_metric(log: &DetailLog, folder: &str, rules: Option<&Rules>) -> Option<f64> {
+    let scenario = loadgen_scenario(folder);
+    if log
+        .str("effective_scenario")
+        .is_some_and(|logged| logged != scenario)
+    {
+        inferred_metric(log, folder)
+    } else {
+        result_metric(log, scenario, rules)
+    }
+}
+
+/// An LLM's run measures token latencies; in Server and Interactive the 99th percentiles of
+/// the first token's latency (TTFT) and the time per output token (TPOT) keep the limits.
+fn check_token_latencies(
+    context: &mut Context,
+    path: &Path,
+    log: &DetailLog,
+    folder: &str,
+    rules: &Rules,
+) {
+    if log.bool("requested_use_token_latencies") != Some(true) {
+        context.error(
+            path,
+            Rule::TokenLatencies,
+            format!(
+                "{} is an LLM benchmark: the run must measure token latencies (use_token_latencies)",
+                rules.benchmark
+            ),
+        );
+        return;
+    }
+    if loadgen_scenario(folder) != "Server" {
+        return;
+    }
+    let Some(limits) = rules.token_limits(folder) else {
+        context.error(
+            path,
+            Rule::TokenLatencies,
+            format!(
+                "{} has no TTFT/TPOT limits for {folder} ({})",
+                rules.benchmark, rules.source
+            ),
+        );
+        return;
+    };
+    let ttft = log.u64("result_first_token_99.00_percentile_latency_ns");
+    let tpot = log.u64("result_time_per_output_token_99.00_percentile_ns");
+    let (Some(ttft), Some(tpot)) = (ttft, tpot) else {
+        context.error(
+            path,
+            Rule::TokenLatencies,
+            "the log has no 99th-percentile TTFT or TPOT (result_first_token_99.00_percentile_latency_ns, result_time_per_output_token_99.00_percentile_ns)",
+        );
+        return;
+    };
+    if ttft >= limits.ttft_ns || tpot >= limits.tpot_ns {
+        context.error(
+            path,
+            Rule::TokenLatencies,
+            format!(
+                "99th-percentile TTFT {ttft} ns and TPOT {tpot} ns must be below {} ns and {} ns for {} {folder}",
+                limits.ttft_ns, limits.tpot_ns, rules.benchmark
+            ),
+        );
+    }
+}
+
+fn check_seeds(context: &mut Context, path: &Path, log: &DetailLog, rules: &Rules) {
+    for (key, expected) in [
+        ("effective_qsl_rng_seed", rules.seeds.qsl_rng_seed),
+        (
+            "effective_sample_index_rng_seed",
+            rules.seeds.sample_index_rng_seed,
+        ),
+        ("effective_schedule_rng_seed", rules.seeds.schedule_rng_seed),
+    ] {
+        let found = log.u64(key);
+        if found != Some(expected) {
+            context.error(
+                path,
+                Rule::Seeds,
+                format!(
+                    "{key} is {}, the rules' seed is {expected}",
+                    found.map_or("missing".to_string(), |s| s.to_string())
+                ),
+            );
+        }
+    }
+}
+
+/// The latency bound of a folder's scenario, else of its LoadGen scenario.
+fn latency_bound(rules: &Rules, folder: &str) -> Option<u64> {
+    rules
+        .latency_bound_ns(folder)
+        .or_else(|| rules.latency_bound_ns(loadgen_scenario(folder)))
+}
+
+/// Early stopping met, and the Server bound the estimate was made for within the rules'.
+fn check_early_stopping(
+    context: &mut Context,
+    path: &Path,
+    log: &DetailLog,
+    scenario: &str,
+    rules: &Rules,
+) {
+    if log.bool("early_stopping_met") != Some(true) {
+        context.error(
+            path,
+            Rule::EarlyStopping,
+            format!(
+                "the early stopping condition was not met: {}",
+                log.str("early_stopping_result")
+                    .unwrap_or("(no early_stopping_result)")
+            ),
+        );
+    }
+    if let Some(bound) = latency_bound(rules, scenario) {
+        let target = log.u64("effective_target_latency_ns").unwrap_or(u64::MAX);
+        if target > bound {
+            context.error(
+                path,
+                Rule::LatencyBound,
+                format!("effective_target_latency_ns {target} exceeds the {bound} ns {} allows for {scenario}", rules.benchmark),
+            );
+        }
+    }
+}
+
+/// Scenarios without early stopping keep their bound at the 99th percentile.
+fn check_latency_percentile(
+    context: &mut Context,
+    path: &Path,
+    log: &DetailLog,
+    scenario: &str,
+    rules: &Rules,
+) {
+    if let Some(bound) = latency_bound(rules, scenario) {
+        let p99 = log
+            .u64("result_99.00_percentile_latency_ns")
+            .unwrap_or(u64::MAX);
+        if p99 > bound {
+            context.error(
+                path,
+                Rule::LatencyBound,
+                format!("result_99.00_percentile_latency_ns {p99} exceeds the {bound} ns bound"),
+            );
+        }
+    }
+}
+
+/// A network-division system is one, and its SUT says so.
+fn check_network(
+    context: &mut Context,
+    path: &Path,
+    log: &DetailLog,
+    division: &str,
+    system: &Value,
+) {
+    let is_network = system
+        .get("is_network")
+        .map(|v| match v {
+            Value::Bool(b) => *b,
+            Value::String(s) => s.eq_ignore_ascii_case("true"),
+            _ => false,
+        })
+        .unwrap_or(false);
+    let expected = match division {
+        "network" => Some(true),
+        "closed" => Some(false),
+        _ => None,
+    };
+    if expected.is_some_and(|e| e != is_network) {
+        context.error(
+            path,
+            Rule::NetworkMode,
+            format!("the system's is_network ({is_network}) does not fit the {division} division"),
+        );
+    }
+    let sut_name = log.str("sut_name").unwrap_or("");
+    if is_network && !sut_name.contains("Network SUT") {
+        context.error(
+            path,
+            Rule::NetworkMode,
+            format!("a network system's SUT name must contain \"Network SUT\"; it is {sut_name:?}"),
+        );
+    }
+}
+
+/// The result of a run of LoadGen scenario `scenario` as the checker reports it (latencies
+/// in ms, or in s where the rules say), from the benchmark's own result field where its rules name one.
+pub(crate) fn result_metric(log: &DetailLog, scenario: &str, rules: Option<&Rules>) -> Option<f64> {
+    let field = match rules {
+        Some(rules) => rules.result_field(scenario)?,
+        None => default_result_field(scenario)?,
+    };
+    let value = log.f64(field)?;
+    let in_seconds = rules.is_some_and(|r| r.latency_in_seconds);
+    Some(match scenario {
+        "SingleStream" | "MultiStream" if in_seconds => value / 1e9,
+        "SingleStream" | "MultiStream" => value / 1e6,
+        _ => value,
+    })
+}

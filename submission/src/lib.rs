@@ -1,0 +1,47 @@
+//! mlperf-submission: everything that reads a run after it ran. [`logs`] names a run folder's
+//! files and reads the detail and accuracy logs back; [`benchmark`] defines real benchmarks
+//! and scores their accuracy (their labels read by [`npy`], their files hashed by [`digest`]);
+//! [`power`] reads a run's power result back; [`compliance`] verifies the audit tests;
+//! the submission itself is the system description ([`system`]), the tree of the MLPerf
+//! submission rules assembled from run folders ([`assemble`]), a pre-check of that tree with
+//! the official checker's rules ([`check`]), each finding naming the file and the rule, and
+//! the results table, comparison and report read from run folders.
+//!
+//! It depends on the LoadGen engine's settings and log formats and on the power arithmetic,
+//! never on plugins, WASM preprocessing or the official engine: the host runs, this reads.
+
+pub mod assemble;
+pub mod benchmark;
+mod benchmark_rules;
+pub mod check;
+pub mod compare;
+pub mod compliance;
+pub mod digest;
+pub mod finding;
+pub mod logs;
+pub mod npy;
+pub mod power;
+pub mod power_dev;
+pub mod report;
+pub mod results;
+pub mod round;
+pub mod rule;
+pub mod rules;
+pub mod run_folder;
+pub mod scenario_files;
+pub mod system;
+pub mod tree;
+
+pub use finding::{Finding, Findings, Severity};
+
+/// An error and its causes on one line, each after a colon.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
