@@ -13,6 +13,8 @@ pub mod trace;
 pub use account::{account, EnergyReport};
 pub use clock::RunWindow;
 pub use metrics::{metrics, PerformanceFigures, PowerMetrics, PowerScenario};
-pub use source::{describe_gpus, GpuDescription, GpuInventory};
+#[cfg(feature = "meters")]
+pub use source::describe_gpus;
+pub use source::{GpuDescription, GpuInventory};
 pub use source::{Phase, PowerSource, Provenance, Scope, SourceError, SourceInfo};
 pub use trace::{sum_traces, PowerSample, Trace};

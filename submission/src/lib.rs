@@ -45,3 +45,44 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod dependency_rule {
+    /// ARCHITECTURE.md's rule, as cargo resolves it: reading a run needs no plugin, no WASM,
+    /// no official engine and no meter, directly or through another crate.
+    #[test]
+    fn the_crate_reaches_no_plugin_wasm_engine_or_meter() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let output = std::process::Command::new(cargo)
+            .args([
+                "tree",
+                "--offline",
+                "-p",
+                "mlperf-submission",
+                "-e",
+                "normal",
+            ])
+            .args(["--prefix", "none", "--format", "{p}"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("cargo runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let tree = String::from_utf8_lossy(&output.stdout);
+        assert!(tree.contains("mlperf-loadgen"), "{tree}");
+        for forbidden in [
+            "mlperf-plugin-api",
+            "mlperf-wasm-preprocess",
+            "mlperf-official-loadgen",
+            "nvml-wrapper",
+            "wasmtime",
+            "libloading",
+        ] {
+            let found: Vec<&str> = tree.lines().filter(|l| l.starts_with(forbidden)).collect();
+            assert!(found.is_empty(), "mlperf-submission depends on {found:?}");
+        }
+    }
+}

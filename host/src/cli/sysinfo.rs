@@ -102,7 +102,7 @@ fn verify(args: &Args, file: &Path) -> anyhow::Result<bool> {
             .map(String::from)
     };
     let backend = open_backend(args)?;
-    let machine = MachineFacts::this_machine();
+    let machine = this_machine();
     for problem in &machine.problems {
         eprintln!("warning: {problem}");
     }
@@ -167,7 +167,7 @@ fn sysinfo(args: &Args) -> anyhow::Result<()> {
         bail!("{} exists: pass --force to replace it", yaml.display());
     }
     let backend = open_backend(args)?;
-    let machine = MachineFacts::this_machine();
+    let machine = this_machine();
     for problem in &machine.problems {
         eprintln!("warning: {problem}");
     }
@@ -255,6 +255,12 @@ fn open_backend(args: &Args) -> anyhow::Result<Option<Backend>> {
         return Ok(None);
     };
     Ok(Some(backend_of(&sut)))
+}
+
+/// This machine, its NVIDIA GPUs described by NVML when it has a driver.
+fn this_machine() -> MachineFacts {
+    let nvml = mlperf_power::describe_gpus(None).map_err(|e| e.to_string());
+    MachineFacts::read_with_nvml(Path::new("/"), nvml)
 }
 
 /// The backend of a created plugin instance, as it describes itself.

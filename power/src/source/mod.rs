@@ -1,22 +1,38 @@
 //! Power meters. Each is a [`PowerSource`]: started before the LoadGen run's first issue,
 //! stopped after its last completion, sampling on its own thread in between, never on the
 //! issue path. [`open`] makes one from its command-line spec.
+//!
+//! The meters themselves (and NVML) are the `meters` feature; without it this module holds
+//! only the types a recorded trace and a system description are read with.
 
+#[cfg(feature = "meters")]
 mod counter;
+mod gpus;
+#[cfg(feature = "meters")]
 mod hwmon;
+#[cfg(feature = "meters")]
 mod nvml;
+#[cfg(feature = "meters")]
 mod options;
+#[cfg(feature = "meters")]
 mod poller;
+#[cfg(feature = "meters")]
 pub mod ptd;
+#[cfg(feature = "meters")]
 mod rapl;
+#[cfg(feature = "meters")]
 mod simulated;
+#[cfg(feature = "meters")]
 mod sysfs;
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use nvml::{describe_gpus, GpuDescription, GpuInventory};
+pub use gpus::{GpuDescription, GpuInventory};
+#[cfg(feature = "meters")]
+pub use nvml::describe_gpus;
+#[cfg(feature = "meters")]
 pub use simulated::Simulated;
 
 use crate::trace::Trace;
@@ -117,6 +133,7 @@ pub trait PowerSource: Send {
 ///
 /// The last three are component figures. A kind without an argument takes its options
 /// directly (`rapl?period_ms=20`). `plugin:PATH` is the host's: it loads plugins.
+#[cfg(feature = "meters")]
 pub fn open(spec: &str) -> Result<Box<dyn PowerSource>, SourceError> {
     let (kind, argument) = options::split_kind(spec);
     match kind {
@@ -136,6 +153,7 @@ pub fn open(spec: &str) -> Result<Box<dyn PowerSource>, SourceError> {
 }
 
 /// `rapl` and `hwmon`: sources read from sysfs, polled.
+#[cfg(feature = "meters")]
 fn open_sysfs(
     spec: &str,
     argument: &str,
@@ -146,6 +164,7 @@ fn open_sysfs(
 
 /// `sim:WATTS` or `sim:FILE` (a recorded trace), each with an optional `?period_ms=N`
 /// (default 1000, as PTDaemon samples).
+#[cfg(feature = "meters")]
 fn open_simulated(spec: &str, argument: &str) -> Result<Box<dyn PowerSource>, SourceError> {
     let argument = options::Argument::parse(spec, argument, &["period_ms=MS"])?;
     let period = argument.period(Duration::from_secs(1))?;
@@ -166,7 +185,7 @@ fn open_simulated(spec: &str, argument: &str) -> Result<Box<dyn PowerSource>, So
     Ok(Box::new(Simulated::replay(spec, readings, period, what)))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "meters"))]
 mod tests {
     use super::*;
 

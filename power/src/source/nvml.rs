@@ -19,7 +19,9 @@ use nvml_wrapper::Nvml;
 
 use super::options::{spec_error, Argument};
 use super::poller::{CounterKind, Meter, PolledSource, Reading, DEFAULT_PERIOD};
-use super::{PowerSource, Provenance, Scope, SourceError, SourceInfo};
+use super::{
+    GpuDescription, GpuInventory, PowerSource, Provenance, Scope, SourceError, SourceInfo,
+};
 
 /// The source `nvml[:INDEX][?period_ms=N&lib=PATH]` names.
 pub fn open(spec: &str, argument: &str) -> Result<Box<dyn PowerSource>, SourceError> {
@@ -95,28 +97,6 @@ pub fn open_gpu(
         counting,
     };
     Ok(PolledSource::new(info, Box::new(meter)))
-}
-
-/// One NVIDIA GPU as NVML describes it, for a system description. A figure NVML will not
-/// give (an older GPU, a restricted driver) is `None`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GpuDescription {
-    pub name: String,
-    /// Total installed device memory.
-    pub memory_bytes: Option<u64>,
-    /// The PCIe link the GPU and slot can reach: (generation, lanes).
-    pub max_pcie_link: Option<(u32, u32)>,
-    /// The highest graphics (SM) clock.
-    pub max_clock_mhz: Option<u32>,
-}
-
-/// The GPUs NVML sees, with the driver and CUDA versions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GpuInventory {
-    pub gpus: Vec<GpuDescription>,
-    pub driver_version: Option<String>,
-    /// As `MAJOR.MINOR`.
-    pub cuda_version: Option<String>,
 }
 
 /// Every GPU NVML (loaded from `library`, or the system's `libnvidia-ml.so.1`) sees. Without

@@ -1,6 +1,7 @@
 //! What this machine says about itself, read from a root directory (`/` here; a fake tree in
-//! the tests): /proc, /sys and /etc, and NVML for NVIDIA GPUs. Reading is kept apart from
-//! building the system description, so the description can be tested on any facts.
+//! the tests): /proc, /sys and /etc, and NVML's answer for NVIDIA GPUs (the host asks NVML).
+//! Reading is kept apart from building the system description, so the description can be
+//! tested on any facts.
 
 mod accelerators;
 mod cpu;
@@ -54,12 +55,6 @@ impl MachineFacts {
     /// an unrecognised accelerator.
     pub fn read(root: &Path) -> MachineFacts {
         MachineFacts::read_with_nvml(root, Err("NVML not consulted".into()))
-    }
-
-    /// This machine, its NVIDIA GPUs described by NVML when it has a driver.
-    pub fn this_machine() -> MachineFacts {
-        let nvml = mlperf_power::describe_gpus(None).map_err(|e| e.to_string());
-        MachineFacts::read_with_nvml(Path::new("/"), nvml)
     }
 
     /// The facts under `root`, the GPUs as `nvml` (NVML's answer, or why there is none) says.
