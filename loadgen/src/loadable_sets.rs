@@ -6,7 +6,7 @@ use super::types::QuerySampleIndex;
 /// One set of samples loaded at once. MultiStream pads it with copies of its first
 /// `samples_per_query - 1` entries so every query can take contiguous samples.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadableSet {
+pub(crate) struct LoadableSet {
     pub samples: Vec<QuerySampleIndex>,
     /// The length without padding: sample draws stay below it.
     pub distribution_end: usize,
@@ -14,7 +14,7 @@ pub struct LoadableSet {
 
 /// Shuffles `0..min(count, qsl_total)` with a fresh `mt19937(qsl_rng_seed)` and cuts it into sets
 /// of `set_size` (a set size of 0 makes one set of everything).
-pub fn generate_loadable_sets(
+pub(crate) fn generate_loadable_sets(
     qsl_rng_seed: u64,
     count: usize,
     qsl_total: usize,

@@ -11,7 +11,7 @@ use super::types::{QuerySample, QuerySampleIndex, ResponseId};
 
 /// What query generation needs from the effective settings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GenerationParams {
+pub(crate) struct GenerationParams {
     pub scenario: TestScenario,
     /// AccuracyOnly or PerformanceOnly: the mode of this series, not of the test.
     pub mode: TestMode,
@@ -71,7 +71,7 @@ enum Pick {
 }
 
 /// Generates the queries of one series in exactly the order the official LoadGen does.
-pub struct QueryGenerator {
+pub(crate) struct QueryGenerator {
     scenario: TestScenario,
     loaded: Vec<QuerySampleIndex>,
     distribution_end: usize,
@@ -91,7 +91,7 @@ pub struct QueryGenerator {
 impl QueryGenerator {
     /// `first_sample_id`: the sequence id of the first generated sample. Every generated
     /// sample takes the next id, issued or not, as in the official LoadGen.
-    pub fn new(
+    pub(crate) fn new(
         params: &GenerationParams,
         set: &LoadableSet,
         first_sample_id: u64,
@@ -230,29 +230,29 @@ impl QueryGenerator {
     }
 
     /// Samples per query after equal-issue padding (`generated_samples_per_query`).
-    pub fn samples_per_query(&self) -> usize {
+    pub(crate) fn samples_per_query(&self) -> usize {
         self.samples_per_query
     }
 
     /// About how many queries this series will generate, to size buffers up front.
-    pub fn expected_queries(&self) -> u64 {
+    pub(crate) fn expected_queries(&self) -> u64 {
         self.timeline.expected_queries()
     }
 
-    pub fn generated_queries(&self) -> u64 {
+    pub(crate) fn generated_queries(&self) -> u64 {
         self.timeline.generated
     }
 
     /// The schedule of this generator as it stands, to count the queries ahead of it without
     /// drawing any sample.
-    pub fn timeline(&self) -> Timeline {
+    pub(crate) fn timeline(&self) -> Timeline {
         self.timeline.clone()
     }
 
     /// Appends the next query's samples to `out` and returns its scheduled offset from the
     /// series start; `None` when generation is complete. A sample's `ResponseId` is its
     /// sequence id plus one.
-    pub fn next_query(&mut self, out: &mut Vec<QuerySample>) -> Option<i64> {
+    pub(crate) fn next_query(&mut self, out: &mut Vec<QuerySample>) -> Option<i64> {
         if self.timeline.loop_continues() {
             self.fill_query(out);
             return Some(self.timeline.advance());
@@ -271,14 +271,14 @@ impl QueryGenerator {
     /// Runs the rest of the generation without producing samples (ids still advance), and
     /// returns how many more queries there would have been and the final
     /// `generated_query_duration`. Reports the official counts after a run stopped early.
-    pub fn count_remaining(&mut self, limit: &CountLimit<'_>) -> Remaining {
+    pub(crate) fn count_remaining(&mut self, limit: &CountLimit<'_>) -> Remaining {
         let remaining = self.timeline.count_remaining(limit);
         self.next_sample_id += remaining.samples;
         remaining
     }
 
     /// The final timestamp, one interval past the last query (`generated_query_duration`).
-    pub fn final_timestamp(&self) -> i64 {
+    pub(crate) fn final_timestamp(&self) -> i64 {
         self.timeline.timestamp
     }
 
@@ -352,7 +352,7 @@ impl QueryGenerator {
     }
 
     /// The id the next generated sample will take.
-    pub fn next_sample_id(&self) -> u64 {
+    pub(crate) fn next_sample_id(&self) -> u64 {
         self.next_sample_id
     }
 
@@ -475,7 +475,7 @@ impl EqualIssueOrder {
 /// The part of generation that decides how many queries there are and when: everything but
 /// the sample draws. Cloning it counts the queries of a series without generating them.
 #[derive(Clone)]
-pub struct Timeline {
+pub(crate) struct Timeline {
     schedule: Schedule,
     gen_duration_ns: i64,
     min_queries: u64,
@@ -491,7 +491,7 @@ pub struct Timeline {
 
 /// What is left of a series' generation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Remaining {
+pub(crate) struct Remaining {
     pub queries: u64,
     pub samples: u64,
     pub final_timestamp: i64,
@@ -501,7 +501,7 @@ pub struct Remaining {
 
 impl Timeline {
     /// Whether the gaps are drawn (Server) rather than constant.
-    pub fn is_poisson(&self) -> bool {
+    pub(crate) fn is_poisson(&self) -> bool {
         matches!(self.schedule, Schedule::Poisson { .. })
     }
 
@@ -541,7 +541,7 @@ impl Timeline {
 
     /// About how many queries the series will have: exact for constant periods, a generous
     /// bound for Poisson schedules.
-    pub fn expected_queries(&self) -> u64 {
+    pub(crate) fn expected_queries(&self) -> u64 {
         let by_time = match &self.schedule {
             Schedule::Period(period) if *period > 0 => {
                 (self.gen_duration_ns as u64).div_ceil(*period as u64) + 1
@@ -559,7 +559,7 @@ impl Timeline {
     /// schedule is counted draw by draw (minutes for billions of queries): once `limit.stop`
     /// is set (the test was aborted) the count ends where it is, and past `limit.deadline` the
     /// rest is estimated from the mean gap instead (`Remaining::estimated`).
-    pub fn count_remaining(&mut self, limit: &CountLimit<'_>) -> Remaining {
+    pub(crate) fn count_remaining(&mut self, limit: &CountLimit<'_>) -> Remaining {
         let mut queries = 0u64;
         loop {
             if queries.is_multiple_of(1 << 16) && queries > 0 {
@@ -648,7 +648,7 @@ impl<'a> CountLimit<'a> {
     /// A count made while a series issues, from its start: in a series with `max_duration_ms`
     /// it may take that long and the grace. Without one (0) it is exact however long it
     /// takes, as upstream.
-    pub fn while_issuing(stop: &'a AtomicBool, max_duration_ms: u64) -> Self {
+    pub(crate) fn while_issuing(stop: &'a AtomicBool, max_duration_ms: u64) -> Self {
         let deadline = (max_duration_ms > 0).then(|| {
             Instant::now() + std::time::Duration::from_millis(max_duration_ms) + COUNT_GRACE
         });
@@ -656,7 +656,7 @@ impl<'a> CountLimit<'a> {
     }
 
     /// A count made once issuing ended: with `max_duration_ms`, only the grace is left.
-    pub fn after_issuing(stop: &'a AtomicBool, max_duration_ms: u64) -> Self {
+    pub(crate) fn after_issuing(stop: &'a AtomicBool, max_duration_ms: u64) -> Self {
         let deadline = (max_duration_ms > 0).then(|| Instant::now() + COUNT_GRACE);
         CountLimit { stop, deadline }
     }
@@ -664,7 +664,7 @@ impl<'a> CountLimit<'a> {
 
 /// When [`Timeline::count_remaining`] must end.
 #[derive(Clone, Copy)]
-pub struct CountLimit<'a> {
+pub(crate) struct CountLimit<'a> {
     /// Set when the test is aborted: the count ends where it is.
     pub stop: &'a AtomicBool,
     /// Past it, the rest is estimated (a run with `max_duration_ms` ends in bounded time).

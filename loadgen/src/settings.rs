@@ -230,7 +230,7 @@ pub struct LogOutputSettings {
 }
 
 /// The official log files' prefix: `mlperf_log_summary.txt` and so on.
-pub const DEFAULT_PREFIX: &str = "mlperf_log_";
+pub(crate) const DEFAULT_PREFIX: &str = "mlperf_log_";
 
 impl Default for LogOutputSettings {
     fn default() -> Self {

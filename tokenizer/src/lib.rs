@@ -182,12 +182,12 @@ mod tests {
         use std::path::PathBuf;
         use std::sync::atomic::{AtomicUsize, Ordering};
 
-        pub struct Dir {
+        pub(super) struct Dir {
             pub path: PathBuf,
         }
 
         impl Dir {
-            pub fn new() -> Dir {
+            pub(super) fn new() -> Dir {
                 static NEXT: AtomicUsize = AtomicUsize::new(0);
                 let path = std::env::temp_dir().join(format!(
                     "mlperf-tokenizer-test-{}-{}",

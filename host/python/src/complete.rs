@@ -17,12 +17,12 @@ use crate::samples;
 static CURRENT: RwLock<Option<Completer>> = RwLock::new(None);
 
 /// Makes `completer` the one completions go to.
-pub fn publish(completer: Completer) {
+pub(crate) fn publish(completer: Completer) {
     *CURRENT.write().unwrap_or_else(|p| p.into_inner()) = Some(completer);
 }
 
 /// The test has ended: later completions are ignored.
-pub fn withdraw() {
+pub(crate) fn withdraw() {
     *CURRENT.write().unwrap_or_else(|p| p.into_inner()) = None;
 }
 
@@ -113,7 +113,7 @@ fn read_response(item: &Bound<'_, PyAny>) -> PyResult<RawResponse> {
 /// accuracy log will keep, before its bytes are copied. Without a running test it does
 /// nothing.
 #[pyfunction(name = "QuerySamplesComplete", signature = (responses, response_cb = None))]
-pub fn query_samples_complete(
+pub(crate) fn query_samples_complete(
     responses: &Bound<'_, PyAny>,
     response_cb: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
@@ -153,7 +153,7 @@ pub fn query_samples_complete(
 /// Reports the first token of samples of a token run, from any thread. `response_cb` is
 /// accepted for the official signature and, as there, not called.
 #[pyfunction(name = "FirstTokenComplete", signature = (responses, response_cb = None))]
-pub fn first_token_complete(
+pub(crate) fn first_token_complete(
     responses: &Bound<'_, PyAny>,
     response_cb: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {

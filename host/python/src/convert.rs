@@ -46,7 +46,7 @@ impl From<Flag> for bool {
 pub struct Integer<T>(pub T);
 
 /// An unsigned 64-bit count (`uint64_t`, `size_t`, `uintptr_t` fields and arguments).
-pub type Count = Integer<u64>;
+pub(crate) type Count = Integer<u64>;
 
 macro_rules! integer_conversions {
     ($($int:ty: $what:literal),*) => {$(
@@ -80,7 +80,7 @@ integer_conversions!(u64: "an unsigned 64-bit integer", i64: "a signed 64-bit in
 
 /// A string as pybind11 converts one to `std::string`: a `str`, or `bytes` holding UTF-8.
 #[derive(Debug, Clone)]
-pub struct Text(pub String);
+pub(crate) struct Text(pub String);
 
 impl<'a, 'py> FromPyObject<'a, 'py> for Text {
     type Error = PyErr;
@@ -99,7 +99,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Text {
 }
 
 /// A callback argument: anything callable, or `None` (a callback never called).
-pub fn callback(name: &str, obj: Py<PyAny>, py: Python<'_>) -> PyResult<Py<PyAny>> {
+pub(crate) fn callback(name: &str, obj: Py<PyAny>, py: Python<'_>) -> PyResult<Py<PyAny>> {
     let bound = obj.bind(py);
     if bound.is_callable() || bound.is_none() {
         Ok(obj)

@@ -93,7 +93,7 @@ python_enum! {
 }
 
 /// Gives each enum type its `__members__` mapping (name to member), as pybind11 enums have.
-pub fn add_members(module: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn add_members(module: &Bound<'_, PyModule>) -> PyResult<()> {
     fn add<T>(module: &Bound<'_, PyModule>, name: &str, members: &[(T, &str)]) -> PyResult<()>
     where
         T: Copy + for<'py> IntoPyObject<'py>,

@@ -69,14 +69,14 @@ fn keep_thread_state(thread: &mut EngineThread) {
 }
 
 /// Runs `f` holding the GIL, from any thread.
-pub fn with_python<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
+pub(crate) fn with_python<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
     ENGINE_THREAD.with_borrow_mut(keep_thread_state);
     Python::attach(f)
 }
 
 /// Runs `f` holding the GIL and keeps holding it afterwards, until [`release_held`] on this
 /// thread (or its end).
-pub fn with_python_held<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
+pub(crate) fn with_python_held<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
     ENGINE_THREAD.with_borrow_mut(|thread| {
         if !thread.held {
             keep_thread_state(thread);
@@ -90,6 +90,6 @@ pub fn with_python_held<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
 }
 
 /// Gives up the GIL that [`with_python_held`] kept on this thread, if any.
-pub fn release_held() {
+pub(crate) fn release_held() {
     ENGINE_THREAD.with_borrow_mut(EngineThread::release_held);
 }

@@ -71,7 +71,7 @@ fn remove_sut(kind: SutKind, handle: u64) -> PyResult<()> {
 }
 
 /// The SUT, fast SUT or QDL behind `handle`.
-pub fn sut(handle: u64) -> PyResult<Arc<SutCallbacks>> {
+pub(crate) fn sut(handle: u64) -> PyResult<Arc<SutCallbacks>> {
     with_registry(|registry| registry.suts.get(&handle).map(|(_, sut)| Arc::clone(sut)))
         .ok_or_else(|| {
             PyValueError::new_err(format!(
@@ -81,7 +81,7 @@ pub fn sut(handle: u64) -> PyResult<Arc<SutCallbacks>> {
 }
 
 /// The QSL behind `handle`.
-pub fn qsl(handle: u64) -> PyResult<Arc<QslCallbacks>> {
+pub(crate) fn qsl(handle: u64) -> PyResult<Arc<QslCallbacks>> {
     with_registry(|registry| registry.qsls.get(&handle).map(Arc::clone)).ok_or_else(|| {
         PyValueError::new_err(format!(
             "qsl {handle} is not a handle ConstructQSL returned (or it was destroyed)"
@@ -91,7 +91,11 @@ pub fn qsl(handle: u64) -> PyResult<Arc<QslCallbacks>> {
 
 /// `ConstructSUT(issue_cb(list[QuerySample]), flush_cb())`: a SUT named "PySUT".
 #[pyfunction(name = "ConstructSUT")]
-pub fn construct_sut(py: Python<'_>, issue_cb: Py<PyAny>, flush_cb: Py<PyAny>) -> PyResult<u64> {
+pub(crate) fn construct_sut(
+    py: Python<'_>,
+    issue_cb: Py<PyAny>,
+    flush_cb: Py<PyAny>,
+) -> PyResult<u64> {
     let callbacks = SutCallbacks {
         issue: IssueCallback::Samples(callback("issue_cb", issue_cb, py)?),
         flush: callback("flush_cb", flush_cb, py)?,
@@ -102,7 +106,7 @@ pub fn construct_sut(py: Python<'_>, issue_cb: Py<PyAny>, flush_cb: Py<PyAny>) -
 
 /// `ConstructFastSUT(issue_cb(list[int] ids, list[int] indices), flush_cb())`: "PyFastSUT".
 #[pyfunction(name = "ConstructFastSUT")]
-pub fn construct_fast_sut(
+pub(crate) fn construct_fast_sut(
     py: Python<'_>,
     issue_cb: Py<PyAny>,
     flush_cb: Py<PyAny>,
@@ -118,7 +122,7 @@ pub fn construct_fast_sut(
 /// `ConstructQDL(issue_cb(list[QuerySample]), flush_cb(), name_cb() -> str)`: a query
 /// dispatch library, passed to `StartTest` as its SUT.
 #[pyfunction(name = "ConstructQDL")]
-pub fn construct_qdl(
+pub(crate) fn construct_qdl(
     py: Python<'_>,
     issue_cb: Py<PyAny>,
     flush_cb: Py<PyAny>,
@@ -135,7 +139,7 @@ pub fn construct_qdl(
 /// `ConstructQSL(total_sample_count, performance_sample_count, load_cb(list[int]),
 /// unload_cb(list[int]))`: a QSL named "PyQSL".
 #[pyfunction(name = "ConstructQSL")]
-pub fn construct_qsl(
+pub(crate) fn construct_qsl(
     py: Python<'_>,
     total_sample_count: Count,
     performance_sample_count: Count,
@@ -157,22 +161,22 @@ pub fn construct_qsl(
 }
 
 #[pyfunction(name = "DestroySUT")]
-pub fn destroy_sut(sut: u64) -> PyResult<()> {
+pub(crate) fn destroy_sut(sut: u64) -> PyResult<()> {
     remove_sut(SutKind::Sut, sut)
 }
 
 #[pyfunction(name = "DestroyFastSUT")]
-pub fn destroy_fast_sut(sut: u64) -> PyResult<()> {
+pub(crate) fn destroy_fast_sut(sut: u64) -> PyResult<()> {
     remove_sut(SutKind::FastSut, sut)
 }
 
 #[pyfunction(name = "DestroyQDL")]
-pub fn destroy_qdl(qdl: u64) -> PyResult<()> {
+pub(crate) fn destroy_qdl(qdl: u64) -> PyResult<()> {
     remove_sut(SutKind::Qdl, qdl)
 }
 
 #[pyfunction(name = "DestroyQSL")]
-pub fn destroy_qsl(qsl: u64) -> PyResult<()> {
+pub(crate) fn destroy_qsl(qsl: u64) -> PyResult<()> {
     let removed = with_registry(|registry| registry.qsls.remove(&qsl));
     match removed {
         Some(_) => Ok(()),

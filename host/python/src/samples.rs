@@ -11,7 +11,7 @@ use pyo3::{ffi, PyClass};
 use crate::convert::{Count, Integer};
 
 /// A new `value` object that the cyclic garbage collector does not track.
-pub fn untracked<T: PyClass + Into<PyClassInitializer<T>>>(
+pub(crate) fn untracked<T: PyClass + Into<PyClassInitializer<T>>>(
     py: Python<'_>,
     value: T,
 ) -> PyResult<Bound<'_, T>> {
@@ -23,7 +23,7 @@ pub fn untracked<T: PyClass + Into<PyClassInitializer<T>>>(
 }
 
 /// The `list[QuerySample]` an issue callback receives.
-pub fn sample_list<'py>(
+pub(crate) fn sample_list<'py>(
     py: Python<'py>,
     samples: &[mlperf_loadgen::QuerySample],
 ) -> PyResult<Bound<'py, PyList>> {
@@ -192,7 +192,7 @@ impl QuerySampleResponse {
 
 /// `VectorQuerySample` and `VectorQuerySampleResponse`: lists, as the official module's
 /// bound vectors behave like lists.
-pub fn add_vector_types(module: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn add_vector_types(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
     let make_type = py.import("builtins")?.getattr("type")?;
     for name in ["VectorQuerySample", "VectorQuerySampleResponse"] {

@@ -45,14 +45,14 @@ extern "C" fn relay(signal: libc::c_int) {
 }
 
 /// Our handler in front of Python's for the length of a test.
-pub struct Relay {
+pub(crate) struct Relay {
     installed: Vec<usize>,
 }
 
 impl Relay {
     /// Installs the relay for each signal of [`RELAYED`] whose handler is a function
     /// (Python's); one ignored or left to the default is left so.
-    pub fn install() -> Relay {
+    pub(crate) fn install() -> Relay {
         RECEIVED.store(0, Ordering::SeqCst);
         let mut installed = Vec::new();
         for (slot, &signal) in RELAYED.iter().enumerate() {
@@ -84,7 +84,7 @@ impl Relay {
     }
 
     /// The signal received since `install`, if any.
-    pub fn received() -> Option<libc::c_int> {
+    pub(crate) fn received() -> Option<libc::c_int> {
         Some(RECEIVED.load(Ordering::SeqCst)).filter(|&signal| signal != 0)
     }
 }

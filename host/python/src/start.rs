@@ -51,7 +51,7 @@ impl Drop for RunningTest {
 
 /// Runs a test with the default `LogSettings` (logs in the current directory).
 #[pyfunction(name = "StartTest", signature = (sut, qsl, test_settings, audit_config_filename = PathBuf::from("audit.config")))]
-pub fn start_test(
+pub(crate) fn start_test(
     py: Python<'_>,
     sut: u64,
     qsl: u64,
@@ -71,7 +71,7 @@ pub fn start_test(
 
 /// Runs a test. An `audit_config_filename` that exists overrides the settings, as upstream.
 #[pyfunction(name = "StartTestWithLogSettings", signature = (sut, qsl, test_settings, log_settings, audit_config_filename = PathBuf::from("audit.config")))]
-pub fn start_test_with_log_settings(
+pub(crate) fn start_test_with_log_settings(
     py: Python<'_>,
     sut: u64,
     qsl: u64,
@@ -92,7 +92,7 @@ pub fn start_test_with_log_settings(
 /// Ends the running test: issuing stops, what is outstanding drains and the results are
 /// reported INVALID. Callable from any thread (not in the official Python module).
 #[pyfunction(name = "AbortTest")]
-pub fn abort_test() {
+pub(crate) fn abort_test() {
     loadgen::abort_test();
 }
 

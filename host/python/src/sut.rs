@@ -16,7 +16,7 @@ use crate::gil::{self, with_python};
 use crate::samples;
 
 /// How a SUT takes its queries.
-pub enum IssueCallback {
+pub(crate) enum IssueCallback {
     /// `issue(list[QuerySample])` (`ConstructSUT`, `ConstructQDL`).
     Samples(Py<PyAny>),
     /// `issue(list[int] ids, list[int] indices)` (`ConstructFastSUT`).
@@ -24,21 +24,21 @@ pub enum IssueCallback {
 }
 
 /// Where a SUT's name comes from.
-pub enum SutName {
+pub(crate) enum SutName {
     Fixed(&'static str),
     /// A QDL's `name()` callback, asked once per test.
     Callback(Py<PyAny>),
 }
 
 /// What `ConstructSUT`, `ConstructFastSUT` and `ConstructQDL` keep.
-pub struct SutCallbacks {
+pub(crate) struct SutCallbacks {
     pub issue: IssueCallback,
     pub flush: Py<PyAny>,
     pub name: SutName,
 }
 
 /// What `ConstructQSL` keeps.
-pub struct QslCallbacks {
+pub(crate) struct QslCallbacks {
     pub total_sample_count: usize,
     pub performance_sample_count: usize,
     pub load: Py<PyAny>,
@@ -47,7 +47,7 @@ pub struct QslCallbacks {
 
 /// The first exception a test's callbacks raised, to raise again from `StartTest`.
 #[derive(Default)]
-pub struct FirstError(Mutex<Option<PyErr>>);
+pub(crate) struct FirstError(Mutex<Option<PyErr>>);
 
 impl FirstError {
     fn keep(&self, py: Python<'_>, err: PyErr) {
@@ -58,13 +58,13 @@ impl FirstError {
         }
     }
 
-    pub fn take(&self) -> Option<PyErr> {
+    pub(crate) fn take(&self) -> Option<PyErr> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
 /// A SUT for one test.
-pub struct PythonSut {
+pub(crate) struct PythonSut {
     callbacks: Arc<SutCallbacks>,
     name: String,
     /// The test's completer, published to `QuerySamplesComplete` on the first query.
@@ -74,7 +74,7 @@ pub struct PythonSut {
 
 impl PythonSut {
     /// Asks a QDL for its name here, on the thread that holds the GIL.
-    pub fn new(py: Python<'_>, callbacks: Arc<SutCallbacks>) -> PyResult<Self> {
+    pub(crate) fn new(py: Python<'_>, callbacks: Arc<SutCallbacks>) -> PyResult<Self> {
         let name = match &callbacks.name {
             SutName::Fixed(name) => name.to_string(),
             SutName::Callback(name) => name.call0(py)?.extract::<String>(py)?,
@@ -141,13 +141,13 @@ impl SystemUnderTest for PythonSut {
 }
 
 /// A QSL for one test.
-pub struct PythonQsl {
+pub(crate) struct PythonQsl {
     callbacks: Arc<QslCallbacks>,
     pub error: FirstError,
 }
 
 impl PythonQsl {
-    pub fn new(callbacks: Arc<QslCallbacks>) -> Self {
+    pub(crate) fn new(callbacks: Arc<QslCallbacks>) -> Self {
         PythonQsl {
             callbacks,
             error: FirstError::default(),

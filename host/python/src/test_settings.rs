@@ -28,7 +28,7 @@ static USER_CONF_COUNT: AtomicU64 = AtomicU64::new(0);
 static EARLIER_DIAGNOSTICS: Mutex<Vec<Diagnostic>> = Mutex::new(Vec::new());
 
 /// The diagnostics queued since the last test, leaving none.
-pub fn take_earlier_diagnostics() -> Vec<Diagnostic> {
+pub(crate) fn take_earlier_diagnostics() -> Vec<Diagnostic> {
     std::mem::take(
         &mut EARLIER_DIAGNOSTICS
             .lock()
@@ -201,7 +201,7 @@ fn report_error(py: Python<'_>, message: String) -> PyResult<()> {
 }
 
 /// Issues a Python warning of category `W` (an error if the warning filters say so).
-pub fn warn<W: PyTypeInfo>(py: Python<'_>, message: &str) -> PyResult<()> {
+pub(crate) fn warn<W: PyTypeInfo>(py: Python<'_>, message: &str) -> PyResult<()> {
     let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
     PyErr::warn(py, &py.get_type::<W>(), &text, 1)
 }

@@ -94,7 +94,7 @@ The audit.config is configs/audit/<TEST>/<model>/audit.config, else configs/audi
 
 Exit status: 0 when every verification passes, 1 on an error, 2 on a usage error, 3 when a \
 verification fails.")]
-pub struct Args {
+pub(crate) struct Args {
     /// The compliance test.
     #[arg(long, value_enum, ignore_case = true)]
     pub test: TestArg,
@@ -116,7 +116,7 @@ pub struct Args {
     pub run: RunArgs,
 }
 
-pub fn main(args: &Args) -> ExitCode {
+pub(crate) fn main(args: &Args) -> ExitCode {
     super::init_logging(args.run.verbose, args.run.quiet);
     super::watch_signals();
     let verified = audit(args);
@@ -147,7 +147,7 @@ fn audit(args: &Args) -> anyhow::Result<bool> {
 }
 
 /// Everything that can be refused is refused here, before anything runs.
-pub fn plan(args: &Args) -> anyhow::Result<AuditPlan> {
+pub(crate) fn plan(args: &Args) -> anyhow::Result<AuditPlan> {
     if args.run.tuning.tune {
         bail!("--tune: a compliance test runs with the submission's settings (tune them with `mlperf-host tune`)");
     }

@@ -12,7 +12,7 @@ use mlperf_host::logs::accuracy::read_accuracy_log;
 use mlperf_host::logs::{DetailLog, ACCURACY_LOG, DETAIL_LOG, PROVENANCE_FILE};
 
 /// Opens `spec` and checks that its files exist (naming the command that makes them).
-pub fn open(spec: &str) -> anyhow::Result<Benchmark> {
+pub(crate) fn open(spec: &str) -> anyhow::Result<Benchmark> {
     let benchmark = Benchmark::find(spec)?;
     let missing = benchmark.missing_files();
     if let Some(first) = missing.first() {
@@ -36,7 +36,7 @@ pub fn open(spec: &str) -> anyhow::Result<Benchmark> {
 }
 
 /// An accuracy run needs a metric: refused before anything runs otherwise.
-pub fn check_mode(benchmark: &Benchmark, mode: TestMode) -> anyhow::Result<()> {
+pub(crate) fn check_mode(benchmark: &Benchmark, mode: TestMode) -> anyhow::Result<()> {
     if let (TestMode::AccuracyOnly | TestMode::SubmissionRun, Accuracy::Unavailable { why }) =
         (mode, &benchmark.accuracy)
     {
@@ -50,7 +50,7 @@ pub fn check_mode(benchmark: &Benchmark, mode: TestMode) -> anyhow::Result<()> {
 
 /// `mlperf-host accuracy`.
 #[derive(clap::Args, Debug)]
-pub struct AccuracyArgs {
+pub(crate) struct AccuracyArgs {
     /// The benchmark (a name in configs/benchmarks/, or a .toml path).
     #[arg(long, value_name = "NAME|FILE")]
     pub benchmark: String,
@@ -63,7 +63,7 @@ pub struct AccuracyArgs {
     pub log: PathBuf,
 }
 
-pub fn accuracy_main(args: &AccuracyArgs) -> ExitCode {
+pub(crate) fn accuracy_main(args: &AccuracyArgs) -> ExitCode {
     super::init_logging(0, false);
     match score(args) {
         Ok(true) => ExitCode::SUCCESS,

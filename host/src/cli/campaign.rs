@@ -20,7 +20,7 @@ use super::run_args::RunArgs;
 
 /// `mlperf-host campaign`.
 #[derive(clap::Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Every run the round's rules require of the campaign, in order, with its estimated
     /// duration and whether it is done, stale or still to run. Refuses a campaign that cannot
     /// run, naming the benchmark and the key.
@@ -38,7 +38,7 @@ The campaign file (TOML) is documented by configs/campaign.example.toml. Its fol
 default: the file's name without .toml, beside it) holds journal.json, runs/<benchmark>/<scenario>/\
 {accuracy,performance,TEST..}/, tune/, aside/ (partial runs moved out of the way), submission/, \
 results.md and report.html.")]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// The campaign file.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
@@ -55,7 +55,7 @@ pub struct PlanArgs {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct RunCampaignArgs {
+pub(crate) struct RunCampaignArgs {
     #[command(flatten)]
     pub plan: PlanArgs,
     /// Go on after a failed run (its dependants are skipped) and list the failures at the end.
@@ -67,7 +67,7 @@ pub struct RunCampaignArgs {
     pub redo: Vec<String>,
 }
 
-pub fn main(command: &Command) -> ExitCode {
+pub(crate) fn main(command: &Command) -> ExitCode {
     match command {
         Command::Plan(args) => {
             super::init_logging(0, false);
@@ -88,7 +88,7 @@ pub fn main(command: &Command) -> ExitCode {
 }
 
 /// The plan with where each run stands.
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub plan: Plan,
     pub journal: Journal,
     pub hashes: Vec<String>,
@@ -98,7 +98,7 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    pub fn remaining_seconds(&self) -> f64 {
+    pub(crate) fn remaining_seconds(&self) -> f64 {
         self.states
             .iter()
             .zip(&self.estimates)
@@ -110,7 +110,7 @@ impl Loaded {
 
 /// Plans the campaign, checks every run's flags as `run`/`audit`/`tune` would, and reads the
 /// journal.
-pub fn load(args: &PlanArgs) -> anyhow::Result<Loaded> {
+pub(crate) fn load(args: &PlanArgs) -> anyhow::Result<Loaded> {
     let file = CampaignFile::read(&args.file)?;
     let options = PlanOptions {
         allow_short: args.allow_short,
@@ -150,19 +150,19 @@ pub fn load(args: &PlanArgs) -> anyhow::Result<Loaded> {
 /// A planned run's command as `mlperf-host` parses it.
 #[derive(Parser, Debug)]
 #[command(name = "mlperf-host", no_binary_name = true)]
-pub enum EntryCommand {
+pub(crate) enum EntryCommand {
     Run(RunArgs),
     Audit(super::audit::Args),
     Tune(super::tune::Args),
 }
 
 impl EntryCommand {
-    pub fn parse_entry(entry: &Entry) -> anyhow::Result<EntryCommand> {
+    pub(crate) fn parse_entry(entry: &Entry) -> anyhow::Result<EntryCommand> {
         EntryCommand::try_parse_from(&entry.command)
             .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))
     }
 
-    pub fn run_args(&self) -> &RunArgs {
+    pub(crate) fn run_args(&self) -> &RunArgs {
         match self {
             EntryCommand::Run(args) => args,
             EntryCommand::Audit(args) => &args.run,
@@ -342,7 +342,7 @@ fn print_status(loaded: &Loaded) {
 
 /// `dir/aside/<id>-<unix seconds>`: where a run's old folder goes before it is redone; a
 /// second move within the same second gets `-2`, `-3`, … (renaming onto the first would fail).
-pub fn aside_path(dir: &Path, id: &str, now: f64) -> PathBuf {
+pub(crate) fn aside_path(dir: &Path, id: &str, now: f64) -> PathBuf {
     let stem = format!("{}-{}", id.replace('/', "_"), now as u64);
     let aside = dir.join("aside");
     std::iter::once(aside.join(&stem))

@@ -24,7 +24,7 @@ use super::console::Console;
 use super::shell;
 use super::EXIT_INVALID;
 
-pub fn main(args: &RunCampaignArgs) -> ExitCode {
+pub(super) fn main(args: &RunCampaignArgs) -> ExitCode {
     super::init_logging(0, false);
     super::watch_signals();
     match run_campaign(args) {

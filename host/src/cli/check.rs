@@ -12,7 +12,7 @@ use mlperf_host::submission::Findings;
 #[command(after_help = "\
 Exit status: 0 when the tree has no errors (warnings allowed), 3 when it has errors, 1 when it \
 cannot be read.")]
-pub struct Args {
+pub(crate) struct Args {
     /// The submission tree's root (holding closed/, open/ or network/).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
@@ -32,7 +32,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn main(args: &Args) -> ExitCode {
+pub(crate) fn main(args: &Args) -> ExitCode {
     super::init_logging(0, false);
     if !args.dir.is_dir() {
         return super::report_error(&anyhow::anyhow!(
@@ -56,7 +56,7 @@ pub fn main(args: &Args) -> ExitCode {
 }
 
 /// Prints the findings and maps them to the exit status.
-pub fn report(dir: &Path, findings: &Findings, json: bool) -> ExitCode {
+pub(crate) fn report(dir: &Path, findings: &Findings, json: bool) -> ExitCode {
     if json {
         match serde_json::to_string_pretty(findings) {
             Ok(text) => println!("{text}"),

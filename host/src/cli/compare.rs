@@ -11,7 +11,7 @@ use mlperf_host::submission::round::{Round, DEFAULT_ROUND};
 #[command(after_help = "\
 Exit status: 0 when the rerun reproduces the run, 3 when a check fails, 1 when a folder cannot \
 be read.")]
-pub struct Args {
+pub(crate) struct Args {
     /// The run folder (a performance run, or a compliance test's folder).
     #[arg(value_name = "RUN_A")]
     pub a: PathBuf,
@@ -30,7 +30,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn main(args: &Args) -> ExitCode {
+pub(crate) fn main(args: &Args) -> ExitCode {
     super::init_logging(0, false);
     match run(args) {
         Ok(true) => ExitCode::SUCCESS,

@@ -13,7 +13,7 @@ use mlperf_host::session::{AuditPlan, Observer, SessionError};
 use super::progress::ProgressWatcher;
 
 /// The terminal's view of a session: the blocks on stdout, the progress bar on stderr.
-pub struct Console {
+pub(crate) struct Console {
     quiet: bool,
     /// The progress bar even when quiet (`campaign` shows each run's bar, not its blocks).
     bar: bool,
@@ -22,7 +22,7 @@ pub struct Console {
 
 impl Console {
     /// `quiet`: errors only.
-    pub fn new(quiet: bool) -> Console {
+    pub(crate) fn new(quiet: bool) -> Console {
         Console {
             quiet,
             bar: !quiet,
@@ -31,7 +31,7 @@ impl Console {
     }
 
     /// Only the progress bar: no blocks on stdout.
-    pub fn bar_only() -> Console {
+    pub(crate) fn bar_only() -> Console {
         Console {
             quiet: true,
             bar: true,

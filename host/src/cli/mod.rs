@@ -1,28 +1,28 @@
 //! The `mlperf-host` subcommands other than `bench`, and what they share: logging set-up,
 //! duration arguments and error reporting at the binary's edge.
 
-pub mod audit;
-pub mod benchmark;
-pub mod campaign;
+pub(crate) mod audit;
+pub(crate) mod benchmark;
+pub(crate) mod campaign;
 mod campaign_run;
-pub mod check;
-pub mod compare;
-pub mod console;
-pub mod plugin_flags;
+pub(crate) mod check;
+pub(crate) mod compare;
+pub(crate) mod console;
+pub(crate) mod plugin_flags;
 mod plugin_sdk;
-pub mod plugins;
-pub mod power;
-pub mod progress;
-pub mod report;
-pub mod results;
-pub mod run;
-pub mod run_args;
-pub mod run_plan;
-pub mod set;
+pub(crate) mod plugins;
+pub(crate) mod power;
+pub(crate) mod progress;
+pub(crate) mod report;
+pub(crate) mod results;
+pub(crate) mod run;
+pub(crate) mod run_args;
+pub(crate) mod run_plan;
+pub(crate) mod set;
 mod shell;
-pub mod submit;
-pub mod sysinfo;
-pub mod tune;
+pub(crate) mod submit;
+pub(crate) mod sysinfo;
+pub(crate) mod tune;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -33,13 +33,13 @@ use tracing_subscriber::EnvFilter;
 /// it replaces the level `-v`/`--quiet` choose.
 /// Exit status of a completed run that is INVALID under `--require-valid`, and of a failed
 /// verification or check.
-pub const EXIT_INVALID: u8 = 3;
+pub(crate) const EXIT_INVALID: u8 = 3;
 
-pub const LOG_ENV: &str = "MLPERF_HOST_LOG";
+pub(crate) const LOG_ENV: &str = "MLPERF_HOST_LOG";
 
 /// Sends tracing to stderr: warnings by default, `-v` info, `-vv` debug, `-vvv` trace,
 /// `--quiet` errors only; [`LOG_ENV`] overrides all of them.
-pub fn init_logging(verbose: u8, quiet: bool) {
+pub(crate) fn init_logging(verbose: u8, quiet: bool) {
     let level = match (quiet, verbose) {
         (true, _) => "error",
         (false, 0) => "warn",
@@ -67,20 +67,20 @@ pub fn init_logging(verbose: u8, quiet: bool) {
 }
 
 /// Prints an error as one `error: …` line chain (each cause after a colon) and fails.
-pub fn report_error(error: &anyhow::Error) -> ExitCode {
+pub(crate) fn report_error(error: &anyhow::Error) -> ExitCode {
     eprintln!("error: {error:#}");
     ExitCode::FAILURE
 }
 
 /// Listens for SIGINT, SIGTERM and SIGHUP for the session about to run.
-pub fn watch_signals() {
+pub(crate) fn watch_signals() {
     if let Err(error) = mlperf_host::session::interrupt::install() {
         tracing::warn!("cannot watch for SIGINT/SIGTERM: {error}");
     }
 }
 
 /// The exit status of a run a signal ended (128 + its number), after saying so.
-pub fn interrupted(out: &std::path::Path) -> Option<ExitCode> {
+pub(crate) fn interrupted(out: &std::path::Path) -> Option<ExitCode> {
     let (number, name) = mlperf_host::session::interrupt::received()?;
     eprintln!(
         "error: interrupted by {name}; the run is INVALID (logs as far as written in {})",
@@ -91,7 +91,7 @@ pub fn interrupted(out: &std::path::Path) -> Option<ExitCode> {
 
 /// Ends the process now with status 1: the plugin's destroy has not returned, and exit
 /// handlers could wait on what it holds.
-pub fn exit_without_plugin(args: &run_args::RunArgs) -> ! {
+pub(crate) fn exit_without_plugin(args: &run_args::RunArgs) -> ! {
     eprintln!(
         "error: the plugin's destroy has not returned after {:?} (--stall-timeout); exiting without it (logs in {})",
         args.stall_timeout,
@@ -103,7 +103,7 @@ pub fn exit_without_plugin(args: &run_args::RunArgs) -> ! {
 /// What `run` and `audit` do when a call into an in-process plugin outlasts `--stall-timeout`:
 /// the engine has written every log, INVALID with the reason; print the summary and end the
 /// process with status 1 without waiting for the call.
-pub fn abandon_hook(args: &run_args::RunArgs) -> mlperf_host::loadgen::AbandonHook {
+pub(crate) fn abandon_hook(args: &run_args::RunArgs) -> mlperf_host::loadgen::AbandonHook {
     let (out, quiet) = (args.out.clone(), args.quiet);
     mlperf_host::loadgen::AbandonHook(std::sync::Arc::new(move |result| {
         if !quiet {
@@ -121,10 +121,10 @@ pub fn abandon_hook(args: &run_args::RunArgs) -> mlperf_host::loadgen::AbandonHo
     }))
 }
 
-pub use mlperf_host::error_chain;
+pub(crate) use mlperf_host::error_chain;
 
 /// Maps a subcommand's result to the process exit status.
-pub fn exit_with(result: anyhow::Result<()>) -> ExitCode {
+pub(crate) fn exit_with(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => report_error(&error),
@@ -132,12 +132,12 @@ pub fn exit_with(result: anyhow::Result<()>) -> ExitCode {
 }
 
 /// A duration with a unit: `250us`, `1ms`, `1.5s`, `2m` (also `ns`, `µs`). `0` needs none.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     parse_duration_with(text, None)
 }
 
 /// As [`parse_duration`], a bare number being seconds.
-pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_seconds(text: &str) -> Result<Duration, String> {
     parse_duration_with(text, Some(1.0))
 }
 

@@ -3,7 +3,7 @@
 use clap::ValueEnum;
 
 /// `key=value` for `--plugin-set`.
-pub fn parse_plugin_set(text: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_plugin_set(text: &str) -> Result<(String, String), String> {
     text.split_once('=')
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .filter(|(k, _)| !k.is_empty())
@@ -12,7 +12,7 @@ pub fn parse_plugin_set(text: &str) -> Result<(String, String), String> {
 
 /// Where the plugin runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum IsolateArg {
+pub(crate) enum IsolateArg {
     /// In the host's process (fastest; a crash of the plugin ends the host).
     #[default]
     None,

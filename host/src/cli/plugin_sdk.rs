@@ -11,11 +11,11 @@ const HEADER: &str = include_str!("../../../plugin-api/include/mlperf_plugin.h")
 const EXAMPLE: &str = include_str!("../../../plugins/example-c/src/example_plugin.c");
 
 /// The pkg-config name: `pkg-config --cflags mlperf-plugin`.
-pub const PACKAGE: &str = "mlperf-plugin";
+pub(super) const PACKAGE: &str = "mlperf-plugin";
 
 /// Writes the SDK under `prefix` (made if missing; files of an earlier install are replaced)
 /// and returns the files written.
-pub fn install(prefix: &Path) -> anyhow::Result<Vec<PathBuf>> {
+pub(super) fn install(prefix: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(prefix)
         .with_context(|| format!("cannot create the prefix {}", prefix.display()))?;
     let prefix = prefix

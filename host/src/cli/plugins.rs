@@ -10,7 +10,7 @@ use super::plugin_flags::{parse_plugin_set, IsolateArg};
 
 /// Loads, checks and creates the plugin named by `spec` (a path or a name), configured by the
 /// TOML of `config_file` with `sets` applied on top.
-pub fn open_sut(
+pub(crate) fn open_sut(
     spec: &str,
     config_file: Option<&Path>,
     sets: &[(String, String)],
@@ -20,14 +20,14 @@ pub fn open_sut(
 }
 
 /// As [`open_sut`], with the configuration text ready.
-pub fn open_sut_with(spec: &str, config: &str) -> anyhow::Result<PluginSut> {
+pub(crate) fn open_sut_with(spec: &str, config: &str) -> anyhow::Result<PluginSut> {
     // Made to read what the plugin says of itself: it serves no test.
     Ok(plugin::open_sut(spec, config, None)?)
 }
 
 /// `base` with the `--plugin-config` file's keys over it and each `--plugin-set key=value`
 /// applied (dotted keys reach into tables; a value that is not TOML is taken as a string).
-pub fn plugin_config(
+pub(crate) fn plugin_config(
     base: toml::Table,
     file: Option<&Path>,
     sets: &[(String, String)],
@@ -66,7 +66,7 @@ pub fn plugin_config(
 }
 
 #[derive(clap::Subcommand)]
-pub enum PluginsCommand {
+pub(crate) enum PluginsCommand {
     /// The plugins found through MLPERF_HOST_PLUGIN_PATH and the standard directories, and
     /// those built beside this executable (each usable by name).
     List,
@@ -93,7 +93,7 @@ pub enum PluginsCommand {
 }
 
 #[derive(clap::Args)]
-pub struct TestArgs {
+pub(crate) struct TestArgs {
     /// A plugin library path, plugin folder or name.
     plugin: String,
     /// The plugin's configuration (TOML).
@@ -121,7 +121,7 @@ pub struct TestArgs {
     keep: Option<PathBuf>,
 }
 
-pub fn main(command: &PluginsCommand) -> ExitCode {
+pub(crate) fn main(command: &PluginsCommand) -> ExitCode {
     super::init_logging(0, false);
     let result = match command {
         PluginsCommand::List => list(),

@@ -8,7 +8,7 @@ use mlperf_host::power::{report_dir, result};
 use mlperf_host::submission::power_dev;
 
 #[derive(clap::Subcommand, Debug)]
-pub enum PowerCommand {
+pub(crate) enum PowerCommand {
     /// Recompute the power checker's metric from a session's spl.txt and mlperf_log_detail.txt.
     Report(ReportArgs),
     /// Run the checks of power-dev's compliance/check.py on a session of MLCommons' power
@@ -21,7 +21,7 @@ pub enum PowerCommand {
     after_help = "Exit status: 0 when every check passes, 3 when one fails, 1 on an error (the \
 session's client.json or server.json cannot be read)."
 )]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The session folder the power client wrote (ranging/, run_1/, power/), or its run_1/.
     #[arg(value_name = "SESSION")]
     pub dir: PathBuf,
@@ -32,7 +32,7 @@ pub struct CheckArgs {
     after_help = "Exit status: 0 when the power result is VALID, 3 when it is INVALID, 1 on \
 an error."
 )]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// A run's output directory (mlperf_log_detail.txt and spl.txt, maybe ranging/), or a
     /// power-client session (run_1/ and ranging/).
     #[arg(value_name = "DIR")]
@@ -42,7 +42,7 @@ pub struct ReportArgs {
     pub json: bool,
 }
 
-pub fn main(command: &PowerCommand) -> ExitCode {
+pub(crate) fn main(command: &PowerCommand) -> ExitCode {
     match command {
         PowerCommand::Report(args) => match report_main(args) {
             Ok(true) => ExitCode::SUCCESS,

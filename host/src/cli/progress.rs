@@ -24,12 +24,12 @@ const BAR_LEN: u64 = 1000;
 static PARENT: Mutex<Option<MultiProgress>> = Mutex::new(None);
 
 /// Draws each run's bar beneath `parent`'s bars from now on.
-pub fn nest_under(parent: MultiProgress) {
+pub(crate) fn nest_under(parent: MultiProgress) {
     *PARENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(parent);
 }
 
 /// Polls a [`ProgressHandle`] on a thread of its own, for the bar and the debug log.
-pub struct ProgressWatcher {
+pub(crate) struct ProgressWatcher {
     handle: ProgressHandle,
     stop: mpsc::Sender<()>,
     thread: Option<JoinHandle<()>>,
@@ -39,7 +39,7 @@ impl ProgressWatcher {
     /// A watcher, or `None` when nobody would see the progress (no bar to draw on stderr and
     /// no debug log): a watched test keeps each sample's scheduled time, which an unwatched one
     /// does not pay for. `bar`: the caller wants a bar (stderr is a terminal, not `--quiet`).
-    pub fn start(bar: bool) -> Option<ProgressWatcher> {
+    pub(crate) fn start(bar: bool) -> Option<ProgressWatcher> {
         let log = tracing::enabled!(tracing::Level::DEBUG);
         // Hidden when stderr is not a terminal, or TERM is unset or dumb.
         let target = bar
@@ -74,12 +74,12 @@ impl ProgressWatcher {
     }
 
     /// The handle to pass in `TestContext::progress`.
-    pub fn handle(&self) -> ProgressHandle {
+    pub(crate) fn handle(&self) -> ProgressHandle {
         self.handle.clone()
     }
 
     /// Stops polling, logs the final progress and clears the bar (before the summary prints).
-    pub fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         self.stop_thread();
     }
 

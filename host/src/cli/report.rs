@@ -12,7 +12,7 @@ Reads each run folder's mlperf_log_summary.txt, mlperf_log_detail.txt, mlperf_lo
 (written by run --trace or --report: the histogram and the rates over time need it) and \
 spl.txt (power runs). The HTML file holds everything it shows (inline SVG, no script): it can \
 be mailed or archived as it is.")]
-pub struct Args {
+pub(crate) struct Args {
     /// Run folders (each holding a run's LoadGen logs).
     #[arg(value_name = "RUN_DIR", required = true)]
     pub runs: Vec<PathBuf>,
@@ -24,7 +24,7 @@ pub struct Args {
     pub quiet: bool,
 }
 
-pub fn main(args: &Args) -> ExitCode {
+pub(crate) fn main(args: &Args) -> ExitCode {
     super::init_logging(0, args.quiet);
     super::exit_with(write_report(&args.runs, &args.out).map(|()| {
         if !args.quiet {
@@ -34,7 +34,7 @@ pub fn main(args: &Args) -> ExitCode {
 }
 
 /// Reads `runs` and writes their report to `out`.
-pub fn write_report(runs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+pub(crate) fn write_report(runs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
     let data = runs
         .iter()
         .map(|dir| mlperf_host::report::read_run(dir))

@@ -7,7 +7,7 @@ use mlperf_host::submission::results::{collect, to_csv, to_markdown};
 
 /// How the table is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     Md,
     Csv,
     Json,
@@ -15,7 +15,7 @@ pub enum Format {
 
 /// `mlperf-host results`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Submission trees (holding closed/, open/ or network/) or run folders.
     #[arg(value_name = "TREE|RUN_DIR", required = true)]
     pub paths: Vec<PathBuf>,
@@ -24,7 +24,7 @@ pub struct Args {
     pub format: Format,
 }
 
-pub fn main(args: &Args) -> ExitCode {
+pub(crate) fn main(args: &Args) -> ExitCode {
     super::init_logging(0, false);
     let rows = match collect(&args.paths) {
         Ok(rows) => rows,

@@ -11,7 +11,7 @@ use super::run_args::RunArgs;
 use super::EXIT_INVALID;
 
 /// Runs the command; prints any error as one line.
-pub fn main(args: &RunArgs) -> ExitCode {
+pub(crate) fn main(args: &RunArgs) -> ExitCode {
     super::init_logging(args.verbose, args.quiet);
     super::watch_signals();
     warn_replacing(args);
@@ -99,6 +99,6 @@ fn tuned_first(args: &RunArgs, mut plan: RunPlan) -> anyhow::Result<RunPlan> {
 }
 
 /// Carries out `plan`, printing its summary, accuracy and power blocks unless `quiet`.
-pub fn run(plan: &RunPlan, quiet: bool) -> Result<RunOutcome, SessionError> {
+pub(crate) fn run(plan: &RunPlan, quiet: bool) -> Result<RunOutcome, SessionError> {
     Session::new(&mut Console::new(quiet)).run(plan)
 }

@@ -11,11 +11,11 @@ use super::plugin_flags::IsolateArg;
 use super::set::{self, Override};
 
 /// Where a run's logs go without `--out`.
-pub const DEFAULT_OUT: &str = "mlperf-logs";
+pub(crate) const DEFAULT_OUT: &str = "mlperf-logs";
 
 /// The LoadGen that runs the test.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum EngineArg {
+pub(crate) enum EngineArg {
     /// mlperf-host's own LoadGen, bit-exact with the official 6.0.17.
     #[default]
     Native,
@@ -81,7 +81,7 @@ error, 2 on a usage error, 3 when --require-valid and the result is INVALID.
 
 Environment: MLPERF_HOST_LOG=<filter> (e.g. debug, mlperf_host=trace) replaces the level \
 -v/--quiet choose.")]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The scenario (case-insensitive).
     #[arg(long, value_enum, ignore_case = true, default_value = "SingleStream")]
     pub scenario: ScenarioArg,
@@ -246,7 +246,7 @@ pub struct RunArgs {
 
 /// How `tune` (and `run --tune`) searches.
 #[derive(clap::Args, Clone, Debug)]
-pub struct TuneFlags {
+pub(crate) struct TuneFlags {
     /// run: first find the scenario's expected latency, expected QPS or highest VALID target
     /// QPS by trial runs (as `mlperf-host tune`, logs and user.conf in OUT/tune/), then run
     /// with it.
@@ -283,7 +283,7 @@ pub struct TuneFlags {
 
 impl TuneFlags {
     /// The options, refused when they cannot work.
-    pub fn options(&self) -> anyhow::Result<mlperf_host::tune::TuneOptions> {
+    pub(crate) fn options(&self) -> anyhow::Result<mlperf_host::tune::TuneOptions> {
         if !(self.precision > 0.0 && self.precision < 100.0) {
             anyhow::bail!(
                 "--precision {}: must be a percentage above 0 and below 100",

@@ -26,7 +26,7 @@ use super::set::{self, Override};
 const DEFAULT_TOTAL_SAMPLES: usize = 1024;
 
 /// The plan of `mlperf-host run` with these flags.
-pub fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
+pub(crate) fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
     let benchmark = args
         .benchmark
         .as_deref()
@@ -128,7 +128,7 @@ fn isolation(args: &RunArgs, samples: &SamplePlan) -> anyhow::Result<Option<Isol
 }
 
 /// An audit.config must exist and parse.
-pub fn checked_audit_config(path: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn checked_audit_config(path: &Path) -> anyhow::Result<PathBuf> {
     read_config(path, "--audit-conf")?;
     Ok(path.to_path_buf())
 }
@@ -226,7 +226,7 @@ fn read_config(path: &Path, flag: &str) -> anyhow::Result<ConfigFile> {
 /// The official TestSettings for this run: the official `FromConfig` on the embedded
 /// mlperf.conf and `--user-conf`, then what the command line and the benchmark set, with the
 /// values `native` holds for them (already read and checked by the native loader).
-pub fn official_settings(
+pub(crate) fn official_settings(
     args: &RunArgs,
     model: &str,
     benchmark_keys: &[String],

@@ -16,13 +16,13 @@ use serde_json::{Map, Number, Value};
 
 /// One `--set` argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Override {
+pub(crate) struct Override {
     pub key: String,
     pub value: String,
 }
 
 /// The clap value parser of `--set`: splits `key=value` (the value may contain `=`).
-pub fn parse_override(arg: &str) -> Result<Override, String> {
+pub(crate) fn parse_override(arg: &str) -> Result<Override, String> {
     let (key, value) = arg
         .split_once('=')
         .ok_or_else(|| format!("expected key=value, got {arg:?}"))?;
@@ -43,7 +43,7 @@ const REFUSED: [(&str, &str); 1] = [(
 )];
 
 /// The keys `--set` accepts, sorted.
-pub fn valid_keys() -> Vec<String> {
+pub(crate) fn valid_keys() -> Vec<String> {
     settings_object(&TestSettings::default())
         .map(|object| {
             object
@@ -63,7 +63,10 @@ fn settings_object(settings: &TestSettings) -> anyhow::Result<Map<String, Value>
 }
 
 /// Applies `overrides` in order. Nothing is applied if any of them is refused.
-pub fn apply_overrides(settings: &mut TestSettings, overrides: &[Override]) -> anyhow::Result<()> {
+pub(crate) fn apply_overrides(
+    settings: &mut TestSettings,
+    overrides: &[Override],
+) -> anyhow::Result<()> {
     if overrides.is_empty() {
         return Ok(());
     }

@@ -2,12 +2,12 @@
 //! power client's workload, and the hints that are meant to be pasted.
 
 /// Arguments joined into one command line.
-pub fn words(args: &[String]) -> String {
+pub(super) fn words(args: &[String]) -> String {
     args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
 }
 
 /// One argument, single-quoted unless it is plain.
-pub fn quote(arg: &str) -> String {
+pub(super) fn quote(arg: &str) -> String {
     let plain = !arg.is_empty()
         && arg
             .chars()

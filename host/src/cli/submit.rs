@@ -17,7 +17,7 @@ along as they are.
 
 Exit status: 0 when the assembled tree has no errors, 3 when `check` finds errors, 1 when it \
 cannot be assembled.")]
-pub struct Args {
+pub(crate) struct Args {
     /// The system description (systems/<system>.json, e.g. from `mlperf-host sysinfo`); its
     /// file name names the system, its `division` and `submitter` place the results.
     #[arg(long, value_name = "FILE")]
@@ -55,7 +55,7 @@ pub struct Args {
     pub runs: Vec<PathBuf>,
 }
 
-pub fn main(args: &Args) -> ExitCode {
+pub(crate) fn main(args: &Args) -> ExitCode {
     super::init_logging(0, false);
     let round = match Round::find(Some(&args.round)) {
         Ok(round) => round,

@@ -19,7 +19,7 @@ use mlperf_host::submission::system::{
     after_help = "Values the draft cannot know start with \"FILL IN: \" followed by what to \
 write; `mlperf-host check` reports each one left."
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// The system description's name: the file is systems/<NAME>.json.
     #[arg(long, value_name = "NAME", required_unless_present = "verify")]
     pub system: Option<String>,
@@ -74,7 +74,7 @@ pub struct Args {
     pub verify: Option<PathBuf>,
 }
 
-pub fn main(args: &Args) -> ExitCode {
+pub(crate) fn main(args: &Args) -> ExitCode {
     super::init_logging(0, false);
     match &args.verify {
         Some(file) => match verify(args, file) {

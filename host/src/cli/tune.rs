@@ -31,7 +31,7 @@ The user.conf (--write, default OUT/user.conf) holds the --user-conf the trials 
 the tuned value with comments saying how it was found.
 
 Exit status: 0 when a value was found, 1 on an error, 2 on a usage error.")]
-pub struct Args {
+pub(crate) struct Args {
     /// Where to write the user.conf [default: OUT/user.conf].
     #[arg(long, value_name = "PATH")]
     pub write: Option<PathBuf>,
@@ -39,7 +39,7 @@ pub struct Args {
     pub run: RunArgs,
 }
 
-pub fn main(args: &Args) -> ExitCode {
+pub(crate) fn main(args: &Args) -> ExitCode {
     super::init_logging(args.run.verbose, args.run.quiet);
     super::watch_signals();
     let out = &args.run.out;
@@ -53,7 +53,7 @@ pub fn main(args: &Args) -> ExitCode {
 
 /// Runs the trials into `trials_dir`, writes the user.conf to `write` and prints what was
 /// found; returns the tuned value.
-pub fn tune(run: &RunArgs, trials_dir: &Path, write: &Path) -> anyhow::Result<Tuned> {
+pub(crate) fn tune(run: &RunArgs, trials_dir: &Path, write: &Path) -> anyhow::Result<Tuned> {
     let options = run.tuning.options()?;
     let mut plan = super::run_plan::run_plan(run)?;
     // Trials measure the system: the native engine, no meters, no audit.config.

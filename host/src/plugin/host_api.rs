@@ -92,7 +92,7 @@ const BATCH: usize = 256;
 
 /// The most bytes one response may claim. A larger length is a plugin's bug (a garbage or
 /// negative length): its data is never read, and the run ends INVALID naming the sample.
-pub const MAX_RESPONSE_BYTES: u64 = 1 << 30;
+pub(super) const MAX_RESPONSE_BYTES: u64 = 1 << 30;
 
 thread_local! {
     /// The first response of the running callback that claimed more than

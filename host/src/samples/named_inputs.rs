@@ -51,7 +51,7 @@ pub fn split_first_axis(
 }
 
 /// Input names a plugin can be handed: none empty, none holding a NUL byte, none twice.
-pub fn check_names<S: AsRef<str>>(names: &[S]) -> Result<(), String> {
+pub(super) fn check_names<S: AsRef<str>>(names: &[S]) -> Result<(), String> {
     if let Some(bad) = names
         .iter()
         .map(AsRef::as_ref)

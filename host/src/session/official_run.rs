@@ -16,7 +16,7 @@ use crate::official::AbortReport;
 use crate::official::Watch;
 
 /// One test on the official LoadGen into `out`; the verdict is read back from its logs.
-pub fn run(
+pub(super) fn run(
     sut: &dyn mlperf_loadgen::SystemUnderTest,
     qsl: &mut dyn QuerySampleLibrary,
     settings: &TestSettings,
@@ -47,7 +47,7 @@ pub fn run(
 
 /// Whether an official run is VALID, from its result: a performance run that logged VALID with
 /// every sample completed, or an accuracy run that logged no error (as for the native engine).
-pub fn is_valid(result: &OfficialResult) -> bool {
+pub(super) fn is_valid(result: &OfficialResult) -> bool {
     if result.aborted.is_some() {
         return false;
     }
@@ -69,7 +69,7 @@ pub fn is_valid(result: &OfficialResult) -> bool {
 }
 
 /// The requirements an INVALID official performance run missed, as its log states them.
-pub fn invalid_reasons(result: &OfficialResult) -> Option<String> {
+pub(super) fn invalid_reasons(result: &OfficialResult) -> Option<String> {
     if let Some(reason) = &result.aborted {
         return Some(format!("the official LoadGen was aborted: {reason}"));
     }
@@ -99,7 +99,10 @@ pub fn invalid_reasons(result: &OfficialResult) -> Option<String> {
 
 /// What the native engine logs of the run's provenance (as `sut_<key>`), which the official
 /// library cannot log, beside its logs.
-pub fn write_provenance(dir: &Path, provenance: &[(String, String)]) -> Result<(), SessionError> {
+pub(super) fn write_provenance(
+    dir: &Path,
+    provenance: &[(String, String)],
+) -> Result<(), SessionError> {
     let object: serde_json::Map<String, serde_json::Value> = provenance
         .iter()
         .map(|(key, value)| (format!("sut_{key}"), value.clone().into()))

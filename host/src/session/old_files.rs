@@ -24,7 +24,7 @@ pub const RUN_FILES: [&str; 9] = [
 ];
 
 /// Removes from `dir` every file a run writes; a missing directory holds none.
-pub fn clear_old_files(dir: &Path) -> Result<(), SessionError> {
+pub(super) fn clear_old_files(dir: &Path) -> Result<(), SessionError> {
     for name in RUN_FILES {
         let path = dir.join(name);
         match std::fs::remove_file(&path) {

@@ -3,10 +3,10 @@
 
 use mlperf_loadgen::TestSettings;
 
-pub use mlperf_loadgen::testing::{RecordingQsl, RecordingSut};
+pub(crate) use mlperf_loadgen::testing::{RecordingQsl, RecordingSut};
 
 /// TestSettings from a JSON object of official field names (bools may be given as 0/1).
-pub fn settings_from_json(fields: &serde_json::Value) -> TestSettings {
+pub(crate) fn settings_from_json(fields: &serde_json::Value) -> TestSettings {
     let mut object = fields.as_object().cloned().unwrap_or_default();
     let defaults = serde_json::to_value(TestSettings::default()).unwrap();
     for (key, value) in object.iter_mut() {
@@ -19,7 +19,7 @@ pub fn settings_from_json(fields: &serde_json::Value) -> TestSettings {
     serde_json::from_value(serde_json::Value::Object(object)).expect("valid settings JSON")
 }
 
-pub fn golden(name: &str) -> serde_json::Value {
+pub(crate) fn golden(name: &str) -> serde_json::Value {
     let path = format!("{}/tests/data/golden/{name}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(&path).expect(&path)).expect("golden JSON")
 }
@@ -28,7 +28,7 @@ pub fn golden(name: &str) -> serde_json::Value {
 /// child process of this test binary and returns true; in that child it returns false, so the
 /// caller goes on with the test's body. For tests that call `abort_test`, which ends every test
 /// running in the process.
-pub fn ran_in_own_process(test: &str) -> bool {
+pub(crate) fn ran_in_own_process(test: &str) -> bool {
     const CHILD: &str = "MLPERF_LOADGEN_TEST_ALONE";
     if std::env::var_os(CHILD).is_some() {
         return false;

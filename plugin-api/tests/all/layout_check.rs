@@ -46,7 +46,7 @@ macro_rules! abi_copy {
         response { $($response:tt)* }
         $(, appended { $($appended:tt)* })?
     ) => {
-        #[allow(non_camel_case_types, dead_code)]
+        #[allow(non_camel_case_types, dead_code, unreachable_pub)]
         mod $module {
             use abi_stable::StableAbi;
             use std::ffi::{c_char, c_void};

@@ -189,7 +189,7 @@ impl fmt::Display for Balance {
     }
 }
 
-pub fn invalid(message: impl fmt::Display) -> PluginError {
+pub(crate) fn invalid(message: impl fmt::Display) -> PluginError {
     PluginError::invalid_config(format!("network plugin config: {message}"))
 }
 

@@ -22,7 +22,7 @@ use crate::protocol::{Client, Infer, Target};
 use mlperf_tokenizer::Tokenizer;
 
 /// One server.
-pub struct Node {
+pub(crate) struct Node {
     pub name: String,
     pub client: Client,
     /// Requests handed to this node and not yet finished (queued or sent).
@@ -32,7 +32,7 @@ pub struct Node {
 }
 
 impl Node {
-    pub fn new(name: String, client: Client) -> Node {
+    pub(crate) fn new(name: String, client: Client) -> Node {
         Node {
             name,
             client,
@@ -43,7 +43,7 @@ impl Node {
 }
 
 /// One request's samples: ids and where their bytes are in the host's memory.
-pub struct Work {
+pub(crate) struct Work {
     samples: Vec<SampleRef>,
     shape: Vec<i64>,
 }
@@ -61,7 +61,7 @@ unsafe impl Send for SampleRef {}
 unsafe impl Sync for SampleRef {}
 
 impl Work {
-    pub fn new(samples: &[Sample<'_>], shape: Vec<i64>) -> Work {
+    pub(crate) fn new(samples: &[Sample<'_>], shape: Vec<i64>) -> Work {
         let samples = samples
             .iter()
             .map(|s| SampleRef {
@@ -90,7 +90,7 @@ impl Work {
     }
 }
 
-pub struct Dispatcher {
+pub(crate) struct Dispatcher {
     /// Taken in Drop to shut down.
     runtime: Option<Runtime>,
     queues: Vec<mpsc::UnboundedSender<Work>>,
@@ -105,7 +105,7 @@ fn token_bytes(ids: &[u32]) -> Vec<u8> {
 }
 
 /// What each request does.
-pub enum Job {
+pub(crate) enum Job {
     /// KServe: one inference over the request's samples; each gets its row of the output.
     Infer(Target),
     /// OpenAI: one generation from the request's one sample, its prompt.
@@ -148,7 +148,7 @@ struct Answer {
     n_tokens: Option<i64>,
 }
 
-pub struct Settings {
+pub(crate) struct Settings {
     pub job: Job,
     pub timeout: Duration,
     pub balance: Balance,
@@ -157,7 +157,7 @@ pub struct Settings {
 }
 
 impl Dispatcher {
-    pub fn start(
+    pub(crate) fn start(
         runtime: Runtime,
         nodes: Vec<Node>,
         settings: Settings,
@@ -195,7 +195,7 @@ impl Dispatcher {
     }
 
     /// The first failure, as an error for issue_query and flush_queries to return.
-    pub fn check(&self) -> Result<(), PluginError> {
+    pub(crate) fn check(&self) -> Result<(), PluginError> {
         match self.shared.failure.get() {
             None => Ok(()),
             Some(message) => Err(PluginError::device(format!(
@@ -205,7 +205,7 @@ impl Dispatcher {
     }
 
     /// Queues one request on the node the balancer picks.
-    pub fn send(&self, work: Work) {
+    pub(crate) fn send(&self, work: Work) {
         let shared = &self.shared;
         let node = shared.pick();
         shared.nodes[node]

@@ -12,14 +12,14 @@ use crate::protocol::Client;
 
 /// What the checks learnt.
 #[derive(Debug)]
-pub struct Checked {
+pub(crate) struct Checked {
     pub io: Io,
     /// Each endpoint's server, "name version".
     pub servers: Vec<String>,
     pub platform: String,
 }
 
-pub async fn check_nodes(config: &Config, nodes: &[Node]) -> Result<Checked, String> {
+pub(crate) async fn check_nodes(config: &Config, nodes: &[Node]) -> Result<Checked, String> {
     let mut checked: Option<Checked> = None;
     for node in nodes {
         let (io, server, platform) = check_node(config, node)
@@ -108,7 +108,7 @@ async fn check_node(config: &Config, node: &Node) -> Result<(Io, String, String)
 }
 
 /// OpenAI endpoints: each lists the model among those it serves (`/v1/models`).
-pub async fn check_openai_nodes(config: &Config, nodes: &[Node]) -> Result<(), String> {
+pub(crate) async fn check_openai_nodes(config: &Config, nodes: &[Node]) -> Result<(), String> {
     let model = config.model_name();
     for node in nodes {
         let Client::OpenAi(client) = &node.client else {

@@ -9,7 +9,7 @@ use crate::tensor::Datatype;
 
 /// What the run sends and reads, checked against the model's metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Io {
+pub(crate) struct Io {
     pub target: Target,
     /// The metadata's input shape (-1 for any size); empty when the server gives none.
     pub input_dims: Vec<i64>,
@@ -20,7 +20,7 @@ pub struct Io {
 impl Io {
     /// The input and output the config names (or the model's only input and first output),
     /// with their datatypes, checked against the config's datatype and shape.
-    pub fn resolve(config: &Config, meta: &ModelMeta) -> Result<Io, String> {
+    pub(crate) fn resolve(config: &Config, meta: &ModelMeta) -> Result<Io, String> {
         let input = pick(&meta.inputs, config.input.as_deref(), "input", true)?;
         let output = pick(&meta.outputs, config.output.as_deref(), "output", false)?;
         let input_datatype = fixed_size(input, "input")?;
@@ -68,7 +68,7 @@ impl Io {
 
     /// One query's samples checked: all of the input's datatype with one shape that fits the
     /// model. The answer: the per-sample shape, and whether requests carry a batch dimension.
-    pub fn check_samples(&self, samples: &[Sample<'_>]) -> Result<Layout, String> {
+    pub(crate) fn check_samples(&self, samples: &[Sample<'_>]) -> Result<Layout, String> {
         let Some(first) = samples.first() else {
             return Ok(Layout {
                 sample_shape: Vec::new(),
@@ -124,7 +124,7 @@ impl Io {
     }
 
     /// "input: FP32 [-1, 64]".
-    pub fn describe_input(&self) -> String {
+    pub(crate) fn describe_input(&self) -> String {
         format!(
             "{}: {} {:?}",
             self.target.input,
@@ -136,7 +136,7 @@ impl Io {
 
 /// How one query's samples go into requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Layout {
+pub(crate) struct Layout {
     pub sample_shape: Vec<i64>,
     /// Requests have a leading batch dimension; else each carries one sample.
     pub batched: bool,
@@ -145,7 +145,7 @@ pub struct Layout {
 
 impl Layout {
     /// A request's shape for `count` samples.
-    pub fn request_shape(&self, count: usize) -> Vec<i64> {
+    pub(crate) fn request_shape(&self, count: usize) -> Vec<i64> {
         let mut shape = Vec::with_capacity(self.sample_shape.len() + 1);
         if self.batched {
             shape.push(count as i64);

@@ -9,7 +9,7 @@ use crate::kserve::InferTensorContents;
 
 /// A fixed-size v2 datatype (BYTES, whose elements vary in length, is not one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Datatype {
+pub(crate) enum Datatype {
     Bool,
     U8,
     U16,
@@ -27,7 +27,7 @@ pub enum Datatype {
 
 impl Datatype {
     /// The protocol's name ("FP32", ...) parsed; `None` for BYTES and names it does not have.
-    pub fn parse(name: &str) -> Option<Datatype> {
+    pub(crate) fn parse(name: &str) -> Option<Datatype> {
         use Datatype::*;
         Some(match name {
             "BOOL" => Bool,
@@ -47,7 +47,7 @@ impl Datatype {
         })
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         use Datatype::*;
         match self {
             Bool => "BOOL",
@@ -67,7 +67,7 @@ impl Datatype {
     }
 
     /// The datatype of samples of this dtype; `None` for dtypes v2 has no fixed-size name for.
-    pub fn of(dtype: DType) -> Option<Datatype> {
+    pub(crate) fn of(dtype: DType) -> Option<Datatype> {
         use Datatype::*;
         Some(match dtype {
             DType::Bool => Bool,
@@ -87,7 +87,7 @@ impl Datatype {
         })
     }
 
-    pub fn size(self) -> usize {
+    pub(crate) fn size(self) -> usize {
         use Datatype::*;
         match self {
             Bool | U8 | I8 => 1,
@@ -98,7 +98,7 @@ impl Datatype {
     }
 
     /// JSON has no 16-bit floats: those go as raw bytes (binary HTTP or gRPC).
-    pub fn has_json_form(self) -> bool {
+    pub(crate) fn has_json_form(self) -> bool {
         !matches!(self, Datatype::F16 | Datatype::BF16)
     }
 }
@@ -109,7 +109,7 @@ fn array<const N: usize>(chunk: &[u8]) -> [u8; N] {
 
 /// Writes `bytes`' elements as a comma-separated JSON number list (no brackets). Floats are
 /// written in their shortest form that reads back to the same value.
-pub fn write_json_elements(out: &mut Vec<u8>, datatype: Datatype, bytes: &[u8]) {
+pub(crate) fn write_json_elements(out: &mut Vec<u8>, datatype: Datatype, bytes: &[u8]) {
     use std::io::Write;
     let size = datatype.size();
     for (i, chunk) in bytes.chunks_exact(size).enumerate() {
@@ -156,7 +156,7 @@ fn write_float(
 }
 
 /// The elements of a JSON `data` array (flat, or nested row-major) as little-endian bytes.
-pub fn json_elements_to_bytes(datatype: Datatype, data: &Value) -> Result<Vec<u8>, String> {
+pub(crate) fn json_elements_to_bytes(datatype: Datatype, data: &Value) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     append_json(&mut out, datatype, data)?;
     Ok(out)
@@ -212,7 +212,7 @@ fn append_json(out: &mut Vec<u8>, datatype: Datatype, value: &Value) -> Result<(
 
 /// gRPC's typed `contents` of a tensor as little-endian bytes (servers that do not answer in
 /// `raw_output_contents` answer here).
-pub fn contents_to_bytes(
+pub(crate) fn contents_to_bytes(
     datatype: Datatype,
     contents: &InferTensorContents,
 ) -> Result<Vec<u8>, String> {

@@ -11,7 +11,7 @@ use crate::config::Config;
 
 /// One issued sample and how often to complete it (1; 2 or 0 only when a fault is asked for).
 #[derive(Debug, Clone, Copy)]
-pub struct Item {
+pub(crate) struct Item {
     pub id: u64,
     pub index: u64,
     pub copies: u8,
@@ -25,7 +25,7 @@ pub struct Item {
 /// A sample's data in the host's memory: valid until the sample is completed (ABI contract),
 /// so a worker thread may read it later.
 #[derive(Debug, Clone, Copy)]
-pub struct SampleData {
+pub(crate) struct SampleData {
     pointer: *const u8,
     length: usize,
 }
@@ -35,7 +35,7 @@ unsafe impl Send for SampleData {}
 
 impl SampleData {
     /// Bytes of a sample (all of it, or one named input) held by the host.
-    pub fn of(data: &[u8]) -> SampleData {
+    pub(crate) fn of(data: &[u8]) -> SampleData {
         SampleData {
             pointer: data.as_ptr(),
             length: data.len(),
@@ -53,7 +53,7 @@ impl SampleData {
 
 /// Answers `items`, issued at `issued`: first tokens at once in a token run, then completions
 /// as their latency runs out, those due together in one call.
-pub fn answer(config: &Config, items: &mut [Item], issued: Instant, completer: &Completer) {
+pub(crate) fn answer(config: &Config, items: &mut [Item], issued: Instant, completer: &Completer) {
     if config.tokens {
         send(items, None, |responses| completer.first_token(responses));
     }
@@ -123,7 +123,7 @@ fn report_failure(config: &Config, items: &[Item], completer: &Completer) {
 
 /// The plain case (inline, no latency, no faults): answered in stack-sized chunks straight from
 /// the samples, with no allocation, so the plugin costs what the ABI costs.
-pub fn answer_inline(samples: &[Sample<'_>], tokens: bool, completer: &Completer) {
+pub(crate) fn answer_inline(samples: &[Sample<'_>], tokens: bool, completer: &Completer) {
     if let [sample] = samples {
         // One sample (SingleStream, Server): no arrays at all.
         let bytes = (sample.index() as u32).to_le_bytes();

@@ -17,14 +17,14 @@ struct Job {
 }
 
 /// N threads, each with its own queue; a query is split across them round robin.
-pub struct Workers {
+pub(crate) struct Workers {
     queues: Vec<Sender<Job>>,
     threads: Vec<JoinHandle<()>>,
     next: AtomicUsize,
 }
 
 impl Workers {
-    pub fn start(
+    pub(crate) fn start(
         count: usize,
         config: Arc<Config>,
         completer: Completer,
@@ -56,7 +56,7 @@ impl Workers {
         Ok(workers)
     }
 
-    pub fn submit(&self, items: Vec<Item>, issued: Instant) {
+    pub(crate) fn submit(&self, items: Vec<Item>, issued: Instant) {
         let n = self.queues.len();
         let chunk = items.len().div_ceil(n).max(1);
         let first = self.next.fetch_add(1, Ordering::Relaxed);

@@ -4,7 +4,7 @@ use crate::config::Config;
 use crate::runtime::Runtime;
 use crate::session::model::{Io, ModelFile};
 
-pub struct Facts<'a> {
+pub(crate) struct Facts<'a> {
     pub config: &'a Config,
     pub runtime: &'a Runtime,
     pub model: &'a ModelFile,
@@ -13,7 +13,7 @@ pub struct Facts<'a> {
     pub max_batch: usize,
 }
 
-pub fn attributes(facts: &Facts<'_>) -> Vec<(String, String)> {
+pub(crate) fn attributes(facts: &Facts<'_>) -> Vec<(String, String)> {
     let config = facts.config;
     [
         ("vendor", "ONNX Runtime".to_owned()),

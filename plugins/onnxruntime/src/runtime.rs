@@ -10,10 +10,10 @@ use mlperf_plugin_api::sdk::PluginError;
 use ort::environment::Environment;
 
 /// Where the library is named when the config does not name it.
-pub const LIBRARY_ENV: &str = "ORT_DYLIB_PATH";
+pub(crate) const LIBRARY_ENV: &str = "ORT_DYLIB_PATH";
 
 /// A loaded ONNX Runtime.
-pub struct Runtime {
+pub(crate) struct Runtime {
     /// The library, as given (canonical paths are compared).
     pub path: PathBuf,
     canonical: PathBuf,
@@ -29,7 +29,7 @@ static LOADED: Mutex<Option<Arc<Runtime>>> = Mutex::new(None);
 /// The library the config names, else `from_env` (ORT_DYLIB_PATH's value), else the one pip
 /// installed in `venv` (`scripts/setup-onnxruntime.sh` puts it in the clone's `.venv`: a
 /// quickstart followed by a run from a new shell finds it); an error saying how to name one.
-pub fn library_path(
+pub(crate) fn library_path(
     configured: Option<&Path>,
     from_env: Option<OsString>,
     venv: &Path,
@@ -71,7 +71,7 @@ fn installed_in(venv: &Path) -> Option<PathBuf> {
 }
 
 /// Loads ONNX Runtime from `path`, or returns the one this process already loaded from there.
-pub fn load(path: &Path) -> Result<Arc<Runtime>, PluginError> {
+pub(crate) fn load(path: &Path) -> Result<Arc<Runtime>, PluginError> {
     let canonical = std::fs::canonicalize(path).map_err(|e| {
         PluginError::invalid_config(format!(
             "onnxruntime plugin: library = \"{}\": {e}",

@@ -11,7 +11,7 @@ pub(super) struct WrappingCounter {
 impl WrappingCounter {
     /// `range`: the largest value the counter reaches before it wraps to 0; None for one that
     /// does not wrap, where a decrease is a reset to 0 (a driver reload).
-    pub fn new(range: Option<u64>, first: u64) -> WrappingCounter {
+    pub(super) fn new(range: Option<u64>, first: u64) -> WrappingCounter {
         WrappingCounter {
             range,
             last: first,
@@ -20,13 +20,13 @@ impl WrappingCounter {
     }
 
     /// The last raw value taken.
-    pub fn last(&self) -> u64 {
+    pub(super) fn last(&self) -> u64 {
         self.last
     }
 
     /// Whether `raw` as the next reading would be taken for a reset (a decrease of a counter
     /// without a range) rather than an advance or a wrap.
-    pub fn resets_at(&self, raw: u64) -> bool {
+    pub(super) fn resets_at(&self, raw: u64) -> bool {
         self.range.is_none() && raw < self.last
     }
 
@@ -36,7 +36,7 @@ impl WrappingCounter {
     /// wrap, which is nothing against minutes of a package's draw. Two wraps between polls
     /// cannot be seen: poll well within the range's time. Without a range, a decrease is a
     /// reset: the count goes on from 0.
-    pub fn update(&mut self, raw: u64) -> u64 {
+    pub(super) fn update(&mut self, raw: u64) -> u64 {
         let increase = match self.range {
             _ if raw >= self.last => raw - self.last,
             Some(range) => range.saturating_sub(self.last).saturating_add(raw),

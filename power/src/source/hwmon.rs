@@ -23,7 +23,7 @@ use super::SourceError;
 /// The hwmon chips the spec's selectors name (see the module's notes for none) under
 /// `ROOT/class/hwmon`, their sensors summed, to be polled on their own thread. Reads
 /// each sensor once, so that a bad one fails here.
-pub fn open(spec: &SysfsSpec) -> Result<PolledSource, SourceError> {
+pub(super) fn open(spec: &SysfsSpec) -> Result<PolledSource, SourceError> {
     let error = |message: String| spec.error(message);
     let class = spec.root.join("class/hwmon");
     let chips = list_chips(&class).map_err(error)?;

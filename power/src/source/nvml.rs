@@ -24,7 +24,7 @@ use super::{
 };
 
 /// The source `nvml[:INDEX][?period_ms=N&lib=PATH]` names.
-pub fn open(spec: &str, argument: &str) -> Result<Box<dyn PowerSource>, SourceError> {
+pub(super) fn open(spec: &str, argument: &str) -> Result<Box<dyn PowerSource>, SourceError> {
     let argument = Argument::parse(spec, argument, &["period_ms=MS", "lib=PATH"])?;
     let index = match argument.selectors().as_slice() {
         [] => 0,
@@ -47,7 +47,7 @@ pub fn open(spec: &str, argument: &str) -> Result<Box<dyn PowerSource>, SourceEr
 /// GPU `index` through NVML (loaded from `library`, or the system's `libnvidia-ml.so.1`), to
 /// be polled on its own thread. Reads its power once, so that a GPU without a power reading
 /// fails here.
-pub fn open_gpu(
+pub(super) fn open_gpu(
     name: &str,
     index: u32,
     library: Option<&Path>,

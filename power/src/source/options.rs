@@ -37,7 +37,7 @@ impl<'a> Argument<'a> {
     /// Splits `argument` (of `spec`), refusing an option not in `known`, one without a
     /// value and one given twice. Each of `known` is written `key=WHAT` (`period_ms=MS`),
     /// which is how an error lists them.
-    pub fn parse(
+    pub(super) fn parse(
         spec: &'a str,
         argument: &'a str,
         known: &[&str],
@@ -79,12 +79,12 @@ impl<'a> Argument<'a> {
     }
 
     /// An error about this spec.
-    pub fn error(&self, message: impl Into<String>) -> SourceError {
+    pub(super) fn error(&self, message: impl Into<String>) -> SourceError {
         spec_error(self.spec, message)
     }
 
     /// The base as a list, `a, b,c` → `["a", "b", "c"]` (none for an empty base).
-    pub fn selectors(&self) -> Vec<String> {
+    pub(super) fn selectors(&self) -> Vec<String> {
         self.base
             .split(',')
             .map(str::trim)
@@ -93,7 +93,7 @@ impl<'a> Argument<'a> {
             .collect()
     }
 
-    pub fn option(&self, key: &str) -> Option<&'a str> {
+    pub(super) fn option(&self, key: &str) -> Option<&'a str> {
         self.options
             .iter()
             .find(|(k, _)| *k == key)
@@ -101,7 +101,7 @@ impl<'a> Argument<'a> {
     }
 
     /// `period_ms`, 1 ms to an hour, or `default`.
-    pub fn period(&self, default: Duration) -> Result<Duration, SourceError> {
+    pub(super) fn period(&self, default: Duration) -> Result<Duration, SourceError> {
         let Some(value) = self.option("period_ms") else {
             return Ok(default);
         };
@@ -118,7 +118,7 @@ impl<'a> Argument<'a> {
     }
 
     /// Option `key` as a number of seconds (`0.5`), where it is given.
-    pub fn seconds(&self, key: &str) -> Result<Option<Duration>, SourceError> {
+    pub(super) fn seconds(&self, key: &str) -> Result<Option<Duration>, SourceError> {
         let Some(value) = self.option(key) else {
             return Ok(None);
         };

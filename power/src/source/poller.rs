@@ -244,7 +244,7 @@ struct Running {
 }
 
 impl PolledSource {
-    pub fn new(info: SourceInfo, meter: Box<dyn Meter>) -> PolledSource {
+    pub(super) fn new(info: SourceInfo, meter: Box<dyn Meter>) -> PolledSource {
         PolledSource {
             info,
             meter: Some(meter),

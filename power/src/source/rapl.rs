@@ -21,12 +21,12 @@ use super::sysfs::{read_integer, read_text, FileError, SysfsSpec};
 use super::SourceError;
 
 /// More than any one RAPL zone draws: the wrap check's bound.
-pub const MOST_ZONE_WATTS: f64 = 1000.0;
+pub(super) const MOST_ZONE_WATTS: f64 = 1000.0;
 
 /// The RAPL zones the spec's selectors name (all packages when none) under
 /// `ROOT/class/powercap`, summed, to be polled on their own thread. Reads each counter
 /// once, so that a missing or root-only counter fails here rather than at the end of a run.
-pub fn open(spec: &SysfsSpec) -> Result<PolledSource, SourceError> {
+pub(super) fn open(spec: &SysfsSpec) -> Result<PolledSource, SourceError> {
     let error = |message: String| spec.error(message);
     let powercap = spec.root.join("class/powercap");
     let zones = list_zones(&powercap).map_err(error)?;

@@ -24,7 +24,7 @@ pub(super) struct SysfsSpec<'a> {
 
 impl<'a> SysfsSpec<'a> {
     /// Reads `argument`, what follows `KIND:` in `spec`.
-    pub fn parse(spec: &'a str, argument: &'a str) -> Result<SysfsSpec<'a>, SourceError> {
+    pub(super) fn parse(spec: &'a str, argument: &'a str) -> Result<SysfsSpec<'a>, SourceError> {
         let argument = Argument::parse(spec, argument, &["period_ms=MS", "root=PATH"])?;
         Ok(SysfsSpec {
             name: spec,
@@ -34,12 +34,12 @@ impl<'a> SysfsSpec<'a> {
         })
     }
 
-    pub fn error(&self, message: impl Into<String>) -> SourceError {
+    pub(super) fn error(&self, message: impl Into<String>) -> SourceError {
         spec_error(self.name, message)
     }
 
     /// The info of the source it opens: an on-host figure of `component`.
-    pub fn info(&self, component: String, identity: String) -> SourceInfo {
+    pub(super) fn info(&self, component: String, identity: String) -> SourceInfo {
         SourceInfo {
             name: self.name.to_owned(),
             scope: Scope::Component(component),
@@ -94,10 +94,10 @@ pub(super) mod fake {
     use super::SysfsSpec;
 
     /// A fresh directory under the system's temporary one, removed on drop.
-    pub struct FakeRoot(pub PathBuf);
+    pub(crate) struct FakeRoot(pub PathBuf);
 
     impl FakeRoot {
-        pub fn new(what: &str) -> FakeRoot {
+        pub(crate) fn new(what: &str) -> FakeRoot {
             static COUNT: AtomicUsize = AtomicUsize::new(0);
             let path = std::env::temp_dir().join(format!(
                 "mlperf-power-{what}-{}-{}",
@@ -110,7 +110,7 @@ pub(super) mod fake {
         }
 
         /// Writes `contents` at `relative`, making its directories.
-        pub fn write(&self, relative: &str, contents: &str) -> PathBuf {
+        pub(crate) fn write(&self, relative: &str, contents: &str) -> PathBuf {
             let path = self.0.join(relative);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             // Through a rename, so that a poller never reads a half-written file.
@@ -120,12 +120,12 @@ pub(super) mod fake {
             path
         }
 
-        pub fn path(&self) -> &Path {
+        pub(crate) fn path(&self) -> &Path {
             &self.0
         }
 
         /// The spec of a source named `name` reading this tree.
-        pub fn spec<'a>(
+        pub(crate) fn spec<'a>(
             &'a self,
             name: &'a str,
             selectors: &[&str],

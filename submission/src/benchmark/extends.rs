@@ -12,7 +12,7 @@ const MOST_LEVELS: usize = 4;
 
 /// The definition at `path` as one table, its `extends` chain merged; Err(message) names the
 /// file at fault.
-pub fn read_merged(path: &Path, text: &str) -> Result<Table, String> {
+pub(super) fn read_merged(path: &Path, text: &str) -> Result<Table, String> {
     merged(path, text, 0)
 }
 

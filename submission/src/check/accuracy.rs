@@ -8,7 +8,7 @@ use crate::rule::Rule;
 use crate::rules::Rules;
 use crate::tree::{ScenarioDir, ACCURACY_LOG, ACCURACY_TXT, LOG_FILES};
 
-pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
+pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
     let dir = target.accuracy();
     if !dir.is_dir() {
         context.error(

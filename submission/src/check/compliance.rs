@@ -10,7 +10,7 @@ use crate::rule::Rule;
 use crate::rules::Rules;
 use crate::tree::{performance_run, ScenarioDir, ACCURACY_LOG, ACCURACY_TXT, LOG_FILES};
 
-pub fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules, system: &Value) {
+pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules, system: &Value) {
     if target.submitter.division == "open" {
         return;
     }

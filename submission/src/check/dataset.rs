@@ -14,7 +14,12 @@ use crate::tree::{performance_run, subdirectories};
 
 /// Compares the hashes under `benchmark_dir`; scenarios the rules give another accuracy
 /// sample count (a subset of the data set) are compared among themselves.
-pub fn check(context: &mut Context, benchmark_dir: &Path, rules: &Rules, scenarios: &[String]) {
+pub(super) fn check(
+    context: &mut Context,
+    benchmark_dir: &Path,
+    rules: &Rules,
+    scenarios: &[String],
+) {
     let mut groups: BTreeMap<u64, Vec<(PathBuf, String)>> = BTreeMap::new();
     for scenario in scenarios {
         let dir = benchmark_dir.join(scenario);

@@ -17,7 +17,7 @@ const TOLERATED_ERROR: &str = "Loadgen built with uncommitted changes!";
 
 /// Checks `performance/run_1/`; returns the result in the checker's unit (samples/s, queries/s
 /// or ms) when the log gives one.
-pub fn check(
+pub(crate) fn check(
     context: &mut Context,
     target: &ScenarioDir,
     rules: &Rules,
@@ -34,7 +34,7 @@ pub fn check(
 }
 
 /// The LoadGen scenario a folder's run is: an Interactive folder holds a Server run.
-pub fn loadgen_scenario(folder: &str) -> &str {
+pub(crate) fn loadgen_scenario(folder: &str) -> &str {
     if folder == "Interactive" {
         "Server"
     } else {
@@ -43,7 +43,7 @@ pub fn loadgen_scenario(folder: &str) -> &str {
 }
 
 /// The checks on one run folder's logs; `scenario` is the folder's.
-pub fn check_run(
+pub(crate) fn check_run(
     context: &mut Context,
     run: &Path,
     scenario: &str,

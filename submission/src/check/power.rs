@@ -23,7 +23,7 @@ const OPTIONAL_RUN_FILES: [&str; 5] = [
     "spl.txt",
 ];
 
-pub fn check(context: &mut Context, target: &ScenarioDir, _performance_metric: Option<f64>) {
+pub(super) fn check(context: &mut Context, target: &ScenarioDir, _performance_metric: Option<f64>) {
     let run = target.performance_run();
     let power_dir = target.power_dir();
     let power_dev = power_dir.is_dir();

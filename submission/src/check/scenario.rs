@@ -22,7 +22,11 @@ const MEASUREMENTS_FIELDS: [&str; 5] = [
 ];
 
 /// `systems/<system>.json`, checked; None when it is missing or not JSON.
-pub fn read_system(context: &mut Context, dir: &SubmitterDir, system: &str) -> Option<Value> {
+pub(super) fn read_system(
+    context: &mut Context,
+    dir: &SubmitterDir,
+    system: &str,
+) -> Option<Value> {
     let path = dir.system_json(system);
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -113,7 +117,7 @@ fn has_power_results(system_dir: &Path) -> bool {
 
 /// The system type's required scenarios are all there, and none the round does not know for
 /// the model; where Interactive and Server are both optional, one of them is required.
-pub fn check_scenario_set(
+pub(super) fn check_scenario_set(
     context: &mut Context,
     dir: &SubmitterDir,
     benchmark_dir: &Path,
@@ -179,7 +183,12 @@ pub fn check_scenario_set(
     }
 }
 
-pub fn check_scenario(context: &mut Context, target: &ScenarioDir, rules: &Rules, system: &Value) {
+pub(super) fn check_scenario(
+    context: &mut Context,
+    target: &ScenarioDir,
+    rules: &Rules,
+    system: &Value,
+) {
     check_measurements(context, target);
     let performance_metric = performance::check(context, target, rules, system);
     accuracy::check(context, target, rules);

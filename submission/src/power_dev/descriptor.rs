@@ -124,7 +124,7 @@ fn exchanges(list: &Value) -> Vec<(&str, &str)> {
 }
 
 /// Python's `repr` of a string, as check.py quotes values in its messages.
-pub fn repr(text: &str) -> String {
+pub(super) fn repr(text: &str) -> String {
     if text.contains('\'') && !text.contains('"') {
         format!("\"{text}\"")
     } else {

@@ -11,7 +11,7 @@ const TOP: f64 = 34.0;
 const BOTTOM: f64 = 46.0;
 
 /// One line of a chart.
-pub struct Series {
+pub(super) struct Series {
     pub label: String,
     /// A CSS colour; the tests find each plot by its colour in a screenshot.
     pub color: &'static str,
@@ -20,7 +20,7 @@ pub struct Series {
 
 /// A chart: lines (or, with `bars`, one bar per point of the first series, each `bar_width`
 /// wide in x units), an optional shaded x range.
-pub struct Chart {
+pub(super) struct Chart {
     pub title: String,
     pub x_label: String,
     pub y_label: String,
@@ -31,7 +31,7 @@ pub struct Chart {
 }
 
 impl Chart {
-    pub fn to_svg(&self) -> String {
+    pub(super) fn to_svg(&self) -> String {
         let points = self.series.iter().flat_map(|s| s.points.iter());
         let (mut x_min, mut x_max, mut y_max) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
         for &(x, y) in points {
@@ -195,7 +195,7 @@ fn number(value: f64) -> String {
 }
 
 /// Text for HTML and SVG.
-pub fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

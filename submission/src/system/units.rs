@@ -7,7 +7,7 @@ const GIB: f64 = (1u64 << 30) as f64;
 /// binary units as vendors mean them). The kernel keeps a few percent for itself, so the
 /// figure is rounded up to an eighth of its leading power of two: 125.6 GiB → 128 GB,
 /// 503.5 GiB → 512 GB, 755 GiB → 768 GB, 23.5 GiB → 24 GB.
-pub fn installed_memory(mem_total_bytes: u64) -> String {
+pub(super) fn installed_memory(mem_total_bytes: u64) -> String {
     let gib = mem_total_bytes as f64 / GIB;
     if gib <= 1.0 {
         return format!(
@@ -26,7 +26,7 @@ pub fn installed_memory(mem_total_bytes: u64) -> String {
 }
 
 /// A disk's size in decimal units as drives are sold: `275 GB`, `3.84 TB`.
-pub fn disk_size(bytes: u64) -> String {
+pub(super) fn disk_size(bytes: u64) -> String {
     let gb = bytes as f64 / 1e9;
     if gb >= 1000.0 {
         format!("{} TB", trim(gb / 1000.0))
@@ -36,12 +36,12 @@ pub fn disk_size(bytes: u64) -> String {
 }
 
 /// Accelerator memory in GB (binary, rounded up: NVML's total of an 80 GB H100 is 79.6 GiB).
-pub fn device_memory(bytes: u64) -> String {
+pub(super) fn device_memory(bytes: u64) -> String {
     format!("{} GB", (bytes as f64 / GIB).ceil())
 }
 
 /// A sysfs cache size (`48K`, `32768K`, `1M`) as `48 KiB`, `32 MiB`, `1 MiB`.
-pub fn cache_size(sysfs: &str) -> String {
+pub(super) fn cache_size(sysfs: &str) -> String {
     let (number, unit) = sysfs.split_at(sysfs.trim_end_matches(char::is_alphabetic).len());
     let Ok(number) = number.parse::<u64>() else {
         return sysfs.to_string();

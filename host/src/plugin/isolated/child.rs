@@ -21,15 +21,15 @@ use crate::samples::{LoadedSamples, Preprocessing, SampleArena};
 
 /// The descriptors the host hands the process: the shared region, the control socket and the
 /// socket sample images arrive on.
-pub const REGION_FD: RawFd = 3;
-pub const CONTROL_FD: RawFd = 4;
-pub const IMAGES_FD: RawFd = 5;
+pub(super) const REGION_FD: RawFd = 3;
+pub(super) const CONTROL_FD: RawFd = 4;
+pub(super) const IMAGES_FD: RawFd = 5;
 
 /// How long after destroy the plugin's callbacks are still watched for.
 const LATE_CALLBACK_GRACE: Duration = Duration::from_millis(100);
 
 /// How often the heartbeat advances.
-pub const HEARTBEAT: Duration = Duration::from_millis(100);
+pub(super) const HEARTBEAT: Duration = Duration::from_millis(100);
 
 /// Runs the plugin process; returns its exit status.
 pub fn main(host_pid: u32) -> i32 {
@@ -52,7 +52,7 @@ pub fn main(host_pid: u32) -> i32 {
 
 /// Has this process killed when the host ends: a plugin's (or a meter's) process must never
 /// outlive the run that started it. False when the host is already gone.
-pub fn die_with_host(host_pid: u32) -> bool {
+pub(super) fn die_with_host(host_pid: u32) -> bool {
     // SAFETY: prctl with an integer argument.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     std::os::unix::process::parent_id() == host_pid

@@ -17,7 +17,7 @@ pub struct TimedModule {
 
 /// Host to plugin process.
 #[derive(Debug, Serialize, Deserialize)]
-pub enum ToPlugin {
+pub(super) enum ToPlugin {
     /// Load the plugin and create its instance.
     Start {
         spec: String,
@@ -33,7 +33,7 @@ pub enum ToPlugin {
 
 /// Plugin process to host.
 #[derive(Debug, Serialize, Deserialize)]
-pub enum ToHost {
+pub(super) enum ToHost {
     /// The instance is created.
     Ready {
         name: String,
@@ -60,7 +60,7 @@ pub enum ToHost {
 /// Host to a power meter's process: the [`mlperf_power::PowerSource`] calls. Each is answered
 /// with one line, the call's `Result` (`()`, or the `Trace` for `Stop`, or its `SourceError`).
 #[derive(Debug, Serialize, Deserialize)]
-pub enum ToMeter {
+pub(super) enum ToMeter {
     Prepare(Phase),
     Start { mark: String },
     Stop,
@@ -69,12 +69,12 @@ pub enum ToMeter {
 
 /// A power meter's process's first line (inside a `Result`: or why the meter was refused).
 #[derive(Debug, Serialize, Deserialize)]
-pub struct MeterOpened {
+pub(super) struct MeterOpened {
     pub info: SourceInfo,
     pub needs_ranging: bool,
 }
 
-pub fn send<T: Serialize>(out: &mut impl Write, message: &T) -> std::io::Result<()> {
+pub(super) fn send<T: Serialize>(out: &mut impl Write, message: &T) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
     line.push(b'\n');
     out.write_all(&line)?;
@@ -82,7 +82,7 @@ pub fn send<T: Serialize>(out: &mut impl Write, message: &T) -> std::io::Result<
 }
 
 /// The next message, `None` at the end of the stream.
-pub fn receive<T: DeserializeOwned>(input: &mut impl BufRead) -> std::io::Result<Option<T>> {
+pub(super) fn receive<T: DeserializeOwned>(input: &mut impl BufRead) -> std::io::Result<Option<T>> {
     let mut line = String::new();
     if input.read_line(&mut line)? == 0 {
         return Ok(None);

@@ -12,55 +12,55 @@ use std::time::Duration;
 use super::shm::Mapping;
 
 /// Issue ring entries (a larger Offline query streams through it).
-pub const ISSUE_SLOTS: u64 = 1 << 16;
+pub(super) const ISSUE_SLOTS: u64 = 1 << 16;
 /// Completion ring entries.
-pub const DONE_SLOTS: u64 = 1 << 16;
+pub(super) const DONE_SLOTS: u64 = 1 << 16;
 /// Bytes of responses in flight from the plugin's process to the host.
-pub const ARENA_BYTES: u64 = 64 << 20;
+pub(super) const ARENA_BYTES: u64 = 64 << 20;
 /// The longest response an isolated plugin may return: half the arena, so that one response
 /// never waits for the whole arena to drain.
-pub const MAX_ISOLATED_RESPONSE: u64 = ARENA_BYTES / 2;
+pub(super) const MAX_ISOLATED_RESPONSE: u64 = ARENA_BYTES / 2;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"mlpiso03");
 
 /// `IssueEntry::kind` of the first sample of a query: the query's length (at least 1).
 /// Continuation samples carry 0; the largest values are markers.
-pub const KIND_FLUSH: u64 = u64::MAX;
+pub(super) const KIND_FLUSH: u64 = u64::MAX;
 /// Destroy the instance and exit.
-pub const KIND_DESTROY: u64 = u64::MAX - 1;
+pub(super) const KIND_DESTROY: u64 = u64::MAX - 1;
 /// A sample image follows on the descriptor socket; `index` is its generation.
-pub const KIND_SAMPLES: u64 = u64::MAX - 2;
+pub(super) const KIND_SAMPLES: u64 = u64::MAX - 2;
 /// Size the hand-over buffer for a query of `index` samples.
-pub const KIND_RESERVE: u64 = u64::MAX - 3;
+pub(super) const KIND_RESERVE: u64 = u64::MAX - 3;
 /// A large query's samples follow (`index` of them, continuation entries), ahead of its
 /// turn and outside the timed window (`prepare_query`).
-pub const KIND_PREPARE: u64 = u64::MAX - 4;
+pub(super) const KIND_PREPARE: u64 = u64::MAX - 4;
 /// Issue the prepared query: `id` its first sample's, `index` its length.
-pub const KIND_ISSUE_PREPARED: u64 = u64::MAX - 5;
+pub(super) const KIND_ISSUE_PREPARED: u64 = u64::MAX - 5;
 /// The loaded set's indices follow (`index` of them, continuation entries): call the
 /// plugin's `load_samples`, or with KIND_UNLOAD its `unload_samples`, and answer.
-pub const KIND_LOAD: u64 = u64::MAX - 6;
-pub const KIND_UNLOAD: u64 = u64::MAX - 7;
+pub(super) const KIND_LOAD: u64 = u64::MAX - 6;
+pub(super) const KIND_UNLOAD: u64 = u64::MAX - 7;
 /// Markers start here; query lengths stay below.
-pub const FIRST_MARKER: u64 = u64::MAX - 15;
+pub(super) const FIRST_MARKER: u64 = u64::MAX - 15;
 
 /// `DoneEntry::kind`.
-pub const DONE_COMPLETE: u64 = 0;
-pub const DONE_FIRST_TOKEN: u64 = 1;
+pub(super) const DONE_COMPLETE: u64 = 0;
+pub(super) const DONE_FIRST_TOKEN: u64 = 1;
 /// The plugin failed: the message's bytes in the arena. In the ring, so that it reaches the
 /// host before the completions of the samples it refused.
-pub const DONE_FAIL: u64 = 2;
+pub(super) const DONE_FAIL: u64 = 2;
 /// Several completions in one record in the arena ([`BatchRecord`]): `id` is their number.
-pub const DONE_BATCH: u64 = 3;
+pub(super) const DONE_BATCH: u64 = 3;
 
 /// What the plugin's process is doing, in `Header::call`.
-pub const CALL_ISSUE: u32 = 1;
-pub const CALL_FLUSH: u32 = 2;
-pub const CALL_DESTROY: u32 = 3;
-pub const CALL_LOAD: u32 = 4;
-pub const CALL_UNLOAD: u32 = 5;
+pub(super) const CALL_ISSUE: u32 = 1;
+pub(super) const CALL_FLUSH: u32 = 2;
+pub(super) const CALL_DESTROY: u32 = 3;
+pub(super) const CALL_LOAD: u32 = 4;
+pub(super) const CALL_UNLOAD: u32 = 5;
 
-pub fn call_name(call: u32) -> &'static str {
+pub(super) fn call_name(call: u32) -> &'static str {
     match call {
         CALL_ISSUE => "issue_query",
         CALL_FLUSH => "flush_queries",
@@ -72,10 +72,10 @@ pub fn call_name(call: u32) -> &'static str {
 }
 
 #[repr(C, align(64))]
-pub struct Padded<T>(pub T);
+pub(super) struct Padded<T>(pub T);
 
 #[repr(C)]
-pub struct RingControl {
+pub(super) struct RingControl {
     /// Entries taken by the consumer (a running count); the producer reads it only when the
     /// ring looks full.
     pub tail: Padded<AtomicU64>,
@@ -86,7 +86,7 @@ pub struct RingControl {
 }
 
 #[repr(C)]
-pub struct Header {
+pub(super) struct Header {
     magic: u64,
     /// Advanced by the plugin process's heartbeat thread.
     pub heartbeat: Padded<AtomicU64>,
@@ -111,7 +111,7 @@ pub struct Header {
 /// A ring entry: its payload and the stamp that publishes it (the entry's running number
 /// plus one; a zeroed slot holds nothing).
 #[repr(C, align(32))]
-pub struct Slot<T> {
+pub(super) struct Slot<T> {
     stamp: AtomicU64,
     payload: UnsafeCell<T>,
 }
@@ -122,7 +122,7 @@ impl<T: Copy> Slot<T> {
     /// # Safety
     /// Only the ring's producer calls it, for a slot the consumer has released (it has taken
     /// entry `seq` - slots).
-    pub unsafe fn publish(&self, seq: u64, payload: T) {
+    pub(super) unsafe fn publish(&self, seq: u64, payload: T) {
         // SAFETY: nobody reads the payload until the stamp says it is there (caller).
         unsafe { self.payload.get().write(payload) };
         self.stamp.store(seq + 1, Ordering::Release);
@@ -130,7 +130,7 @@ impl<T: Copy> Slot<T> {
 
     /// Whether entry `seq` is published here.
     #[inline]
-    pub fn holds(&self, seq: u64) -> bool {
+    pub(super) fn holds(&self, seq: u64) -> bool {
         self.stamp.load(Ordering::Acquire) == seq + 1
     }
 
@@ -140,7 +140,7 @@ impl<T: Copy> Slot<T> {
     /// Only the ring's consumer calls it; the producer does not rewrite the slot before the
     /// consumer's tail passes `seq`.
     #[inline]
-    pub unsafe fn take(&self, seq: u64) -> Option<T> {
+    pub(super) unsafe fn take(&self, seq: u64) -> Option<T> {
         // SAFETY: published (stamp) and not rewritten before it is released (caller).
         self.holds(seq)
             .then(|| unsafe { self.payload.get().read_volatile() })
@@ -150,7 +150,7 @@ impl<T: Copy> Slot<T> {
 /// One sample of a query, or a marker.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
-pub struct IssueEntry {
+pub(super) struct IssueEntry {
     pub id: u64,
     pub index: u64,
     pub kind: u64,
@@ -160,7 +160,7 @@ pub struct IssueEntry {
 /// Packed so that a slot is half a cache line: an Offline run moves millions of them.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
-pub struct DoneEntry {
+pub(super) struct DoneEntry {
     pub id: u64,
     pub offset: u64,
     /// The length, and [`FIRST_TOKEN_BIT`] for a first token.
@@ -176,7 +176,7 @@ const KIND_BITS: u32 = FIRST_TOKEN_BIT | FAIL_BIT;
 
 impl DoneEntry {
     /// `length` at most [`MAX_ISOLATED_RESPONSE`]; a token count beyond i32 is clamped.
-    pub fn new(kind: u64, id: u64, offset: u64, length: u64, n_tokens: i64) -> DoneEntry {
+    pub(super) fn new(kind: u64, id: u64, offset: u64, length: u64, n_tokens: i64) -> DoneEntry {
         debug_assert!(length <= MAX_ISOLATED_RESPONSE);
         let kind_bit = match kind {
             DONE_FIRST_TOKEN => FIRST_TOKEN_BIT,
@@ -192,7 +192,7 @@ impl DoneEntry {
         }
     }
 
-    pub fn kind(&self) -> u64 {
+    pub(super) fn kind(&self) -> u64 {
         match self.length_kind & KIND_BITS {
             0 => DONE_COMPLETE,
             FIRST_TOKEN_BIT => DONE_FIRST_TOKEN,
@@ -201,11 +201,11 @@ impl DoneEntry {
         }
     }
 
-    pub fn length(&self) -> u64 {
+    pub(super) fn length(&self) -> u64 {
         (self.length_kind & !KIND_BITS) as u64
     }
 
-    pub fn n_tokens(&self) -> i64 {
+    pub(super) fn n_tokens(&self) -> i64 {
         self.n_tokens as i64
     }
 }
@@ -215,15 +215,15 @@ impl DoneEntry {
 /// entry's token field), their lengths (u32), token counts (i32) and bytes one after
 /// another. One entry and one sequential record for a whole `complete` call, instead of an
 /// entry (half a cache line) per sample.
-pub struct BatchRecord;
+pub(super) struct BatchRecord;
 
 impl BatchRecord {
-    pub const ID_BYTES: u64 = 8;
+    pub(super) const ID_BYTES: u64 = 8;
     /// Id, length and token count.
-    pub const DESCRIBED_BYTES: u64 = 16;
+    pub(super) const DESCRIBED_BYTES: u64 = 16;
 
     /// The record's size, `None` when it would not fit in the largest response.
-    pub fn size(n: usize, plain: bool, data_bytes: u64) -> Option<u64> {
+    pub(super) fn size(n: usize, plain: bool, data_bytes: u64) -> Option<u64> {
         let n = n as u64;
         let size = match plain {
             true => n.checked_mul(Self::ID_BYTES)?,
@@ -247,16 +247,16 @@ const DONE_AT: usize = ISSUE_AT + ISSUE_SLOTS as usize * std::mem::size_of::<Slo
 const ARENA_AT: usize =
     (DONE_AT + DONE_SLOTS as usize * std::mem::size_of::<Slot<DoneEntry>>()).next_multiple_of(4096);
 /// The region's size.
-pub const REGION_BYTES: usize = ARENA_AT + ARENA_BYTES as usize;
+pub(super) const REGION_BYTES: usize = ARENA_AT + ARENA_BYTES as usize;
 
 /// The mapped region, typed.
-pub struct Region {
+pub(super) struct Region {
     mapping: Mapping,
 }
 
 impl Region {
     /// The host's side: a fresh region, stamped.
-    pub fn create() -> std::io::Result<(std::os::fd::OwnedFd, Region)> {
+    pub(super) fn create() -> std::io::Result<(std::os::fd::OwnedFd, Region)> {
         let (fd, mapping) = Mapping::create("mlperf-host-isolated", REGION_BYTES)?;
         mapping.populate(ARENA_AT);
         let region = Region { mapping };
@@ -266,7 +266,7 @@ impl Region {
     }
 
     /// The plugin process's side: the region the host made.
-    pub fn open(fd: std::os::fd::RawFd) -> std::io::Result<Region> {
+    pub(super) fn open(fd: std::os::fd::RawFd) -> std::io::Result<Region> {
         let len = Mapping::file_len(fd)?;
         if len != REGION_BYTES {
             return Err(std::io::Error::other(format!(
@@ -285,7 +285,7 @@ impl Region {
         Ok(region)
     }
 
-    pub fn header(&self) -> &Header {
+    pub(super) fn header(&self) -> &Header {
         // SAFETY: the region starts with a Header (zero is a valid value of every field),
         // page-aligned.
         unsafe { &*(self.mapping.as_ptr() as *const Header) }
@@ -293,7 +293,7 @@ impl Region {
 
     /// The issue ring's slot of entry `seq`.
     #[inline]
-    pub fn issue_slot(&self, seq: u64) -> &Slot<IssueEntry> {
+    pub(super) fn issue_slot(&self, seq: u64) -> &Slot<IssueEntry> {
         let at = (seq % ISSUE_SLOTS) as usize;
         // SAFETY: within the issue ring, aligned (page-aligned base, slot-sized steps); zero is
         // a valid slot.
@@ -302,7 +302,7 @@ impl Region {
 
     /// The completion ring's slot of entry `seq`.
     #[inline]
-    pub fn done_slot(&self, seq: u64) -> &Slot<DoneEntry> {
+    pub(super) fn done_slot(&self, seq: u64) -> &Slot<DoneEntry> {
         let at = (seq % DONE_SLOTS) as usize;
         // SAFETY: as in issue_slot, within the completion ring.
         unsafe { &*(self.mapping.as_ptr().add(DONE_AT) as *const Slot<DoneEntry>).add(at) }
@@ -310,7 +310,7 @@ impl Region {
 
     /// Populates the arena's bytes `start..end` (its first lap; `start` page-aligned), so
     /// that the process writing responses there does not fault a page at a time.
-    pub fn populate_arena(&self, start: u64, end: u64) {
+    pub(super) fn populate_arena(&self, start: u64, end: u64) {
         let end = end.min(ARENA_BYTES);
         if start < end {
             self.mapping
@@ -320,7 +320,7 @@ impl Region {
 
     /// The arena's bytes at running offset `offset`, `length` long (not wrapping: the
     /// producer places a response so it does not).
-    pub fn arena(&self, offset: u64, length: u64) -> *mut u8 {
+    pub(super) fn arena(&self, offset: u64, length: u64) -> *mut u8 {
         let at = (offset % ARENA_BYTES) as usize;
         debug_assert!(at as u64 + length <= ARENA_BYTES);
         // SAFETY: within the arena.
@@ -364,11 +364,11 @@ fn futex_wake(word: &AtomicU32) {
 }
 
 /// Spins before sleeping: a busy peer answers within microseconds.
-pub const SPINS: u32 = 4_000;
+pub(super) const SPINS: u32 = 4_000;
 
 /// Waits until `ready()`, at most about `timeout`: spins `spins` rounds, then sleeps on
 /// `asleep` until the other side calls [`wake`] on it. Returns `ready()`.
-pub fn wait_until(
+pub(super) fn wait_until(
     asleep: &AtomicU32,
     spins: u32,
     timeout: Duration,
@@ -394,7 +394,7 @@ pub fn wait_until(
 
 /// After publishing progress: wakes the other side if it sleeps on `asleep`.
 #[inline]
-pub fn wake(asleep: &AtomicU32) {
+pub(super) fn wake(asleep: &AtomicU32) {
     fence(Ordering::SeqCst);
     if asleep.load(Ordering::Relaxed) != 0 {
         asleep.store(0, Ordering::Relaxed);
@@ -404,7 +404,7 @@ pub fn wake(asleep: &AtomicU32) {
 
 /// As [`wake`], unless `polled` says a consumer is polling (and so sees the progress).
 #[inline]
-pub fn wake_unless_polled(polled: &AtomicU32, asleep: &AtomicU32) {
+pub(super) fn wake_unless_polled(polled: &AtomicU32, asleep: &AtomicU32) {
     fence(Ordering::SeqCst);
     if polled.load(Ordering::Relaxed) == 0 && asleep.load(Ordering::Relaxed) != 0 {
         asleep.store(0, Ordering::Relaxed);
@@ -413,7 +413,7 @@ pub fn wake_unless_polled(polled: &AtomicU32, asleep: &AtomicU32) {
 }
 
 /// Wakes a sleeper on `asleep` whatever it said (after a poller stopped with work left).
-pub fn wake_anyway(asleep: &AtomicU32) {
+pub(super) fn wake_anyway(asleep: &AtomicU32) {
     asleep.store(0, Ordering::Relaxed);
     futex_wake(asleep);
 }

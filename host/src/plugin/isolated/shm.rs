@@ -7,7 +7,7 @@ use std::os::unix::net::UnixStream;
 use std::ptr::NonNull;
 
 /// A shared mapping of a memory file, unmapped on drop.
-pub struct Mapping {
+pub(super) struct Mapping {
     base: NonNull<u8>,
     len: usize,
 }
@@ -21,7 +21,7 @@ unsafe impl Sync for Mapping {}
 impl Mapping {
     /// A new memory file of `len` bytes (zeroed), mapped read-write; the file is returned to
     /// be handed to the other process.
-    pub fn create(name: &str, len: usize) -> io::Result<(OwnedFd, Mapping)> {
+    pub(super) fn create(name: &str, len: usize) -> io::Result<(OwnedFd, Mapping)> {
         let name = std::ffi::CString::new(name).map_err(io::Error::other)?;
         // SAFETY: a NUL-terminated name; the returned descriptor is owned here.
         let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
@@ -39,7 +39,7 @@ impl Mapping {
     }
 
     /// Maps `len` bytes of the memory file `fd`, read-write or read-only.
-    pub fn map(fd: RawFd, len: usize, writable: bool) -> io::Result<Mapping> {
+    pub(super) fn map(fd: RawFd, len: usize, writable: bool) -> io::Result<Mapping> {
         if len == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty mapping"));
         }
@@ -68,7 +68,7 @@ impl Mapping {
     }
 
     /// The size of a memory file.
-    pub fn file_len(fd: RawFd) -> io::Result<usize> {
+    pub(super) fn file_len(fd: RawFd) -> io::Result<usize> {
         // SAFETY: fstat fills the struct it is given.
         let mut stat: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: as above.
@@ -82,12 +82,12 @@ impl Mapping {
     /// first touch: a page both processes first touch during a run costs each a fault, and
     /// one of them waits for the other's (milliseconds on a busy machine). Best effort: a
     /// kernel without MADV_POPULATE_WRITE (before 5.14) faults them as they come.
-    pub fn populate(&self, len: usize) {
+    pub(super) fn populate(&self, len: usize) {
         self.populate_range(0, len);
     }
 
     /// As [`populate`](Self::populate), for the bytes from `start` (page-aligned).
-    pub fn populate_range(&self, start: usize, len: usize) {
+    pub(super) fn populate_range(&self, start: usize, len: usize) {
         let len = len.min(self.len.saturating_sub(start));
         if len == 0 {
             return;
@@ -104,12 +104,12 @@ impl Mapping {
     }
 
     /// The mapped bytes, to fill before the mapping is shared.
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
+    pub(super) fn bytes_mut(&mut self) -> &mut [u8] {
         // SAFETY: `len` mapped bytes, uniquely borrowed.
         unsafe { std::slice::from_raw_parts_mut(self.base.as_ptr(), self.len) }
     }
 
-    pub fn as_ptr(&self) -> *mut u8 {
+    pub(super) fn as_ptr(&self) -> *mut u8 {
         self.base.as_ptr()
     }
 }
@@ -165,7 +165,7 @@ impl FdMessage {
 }
 
 /// Sends the descriptor `fd` over `socket` (with one byte of data).
-pub fn send_fd(socket: &UnixStream, fd: RawFd) -> io::Result<()> {
+pub(super) fn send_fd(socket: &UnixStream, fd: RawFd) -> io::Result<()> {
     let mut buffers = FdMessage::new();
     let message = buffers.header();
     // SAFETY: the control message is written through the CMSG macros within the buffers,
@@ -184,7 +184,7 @@ pub fn send_fd(socket: &UnixStream, fd: RawFd) -> io::Result<()> {
 }
 
 /// Receives a descriptor sent by [`send_fd`] (blocking).
-pub fn receive_fd(socket: &UnixStream) -> io::Result<OwnedFd> {
+pub(super) fn receive_fd(socket: &UnixStream) -> io::Result<OwnedFd> {
     let mut buffers = FdMessage::new();
     let mut message = buffers.header();
     // SAFETY: as in send_fd; the received descriptor is checked before it is owned.

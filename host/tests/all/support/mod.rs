@@ -1,13 +1,13 @@
 //! Shared pieces of the host's integration tests: a recording QSL, the built plugins, temporary
 //! directories, C plugins compiled on the fly, the installed ONNX Runtime and data sets.
 
-pub mod servers;
+pub(crate) mod servers;
 
-pub use mlperf_host::loadgen::testing::RecordingQsl;
+pub(crate) use mlperf_host::loadgen::testing::RecordingQsl;
 
 /// A plugin library the workspace build left beside the test binaries
 /// (`target/<profile>/` or its `deps/`).
-pub fn plugin_library(file: &str) -> std::path::PathBuf {
+pub(crate) fn plugin_library(file: &str) -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe.parent().unwrap().parent().unwrap();
     [profile_dir.to_path_buf(), profile_dir.join("deps")]
@@ -23,20 +23,20 @@ pub fn plugin_library(file: &str) -> std::path::PathBuf {
 }
 
 /// The null plugin (plugins/null).
-pub fn null_plugin() -> std::path::PathBuf {
+pub(crate) fn null_plugin() -> std::path::PathBuf {
     plugin_library("libmlperf_plugin_null.so")
 }
 
 /// The fault-injection plugin (plugins/faulty), its fault chosen by `--plugin-set`.
-pub fn faulty_plugin() -> std::path::PathBuf {
+pub(crate) fn faulty_plugin() -> std::path::PathBuf {
     plugin_library("libmlperf_faulty.so")
 }
 
 /// A fresh directory, removed when dropped.
-pub struct TempDir(pub std::path::PathBuf);
+pub(crate) struct TempDir(pub std::path::PathBuf);
 
 impl TempDir {
-    pub fn new() -> TempDir {
+    pub(crate) fn new() -> TempDir {
         use std::sync::atomic::{AtomicU32, Ordering};
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let dir = std::env::temp_dir().join(format!(
@@ -49,11 +49,11 @@ impl TempDir {
         TempDir(dir)
     }
 
-    pub fn path(&self) -> &std::path::Path {
+    pub(crate) fn path(&self) -> &std::path::Path {
         &self.0
     }
 
-    pub fn write(&self, name: &str, text: &str) -> std::path::PathBuf {
+    pub(crate) fn write(&self, name: &str, text: &str) -> std::path::PathBuf {
         let path = self.0.join(name);
         std::fs::write(&path, text).unwrap();
         path
@@ -68,7 +68,11 @@ impl Drop for TempDir {
 
 /// Compiles the C plugin `source` into `dir/lib<name>.so` against the plugin header, with
 /// every warning an error (as a vendor building with -Wall -Wextra -Werror would).
-pub fn compile_c_plugin(dir: &std::path::Path, name: &str, source: &str) -> std::path::PathBuf {
+pub(crate) fn compile_c_plugin(
+    dir: &std::path::Path,
+    name: &str,
+    source: &str,
+) -> std::path::PathBuf {
     let c = dir.join(format!("{name}.c"));
     let so = dir.join(format!("lib{name}.so"));
     std::fs::write(&c, source).unwrap();
@@ -88,7 +92,7 @@ pub fn compile_c_plugin(dir: &std::path::Path, name: &str, source: &str) -> std:
 }
 
 /// The records of `dir/mlperf_log_accuracy.json`: (qsl_idx, the logged bytes).
-pub fn accuracy_records(dir: &std::path::Path) -> Vec<(u64, Vec<u8>)> {
+pub(crate) fn accuracy_records(dir: &std::path::Path) -> Vec<(u64, Vec<u8>)> {
     let log = std::fs::read_to_string(dir.join("mlperf_log_accuracy.json")).unwrap();
     let records: Vec<serde_json::Value> = serde_json::from_str(&log).unwrap();
     records
@@ -105,12 +109,12 @@ pub fn accuracy_records(dir: &std::path::Path) -> Vec<(u64, Vec<u8>)> {
 }
 
 /// The repository's root.
-pub fn repo() -> std::path::PathBuf {
+pub(crate) fn repo() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// The onnxruntime library of the repository's .venv (or `ORT_DYLIB_PATH`).
-pub fn ort_library() -> std::path::PathBuf {
+pub(crate) fn ort_library() -> std::path::PathBuf {
     if let Some(path) = std::env::var_os("ORT_DYLIB_PATH") {
         return std::path::PathBuf::from(path);
     }
@@ -135,7 +139,7 @@ pub fn ort_library() -> std::path::PathBuf {
 }
 
 /// Fails with the command that prepares `benchmark`'s model and data when they are missing.
-pub fn require_data(benchmark: &str) {
+pub(crate) fn require_data(benchmark: &str) {
     let dir = repo().join("data").join(benchmark);
     let inputs = if benchmark == "minilm" {
         "tokens.npy"
@@ -150,12 +154,12 @@ pub fn require_data(benchmark: &str) {
 }
 
 /// A process's output as text.
-pub fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// A finished command's status, stdout and stderr, for assertion messages.
-pub fn describe(output: &std::process::Output) -> String {
+pub(crate) fn describe(output: &std::process::Output) -> String {
     format!(
         "status {:?}\nstdout:\n{}\nstderr:\n{}",
         output.status,
@@ -165,20 +169,20 @@ pub fn describe(output: &std::process::Output) -> String {
 }
 
 /// Fails with the command's status, stdout and stderr unless it succeeded.
-pub fn assert_ok(output: &std::process::Output) {
+pub(crate) fn assert_ok(output: &std::process::Output) {
     assert!(output.status.success(), "{}", describe(output));
 }
 
 /// Held by the tests whose verdict compares timings (TEST01's and TEST04's performance checks)
 /// and by the tests that start an LLM server, which takes both cores while it answers: on a
 /// 2-core machine one beside the other fails the timings.
-pub fn timings_or_llm() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn timings_or_llm() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Runs `mlperf-host ARGS` in `dir`, without the caller's MLPERF_HOST_LOG.
-pub fn mlperf_host<S: AsRef<std::ffi::OsStr>>(
+pub(crate) fn mlperf_host<S: AsRef<std::ffi::OsStr>>(
     dir: &std::path::Path,
     args: &[S],
 ) -> std::process::Output {
@@ -191,7 +195,7 @@ pub fn mlperf_host<S: AsRef<std::ffi::OsStr>>(
 }
 
 /// Copies the directory tree `from` to `to` (created when missing).
-pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+pub(crate) fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -206,7 +210,7 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 
 /// Replaces each "FILL IN…" value of the JSON object in `path` (a draft system description or
 /// measurements.json) as a submitter would.
-pub fn fill_in(path: &std::path::Path) {
+pub(crate) fn fill_in(path: &std::path::Path) {
     let text = std::fs::read_to_string(path).unwrap();
     let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
     for value in json.as_object_mut().unwrap().values_mut() {
@@ -219,7 +223,7 @@ pub fn fill_in(path: &std::path::Path) {
 
 /// `dir/systems/<system>.json` from `sysinfo` (a closed edge system with a power meter), with
 /// what the draft cannot know filled in as a submitter would.
-pub fn system_description(
+pub(crate) fn system_description(
     dir: &std::path::Path,
     system: &str,
     submitter: &str,
@@ -250,7 +254,7 @@ pub fn system_description(
 }
 
 /// `mlperf-host check --json TREE` (with `--allow-short` if asked): its exit code and findings.
-pub fn check_json(
+pub(crate) fn check_json(
     tree: &std::path::Path,
     allow_short: bool,
 ) -> (Option<i32>, Vec<serde_json::Value>) {

@@ -17,7 +17,7 @@ use super::{repo, TempDir};
 const START_LIMIT: Duration = Duration::from_secs(120);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     MlServer,
     Triton,
     /// llama.cpp's OpenAI-compatible server (llama-cpp-python), HTTP only.
@@ -41,7 +41,7 @@ impl Kind {
     }
 }
 
-pub struct Server {
+pub(crate) struct Server {
     pub kind: Kind,
     pub http_port: u16,
     pub grpc_port: u16,
@@ -53,7 +53,7 @@ pub struct Server {
 impl Server {
     /// Starts `kind` serving `data/<benchmark>/model.onnx` as model `benchmark`, and waits
     /// until it says the model is ready.
-    pub fn start(kind: Kind, benchmark: &str) -> Server {
+    pub(crate) fn start(kind: Kind, benchmark: &str) -> Server {
         if kind != Kind::Llama {
             let model = repo().join("data").join(benchmark).join("model.onnx");
             assert!(model.is_file(), "{} is missing", model.display());
@@ -100,16 +100,16 @@ impl Server {
         server
     }
 
-    pub fn http(&self) -> String {
+    pub(crate) fn http(&self) -> String {
         format!("127.0.0.1:{}", self.http_port)
     }
 
-    pub fn grpc(&self) -> String {
+    pub(crate) fn grpc(&self) -> String {
         format!("127.0.0.1:{}", self.grpc_port)
     }
 
     /// What the server has printed so far.
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
@@ -140,7 +140,7 @@ impl Server {
     }
 
     /// Sends `signal` (KILL, STOP, CONT) to the server's process group.
-    pub fn signal(&self, signal: &str) {
+    pub(crate) fn signal(&self, signal: &str) {
         let status = Command::new("kill")
             .args(["-s", signal, "--"])
             .arg(format!("-{}", self.child.id()))
@@ -151,7 +151,7 @@ impl Server {
     }
 
     /// Kills the server and waits for it.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         let _ = Command::new("kill")
             .args(["-s", "KILL", "--"])
             .arg(format!("-{}", self.child.id()))
@@ -176,12 +176,12 @@ fn free_ports() -> [u16; 3] {
 }
 
 /// A port nothing listens on.
-pub fn closed_port() -> u16 {
+pub(crate) fn closed_port() -> u16 {
     free_ports()[0]
 }
 
 /// The status of `GET path` on 127.0.0.1:port, or None when there is no answer.
-pub fn http_status(port: u16, path: &str) -> Option<u16> {
+pub(crate) fn http_status(port: u16, path: &str) -> Option<u16> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;

@@ -20,13 +20,13 @@ use crate::tensor::contents_to_bytes;
 const MAX_MESSAGE_BYTES: usize = 1 << 30;
 
 #[derive(Clone)]
-pub struct GrpcClient {
+pub(crate) struct GrpcClient {
     client: GrpcInferenceServiceClient<Channel>,
 }
 
 impl GrpcClient {
     /// `max_response`: the largest answer decoded (`max_response_bytes`).
-    pub fn new(
+    pub(crate) fn new(
         uri: Uri,
         connect_timeout: Duration,
         max_response: usize,
@@ -41,7 +41,7 @@ impl GrpcClient {
         Ok(GrpcClient { client })
     }
 
-    pub async fn server_live(&self) -> Result<bool, String> {
+    pub(crate) async fn server_live(&self) -> Result<bool, String> {
         let answer = self.client.clone().server_live(ServerLiveRequest {}).await;
         Ok(answer
             .map_err(|s| status("ServerLive", &s))?
@@ -49,7 +49,7 @@ impl GrpcClient {
             .live)
     }
 
-    pub async fn server_ready(&self) -> Result<bool, String> {
+    pub(crate) async fn server_ready(&self) -> Result<bool, String> {
         let answer = self
             .client
             .clone()
@@ -61,7 +61,7 @@ impl GrpcClient {
             .ready)
     }
 
-    pub async fn server_metadata(&self) -> Result<ServerMeta, String> {
+    pub(crate) async fn server_metadata(&self) -> Result<ServerMeta, String> {
         let answer = self
             .client
             .clone()
@@ -75,7 +75,7 @@ impl GrpcClient {
         })
     }
 
-    pub async fn model_ready(&self, model: &str, version: &str) -> Result<bool, String> {
+    pub(crate) async fn model_ready(&self, model: &str, version: &str) -> Result<bool, String> {
         let request = ModelReadyRequest {
             name: model.into(),
             version: version.into(),
@@ -88,7 +88,11 @@ impl GrpcClient {
         }
     }
 
-    pub async fn model_metadata(&self, model: &str, version: &str) -> Result<ModelMeta, String> {
+    pub(crate) async fn model_metadata(
+        &self,
+        model: &str,
+        version: &str,
+    ) -> Result<ModelMeta, String> {
         let request = ModelMetadataRequest {
             name: model.into(),
             version: version.into(),
@@ -117,7 +121,7 @@ impl GrpcClient {
         })
     }
 
-    pub async fn infer(&self, target: &Target, request: Infer) -> Result<Vec<u8>, String> {
+    pub(crate) async fn infer(&self, target: &Target, request: Infer) -> Result<Vec<u8>, String> {
         let message = ModelInferRequest {
             model_name: target.model.clone(),
             model_version: target.version.clone(),

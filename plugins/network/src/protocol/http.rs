@@ -18,7 +18,7 @@ use crate::tensor::{json_elements_to_bytes, write_json_elements, Datatype};
 const HEADER_LENGTH: &str = "inference-header-content-length";
 
 #[derive(Clone)]
-pub struct HttpClient {
+pub(crate) struct HttpClient {
     client: Client<HttpConnector, Full<Bytes>>,
     /// `http://host:port`, no trailing slash.
     base: String,
@@ -28,7 +28,7 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
-    pub fn new(
+    pub(crate) fn new(
         base: Uri,
         connect_timeout: Duration,
         binary: bool,
@@ -99,15 +99,15 @@ impl HttpClient {
         Ok(status == StatusCode::OK)
     }
 
-    pub async fn server_live(&self) -> Result<bool, String> {
+    pub(crate) async fn server_live(&self) -> Result<bool, String> {
         self.health("/v2/health/live").await
     }
 
-    pub async fn server_ready(&self) -> Result<bool, String> {
+    pub(crate) async fn server_ready(&self) -> Result<bool, String> {
         self.health("/v2/health/ready").await
     }
 
-    pub async fn server_metadata(&self) -> Result<ServerMeta, String> {
+    pub(crate) async fn server_metadata(&self) -> Result<ServerMeta, String> {
         let value = self.get_json("/v2").await?;
         Ok(ServerMeta {
             name: string(&value, "name"),
@@ -115,12 +115,16 @@ impl HttpClient {
         })
     }
 
-    pub async fn model_ready(&self, model: &str, version: &str) -> Result<bool, String> {
+    pub(crate) async fn model_ready(&self, model: &str, version: &str) -> Result<bool, String> {
         self.health(&format!("{}/ready", model_path(model, version)))
             .await
     }
 
-    pub async fn model_metadata(&self, model: &str, version: &str) -> Result<ModelMeta, String> {
+    pub(crate) async fn model_metadata(
+        &self,
+        model: &str,
+        version: &str,
+    ) -> Result<ModelMeta, String> {
         let path = model_path(model, version);
         let value = self.get_json(&path).await?;
         let tensors = |key: &str| -> Result<Vec<TensorMeta>, String> {
@@ -151,7 +155,7 @@ impl HttpClient {
         })
     }
 
-    pub async fn infer(&self, target: &Target, request: Infer) -> Result<Vec<u8>, String> {
+    pub(crate) async fn infer(&self, target: &Target, request: Infer) -> Result<Vec<u8>, String> {
         let path = format!("{}/infer", model_path(&target.model, &target.version));
         let (headers, body) = if self.binary {
             let header = binary_header(target, &request);

@@ -1,10 +1,10 @@
 //! One endpoint: KServe v2 over HTTP/REST or gRPC (health, readiness, metadata and
 //! inference), or the OpenAI API of LLM servers, with what the transports share.
 
-pub mod grpc;
-pub mod http;
-pub mod openai;
-pub mod sse;
+pub(crate) mod grpc;
+pub(crate) mod http;
+pub(crate) mod openai;
+pub(crate) mod sse;
 
 use bytes::Bytes;
 
@@ -13,7 +13,7 @@ use crate::tensor::Datatype;
 
 /// A tensor as model metadata describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TensorMeta {
+pub(crate) struct TensorMeta {
     pub name: String,
     pub datatype: String,
     /// -1 for a dimension of any size.
@@ -22,7 +22,7 @@ pub struct TensorMeta {
 
 /// A model's metadata (`GET /v2/models/{name}` or `ModelMetadata`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelMeta {
+pub(crate) struct ModelMeta {
     pub name: String,
     pub platform: String,
     pub inputs: Vec<TensorMeta>,
@@ -31,14 +31,14 @@ pub struct ModelMeta {
 
 /// The server's name and version (`GET /v2` or `ServerMetadata`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerMeta {
+pub(crate) struct ServerMeta {
     pub name: String,
     pub version: String,
 }
 
 /// What every request of a run shares: the model and its input and output.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     pub model: String,
     pub version: String,
     pub input: String,
@@ -50,14 +50,14 @@ pub struct Target {
 /// One inference request: `data` holds the input's elements (little-endian, row-major) for
 /// the given shape.
 #[derive(Debug, Clone)]
-pub struct Infer {
+pub(crate) struct Infer {
     pub shape: Vec<i64>,
     pub data: Bytes,
 }
 
 /// An endpoint's client. Cheap to clone: clones share the connection pool.
 #[derive(Clone)]
-pub enum Client {
+pub(crate) enum Client {
     Http(http::HttpClient),
     Grpc(grpc::GrpcClient),
     OpenAi(openai::OpenAiClient),
@@ -69,7 +69,7 @@ const NOT_KSERVE: &str = "not a KServe v2 endpoint (protocol \"openai\")";
 impl Client {
     /// A client for `endpoint` (`host:port`, or a URL with scheme `http://`) as the config
     /// says; connections are made when first used.
-    pub fn new(config: &Config, endpoint: &str) -> Result<Client, String> {
+    pub(crate) fn new(config: &Config, endpoint: &str) -> Result<Client, String> {
         let uri = base_uri(endpoint)?;
         let connect_timeout = config.connect_timeout();
         let max_response = config.max_response_bytes as usize;
@@ -92,7 +92,7 @@ impl Client {
         })
     }
 
-    pub async fn server_live(&self) -> Result<bool, String> {
+    pub(crate) async fn server_live(&self) -> Result<bool, String> {
         match self {
             Client::Http(c) => c.server_live().await,
             Client::Grpc(c) => c.server_live().await,
@@ -100,7 +100,7 @@ impl Client {
         }
     }
 
-    pub async fn server_ready(&self) -> Result<bool, String> {
+    pub(crate) async fn server_ready(&self) -> Result<bool, String> {
         match self {
             Client::Http(c) => c.server_ready().await,
             Client::Grpc(c) => c.server_ready().await,
@@ -108,7 +108,7 @@ impl Client {
         }
     }
 
-    pub async fn server_metadata(&self) -> Result<ServerMeta, String> {
+    pub(crate) async fn server_metadata(&self) -> Result<ServerMeta, String> {
         match self {
             Client::Http(c) => c.server_metadata().await,
             Client::Grpc(c) => c.server_metadata().await,
@@ -116,7 +116,7 @@ impl Client {
         }
     }
 
-    pub async fn model_ready(&self, model: &str, version: &str) -> Result<bool, String> {
+    pub(crate) async fn model_ready(&self, model: &str, version: &str) -> Result<bool, String> {
         match self {
             Client::Http(c) => c.model_ready(model, version).await,
             Client::Grpc(c) => c.model_ready(model, version).await,
@@ -124,7 +124,11 @@ impl Client {
         }
     }
 
-    pub async fn model_metadata(&self, model: &str, version: &str) -> Result<ModelMeta, String> {
+    pub(crate) async fn model_metadata(
+        &self,
+        model: &str,
+        version: &str,
+    ) -> Result<ModelMeta, String> {
         match self {
             Client::Http(c) => c.model_metadata(model, version).await,
             Client::Grpc(c) => c.model_metadata(model, version).await,
@@ -133,7 +137,7 @@ impl Client {
     }
 
     /// Runs one request; the answer is the output tensor's elements as little-endian bytes.
-    pub async fn infer(&self, target: &Target, request: Infer) -> Result<Vec<u8>, String> {
+    pub(crate) async fn infer(&self, target: &Target, request: Infer) -> Result<Vec<u8>, String> {
         match self {
             Client::Http(c) => c.infer(target, request).await,
             Client::Grpc(c) => c.infer(target, request).await,
@@ -169,7 +173,7 @@ fn base_uri(endpoint: &str) -> Result<::http::Uri, String> {
 
 /// `text` followed by each cause of `error` it does not already say, so that a refused or
 /// reset connection says so ("…: tcp connect error: Connection refused").
-pub fn with_causes(mut text: String, error: &dyn std::error::Error) -> String {
+pub(crate) fn with_causes(mut text: String, error: &dyn std::error::Error) -> String {
     let mut source = error.source();
     while let Some(cause) = source {
         let cause_text = cause.to_string();
@@ -183,7 +187,7 @@ pub fn with_causes(mut text: String, error: &dyn std::error::Error) -> String {
 }
 
 /// An error response's body, short enough for one log line.
-pub fn excerpt(body: &[u8]) -> String {
+pub(crate) fn excerpt(body: &[u8]) -> String {
     const MOST: usize = 300;
     let text = String::from_utf8_lossy(body);
     let text = text.trim();

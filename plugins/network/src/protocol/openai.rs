@@ -19,7 +19,7 @@ use crate::config::Api;
 
 /// What every request of a run asks for.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Generate {
+pub(crate) struct Generate {
     pub api: Api,
     pub model: String,
     pub max_tokens: u32,
@@ -33,7 +33,7 @@ pub struct Generate {
 
 /// One sample's prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Prompt {
+pub(crate) enum Prompt {
     Text(String),
     TokenIds(Vec<i32>),
 }
@@ -41,7 +41,7 @@ pub enum Prompt {
 /// A sample's answer: the generated text and how many tokens made it, and the tokens' ids
 /// when the server sent them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Generated {
+pub(crate) struct Generated {
     pub text: Vec<u8>,
     pub n_tokens: i64,
     pub token_ids: Option<Vec<u32>>,
@@ -49,16 +49,16 @@ pub struct Generated {
 
 /// An answer's first token as it arrived: its text, and its ids when the server sent them.
 #[derive(Debug, Clone, Copy)]
-pub struct FirstToken<'a> {
+pub(crate) struct FirstToken<'a> {
     pub text: &'a [u8],
     pub ids: Option<&'a [u32]>,
 }
 
 /// Called once per answer with its first token.
-pub type OnFirstToken<'a> = dyn FnMut(FirstToken<'_>) + Send + 'a;
+pub(crate) type OnFirstToken<'a> = dyn FnMut(FirstToken<'_>) + Send + 'a;
 
 #[derive(Clone)]
-pub struct OpenAiClient {
+pub(crate) struct OpenAiClient {
     client: Client<HttpConnector, Full<Bytes>>,
     /// `http://host:port`, no trailing slash.
     base: String,
@@ -67,7 +67,7 @@ pub struct OpenAiClient {
 }
 
 impl OpenAiClient {
-    pub fn new(
+    pub(crate) fn new(
         base: Uri,
         connect_timeout: Duration,
         max_response: usize,
@@ -116,7 +116,7 @@ impl OpenAiClient {
     }
 
     /// The ids of the models the server serves (`GET /v1/models`).
-    pub async fn models(&self) -> Result<Vec<String>, String> {
+    pub(crate) async fn models(&self) -> Result<Vec<String>, String> {
         let path = "/v1/models";
         let response = self.send(Method::GET, path, None).await?;
         let status = response.status();
@@ -144,7 +144,7 @@ impl OpenAiClient {
 
     /// Generates one answer; `first_token` gets the first token's text as soon as it
     /// arrives (for a whole answer: just before this returns).
-    pub async fn generate(
+    pub(crate) async fn generate(
         &self,
         settings: &Generate,
         prompt: &Prompt,

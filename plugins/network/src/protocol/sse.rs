@@ -4,7 +4,7 @@
 
 /// Cuts a byte stream into events' data, however the bytes arrive split.
 #[derive(Debug, Default)]
-pub struct SseDecoder {
+pub(crate) struct SseDecoder {
     buffer: Vec<u8>,
     /// Where the next line starts in `buffer`.
     start: usize,
@@ -14,7 +14,7 @@ pub struct SseDecoder {
 }
 
 impl SseDecoder {
-    pub fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         if self.start > 0 && self.start == self.buffer.len() {
             self.buffer.clear();
             self.start = 0;
@@ -23,7 +23,7 @@ impl SseDecoder {
     }
 
     /// The next complete event's data; None until more bytes complete one.
-    pub fn next_event(&mut self) -> Result<Option<String>, String> {
+    pub(crate) fn next_event(&mut self) -> Result<Option<String>, String> {
         while let Some(end) = self.buffer[self.start..].iter().position(|&b| b == b'\n') {
             let line = &self.buffer[self.start..self.start + end];
             let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -57,7 +57,7 @@ impl SseDecoder {
     }
 
     /// Bytes received that no complete line has taken yet (a stream that ends mid-event).
-    pub fn has_partial_event(&self) -> bool {
+    pub(crate) fn has_partial_event(&self) -> bool {
         self.has_data || self.start < self.buffer.len()
     }
 }

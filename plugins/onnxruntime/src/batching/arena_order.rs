@@ -17,7 +17,7 @@ const MIN_TABLE: usize = 1 << 16;
 
 /// A query's samples by round: `ids[k * columns + c]` is the id of occurrence k of the sample
 /// in arena column `c`, when it occurs more than k times.
-pub struct Rounds {
+pub(crate) struct Rounds {
     /// One item per distinct sample, in arena order.
     columns: Vec<Item>,
     counts: Vec<u32>,
@@ -39,7 +39,7 @@ struct Slot {
 /// The rounds of `samples` (one run of one shape, already checked); `None` when their indices
 /// are too sparse for a table, an index's samples do not share one address, or the counts are
 /// so uneven that rounds would be mostly empty (then the query's own order is as good).
-pub fn arena_order(samples: &[Sample<'_>]) -> Option<Rounds> {
+pub(crate) fn arena_order(samples: &[Sample<'_>]) -> Option<Rounds> {
     let largest = usize::try_from(samples.iter().map(Sample::index).max()?).ok()?;
     if largest >= samples.len().max(MIN_TABLE) {
         return None;
@@ -94,7 +94,7 @@ pub fn arena_order(samples: &[Sample<'_>]) -> Option<Rounds> {
 
 impl Rounds {
     /// How many items are left.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.remaining
     }
 
@@ -103,7 +103,7 @@ impl Rounds {
     /// are left. Rounds narrower than a batch (few distinct samples: TEST04 repeats one) fill
     /// it from the rounds that follow instead, gathered rather than read in place: batches of
     /// one round each would be as small as the round.
-    pub fn take(&mut self, max: usize, batch: &mut Vec<Item>) {
+    pub(crate) fn take(&mut self, max: usize, batch: &mut Vec<Item>) {
         let width = self.columns.len();
         let start = batch.len();
         let span_rounds = width < max;

@@ -11,7 +11,7 @@ use super::{report, Failure};
 use crate::session::engine::Engine;
 use crate::session::model::InputSpec;
 
-pub struct Inline {
+pub(crate) struct Inline {
     /// One session; concurrent issuers take turns.
     engine: Mutex<Engine>,
     max_batch: usize,
@@ -19,7 +19,7 @@ pub struct Inline {
 }
 
 impl Inline {
-    pub fn new(engine: Engine, max_batch: usize, logger: Logger) -> Inline {
+    pub(crate) fn new(engine: Engine, max_batch: usize, logger: Logger) -> Inline {
         Inline {
             engine: Mutex::new(engine),
             max_batch,
@@ -32,7 +32,7 @@ impl Inline {
         self.engine.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn issue(
+    pub(crate) fn issue(
         &self,
         samples: &[Sample<'_>],
         input: &InputSpec,

@@ -8,11 +8,11 @@ use crate::session::model::InputSpec;
 use crate::session::tensor::element_type;
 
 /// The most dimensions a sample may have (the model input's rank less its batch axis).
-pub const MAX_RANK: usize = 8;
+pub(crate) const MAX_RANK: usize = 8;
 
 /// One sample's dimensions and byte length, held inline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SampleShape {
+pub(crate) struct SampleShape {
     dims: [i64; MAX_RANK],
     rank: u8,
     /// Bytes of one sample of this shape.
@@ -22,7 +22,7 @@ pub struct SampleShape {
 impl SampleShape {
     /// The shape `dims` of elements of `element_size` bytes; None if a dimension is dynamic
     /// (negative) or there are more than MAX_RANK.
-    pub fn fixed(dims: &[i64], element_size: usize) -> Option<SampleShape> {
+    pub(crate) fn fixed(dims: &[i64], element_size: usize) -> Option<SampleShape> {
         if dims.len() > MAX_RANK || dims.iter().any(|&d| d < 0) {
             return None;
         }
@@ -36,7 +36,7 @@ impl SampleShape {
         Some(shape)
     }
 
-    pub fn dims(&self) -> &[i64] {
+    pub(crate) fn dims(&self) -> &[i64] {
         &self.dims[..usize::from(self.rank)]
     }
 }
@@ -44,7 +44,7 @@ impl SampleShape {
 /// A sample to run: its id, data-set index and where its bytes are (their length is its
 /// run's `SampleShape::bytes`).
 #[derive(Debug, Clone, Copy)]
-pub struct Item {
+pub(crate) struct Item {
     pub id: u64,
     pub index: u64,
     data: *const u8,
@@ -56,7 +56,7 @@ unsafe impl Send for Item {}
 
 impl Item {
     /// The item of a sample `check` accepted.
-    pub fn of(sample: &Sample<'_>) -> Item {
+    pub(crate) fn of(sample: &Sample<'_>) -> Item {
         Item {
             id: sample.id(),
             index: sample.index(),
@@ -65,7 +65,7 @@ impl Item {
     }
 
     /// Bytes of the plugin's own (a warm-up run's), id 0.
-    pub fn at(data: *const u8) -> Item {
+    pub(crate) fn at(data: *const u8) -> Item {
         Item {
             id: 0,
             index: 0,
@@ -74,19 +74,19 @@ impl Item {
     }
 
     /// The same sample under another id (another occurrence of it in the query).
-    pub fn with_id(self, id: u64) -> Item {
+    pub(crate) fn with_id(self, id: u64) -> Item {
         Item { id, ..self }
     }
 
     /// Where the sample's bytes start.
-    pub fn data(&self) -> *const u8 {
+    pub(crate) fn data(&self) -> *const u8 {
         self.data
     }
 
     /// The sample's bytes (`shape` is its run's). Call only before the sample's completion,
     /// after which the host may reuse them: the plugin reads them in `Engine::infer`, before
     /// completing.
-    pub fn bytes<'a>(&self, shape: &SampleShape) -> &'a [u8] {
+    pub(crate) fn bytes<'a>(&self, shape: &SampleShape) -> &'a [u8] {
         // SAFETY: see above; `check` made sure `shape.bytes` > 0 bytes are there.
         unsafe { std::slice::from_raw_parts(self.data, shape.bytes) }
     }
@@ -94,13 +94,13 @@ impl Item {
 
 /// A run of samples of one shape within a query, from `start` to the next run's start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Run {
+pub(crate) struct Run {
     pub start: usize,
     pub shape: SampleShape,
 }
 
 /// Checks every sample of a query; its runs of equal shape, in order.
-pub fn check_all(samples: &[Sample<'_>], input: &InputSpec) -> Result<Vec<Run>, String> {
+pub(crate) fn check_all(samples: &[Sample<'_>], input: &InputSpec) -> Result<Vec<Run>, String> {
     let mut runs: Vec<Run> = Vec::new();
     let mut previous: Option<&Sample<'_>> = None;
     for (i, sample) in samples.iter().enumerate() {
@@ -127,7 +127,7 @@ fn same_form(a: &Sample<'_>, b: &Sample<'_>) -> bool {
 
 /// Checks `sample` against the model input: data present, element type, shape (a leading 1
 /// may be left on; a sample without a shape takes the model's, if fixed) and length.
-pub fn check(sample: &Sample<'_>, input: &InputSpec) -> Result<SampleShape, String> {
+pub(crate) fn check(sample: &Sample<'_>, input: &InputSpec) -> Result<SampleShape, String> {
     let index = sample.index();
     let data = sample.data();
     if data.is_empty() {
@@ -179,7 +179,7 @@ pub fn check(sample: &Sample<'_>, input: &InputSpec) -> Result<SampleShape, Stri
 }
 
 /// Each run's samples (as a range of the query) with their shape.
-pub fn ranges(
+pub(crate) fn ranges(
     runs: &[Run],
     total: usize,
 ) -> impl Iterator<Item = (std::ops::Range<usize>, &SampleShape)> {

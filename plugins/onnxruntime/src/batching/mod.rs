@@ -1,10 +1,10 @@
 //! Turning issued samples into batches: inline on the host's thread, or through a queue that
 //! worker threads drain.
 
-pub mod arena_order;
-pub mod inline;
-pub mod item;
-pub mod workers;
+pub(crate) mod arena_order;
+pub(crate) mod inline;
+pub(crate) mod item;
+pub(crate) mod workers;
 
 use std::sync::OnceLock;
 
@@ -16,25 +16,25 @@ use crate::session::engine::BatchStats;
 /// come): reported to the host at once through its fail callback (so an Offline run, whose one
 /// query is already issued, ends without waiting out the drain timeout; an older host without
 /// it gets an error log line), and returned by every later issue_query and flush_queries.
-pub struct Failure {
+pub(crate) struct Failure {
     first: OnceLock<String>,
     completer: Completer,
 }
 
 impl Failure {
-    pub fn new(completer: Completer) -> Failure {
+    pub(crate) fn new(completer: Completer) -> Failure {
         Failure {
             first: OnceLock::new(),
             completer,
         }
     }
 
-    pub fn record(&self, message: String) {
+    pub(crate) fn record(&self, message: String) {
         self.completer.fail(&message);
         let _ = self.first.set(message);
     }
 
-    pub fn check(&self) -> Result<(), PluginError> {
+    pub(crate) fn check(&self) -> Result<(), PluginError> {
         match self.first.get() {
             None => Ok(()),
             Some(message) => Err(PluginError::device(format!(
@@ -46,7 +46,7 @@ impl Failure {
 
 /// Says at destroy how the batches of several samples were fed to the model: how many were
 /// read in place (neighbouring samples, see `arena_order`) and how many were gathered.
-pub fn report(logger: &Logger, stats: BatchStats) {
+pub(crate) fn report(logger: &Logger, stats: BatchStats) {
     if stats.batches == 0 {
         return;
     }

@@ -108,7 +108,7 @@ impl Shared {
     }
 }
 
-pub struct Workers {
+pub(crate) struct Workers {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
     logger: Logger,
@@ -116,7 +116,7 @@ pub struct Workers {
 
 impl Workers {
     /// One thread per engine.
-    pub fn start(
+    pub(crate) fn start(
         engines: Vec<Engine>,
         max_batch: usize,
         max_wait: Duration,
@@ -156,7 +156,7 @@ impl Workers {
 
     /// Queues a query's checked samples (`runs` from `check_all`). A run longer than a batch
     /// goes in arena order, so that its batches can be read in place.
-    pub fn submit(&self, samples: &[Sample<'_>], runs: &[Run]) {
+    pub(crate) fn submit(&self, samples: &[Sample<'_>], runs: &[Run]) {
         let arrived = Instant::now();
         for (range, shape) in ranges(runs, samples.len()) {
             let mut run = &samples[range];
@@ -205,7 +205,7 @@ impl Workers {
     }
 
     /// No more queries in this series: what is queued runs without waiting for more.
-    pub fn flush(&self) {
+    pub(crate) fn flush(&self) {
         self.shared.lock().flushed_at = Some(Instant::now());
         self.shared.changed.notify_all();
     }

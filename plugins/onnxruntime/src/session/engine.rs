@@ -15,7 +15,7 @@ use crate::config::{Config, Provider};
 use crate::runtime::Runtime;
 
 /// A session of the configured model on the configured provider.
-pub fn open_session(runtime: &Runtime, config: &Config) -> Result<Session, PluginError> {
+pub(crate) fn open_session(runtime: &Runtime, config: &Config) -> Result<Session, PluginError> {
     let model = config.model_path();
     let builder_error = |what: &str, e: &dyn std::fmt::Display| {
         PluginError::internal(format!("onnxruntime plugin: cannot {what}: {e}"))
@@ -104,7 +104,7 @@ fn execution_providers(
     })
 }
 
-pub struct Engine {
+pub(crate) struct Engine {
     session: Session,
     /// Computes only the output the plugin returns.
     run_options: RunOptions<HasSelectedOutputs>,
@@ -121,21 +121,21 @@ pub struct Engine {
 
 /// How the batches of several samples were fed to the model.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct BatchStats {
+pub(crate) struct BatchStats {
     pub batches: u64,
     /// Read where the host keeps the samples, which lay one after another.
     pub read_in_place: u64,
 }
 
 impl BatchStats {
-    pub fn add(&mut self, other: BatchStats) {
+    pub(crate) fn add(&mut self, other: BatchStats) {
         self.batches += other.batches;
         self.read_in_place += other.read_in_place;
     }
 }
 
 impl Engine {
-    pub fn new(session: Session, io: &Io) -> Result<Engine, PluginError> {
+    pub(crate) fn new(session: Session, io: &Io) -> Result<Engine, PluginError> {
         let internal = |e: ort::Error| {
             PluginError::internal(format!("onnxruntime plugin: cannot set up a session: {e}"))
         };
@@ -165,13 +165,13 @@ impl Engine {
         })
     }
 
-    pub fn stats(&self) -> BatchStats {
+    pub(crate) fn stats(&self) -> BatchStats {
         self.stats
     }
 
     /// Runs `batch` (checked samples of `shape`) and completes every sample in one call with
     /// its row of the output; on an error completes none and says what failed.
-    pub fn infer(
+    pub(crate) fn infer(
         &mut self,
         batch: &[Item],
         shape: &SampleShape,
@@ -187,7 +187,7 @@ impl Engine {
     /// Runtime's first-run costs (memory planning, buffer growth) fall at create rather than
     /// in the test. A model with dynamic sample dimensions has no one shape to warm up with:
     /// then Ok(false).
-    pub fn warm_up(&mut self, count: usize) -> Result<bool, String> {
+    pub(crate) fn warm_up(&mut self, count: usize) -> Result<bool, String> {
         let mut dims = self.input.sample_dims.clone();
         if self.input.is_stacked() {
             dims.insert(0, self.input.feeds.len() as i64);
@@ -312,7 +312,7 @@ impl Engine {
 }
 
 /// A batch's responses, as the plugin hands them to the host.
-pub enum Answers<'a> {
+pub(crate) enum Answers<'a> {
     Plain(&'a [Response<'a>]),
     /// With named outputs (config `outputs`).
     Named(&'a [NamedResponse<'a>]),

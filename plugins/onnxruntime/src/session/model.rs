@@ -14,7 +14,7 @@ use super::tensor::{element_size, precision_name};
 
 /// Facts from the model file itself.
 #[derive(Debug, Clone)]
-pub struct ModelFile {
+pub(crate) struct ModelFile {
     pub path: PathBuf,
     pub sha256: String,
     pub scan: Scan,
@@ -22,7 +22,7 @@ pub struct ModelFile {
 
 impl ModelFile {
     /// Reads the file: an error naming it when it cannot be read or is not an ONNX model.
-    pub fn read(path: &Path) -> Result<ModelFile, PluginError> {
+    pub(crate) fn read(path: &Path) -> Result<ModelFile, PluginError> {
         let bytes = std::fs::read(path).map_err(|e| {
             PluginError::invalid_config(format!(
                 "onnxruntime plugin: model = \"{}\": {e}",
@@ -49,7 +49,7 @@ impl ModelFile {
 
 /// What the samples feed: one model input, or several stacked along a sample's first axis.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputSpec {
+pub(crate) struct InputSpec {
     /// The model's inputs in its own order, each with the sample row it takes when stacked.
     pub feeds: Vec<Feed>,
     pub ty: TensorElementType,
@@ -63,7 +63,7 @@ pub struct InputSpec {
 
 /// A model input and where its data comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Feed {
+pub(crate) struct Feed {
     pub name: String,
     /// None: the whole sample; Some(k): row k of the sample's first axis (stacked_inputs).
     pub row: Option<usize>,
@@ -71,19 +71,19 @@ pub struct Feed {
 
 impl InputSpec {
     /// Whether samples stack several inputs.
-    pub fn is_stacked(&self) -> bool {
+    pub(crate) fn is_stacked(&self) -> bool {
         self.feeds.iter().any(|feed| feed.row.is_some())
     }
 
     /// The names of the model inputs a sample feeds, in the order of its rows.
-    pub fn names_in_row_order(&self) -> Vec<&str> {
+    pub(crate) fn names_in_row_order(&self) -> Vec<&str> {
         let mut feeds: Vec<&Feed> = self.feeds.iter().collect();
         feeds.sort_by_key(|feed| feed.row);
         feeds.iter().map(|feed| feed.name.as_str()).collect()
     }
 
     /// "model input 'x'", or "model inputs 'a', 'b' (stacked_inputs)" for messages.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         let quoted: Vec<String> = self
             .names_in_row_order()
             .iter()
@@ -99,14 +99,14 @@ impl InputSpec {
 
 /// The tensor whose rows answer the samples.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputSpec {
+pub(crate) struct OutputSpec {
     pub name: String,
     pub ty: TensorElementType,
 }
 
 /// The model's input and output as the plugin uses them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Io {
+pub(crate) struct Io {
     pub input: InputSpec,
     pub output: OutputSpec,
     /// The outputs each response names (config `outputs`), in order.
@@ -116,7 +116,7 @@ pub struct Io {
 impl Io {
     /// Picks and checks the inputs and output: `input` (else the model's only input) or the
     /// `stacked` ones, and `output` (else the first).
-    pub fn of(
+    pub(crate) fn of(
         session: &Session,
         model: &Path,
         input: Option<&str>,
@@ -152,7 +152,7 @@ impl Io {
     }
 
     /// "fp32", or "int8" for a quantized model; the weights' float types, else the input's.
-    pub fn precision(&self, file: &ModelFile) -> String {
+    pub(crate) fn precision(&self, file: &ModelFile) -> String {
         if file.scan.is_int8() {
             return "int8".into();
         }
@@ -166,7 +166,7 @@ impl Io {
 
     /// "x: f32 [-1, 784]", or for stacked inputs "[input_ids, attention_mask]: i64 [-1, 2, 128]"
     /// (the sample batch as the host lays it out), for the log and attributes.
-    pub fn describe_input(&self) -> String {
+    pub(crate) fn describe_input(&self) -> String {
         let input = &self.input;
         let mut dims = vec![if input.batch_of_one { 1 } else { -1 }];
         dims.extend(&input.sample_dims);

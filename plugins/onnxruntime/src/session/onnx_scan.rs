@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 /// What the scan found in the main graph.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// Distinct operator types.
     pub ops: BTreeSet<String>,
     /// Distinct `TensorProto.DataType` codes of the initializers (weights).
@@ -16,16 +16,16 @@ pub struct Scan {
 }
 
 /// TensorProto.DataType codes used here.
-pub const ONNX_FLOAT: i32 = 1;
-pub const ONNX_UINT8: i32 = 2;
-pub const ONNX_INT8: i32 = 3;
-pub const ONNX_FLOAT16: i32 = 10;
-pub const ONNX_DOUBLE: i32 = 11;
-pub const ONNX_BFLOAT16: i32 = 16;
+pub(crate) const ONNX_FLOAT: i32 = 1;
+pub(crate) const ONNX_UINT8: i32 = 2;
+pub(crate) const ONNX_INT8: i32 = 3;
+pub(crate) const ONNX_FLOAT16: i32 = 10;
+pub(crate) const ONNX_DOUBLE: i32 = 11;
+pub(crate) const ONNX_BFLOAT16: i32 = 16;
 
 impl Scan {
     /// Quantized: QLinear* or *Integer operators, or 8-bit integer weights.
-    pub fn is_int8(&self) -> bool {
+    pub(crate) fn is_int8(&self) -> bool {
         self.ops
             .iter()
             .any(|op| op.starts_with("QLinear") || op.ends_with("Integer"))
@@ -34,7 +34,7 @@ impl Scan {
     }
 
     /// The floating-point types of the weights, narrowest first ("fp16", "fp32", ...).
-    pub fn float_weights(&self) -> Vec<&'static str> {
+    pub(crate) fn float_weights(&self) -> Vec<&'static str> {
         [
             (ONNX_FLOAT16, "fp16"),
             (ONNX_BFLOAT16, "bf16"),
@@ -49,7 +49,7 @@ impl Scan {
 }
 
 /// Scans a serialized ModelProto; an error when the bytes are not one.
-pub fn scan(model: &[u8]) -> Result<Scan, String> {
+pub(crate) fn scan(model: &[u8]) -> Result<Scan, String> {
     let mut result = Scan::default();
     let mut graphs = 0;
     for field in Fields::new(model) {

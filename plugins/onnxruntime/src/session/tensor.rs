@@ -10,7 +10,7 @@ use ort::value::{DynTensorValueType, DynValue, TensorElementType, ValueType};
 use ort::AsPointer;
 
 /// The ONNX element type of host samples of `dtype`; None for those ONNX has no match for.
-pub fn element_type(dtype: DType) -> Option<TensorElementType> {
+pub(crate) fn element_type(dtype: DType) -> Option<TensorElementType> {
     use TensorElementType as T;
     Some(match dtype {
         DType::U8 => T::Uint8,
@@ -32,7 +32,7 @@ pub fn element_type(dtype: DType) -> Option<TensorElementType> {
 
 /// Bytes per element of the fixed-width types the plugin moves (None for strings, sub-byte
 /// and complex types).
-pub fn element_size(ty: TensorElementType) -> Option<usize> {
+pub(crate) fn element_size(ty: TensorElementType) -> Option<usize> {
     use TensorElementType as T;
     match ty {
         T::Uint8 | T::Int8 | T::Bool => Some(1),
@@ -44,7 +44,7 @@ pub fn element_size(ty: TensorElementType) -> Option<usize> {
 }
 
 /// The usual name of a numeric precision: "fp32", "fp16", "int8", "int64", ...
-pub fn precision_name(ty: TensorElementType) -> String {
+pub(crate) fn precision_name(ty: TensorElementType) -> String {
     use TensorElementType as T;
     match ty {
         T::Float32 => "fp32".into(),
@@ -64,14 +64,14 @@ pub fn precision_name(ty: TensorElementType) -> String {
 }
 
 /// A CPU tensor over borrowed bytes: ONNX Runtime reads them in place, no copy.
-pub struct InputTensor<'a> {
+pub(crate) struct InputTensor<'a> {
     value: DynValue,
     _bytes: PhantomData<&'a [u8]>,
 }
 
 impl<'a> InputTensor<'a> {
     /// `bytes` hold `shape`'s elements of `ty`, aligned for it (the caller checks both).
-    pub fn borrow(
+    pub(crate) fn borrow(
         bytes: &'a [u8],
         shape: &[i64],
         ty: TensorElementType,
@@ -103,13 +103,16 @@ impl<'a> InputTensor<'a> {
         })
     }
 
-    pub fn value(&self) -> &DynValue {
+    pub(crate) fn value(&self) -> &DynValue {
         &self.value
     }
 }
 
 /// An output tensor's bytes (in CPU memory) and its shape; an error naming what is wrong.
-pub fn output_bytes<'v>(value: &'v DynValue, name: &str) -> Result<(&'v [i64], &'v [u8]), String> {
+pub(crate) fn output_bytes<'v>(
+    value: &'v DynValue,
+    name: &str,
+) -> Result<(&'v [i64], &'v [u8]), String> {
     let ValueType::Tensor { ty, shape, .. } = value.dtype() else {
         return Err(format!(
             "output '{name}' is a {}, not a tensor",

@@ -14,7 +14,7 @@ use ::mlperf_plugin_api::testing::{Answer, RawInstance, RecordingHost};
 use libloading::Library;
 
 /// The cdylib cargo built for this test, beside the test binary in target/<profile>/deps.
-pub fn plugin_path() -> PathBuf {
+pub(crate) fn plugin_path() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let deps = exe.parent().expect("target/<profile>/deps");
     let name = format!(
@@ -36,7 +36,7 @@ fn library() -> &'static Library {
     })
 }
 
-pub fn table() -> &'static mlperf_plugin_api {
+pub(crate) fn table() -> &'static mlperf_plugin_api {
     // SAFETY: the entry symbol has the header's signature and returns NULL or a static table.
     unsafe {
         let entry = library()
@@ -47,13 +47,16 @@ pub fn table() -> &'static mlperf_plugin_api {
     .expect("a table for our major")
 }
 
-pub fn create<'a>(host: &'a RecordingHost, config: &str) -> Result<RawInstance<'a>, PluginError> {
+pub(crate) fn create<'a>(
+    host: &'a RecordingHost,
+    config: &str,
+) -> Result<RawInstance<'a>, PluginError> {
     // SAFETY: the table of a loaded plugin; `host` outlives the instance.
     unsafe { RawInstance::create(table(), host, config) }
 }
 
 /// The error of a create that must fail.
-pub fn create_error(config: &str) -> PluginError {
+pub(crate) fn create_error(config: &str) -> PluginError {
     let host = RecordingHost::new();
     let outcome = create(&host, config).map(|_| ());
     match outcome {
@@ -62,7 +65,7 @@ pub fn create_error(config: &str) -> PluginError {
     }
 }
 
-pub fn assert_mentions(error: &PluginError, words: &[&str]) {
+pub(crate) fn assert_mentions(error: &PluginError, words: &[&str]) {
     for word in words {
         assert!(
             error.message.contains(word),
@@ -72,23 +75,23 @@ pub fn assert_mentions(error: &PluginError, words: &[&str]) {
     }
 }
 
-pub fn data_dir() -> PathBuf {
+pub(crate) fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
 /// tests/data/tiny_<name>.onnx (see make_tiny_model.py).
-pub fn model(name: &str) -> PathBuf {
+pub(crate) fn model(name: &str) -> PathBuf {
     data_dir().join(format!("tiny_{name}.onnx"))
 }
 
 /// A path for TOML text (TOML literal strings take backslashes as they are).
-pub fn toml_path(path: &Path) -> String {
+pub(crate) fn toml_path(path: &Path) -> String {
     format!("'{}'", path.display())
 }
 
 /// ONNX Runtime for the real-inference tests: ORT_DYLIB_PATH, else the one pip installed into
 /// the workspace's .venv (scripts/ set it up); None when neither exists.
-pub fn ort_library() -> Option<PathBuf> {
+pub(crate) fn ort_library() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("ORT_DYLIB_PATH").filter(|p| !p.is_empty()) {
         let path = PathBuf::from(path);
         return path.is_file().then_some(path);
@@ -97,7 +100,7 @@ pub fn ort_library() -> Option<PathBuf> {
 }
 
 /// <venv>/lib/python3*/site-packages/onnxruntime/capi/libonnxruntime.so.<newest version>.
-pub fn venv_library(venv: &Path) -> Option<PathBuf> {
+pub(crate) fn venv_library(venv: &Path) -> Option<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(venv.join("lib"))
         .ok()?
         .flatten()
@@ -114,7 +117,7 @@ pub fn venv_library(venv: &Path) -> Option<PathBuf> {
 }
 
 /// The library, or None after printing why the test is skipped.
-pub fn ort_or_skip(test: &str) -> Option<PathBuf> {
+pub(crate) fn ort_or_skip(test: &str) -> Option<PathBuf> {
     let found = ort_library();
     if found.is_none() {
         eprintln!(
@@ -126,12 +129,12 @@ pub fn ort_or_skip(test: &str) -> Option<PathBuf> {
 }
 
 /// The tiny models' weights: W[k][j] = ((5k + 3j) % 7 - 3) (/ 4 for the float models).
-pub fn weight(k: usize, j: usize) -> i64 {
+pub(crate) fn weight(k: usize, j: usize) -> i64 {
     ((5 * k + 3 * j) % 7) as i64 - 3
 }
 
 /// logits of tiny_<f32|u8|i32|i64> for one sample (exact: dyadic numbers, small integers).
-pub fn logits(x: &[i64; 8]) -> [f32; 4] {
+pub(crate) fn logits(x: &[i64; 8]) -> [f32; 4] {
     std::array::from_fn(|j| {
         let dot: f32 = (0..8)
             .map(|k| x[k] as f32 * weight(k, j) as f32 / 4.0)
@@ -141,12 +144,12 @@ pub fn logits(x: &[i64; 8]) -> [f32; 4] {
 }
 
 /// scores of tiny_int8 for one sample.
-pub fn scores(x: &[i64; 8]) -> [i32; 4] {
+pub(crate) fn scores(x: &[i64; 8]) -> [i32; 4] {
     std::array::from_fn(|j| (0..8).map(|k| (x[k] * weight(k, j)) as i32).sum())
 }
 
 /// ArgMax as ONNX takes it: the first of equal maxima.
-pub fn argmax<T: PartialOrd + Copy>(row: &[T]) -> i64 {
+pub(crate) fn argmax<T: PartialOrd + Copy>(row: &[T]) -> i64 {
     let mut best = 0;
     for (i, &v) in row.iter().enumerate() {
         if v > row[best] {
@@ -157,13 +160,13 @@ pub fn argmax<T: PartialOrd + Copy>(row: &[T]) -> i64 {
 }
 
 /// Sample `i` of the tests' data sets: 8 small integers.
-pub fn features(i: u64) -> [i64; 8] {
+pub(crate) fn features(i: u64) -> [i64; 8] {
     std::array::from_fn(|k| ((i as usize * 7 + k * 3 + (i as usize * k) % 5) % 16) as i64)
 }
 
 /// Host-like sample memory: every sample on a 64-byte boundary (like the host's arena), with
 /// its shape, valid while this lives.
-pub struct Samples {
+pub(crate) struct Samples {
     words: Vec<u64>,
     /// Where sample 0 starts: a 64-byte boundary, plus `misaligned`'s offset.
     skew: usize,
@@ -173,38 +176,38 @@ pub struct Samples {
     dtype: i32,
 }
 
-pub const U8: i32 = 1;
-pub const I32: i32 = 6;
-pub const I64: i32 = 8;
-pub const F32: i32 = 11;
+pub(crate) const U8: i32 = 1;
+pub(crate) const I32: i32 = 6;
+pub(crate) const I64: i32 = 8;
+pub(crate) const F32: i32 = 11;
 
 impl Samples {
     /// `count` samples of `features(i)` as `dtype` (F32, U8, I32, I64), shape [8].
-    pub fn new(count: u64, dtype: i32) -> Samples {
+    pub(crate) fn new(count: u64, dtype: i32) -> Samples {
         let encoded = (0..count).map(|i| encode(&features(i), dtype)).collect();
         Samples::from_bytes(encoded, vec![8], dtype)
     }
 
     /// The same, each sample `offset` bytes past a 64-byte boundary.
-    pub fn misaligned(count: u64, dtype: i32, offset: usize) -> Samples {
+    pub(crate) fn misaligned(count: u64, dtype: i32, offset: usize) -> Samples {
         let encoded = (0..count).map(|i| encode(&features(i), dtype)).collect();
         Samples::place(encoded, vec![8], dtype, offset)
     }
 
     /// `count` samples of `features(i)` as `dtype`, shape [8], one right after another from
     /// a 64-byte boundary (as the host's arena holds samples whose size is a multiple of 64).
-    pub fn packed(count: u64, dtype: i32) -> Samples {
+    pub(crate) fn packed(count: u64, dtype: i32) -> Samples {
         let encoded: Vec<Vec<u8>> = (0..count).map(|i| encode(&features(i), dtype)).collect();
         let stride = encoded.first().map_or(0, Vec::len);
         Samples::place_at(encoded, vec![8], dtype, 0, stride)
     }
 
-    pub fn from_bytes(samples: Vec<Vec<u8>>, shape: Vec<i64>, dtype: i32) -> Samples {
+    pub(crate) fn from_bytes(samples: Vec<Vec<u8>>, shape: Vec<i64>, dtype: i32) -> Samples {
         Samples::place(samples, shape, dtype, 0)
     }
 
     /// Samples of their own shapes.
-    pub fn shaped(samples: Vec<(Vec<u8>, Vec<i64>)>, dtype: i32) -> Samples {
+    pub(crate) fn shaped(samples: Vec<(Vec<u8>, Vec<i64>)>, dtype: i32) -> Samples {
         let (bytes, shapes): (Vec<_>, Vec<_>) = samples.into_iter().unzip();
         let mut made = Samples::place(bytes, Vec::new(), dtype, 0);
         made.shapes = shapes;
@@ -246,12 +249,12 @@ impl Samples {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lengths.len()
     }
 
     /// Sample `i`, with id 1000 + i.
-    pub fn sample(&self, i: usize) -> mlperf_sample {
+    pub(crate) fn sample(&self, i: usize) -> mlperf_sample {
         let base = self.words.as_ptr().cast::<u8>();
         mlperf_sample {
             struct_size: size_of::<mlperf_sample>(),
@@ -266,12 +269,12 @@ impl Samples {
         }
     }
 
-    pub fn all(&self) -> Vec<mlperf_sample> {
+    pub(crate) fn all(&self) -> Vec<mlperf_sample> {
         (0..self.len()).map(|i| self.sample(i)).collect()
     }
 }
 
-pub fn encode(x: &[i64; 8], dtype: i32) -> Vec<u8> {
+pub(crate) fn encode(x: &[i64; 8], dtype: i32) -> Vec<u8> {
     x.iter()
         .flat_map(|&v| match dtype {
             F32 => (v as f32).to_le_bytes().to_vec(),
@@ -284,7 +287,7 @@ pub fn encode(x: &[i64; 8], dtype: i32) -> Vec<u8> {
 }
 
 /// id → data, asserting each id arrived once.
-pub fn by_id(answers: &[Answer]) -> BTreeMap<u64, Vec<u8>> {
+pub(crate) fn by_id(answers: &[Answer]) -> BTreeMap<u64, Vec<u8>> {
     let mut map = BTreeMap::new();
     for answer in answers {
         let previous = map.insert(answer.id, answer.data.clone());
@@ -294,12 +297,12 @@ pub fn by_id(answers: &[Answer]) -> BTreeMap<u64, Vec<u8>> {
 }
 
 /// The label answer (i64 LE) for sample i of the float models.
-pub fn label_bytes(i: u64) -> Vec<u8> {
+pub(crate) fn label_bytes(i: u64) -> Vec<u8> {
     argmax(&logits(&features(i))).to_le_bytes().to_vec()
 }
 
 /// The logits answer (f32 LE) for sample i.
-pub fn logits_bytes(i: u64) -> Vec<u8> {
+pub(crate) fn logits_bytes(i: u64) -> Vec<u8> {
     logits(&features(i))
         .iter()
         .flat_map(|v| v.to_le_bytes())

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub const USAGE: &str = "\
+pub(crate) const USAGE: &str = "\
 usage: mlperf-ptd-simulator [-p PORT] [-l LOGFILE] [--watts W | --trace FILE] [--volts V]
                             [--interval-ms MS] [--log-commands FILE] [--fault FAULT]...
                             [PTDaemon options: -c CH -b N -g -n -y -U -D] [DEVTYPE DEVPORT]
@@ -32,7 +32,7 @@ made up, never a measurement. It prints `listening on 127.0.0.1:PORT` once it ac
                          refuse-hello           answer Hello with an error";
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Profile {
+pub(crate) enum Profile {
     Constant(f64),
     /// Watts cycled one a sample (never empty).
     Cycle(Vec<f64>),
@@ -40,7 +40,7 @@ pub enum Profile {
 
 impl Profile {
     /// The draw of the `index`-th sample of a measurement.
-    pub fn watts(&self, index: u64) -> f64 {
+    pub(crate) fn watts(&self, index: u64) -> f64 {
         match self {
             Profile::Constant(watts) => *watts,
             Profile::Cycle(values) => values[(index % values.len() as u64) as usize],
@@ -49,7 +49,7 @@ impl Profile {
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Faults {
+pub(crate) struct Faults {
     pub disconnect_after_go: Option<u64>,
     /// Command names (`SR`, `Go`, …), compared without regard to case.
     pub error_reply: Vec<String>,
@@ -60,19 +60,19 @@ pub struct Faults {
 }
 
 impl Faults {
-    pub fn errors(&self, command: &str) -> bool {
+    pub(crate) fn errors(&self, command: &str) -> bool {
         self.error_reply
             .iter()
             .any(|c| c.eq_ignore_ascii_case(command))
     }
 
-    pub fn stalls(&self, command: &str) -> bool {
+    pub(crate) fn stalls(&self, command: &str) -> bool {
         self.stall.iter().any(|c| c.eq_ignore_ascii_case(command))
     }
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Config {
+pub(crate) struct Config {
     pub port: u16,
     pub sample_log: Option<PathBuf>,
     pub command_log: Option<PathBuf>,
@@ -83,7 +83,7 @@ pub struct Config {
 }
 
 /// The configuration, or None when help was asked for.
-pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, String> {
+pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, String> {
     let mut config = Config {
         port: 8888,
         sample_log: None,
@@ -158,9 +158,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, S
 }
 
 /// The load profile's environment variable: watts, or a trace file's path.
-pub const LOAD_VARIABLE: &str = "MLPERF_PTD_SIMULATOR_LOAD";
+pub(crate) const LOAD_VARIABLE: &str = "MLPERF_PTD_SIMULATOR_LOAD";
 /// The trace file read from beside the executable when neither flag nor variable gives one.
-pub const LOAD_FILE: &str = "mlperf-ptd-simulator.load";
+pub(crate) const LOAD_FILE: &str = "mlperf-ptd-simulator.load";
 
 /// The load when no flag gives it: the variable's, else the file beside the executable's.
 fn default_profile(

@@ -25,7 +25,7 @@ const MAX_SAMPLES: usize = 500_000;
 /// Writes `<MM-DD-YYYY HH:MM:SS.mmm>: message` to stdout, as PTDaemon logs (the official
 /// server keeps these lines as ptd_logs.txt). Output errors are ignored: whoever started the
 /// simulator may have stopped reading.
-pub fn say(message: &str) {
+pub(crate) fn say(message: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{}: {message}", format_utc(SystemTime::now()));
     let _ = out.flush();
@@ -111,7 +111,7 @@ struct Running {
     mark: String,
 }
 
-pub struct Meter {
+pub(crate) struct Meter {
     profile: Profile,
     volts: f64,
     interval_override: Option<Duration>,
@@ -131,7 +131,7 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 }
 
 impl Meter {
-    pub fn new(config: &Config, sample_log: Option<File>) -> Meter {
+    pub(crate) fn new(config: &Config, sample_log: Option<File>) -> Meter {
         Meter {
             profile: config.profile.clone(),
             volts: config.volts,
@@ -157,7 +157,7 @@ impl Meter {
 
     /// SPEC's Dummy device (device type 0), with a version that cannot pass for a real
     /// PTDaemon's: the checker's real-meter checks then fail, as they must for made-up data.
-    pub fn identify(&self) -> String {
+    pub(crate) fn identify(&self) -> String {
         let interval = self.interval_override.map_or(1000, |i| i.as_millis());
         format!(
             "Dummy,{interval},1,1,1,1,0,0,0,version=0.0.0-sim-20261121,OS=Linux,mode=power,0,0,\
@@ -165,7 +165,7 @@ impl Meter {
         )
     }
 
-    pub fn ranges(&self) -> String {
+    pub(crate) fn ranges(&self) -> String {
         let flag = |r: Range| u8::from(r.auto);
         format!(
             "Ranges,{},{},{},{}",
@@ -177,7 +177,7 @@ impl Meter {
     }
 
     /// `SR,V|A,<Auto|value>`.
-    pub fn set_range(&mut self, quantity: &str, value: &str) -> String {
+    pub(crate) fn set_range(&mut self, quantity: &str, value: &str) -> String {
         if self.running.is_some() {
             return "Error: Meter busy".into();
         }
@@ -208,7 +208,7 @@ impl Meter {
 
     /// `Go,<ms>,<rampup>[,<mark>]`: starts sampling. `client` is the connection to drop for
     /// the disconnect-after-go fault.
-    pub fn go(
+    pub(crate) fn go(
         &mut self,
         interval_ms: u64,
         rampup: u64,
@@ -263,7 +263,7 @@ impl Meter {
     }
 
     /// `Stop`.
-    pub fn stop(&mut self) -> String {
+    pub(crate) fn stop(&mut self) -> String {
         match self.end_measurement() {
             Some(_) => {
                 say("Completed test");
@@ -274,7 +274,7 @@ impl Meter {
     }
 
     /// Ends a measurement its client left running (the client went away).
-    pub fn abandon(&mut self) {
+    pub(crate) fn abandon(&mut self) {
         if let Some(mark) = self.end_measurement() {
             say(&format!(
                 "WARNING: the client went away during the measurement '{mark}'; stopped it"
@@ -291,7 +291,7 @@ impl Meter {
 
     /// `RL` or `RL,<n>`: the header `Last N samples` and up to `limit` unread samples, oldest
     /// first; they are then read.
-    pub fn read_samples(&mut self, limit: Option<usize>) -> Vec<String> {
+    pub(crate) fn read_samples(&mut self, limit: Option<usize>) -> Vec<String> {
         let mut shared = lock(&self.shared);
         let count = limit.map_or(shared.unread.len(), |n| n.min(shared.unread.len()));
         let mut lines = Vec::with_capacity(count + 1);
@@ -301,7 +301,7 @@ impl Meter {
     }
 
     /// `Watts,<avg>,<min>,<max>,<samples>,<errors>,<valid>` of the current or last measurement.
-    pub fn watts(&self) -> String {
+    pub(crate) fn watts(&self) -> String {
         let stats = lock(&self.shared).stats;
         let valid = stats.valid();
         let average = if valid > 0 {
@@ -320,7 +320,7 @@ impl Meter {
 
     /// `Uncertainty,<avg>,<min>,<max>,<total>,<invalid>,<valid>,<unknown>`: the Dummy device
     /// cannot estimate its uncertainty, so every sample's is unknown.
-    pub fn uncertainty(&self) -> String {
+    pub(crate) fn uncertainty(&self) -> String {
         let total = lock(&self.shared).stats.samples;
         format!("Uncertainty,-1.000000,-1.000000,-1.000000,{total},0,0,{total}")
     }

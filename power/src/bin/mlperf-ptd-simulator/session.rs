@@ -13,7 +13,7 @@ use crate::meter::{say, Meter};
 const MAX_COMMAND: u64 = 4096;
 
 /// Serves `stream` until the client closes it (or a fault drops it).
-pub fn serve(
+pub(crate) fn serve(
     stream: TcpStream,
     meter: &mut Meter,
     faults: &Faults,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 const MAX_LINE: u64 = 64 * 1024;
 
 #[derive(Debug, thiserror::Error)]
-pub enum LinkError {
+pub(super) enum LinkError {
     #[error("no reply to `{command}` within {timeout:?}")]
     Timeout { command: String, timeout: Duration },
     #[error("the connection closed (no reply to `{command}`)")]
@@ -23,7 +23,7 @@ pub enum LinkError {
     TooLong { command: String },
 }
 
-pub struct Connection {
+pub(super) struct Connection {
     reader: BufReader<TcpStream>,
     writer: TcpStream,
     timeout: Duration,
@@ -31,7 +31,7 @@ pub struct Connection {
 
 impl Connection {
     /// Connects to `address` (`host:port`), trying each address it resolves to.
-    pub fn open(address: &str, timeout: Duration) -> io::Result<Connection> {
+    pub(super) fn open(address: &str, timeout: Duration) -> io::Result<Connection> {
         let mut last_error = io::Error::new(
             io::ErrorKind::NotFound,
             "the host name resolves to no address",
@@ -57,12 +57,12 @@ impl Connection {
     }
 
     /// Sends `command` and reads its one-line reply.
-    pub fn ask(&mut self, command: &str) -> Result<String, LinkError> {
+    pub(super) fn ask(&mut self, command: &str) -> Result<String, LinkError> {
         self.send(command)?;
         self.read_line(command)
     }
 
-    pub fn send(&mut self, command: &str) -> Result<(), LinkError> {
+    pub(super) fn send(&mut self, command: &str) -> Result<(), LinkError> {
         let line = format!("{command}\r\n");
         self.writer
             .write_all(line.as_bytes())
@@ -71,13 +71,17 @@ impl Connection {
     }
 
     /// The next line the daemon sends, as a reply to `command`, within the timeout.
-    pub fn read_line(&mut self, command: &str) -> Result<String, LinkError> {
+    pub(super) fn read_line(&mut self, command: &str) -> Result<String, LinkError> {
         self.read_line_by(command, Instant::now() + self.timeout)
     }
 
     /// The next line the daemon sends, all of it by `deadline`: each read waits at most for
     /// what is left, so bytes trickling in never extend it.
-    pub fn read_line_by(&mut self, command: &str, deadline: Instant) -> Result<String, LinkError> {
+    pub(super) fn read_line_by(
+        &mut self,
+        command: &str,
+        deadline: Instant,
+    ) -> Result<String, LinkError> {
         let mut bytes = Vec::new();
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
@@ -120,7 +124,7 @@ impl Connection {
 
     /// Whether the daemon has closed the connection (or reset it) while it was idle; checked
     /// without blocking, so a meter lost during a run is found before the settle wait.
-    pub fn peer_closed(&self) -> bool {
+    pub(super) fn peer_closed(&self) -> bool {
         if !self.reader.buffer().is_empty() {
             return false;
         }

@@ -5,7 +5,7 @@
 //! lowercase letters and digits, as ROUGE's tokeniser leaves them.
 
 /// The stem of `word` (lowercase ASCII letters and digits).
-pub fn stem(word: &str) -> String {
+pub(super) fn stem(word: &str) -> String {
     if let Some(stem) = irregular(word) {
         return stem.to_owned();
     }
