@@ -7,10 +7,7 @@ use mlperf_power::{spl, PerformanceFigures, PowerScenario, RunWindow, Scope};
 
 use super::meters::Recording;
 use super::result::{self, PowerResult, SourceResult};
-use super::PowerError;
-
-/// The power result's file beside the LoadGen logs.
-pub use mlperf_submission::power::POWER_SUMMARY;
+use super::{PowerError, POWER_SUMMARY};
 
 /// Removes what an earlier power run left in `dir` (traces, power_summary.json), so that
 /// nothing stale is read as this run's.
