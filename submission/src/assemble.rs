@@ -10,12 +10,14 @@ use super::run_folder::{RunFolder, RunFolderError, RunKind};
 use super::scenario_files;
 use super::system::nameplate;
 use super::tree::{
-    performance_run, relative, ScenarioDir, SubmitterDir, ACCURACY_LOG, ACCURACY_TXT, DIVISIONS,
-    LOG_FILES, POWER_DEV_FILES,
+    performance_run, relative, ScenarioDir, SubmitterDir, ACCURACY_LOG, ACCURACY_TXT, LOG_FILES,
+    POWER_DEV_FILES,
 };
+use crate::division::Division;
 use crate::logs::accuracy as accuracy_log;
 use crate::logs::DATASET_SHA256;
 use crate::rules::network_batching;
+use crate::scenario::Scenario;
 
 /// What to assemble, and where.
 #[derive(Debug, Clone)]
@@ -26,7 +28,7 @@ pub struct SubmitOptions {
     /// The system description; its file name (without `.json`) names the system.
     pub system_json: PathBuf,
     /// Overrides of the system description's `division` and `submitter`.
-    pub division: Option<String>,
+    pub division: Option<Division>,
     pub submitter: Option<String>,
     /// The benchmark the runs belong to, when their logs do not name it.
     pub benchmark: Option<String>,
@@ -71,10 +73,10 @@ pub fn assemble(options: &SubmitOptions, runs: &[PathBuf]) -> Result<Assembled, 
     if runs.is_empty() {
         return Err(SubmitError::Refused("no run directories given".into()));
     }
-    let mut groups: BTreeMap<(String, String), Vec<RunFolder>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, Scenario), Vec<RunFolder>> = BTreeMap::new();
     for dir in runs {
         let run = RunFolder::read(dir, options.benchmark.as_deref())?;
-        if submitter.division == "network" {
+        if submitter.division == Division::Network {
             if let Some(problem) = network_batching(&run.log, options.network_client_batching) {
                 return Err(SubmitError::Refused(format!(
                     "{}: {problem}",
@@ -83,13 +85,13 @@ pub fn assemble(options: &SubmitOptions, runs: &[PathBuf]) -> Result<Assembled, 
             }
         }
         groups
-            .entry((run.model.clone(), run.scenario.clone()))
+            .entry((run.model.clone(), Scenario::from(run.scenario)))
             .or_default()
             .push(run);
     }
     let mut scenarios = Vec::new();
     for ((model, scenario), runs) in &groups {
-        let target = submitter.scenario(&system, model, scenario);
+        let target = submitter.scenario(&system, model, *scenario);
         let plan = ScenarioRuns::sort(runs)?;
         if target.path().exists() {
             if !options.force {
@@ -135,7 +137,7 @@ pub fn assemble(options: &SubmitOptions, runs: &[PathBuf]) -> Result<Assembled, 
 }
 
 /// The system's name (the file's stem), division and submitter.
-fn read_system(options: &SubmitOptions) -> Result<(String, String, String), SubmitError> {
+fn read_system(options: &SubmitOptions) -> Result<(String, Division, String), SubmitError> {
     let path = &options.system_json;
     let invalid = |message: String| SubmitError::System {
         path: path.clone(),
@@ -151,17 +153,13 @@ fn read_system(options: &SubmitOptions) -> Result<(String, String, String), Subm
         .filter(|s| !s.is_empty())
         .ok_or_else(|| invalid("the file name must name the system (<system>.json)".into()))?
         .to_string();
-    let division = options
-        .division
-        .clone()
-        .or_else(|| field("division"))
-        .ok_or_else(|| invalid("no `division` (give --division)".into()))?;
-    if !DIVISIONS.contains(&division.as_str()) {
-        return Err(invalid(format!(
-            "division {division:?} is not one of {}",
-            DIVISIONS.join(", ")
-        )));
-    }
+    let division = match options.division {
+        Some(division) => division,
+        None => field("division")
+            .ok_or_else(|| invalid("no `division` (give --division)".into()))?
+            .parse()
+            .map_err(|e: crate::division::UnknownDivision| invalid(format!("division {e}")))?,
+    };
     let submitter = options
         .submitter
         .clone()
@@ -260,7 +258,7 @@ fn file_scenario(
         }
         None => std::fs::write(
             &user_conf,
-            scenario_files::user_conf(&anchor.model, &anchor.scenario, &anchor.log),
+            scenario_files::user_conf(&anchor.model, anchor.scenario, &anchor.log),
         )
         .map_err(io_at(&user_conf))?,
     }

@@ -5,8 +5,9 @@ use regex::Regex;
 
 use super::round::Round;
 use super::rules::{AccuracyTarget, Rules, RulesError, ScenarioSet};
-use super::tree::SCENARIOS;
 use crate::benchmark::{Accuracy, Benchmark};
+use crate::scenario::Scenario;
+use mlperf_loadgen::TestScenario;
 
 impl Rules {
     /// The rules for `name`: the round's for its models, else the benchmark definition's.
@@ -40,11 +41,11 @@ impl Rules {
         };
         // Any LoadGen scenario the definition does not require may be submitted (Interactive
         // is a round's, for its LLMs).
-        let scenario_set = |required: &[String]| ScenarioSet {
+        let scenario_set = |required: &[Scenario]| ScenarioSet {
             required: required.to_vec(),
-            optional: SCENARIOS
-                .iter()
-                .map(|s| s.to_string())
+            optional: TestScenario::ALL
+                .map(Scenario::from)
+                .into_iter()
                 .filter(|s| !required.contains(s))
                 .collect(),
         };
@@ -70,7 +71,7 @@ impl Rules {
             latency_bounds_ns: section
                 .latency_bounds_ms
                 .iter()
-                .map(|(scenario, ms)| (scenario.clone(), (ms * 1e6).round() as u64))
+                .map(|(scenario, ms)| (*scenario, (ms * 1e6).round() as u64))
                 .collect(),
             token_latency_limits: Vec::new(),
             min_query_counts: Vec::new(),
@@ -167,13 +168,18 @@ mod tests {
     fn resnet_has_the_rounds_rules() {
         let round = Round::find(None).unwrap();
         let rules = Rules::for_benchmark("resnet50", &round).unwrap();
-        assert_eq!(rules.latency_bound_ns("Server"), Some(15_000_000));
+        assert_eq!(rules.latency_bound_ns(Scenario::Server), Some(15_000_000));
         assert_eq!(rules.offline_min_samples_per_query, Some(24_576));
         assert_eq!(rules.compliance, ["TEST01", "TEST04"]);
         assert!(rules.scenario_set("datacenter").is_none());
         assert_eq!(
             rules.scenario_set("edge,datacenter").unwrap().required,
-            ["SingleStream", "MultiStream", "Offline", "Server"]
+            [
+                Scenario::SingleStream,
+                Scenario::MultiStream,
+                Scenario::Offline,
+                Scenario::Server
+            ]
         );
     }
 
@@ -208,13 +214,13 @@ required_scenarios_edge = ["SingleStream"]
         assert_eq!(rules.dataset_size, 100);
         assert_eq!(
             rules.scenario_set("edge").unwrap().required,
-            ["SingleStream"]
+            [Scenario::SingleStream]
         );
         assert!(rules
             .scenario_set("edge")
             .unwrap()
             .optional
-            .contains(&"Offline".to_string()));
+            .contains(&Scenario::Offline));
         assert_eq!(
             rules.accuracy[0].score("mean_cosine=0.9987 samples=100"),
             Some(0.9987)

@@ -11,6 +11,7 @@ use super::round::Round;
 use super::rules::default_result_field;
 use super::run_folder::{RunFolder, RunFolderError};
 use crate::logs::{DetailLog, DATASET_SHA256};
+use crate::scenario::Scenario;
 
 /// The audit guidelines' tolerance for a rerun's result, in percent.
 pub const DEFAULT_TOLERANCE_PERCENT: f64 = 2.0;
@@ -35,7 +36,7 @@ pub struct Comparison {
 /// Both runs' results and the checks.
 #[derive(Debug, Clone, Serialize)]
 pub struct Compared {
-    pub scenario: String,
+    pub scenario: Scenario,
     pub metric: Option<String>,
     pub a: Option<f64>,
     pub b: Option<f64>,
@@ -60,7 +61,7 @@ pub fn compare(
     let (run_a, run_b) = (RunFolder::read_to_show(a)?, RunFolder::read_to_show(b)?);
     let (log_a, log_b) = (&run_a.log, &run_b.log);
     let mut checks = Vec::new();
-    let scenario = run_a.scenario.clone();
+    let scenario = run_a.scenario;
     checks.push(Comparison {
         check: "scenario".into(),
         passed: run_a.scenario == run_b.scenario,
@@ -75,13 +76,14 @@ pub fn compare(
         });
     }
     let rules = round.model(&run_a.model);
-    let metric = rules
-        .and_then(|r| r.result_field(&scenario))
-        .map(String::from)
-        .or_else(|| default_result_field(&scenario).map(String::from));
+    let metric = Some(
+        rules
+            .map_or(default_result_field(scenario), |r| r.result_field(scenario))
+            .to_string(),
+    );
     let (value_a, value_b) = (
-        result_metric(log_a, &scenario, rules),
-        result_metric(log_b, &scenario, rules),
+        result_metric(log_a, scenario, rules),
+        result_metric(log_b, scenario, rules),
     );
     let difference_percent = match (value_a, value_b) {
         (Some(a), Some(b)) if a > 0.0 => Some((b - a) / a * 100.0),
@@ -118,7 +120,7 @@ pub fn compare(
         });
     }
     Ok(Compared {
-        scenario,
+        scenario: Scenario::from(scenario),
         metric,
         a: value_a,
         b: value_b,

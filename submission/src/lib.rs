@@ -17,6 +17,7 @@ pub mod check;
 pub mod compare;
 pub mod compliance;
 pub mod digest;
+pub mod division;
 pub mod finding;
 pub mod logs;
 pub mod npy;
@@ -28,11 +29,14 @@ pub mod round;
 pub mod rule;
 pub mod rules;
 pub mod run_folder;
+pub mod scenario;
 pub mod scenario_files;
 pub mod system;
 pub mod tree;
 
+pub use division::Division;
 pub use finding::{Finding, Findings, Severity};
+pub use scenario::Scenario;
 
 /// An error and its causes on one line, each after a colon.
 pub fn error_chain(error: &dyn std::error::Error) -> String {

@@ -7,24 +7,26 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::check::performance::folder_metric;
-use super::check::performance::loadgen_scenario;
-use super::round::{Round, ROUND_SCENARIOS};
+use super::round::Round;
 use super::rules::Rules;
 use super::run_folder::{RunFolder, RunFolderError, RunKind};
-use super::tree::{performance_run, subdirectories, ACCURACY_TXT, DIVISIONS, RUN_1};
+use super::tree::{performance_run, subdirectories, ACCURACY_TXT, RUN_1};
+use crate::division::Division;
 use crate::logs::{DetailLog, DetailLogError, DETAIL_LOG};
 use crate::power::POWER_SUMMARY;
+use crate::scenario::Scenario;
+use mlperf_loadgen::TestScenario;
 
 /// One result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ResultRow {
     /// `closed`, `open` or `network` in a tree; None for a run folder.
-    pub division: Option<String>,
+    pub division: Option<Division>,
     pub submitter: Option<String>,
     /// The tree's system folder, or a run's SUT name.
     pub system: String,
     pub benchmark: String,
-    pub scenario: String,
+    pub scenario: Scenario,
     /// What the official report calls the scenario's metric.
     pub metric: &'static str,
     pub value: Option<f64>,
@@ -59,7 +61,7 @@ pub enum ResultsError {
 pub fn collect(paths: &[PathBuf]) -> Result<Vec<ResultRow>, ResultsError> {
     let mut rows = Vec::new();
     for path in paths {
-        if DIVISIONS.iter().any(|d| path.join(d).is_dir()) {
+        if Division::ALL.iter().any(|d| path.join(d.as_str()).is_dir()) {
             rows.extend(tree_rows(path)?);
         } else if path.join(DETAIL_LOG).is_file() || performance_run(path).is_dir() {
             rows.push(run_folder_row(path)?);
@@ -71,18 +73,18 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<ResultRow>, ResultsError> {
 }
 
 /// The scenario's metric as the official report names it, and its units; LLMs report tokens.
-fn metric(scenario: &str, rules: Option<&Rules>) -> (&'static str, &'static str) {
-    let scenario = loadgen_scenario(scenario);
-    let field = rules.and_then(|r| r.result_field(scenario)).unwrap_or("");
+fn metric(scenario: Scenario, rules: Option<&Rules>) -> (&'static str, &'static str) {
+    use TestScenario::*;
+    let scenario = scenario.loadgen();
+    let field = rules.map_or("", |r| r.result_field(scenario));
     let in_seconds = rules.is_some_and(|r| r.latency_in_seconds);
     match scenario {
-        "SingleStream" | "MultiStream" if in_seconds => ("Latency", "s"),
-        "Offline" | "Server" if field.contains("tokens") => ("Tokens/s", "tokens/s"),
-        "Offline" => ("Samples/s", "samples/s"),
-        "Server" => ("Queries/s", "queries/s"),
-        "SingleStream" if field.contains("percentile") => ("90th percentile latency", "ms"),
-        "SingleStream" | "MultiStream" => ("Early stopping latency", "ms"),
-        _ => ("-", ""),
+        SingleStream | MultiStream if in_seconds => ("Latency", "s"),
+        Offline | Server if field.contains("tokens") => ("Tokens/s", "tokens/s"),
+        Offline => ("Samples/s", "samples/s"),
+        Server => ("Queries/s", "queries/s"),
+        SingleStream if field.contains("percentile") => ("90th percentile latency", "ms"),
+        SingleStream | MultiStream => ("Early stopping latency", "ms"),
     }
 }
 
@@ -94,14 +96,20 @@ fn round_rules(round: Option<&Round>, benchmark: &str) -> Option<Rules> {
 fn tree_rows(root: &Path) -> Result<Vec<ResultRow>, ResultsError> {
     let round = Round::find(None).ok();
     let mut rows = Vec::new();
-    for division in DIVISIONS {
-        for submitter in subdirectories(&root.join(division)) {
-            let results = root.join(division).join(&submitter).join("results");
+    for division in Division::ALL {
+        for submitter in subdirectories(&root.join(division.as_str())) {
+            let results = root
+                .join(division.as_str())
+                .join(&submitter)
+                .join("results");
             for system in subdirectories(&results) {
                 for benchmark in subdirectories(&results.join(&system)) {
                     let rules = round_rules(round.as_ref(), &benchmark);
-                    for scenario in ROUND_SCENARIOS {
-                        let dir = results.join(&system).join(&benchmark).join(scenario);
+                    for scenario in Scenario::ALL {
+                        let dir = results
+                            .join(&system)
+                            .join(&benchmark)
+                            .join(scenario.as_str());
                         if !dir.is_dir() {
                             continue;
                         }
@@ -109,7 +117,7 @@ fn tree_rows(root: &Path) -> Result<Vec<ResultRow>, ResultsError> {
                         let log = DetailLog::read(&run.join(DETAIL_LOG))?;
                         let mut row =
                             row_from(&log, &system, &benchmark, scenario, &run, rules.as_ref());
-                        row.division = Some(division.to_string());
+                        row.division = Some(division);
                         row.submitter = Some(submitter.clone());
                         add_power(&mut row, &dir.join("performance").join(POWER_SUMMARY))?;
                         if row.power.is_none() {
@@ -135,7 +143,7 @@ fn run_folder_row(dir: &Path) -> Result<ResultRow, ResultsError> {
         &run.log,
         &system,
         &run.model,
-        &run.scenario,
+        Scenario::from(run.scenario),
         &logs_dir,
         rules.as_ref(),
     );
@@ -158,7 +166,7 @@ fn row_from(
     log: &DetailLog,
     system: &str,
     benchmark: &str,
-    scenario: &str,
+    scenario: Scenario,
     source: &Path,
     rules: Option<&Rules>,
 ) -> ResultRow {
@@ -168,7 +176,7 @@ fn row_from(
         submitter: None,
         system: system.to_string(),
         benchmark: benchmark.to_string(),
-        scenario: scenario.to_string(),
+        scenario,
         metric,
         value: folder_metric(log, scenario, rules),
         units,
@@ -287,11 +295,11 @@ fn cells(row: &ResultRow) -> [String; 12] {
         (units, _, _) => text(units),
     };
     [
-        text(&row.division),
+        row.division.map(|d| d.to_string()).unwrap_or_default(),
         text(&row.submitter),
         row.system.clone(),
         row.benchmark.clone(),
-        row.scenario.clone(),
+        row.scenario.to_string(),
         row.metric.to_string(),
         number(row.value),
         row.units.to_string(),
@@ -369,11 +377,11 @@ mod tests {
 
     fn row() -> ResultRow {
         ResultRow {
-            division: Some("closed".into()),
+            division: Some(Division::Closed),
             submitter: Some("org".into()),
             system: "box".into(),
             benchmark: "fmnist".into(),
-            scenario: "Offline".into(),
+            scenario: Scenario::Offline,
             metric: "Samples/s",
             value: Some(1234.5),
             units: "samples/s",

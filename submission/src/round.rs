@@ -6,10 +6,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use mlperf_loadgen::TestScenario;
 use regex::Regex;
 use serde::Deserialize;
 
 use super::rules::{AccuracyTarget, Rules, ScenarioSet, Seeds, TokenLimits};
+use crate::scenario::Scenario;
 
 /// The round `check` applies when none is named.
 pub const DEFAULT_ROUND: &str = "v6.1";
@@ -185,16 +187,17 @@ impl ModelContext<'_> {
             bounds.iter().map(|bound| self.target(bound, key)).collect()
         };
         let mut accuracy_by_scenario = Vec::new();
-        for (scenario, bounds) in &model.accuracy_by_scenario {
-            check_scenario(scenario, "accuracy_by_scenario")?;
-            accuracy_by_scenario.push((scenario.clone(), targets(bounds, "accuracy_by_scenario")?));
+        for (name, bounds) in &model.accuracy_by_scenario {
+            let scenario = scenario(name, "accuracy_by_scenario")?;
+            accuracy_by_scenario.push((scenario, targets(bounds, "accuracy_by_scenario")?));
         }
         let (accuracy_sample_count, accuracy_sample_counts) = match model.accuracy_sample_count {
             None => (model.dataset_size, Vec::new()),
             Some(RawCount::All(n)) => (n, Vec::new()),
-            Some(RawCount::ByScenario(counts)) => {
-                (model.dataset_size, counts.into_iter().collect())
-            }
+            Some(RawCount::ByScenario(counts)) => (
+                model.dataset_size,
+                keyed_by_scenario(counts, "accuracy_sample_count")?,
+            ),
         };
         let mut scenarios = Vec::new();
         for (system_type, set) in model.scenarios {
@@ -204,19 +207,19 @@ impl ModelContext<'_> {
                     SYSTEM_TYPES.join(", ")
                 ));
             }
-            for scenario in set.required.iter().chain(&set.optional) {
-                check_scenario(scenario, "scenarios")?;
-            }
+            let list = |names: &[String]| -> Result<Vec<Scenario>, String> {
+                names
+                    .iter()
+                    .map(|name| scenario(name, "scenarios"))
+                    .collect()
+            };
             scenarios.push((
                 system_type,
                 ScenarioSet {
-                    required: set.required,
-                    optional: set.optional,
+                    required: list(&set.required)?,
+                    optional: list(&set.optional)?,
                 },
             ));
-        }
-        for scenario in model.latency_ns.keys().chain(model.min_queries.keys()) {
-            check_scenario(scenario, "latency_ns/min_queries")?;
         }
         let default_delta = if name.contains("99.9") { 0.1 } else { 1.0 };
         Ok(Rules {
@@ -232,27 +235,24 @@ impl ModelContext<'_> {
             accuracy_sample_count,
             accuracy_sample_counts,
             offline_min_samples_per_query: model.offline_min_samples_per_query,
-            latency_bounds_ns: model.latency_ns.into_iter().collect(),
-            token_latency_limits: model
-                .token_latency_ns
+            latency_bounds_ns: keyed_by_scenario(model.latency_ns, "latency_ns")?,
+            token_latency_limits: keyed_by_scenario(model.token_latency_ns, "token_latency_ns")?
                 .into_iter()
                 .map(|(scenario, limits)| {
-                    (
-                        scenario,
-                        TokenLimits {
-                            ttft_ns: limits.ttft,
-                            tpot_ns: limits.tpot,
-                        },
-                    )
+                    let limits = TokenLimits {
+                        ttft_ns: limits.ttft,
+                        tpot_ns: limits.tpot,
+                    };
+                    (scenario, limits)
                 })
                 .collect(),
-            min_query_counts: model.min_queries.into_iter().collect(),
+            min_query_counts: keyed_by_scenario(model.min_queries, "min_queries")?,
             accuracy: targets(&model.accuracy, "accuracy")?,
             accuracy_by_scenario,
             accuracy_upper: targets(&model.accuracy_upper, "accuracy_upper")?,
             test01_delta_percent: model.test01_accuracy_delta_percent.into_iter().collect(),
             default_test01_delta_percent: default_delta,
-            result_fields: model.result_field.into_iter().collect(),
+            result_fields: result_fields(model.result_field)?,
             latency_in_seconds: model.latency_in_seconds,
             accuracy_files: model.accuracy_files.into_iter().collect(),
             compliance: model.compliance,
@@ -296,25 +296,34 @@ impl ModelContext<'_> {
 /// The system types a system description may name, as the round's tables key them.
 pub const SYSTEM_TYPES: [&str; 3] = ["datacenter", "edge", "datacenter-edge"];
 
-/// The scenario folders a round knows: LoadGen's four and Interactive (a Server run held to
-/// an interactive model's tighter token latencies).
-pub const ROUND_SCENARIOS: [&str; 5] = [
-    "SingleStream",
-    "MultiStream",
-    "Server",
-    "Offline",
-    "Interactive",
-];
+/// The scenario a round table's `key` names.
+fn scenario(name: &str, key: &str) -> Result<Scenario, String> {
+    name.parse().map_err(|e| format!("{key}: {e}"))
+}
 
-fn check_scenario(scenario: &str, key: &str) -> Result<(), String> {
-    if ROUND_SCENARIOS.contains(&scenario) {
-        Ok(())
-    } else {
-        Err(format!(
-            "{key}: {scenario:?} is not a scenario ({})",
-            ROUND_SCENARIOS.join(", ")
-        ))
-    }
+/// `result_field`, keyed by the LoadGen scenario of the run whose log holds it.
+fn result_fields(fields: BTreeMap<String, String>) -> Result<Vec<(TestScenario, String)>, String> {
+    keyed_by_scenario(fields, "result_field")?
+        .into_iter()
+        .map(|(scenario, field)| match scenario.is_loadgen() {
+            true => Ok((scenario.loadgen(), field)),
+            false => Err(format!(
+                "result_field: {scenario} is not a LoadGen scenario (its runs are {}: key the field so)",
+                scenario.loadgen()
+            )),
+        })
+        .collect()
+}
+
+/// A round table's per-scenario values, their keys read as scenarios.
+fn keyed_by_scenario<T>(
+    values: BTreeMap<String, T>,
+    key: &str,
+) -> Result<Vec<(Scenario, T)>, String> {
+    values
+        .into_iter()
+        .map(|(name, value)| Ok((scenario(&name, key)?, value)))
+        .collect()
 }
 
 #[derive(Deserialize)]
@@ -424,26 +433,29 @@ mod tests {
         assert_eq!(round.models().count(), 21);
         let resnet = round.model("resnet50").unwrap();
         assert_eq!(resnet.benchmark, "resnet");
-        assert_eq!(resnet.latency_bound_ns("Server"), Some(15_000_000));
+        assert_eq!(resnet.latency_bound_ns(Scenario::Server), Some(15_000_000));
         assert_eq!(resnet.offline_min_samples_per_query, Some(24_576));
-        assert_eq!(resnet.min_query_count("MultiStream"), Some(270_336));
+        assert_eq!(resnet.min_query_count(Scenario::MultiStream), Some(270_336));
         assert_eq!(resnet.accuracy[0].bound, 76.46 * 0.99);
         assert_eq!(resnet.compliance, ["TEST01", "TEST04"]);
         let llama = round.model("llama3_1-8b").unwrap();
         assert!(llama.llm);
         assert_eq!(
-            llama.token_limits("Interactive"),
+            llama.token_limits(Scenario::Interactive),
             Some(TokenLimits {
                 ttft_ns: 500_000_000,
                 tpot_ns: 30_000_000
             })
         );
-        assert_eq!(llama.accuracy_targets("Offline").len(), 5);
+        assert_eq!(llama.accuracy_targets(Scenario::Offline).len(), 5);
         assert_eq!(llama.accuracy_upper[0].bound, 8167644.0 * 1.1);
         let qwen = round.model("qwen3-vl-235b-a22b").unwrap();
-        assert_eq!(qwen.accuracy_sample_count_for("Interactive"), 8000);
-        assert_eq!(qwen.accuracy_sample_count_for("Offline"), 48289);
-        assert_eq!(qwen.accuracy_targets("Interactive")[0].bound, 0.7878 * 0.99);
+        assert_eq!(qwen.accuracy_sample_count_for(Scenario::Interactive), 8000);
+        assert_eq!(qwen.accuracy_sample_count_for(Scenario::Offline), 48289);
+        assert_eq!(
+            qwen.accuracy_targets(Scenario::Interactive)[0].bound,
+            0.7878 * 0.99
+        );
         assert_eq!(
             round.model("gpt-oss-120b").unwrap().compliance,
             ["TEST07", "TEST09"]
@@ -463,7 +475,7 @@ mod tests {
             round
                 .model(model)
                 .unwrap()
-                .accuracy_targets(scenario)
+                .accuracy_targets(scenario.parse().unwrap())
                 .iter()
                 .map(|t| t.score(line))
                 .collect()
@@ -519,6 +531,18 @@ mod tests {
         let broken = BUILT_IN.replace("\"Offline\", \"Server\"]", "\"Offline\", \"Sever\"]");
         let error = Round::parse(&broken, "r.toml").unwrap_err().to_string();
         assert!(error.contains("\"Sever\" is not a scenario"), "{error}");
+        // A result field belongs to the LoadGen scenario whose log holds it.
+        let broken = BUILT_IN.replacen(
+            "result_field = { Offline = \"result_tokens_per_second\", Server =",
+            "result_field = { Offline = \"result_tokens_per_second\", Interactive =",
+            1,
+        );
+        assert_ne!(broken, BUILT_IN);
+        let error = Round::parse(&broken, "r.toml").unwrap_err().to_string();
+        assert!(
+            error.contains("result_field: Interactive is not a LoadGen scenario"),
+            "{error}"
+        );
         let error = Round::find(Some("v0.0")).unwrap_err().to_string();
         assert!(error.contains("round v0.0: not found"), "{error}");
     }

@@ -2,7 +2,10 @@
 //! (`round.rs`) for MLPerf's own models, from a benchmark definition for ours
 //! (`benchmark_rules.rs`).
 
+use mlperf_loadgen::TestScenario;
 use regex::Regex;
+
+use crate::scenario::Scenario;
 
 /// The seeds a round's runs must use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,8 +18,8 @@ pub struct Seeds {
 /// The scenarios a system type must (and may) submit.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ScenarioSet {
-    pub required: Vec<String>,
-    pub optional: Vec<String>,
+    pub required: Vec<Scenario>,
+    pub optional: Vec<Scenario>,
 }
 
 /// An LLM's 99th-percentile token latency limits in one scenario.
@@ -44,24 +47,24 @@ pub struct Rules {
     pub dataset_size: u64,
     /// Samples an accuracy run must cover, unless a scenario has its own count.
     pub accuracy_sample_count: u64,
-    pub accuracy_sample_counts: Vec<(String, u64)>,
+    pub accuracy_sample_counts: Vec<(Scenario, u64)>,
     /// The closed division's minimum samples in the Offline query.
     pub offline_min_samples_per_query: Option<u64>,
     /// (scenario, bound in ns).
-    pub latency_bounds_ns: Vec<(String, u64)>,
-    pub token_latency_limits: Vec<(String, TokenLimits)>,
+    pub latency_bounds_ns: Vec<(Scenario, u64)>,
+    pub token_latency_limits: Vec<(Scenario, TokenLimits)>,
     /// Minimum query counts of scenarios without early stopping.
-    pub min_query_counts: Vec<(String, u64)>,
+    pub min_query_counts: Vec<(Scenario, u64)>,
     /// Scores accuracy.txt must reach, unless a scenario has its own.
     pub accuracy: Vec<AccuracyTarget>,
-    pub accuracy_by_scenario: Vec<(String, Vec<AccuracyTarget>)>,
+    pub accuracy_by_scenario: Vec<(Scenario, Vec<AccuracyTarget>)>,
     /// Scores accuracy.txt must not exceed (an LLM's answer length).
     pub accuracy_upper: Vec<AccuracyTarget>,
     /// How far TEST01's sampled scores may drift from the accuracy run's, per metric (%).
     pub test01_delta_percent: Vec<(String, f64)>,
     pub default_test01_delta_percent: f64,
     /// The detail-log key of the result, per LoadGen scenario, where it is not the usual one.
-    pub result_fields: Vec<(String, String)>,
+    pub result_fields: Vec<(TestScenario, String)>,
     /// SingleStream and MultiStream results reported in seconds rather than milliseconds (a
     /// video generator's latency).
     pub latency_in_seconds: bool,
@@ -106,16 +109,16 @@ pub enum RulesError {
 }
 
 impl Rules {
-    pub fn latency_bound_ns(&self, scenario: &str) -> Option<u64> {
-        lookup(&self.latency_bounds_ns, scenario).copied()
+    pub fn latency_bound_ns(&self, scenario: Scenario) -> Option<u64> {
+        lookup(&self.latency_bounds_ns, &scenario).copied()
     }
 
-    pub fn min_query_count(&self, scenario: &str) -> Option<u64> {
-        lookup(&self.min_query_counts, scenario).copied()
+    pub fn min_query_count(&self, scenario: Scenario) -> Option<u64> {
+        lookup(&self.min_query_counts, &scenario).copied()
     }
 
-    pub fn token_limits(&self, scenario: &str) -> Option<TokenLimits> {
-        lookup(&self.token_latency_limits, scenario).copied()
+    pub fn token_limits(&self, scenario: Scenario) -> Option<TokenLimits> {
+        lookup(&self.token_latency_limits, &scenario).copied()
     }
 
     /// The scenarios a system type submits; None when the model is not part of the round
@@ -128,12 +131,12 @@ impl Rules {
         lookup(&self.scenarios, key)
     }
 
-    pub fn accuracy_targets(&self, scenario: &str) -> &[AccuracyTarget] {
-        lookup(&self.accuracy_by_scenario, scenario).map_or(&self.accuracy, |t| t)
+    pub fn accuracy_targets(&self, scenario: Scenario) -> &[AccuracyTarget] {
+        lookup(&self.accuracy_by_scenario, &scenario).map_or(&self.accuracy, |t| t)
     }
 
-    pub fn accuracy_sample_count_for(&self, scenario: &str) -> u64 {
-        lookup(&self.accuracy_sample_counts, scenario)
+    pub fn accuracy_sample_count_for(&self, scenario: Scenario) -> u64 {
+        lookup(&self.accuracy_sample_counts, &scenario)
             .copied()
             .unwrap_or(self.accuracy_sample_count)
     }
@@ -145,23 +148,22 @@ impl Rules {
     }
 
     /// The detail-log key of the result of a run of LoadGen scenario `scenario`.
-    pub fn result_field(&self, scenario: &str) -> Option<&str> {
-        match lookup(&self.result_fields, scenario) {
-            Some(field) => Some(field),
+    pub fn result_field(&self, scenario: TestScenario) -> &str {
+        match lookup(&self.result_fields, &scenario) {
+            Some(field) => field,
             None => default_result_field(scenario),
         }
     }
 }
 
 /// The detail-log key of a LoadGen scenario's result as the checker reads it.
-pub fn default_result_field(scenario: &str) -> Option<&'static str> {
-    Some(match scenario {
-        "Offline" => "result_samples_per_second",
-        "Server" => "result_completed_samples_per_sec",
-        "SingleStream" => "early_stopping_latency_ss",
-        "MultiStream" => "early_stopping_latency_ms",
-        _ => return None,
-    })
+pub fn default_result_field(scenario: TestScenario) -> &'static str {
+    match scenario {
+        TestScenario::Offline => "result_samples_per_second",
+        TestScenario::Server => "result_completed_samples_per_sec",
+        TestScenario::SingleStream => "early_stopping_latency_ss",
+        TestScenario::MultiStream => "early_stopping_latency_ms",
+    }
 }
 
 /// The detail-log key of the network plugin's batch size (its `max_batch` attribute).
@@ -178,8 +180,11 @@ pub fn network_batching(log: &crate::logs::DetailLog, allowed: bool) -> Option<S
     })
 }
 
-fn lookup<'a, T>(list: &'a [(String, T)], key: &str) -> Option<&'a T> {
-    list.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+fn lookup<'a, K: PartialEq + ?Sized, V>(
+    list: &'a [(impl std::borrow::Borrow<K>, V)],
+    key: &K,
+) -> Option<&'a V> {
+    list.iter().find(|(k, _)| k.borrow() == key).map(|(_, v)| v)
 }
 
 #[cfg(test)]

@@ -3,10 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
+use mlperf_loadgen::TestScenario;
+
 use super::power_dev;
 use super::tree::{performance_run, ACCURACY_LOG, LOG_FILES};
 use crate::compliance::ComplianceTest;
 use crate::logs::{DetailLog, DETAIL_LOG, PROVENANCE_FILE};
+use crate::scenario::logged_scenario;
 
 /// The model of a run shown whose logs do not name it.
 pub const UNNAMED_MODEL: &str = "-";
@@ -33,7 +36,7 @@ pub struct RunFolder {
     pub kind: RunKind,
     /// The model the run's config files were read for (`sut_model`), else the one given.
     pub model: String,
-    pub scenario: String,
+    pub scenario: TestScenario,
     /// The detail log of the run (of `performance/run_1/` for a compliance folder).
     pub log: DetailLog,
 }
@@ -86,10 +89,14 @@ impl RunFolder {
         for folder in [&logs_dir, &dir.to_path_buf()] {
             log.add_provenance_from(&folder.join(PROVENANCE_FILE))?;
         }
-        let scenario = log
+        let logged = log
             .str("effective_scenario")
-            .ok_or_else(|| unusable("the detail log has no effective_scenario".into()))?
-            .to_string();
+            .ok_or_else(|| unusable("the detail log has no effective_scenario".into()))?;
+        let scenario = logged_scenario(logged).ok_or_else(|| {
+            unusable(format!(
+                "the detail log's effective_scenario {logged:?} is not a LoadGen scenario"
+            ))
+        })?;
         let model = match (log.str("sut_model"), model) {
             (_, Some(given)) => given.to_string(),
             (Some(logged), None) => logged.to_string(),

@@ -1,6 +1,7 @@
 //! The files `submit` writes into a tree: a scenario folder's user.conf (from the run's
 //! requested settings), measurements.json and README.md, and the code folder's README.md.
 
+use mlperf_loadgen::TestScenario;
 use serde_json::{json, Value};
 
 use super::system::FILL_IN;
@@ -69,7 +70,7 @@ const USER_CONF_KEYS: [(&str, &str, f64); 17] = [
 ];
 
 /// A user.conf that reproduces the run's requested settings over mlperf.conf.
-pub fn user_conf(model: &str, scenario: &str, log: &DetailLog) -> String {
+pub fn user_conf(model: &str, scenario: TestScenario, log: &DetailLog) -> String {
     let mut text = format!(
         "# {model} {scenario}: the settings this run requested, written by mlperf-host submit\n\
          # from its detail log (mlperf.conf's rules apply under them).\n"
@@ -197,7 +198,7 @@ mod tests {
             ":::MLLOG {\"key\": \"requested_server_target_latency_percentile\", \"value\": 0.99}\n",
         ))
         .unwrap();
-        let text = user_conf("fmnist", "Server", &log);
+        let text = user_conf("fmnist", TestScenario::Server, &log);
         assert!(
             text.contains("fmnist.Server.target_latency = 15\n"),
             "{text}"

@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-pub const DIVISIONS: [&str; 3] = ["closed", "open", "network"];
-pub const SCENARIOS: [&str; 4] = ["SingleStream", "MultiStream", "Server", "Offline"];
+use crate::division::Division;
+use crate::scenario::Scenario;
+
 /// The LoadGen logs every run folder holds.
 pub const LOG_FILES: [&str; 2] = [SUMMARY_LOG, DETAIL_LOG];
 pub use crate::logs::{ACCURACY_LOG, ACCURACY_TXT};
@@ -32,25 +33,25 @@ pub const RUN_1: &str = "run_1";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubmitterDir {
     pub root: PathBuf,
-    pub division: String,
+    pub division: Division,
     pub submitter: String,
 }
 
 impl SubmitterDir {
     pub fn path(&self) -> PathBuf {
-        self.root.join(&self.division).join(&self.submitter)
+        self.root.join(self.division.as_str()).join(&self.submitter)
     }
 
     pub fn system_json(&self, system: &str) -> PathBuf {
         self.path().join("systems").join(format!("{system}.json"))
     }
 
-    pub fn scenario(&self, system: &str, benchmark: &str, scenario: &str) -> ScenarioDir {
+    pub fn scenario(&self, system: &str, benchmark: &str, scenario: Scenario) -> ScenarioDir {
         ScenarioDir {
             submitter: self.clone(),
             system: system.to_string(),
             benchmark: benchmark.to_string(),
-            scenario: scenario.to_string(),
+            scenario,
         }
     }
 }
@@ -61,7 +62,7 @@ pub struct ScenarioDir {
     pub submitter: SubmitterDir,
     pub system: String,
     pub benchmark: String,
-    pub scenario: String,
+    pub scenario: Scenario,
 }
 
 impl ScenarioDir {
@@ -71,7 +72,7 @@ impl ScenarioDir {
             .join("results")
             .join(&self.system)
             .join(&self.benchmark)
-            .join(&self.scenario)
+            .join(self.scenario.as_str())
     }
 
     pub fn performance_run(&self) -> PathBuf {

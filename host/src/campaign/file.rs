@@ -249,16 +249,6 @@ fn flatten(table: &toml::Table, prefix: &str) -> Result<Vec<(String, String)>, S
     Ok(pairs)
 }
 
-/// The scenarios, as sets of names, that a benchmark entry may list: LoadGen's four and the
-/// round's Interactive.
-pub const SCENARIO_NAMES: [&str; 5] = [
-    "SingleStream",
-    "MultiStream",
-    "Server",
-    "Offline",
-    "Interactive",
-];
-
 /// The key/value pairs by key, for lookups.
 pub fn as_map(pairs: &[(String, String)]) -> BTreeMap<&str, &str> {
     pairs

@@ -8,13 +8,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::file::{BenchmarkEntry, CampaignFile, PowerChoice, SCENARIO_NAMES};
+use super::file::{BenchmarkEntry, CampaignFile, PowerChoice};
 use super::CampaignError;
 use crate::benchmark::Benchmark;
 use crate::compliance::{find_audit_config, ComplianceTest};
 use crate::submission::round::Round;
 use crate::submission::rules::Rules;
 use crate::submission::system::{check_system, SystemExpectations};
+use crate::submission::{Division, Scenario};
 
 /// Settings that shorten a run below the round's rules: a campaign takes them only for a test
 /// submission (`--allow-short`).
@@ -56,7 +57,7 @@ pub struct Entry {
     /// `fmnist/SingleStream/accuracy`: unique, and the run's folder under `runs/`.
     pub id: String,
     pub benchmark: String,
-    pub scenario: String,
+    pub scenario: Scenario,
     pub kind: RunKind,
     /// The run's folder (created by the run; moved aside when the run is redone).
     pub folder: PathBuf,
@@ -88,7 +89,7 @@ pub struct PlannedBenchmark {
     pub name: String,
     pub definition: Benchmark,
     pub rules: Rules,
-    pub scenarios: Vec<String>,
+    pub scenarios: Vec<Scenario>,
     /// The user.conf the runs read: the tuned one, the given one, or none.
     pub user_conf: Option<PathBuf>,
 }
@@ -108,7 +109,7 @@ pub struct Plan {
     pub file: CampaignFile,
     pub round: Round,
     pub system_type: String,
-    pub division: String,
+    pub division: Division,
     pub engine: String,
     pub benchmarks: Vec<PlannedBenchmark>,
     pub entries: Vec<Entry>,
@@ -127,16 +128,23 @@ impl Plan {
             problems: vec![format!("system {}: {message}", file.system.display())],
         })?;
         let text = |key: &str| system.get(key).and_then(Value::as_str).unwrap_or("");
-        let division = file
-            .division
-            .clone()
-            .unwrap_or_else(|| text("division").to_string());
+        let division = match file.division.as_deref().unwrap_or(text("division")).parse() {
+            Ok(division) => division,
+            Err(error) => {
+                let from = match file.division {
+                    Some(_) => "division".to_string(),
+                    None => format!("system {}: division", file.system.display()),
+                };
+                problems.push(format!("{from}: {error}"));
+                Division::Closed
+            }
+        };
         let system_type = text("system_type").to_string();
         let expectations = SystemExpectations {
-            division: division.clone(),
+            division,
             submitter: text("submitter").to_string(),
             power: file.power != PowerChoice::None,
-            network: division == "network",
+            network: division == Division::Network,
             skip_meaningful_fields_emptiness_check: false,
         };
         for finding in check_system(&system, &file.system, &expectations).errors() {
@@ -152,10 +160,10 @@ impl Plan {
                 problems.push(format!("engine {other:?}: official or native"));
                 "official".to_string()
             }
-            None if division == "open" => "native".to_string(),
+            None if division.is_open() => "native".to_string(),
             None => "official".to_string(),
         };
-        if engine == "native" && division != "open" && !options.allow_native {
+        if engine == "native" && !division.is_open() && !options.allow_native {
             problems.push(format!(
                 "engine native: {division} results must come from the official LoadGen (engine = \"official\")"
             ));
@@ -168,7 +176,7 @@ impl Plan {
                 entry,
                 &round,
                 &system_type,
-                &division,
+                division,
                 options,
                 &mut bench_problems,
             );
@@ -182,7 +190,7 @@ impl Plan {
                     file: &file,
                     round_arg: file.round.as_deref(),
                     engine: &engine,
-                    division: &division,
+                    division,
                 };
                 entries.extend(context.entries(entry, &mut planned));
                 benchmarks.push(planned);
@@ -228,7 +236,7 @@ fn plan_benchmark(
     entry: &BenchmarkEntry,
     round: &Round,
     system_type: &str,
-    division: &str,
+    division: Division,
     options: PlanOptions,
     problems: &mut Vec<String>,
 ) -> Option<PlannedBenchmark> {
@@ -272,22 +280,17 @@ fn plan_benchmark(
         ));
         return None;
     };
-    let mut scenarios = entry
-        .scenarios
-        .clone()
-        .unwrap_or_else(|| set.required.clone());
-    for extra in &entry.optional {
-        if !scenarios.contains(extra) {
-            scenarios.push(extra.clone());
+    let mut scenarios = match &entry.scenarios {
+        Some(names) => parse_scenarios(names, "scenarios", problems),
+        None => set.required.clone(),
+    };
+    for extra in parse_scenarios(&entry.optional, "optional", problems) {
+        if !scenarios.contains(&extra) {
+            scenarios.push(extra);
         }
     }
     for scenario in &scenarios {
-        if !SCENARIO_NAMES.contains(&scenario.as_str()) {
-            problems.push(format!(
-                "scenarios: {scenario:?} is not a scenario ({})",
-                SCENARIO_NAMES.join(", ")
-            ));
-        } else if scenario == "Interactive" {
+        if *scenario == Scenario::Interactive {
             problems.push("scenarios: Interactive (a Server run held to the Interactive limits) is not planned by campaigns yet: run it with `run --scenario Server` and file it by hand".into());
         } else if !set.required.contains(scenario) && !set.optional.contains(scenario) {
             problems.push(format!(
@@ -315,7 +318,7 @@ fn plan_benchmark(
             ));
         }
     }
-    if division != "open" {
+    if !division.is_open() {
         for test in &rules.compliance {
             match test.parse::<ComplianceTest>() {
                 Ok(parsed) => {
@@ -354,11 +357,27 @@ fn plan_benchmark(
     })
 }
 
-fn list(items: &[String]) -> String {
+/// The scenarios `names` names; each name that is none is a problem under `key`.
+fn parse_scenarios(names: &[String], key: &str, problems: &mut Vec<String>) -> Vec<Scenario> {
+    let mut scenarios = Vec::new();
+    for name in names {
+        match name.parse() {
+            Ok(scenario) => scenarios.push(scenario),
+            Err(error) => problems.push(format!("{key}: {error}")),
+        }
+    }
+    scenarios
+}
+
+fn list(items: &[Scenario]) -> String {
     if items.is_empty() {
         "none".into()
     } else {
-        items.join(", ")
+        items
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -367,7 +386,7 @@ struct Context<'a> {
     file: &'a CampaignFile,
     round_arg: Option<&'a str>,
     engine: &'a str,
-    division: &'a str,
+    division: Division,
 }
 
 impl Context<'_> {
@@ -390,17 +409,17 @@ impl Context<'_> {
         if entry.tune {
             let tune_dir = self.file.dir.join("tune").join(&entry.name);
             for scenario in &planned.scenarios {
-                let folder = tune_dir.join(scenario);
+                let folder = tune_dir.join(scenario.as_str());
                 let write = folder.join("user.conf");
                 let mut command = vec!["tune".to_string()];
-                command.extend(self.common(entry, scenario, user_conf.as_deref()));
+                command.extend(self.common(entry, *scenario, user_conf.as_deref()));
                 command.extend(["--write".into(), path_arg(&write)]);
                 command.extend(["--out".into(), path_arg(&folder)]);
                 let id = format!("{}/{scenario}/tune", entry.name);
                 entries.push(Entry {
                     id: id.clone(),
                     benchmark: entry.name.clone(),
-                    scenario: scenario.clone(),
+                    scenario: *scenario,
                     kind: RunKind::Tune,
                     folder,
                     command,
@@ -423,7 +442,7 @@ impl Context<'_> {
             entry.user_conf.as_ref().filter(|_| produced.is_none()),
         );
         for scenario in &planned.scenarios {
-            let dir = runs.join(scenario);
+            let dir = runs.join(scenario.as_str());
             let id = |kind: &str| format!("{}/{scenario}/{kind}", entry.name);
             let mut run = |kind: RunKind,
                            command: Vec<String>,
@@ -438,7 +457,7 @@ impl Context<'_> {
                 entries.push(Entry {
                     id: id(kind.name()),
                     benchmark: entry.name.clone(),
-                    scenario: scenario.clone(),
+                    scenario: *scenario,
                     kind,
                     folder,
                     command,
@@ -448,7 +467,7 @@ impl Context<'_> {
                     produced_input: produced.clone(),
                 });
             };
-            let common = self.common(entry, scenario, user_conf.as_deref());
+            let common = self.common(entry, *scenario, user_conf.as_deref());
 
             let accuracy_dir = dir.join("accuracy");
             let mut command = vec!["run".to_string()];
@@ -491,7 +510,7 @@ impl Context<'_> {
                 None,
             );
 
-            if self.division == "open" {
+            if self.division.is_open() {
                 continue;
             }
             for test in &planned.rules.compliance {
@@ -529,7 +548,7 @@ impl Context<'_> {
     fn common(
         &self,
         entry: &BenchmarkEntry,
-        scenario: &str,
+        scenario: Scenario,
         user_conf: Option<&Path>,
     ) -> Vec<String> {
         let mut args = vec![

@@ -188,7 +188,7 @@ fn settings_of(entry: &Entry) -> anyhow::Result<RunPlan> {
 
 fn estimate(plan: &Plan, entry: &Entry, run: &RunPlan) -> f64 {
     let benchmark = plan.benchmarks.iter().find(|b| b.name == entry.benchmark);
-    let total = benchmark.map_or(1024, |b| b.rules.accuracy_sample_count_for(&entry.scenario));
+    let total = benchmark.map_or(1024, |b| b.rules.accuracy_sample_count_for(entry.scenario));
     let performance = match run.settings.performance_sample_count_override {
         0 => benchmark
             .and_then(|b| b.definition.performance_sample_count)

@@ -477,7 +477,7 @@ fn finish(loaded: &mut Loaded, args: &RunCampaignArgs) -> anyhow::Result<ExitCod
         let options = SubmitOptions {
             out: partial.clone(),
             system_json: plan.file.system.clone(),
-            division: Some(plan.division.clone()),
+            division: Some(plan.division),
             submitter: None,
             benchmark: Some(benchmark.definition.name.clone()),
             user_conf: benchmark.user_conf.clone(),

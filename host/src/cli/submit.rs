@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use mlperf_host::submission::assemble::{assemble, SubmitOptions};
 use mlperf_host::submission::check::{check_tree, CheckOptions};
 use mlperf_host::submission::round::{Round, DEFAULT_ROUND};
+use mlperf_host::submission::Division;
 
 /// `mlperf-host submit`.
 #[derive(clap::Args, Debug)]
@@ -25,9 +26,9 @@ pub(crate) struct Args {
     /// The tree's root (created when missing).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// The division, instead of the system description's.
+    /// The division (closed, open or network), instead of the system description's.
     #[arg(long)]
-    pub division: Option<String>,
+    pub division: Option<Division>,
     /// The submitter, instead of the system description's.
     #[arg(long)]
     pub submitter: Option<String>,
@@ -64,7 +65,7 @@ pub(crate) fn main(args: &Args) -> ExitCode {
     let options = SubmitOptions {
         out: args.out.clone(),
         system_json: args.system.clone(),
-        division: args.division.clone(),
+        division: args.division,
         submitter: args.submitter.clone(),
         benchmark: args.benchmark.clone(),
         user_conf: args.user_conf.clone(),

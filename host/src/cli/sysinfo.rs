@@ -112,7 +112,10 @@ fn verify(args: &Args, file: &Path) -> anyhow::Result<bool> {
     let request = DraftRequest {
         system_name: field("system_name"),
         submitter: field("submitter").unwrap_or_default(),
-        division: field("division").unwrap_or_else(|| "closed".into()),
+        // Only the machine's facts are verified: a division the file misspells drafts as closed.
+        division: field("division")
+            .and_then(|d| d.parse().ok())
+            .unwrap_or_default(),
         system_type: field("system_type"),
         status: field("status"),
         power: mlperf_host::submission::system::fields::POWER_FIELDS
@@ -174,7 +177,7 @@ fn sysinfo(args: &Args) -> anyhow::Result<()> {
     let request = DraftRequest {
         system_name: args.system_name.clone(),
         submitter,
-        division: args.division.clone(),
+        division: args.division.parse()?,
         system_type: args.system_type.clone(),
         status: args.status.clone(),
         power: args.power,

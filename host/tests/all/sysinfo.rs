@@ -102,7 +102,7 @@ fn the_check_of_a_draft_reports_only_the_fields_to_fill_in() {
     let file = dir.path().join("systems/test-box.json");
     let fields = read_json(&file);
     let expect = SystemExpectations {
-        division: "closed".into(),
+        division: mlperf_host::submission::Division::Closed,
         submitter: "ExampleCo".into(),
         ..SystemExpectations::default()
     };

@@ -9,6 +9,8 @@ use serde::Deserialize;
 
 use mlperf_loadgen::TestScenario;
 
+use crate::scenario::Scenario;
+
 #[derive(Debug, thiserror::Error)]
 pub enum DefinitionError {
     #[error("{}: {message}", path.display())]
@@ -73,12 +75,12 @@ pub struct SubmissionSection {
     pub offline_min_samples_per_query: u64,
     /// Latency bounds per scenario (the Server bound the early-stopping estimate must keep).
     #[serde(default)]
-    pub latency_bounds_ms: BTreeMap<String, f64>,
+    pub latency_bounds_ms: BTreeMap<Scenario, f64>,
     /// Scenarios each system type must submit.
     #[serde(default)]
-    pub required_scenarios_datacenter: Vec<String>,
+    pub required_scenarios_datacenter: Vec<Scenario>,
     #[serde(default)]
-    pub required_scenarios_edge: Vec<String>,
+    pub required_scenarios_edge: Vec<Scenario>,
 }
 
 fn one() -> u64 {
@@ -545,13 +547,11 @@ fn check_submission_section(section: &SubmissionSection) -> Result<(), String> {
         .keys()
         .chain(&section.required_scenarios_datacenter)
         .chain(&section.required_scenarios_edge);
-    for scenario in scenarios {
-        if !SCENARIOS.contains(&scenario.as_str()) {
-            return Err(format!(
-                "[submission]: unknown scenario {scenario:?} (one of {})",
-                SCENARIOS.join(", ")
-            ));
-        }
+    if let Some(scenario) = scenarios.into_iter().find(|s| !s.is_loadgen()) {
+        return Err(format!(
+            "[submission]: {scenario} is a round's scenario for its LLMs, not a benchmark definition's (one of {})",
+            SCENARIOS.join(", ")
+        ));
     }
     Ok(())
 }

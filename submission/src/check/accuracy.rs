@@ -6,6 +6,7 @@ use std::path::Path;
 use super::Context;
 use crate::rule::Rule;
 use crate::rules::Rules;
+use crate::scenario::Scenario;
 use crate::tree::{ScenarioDir, ACCURACY_LOG, ACCURACY_TXT, LOG_FILES};
 
 pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) {
@@ -24,14 +25,14 @@ pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) 
         }
     }
     check_accuracy_files(context, &dir, rules);
-    let closed = target.submitter.division != "open";
+    let closed = !target.submitter.division.is_open();
     if let Ok(text) = std::fs::read_to_string(dir.join(ACCURACY_TXT)) {
         check_accuracy_txt(
             context,
             &dir.join(ACCURACY_TXT),
             &text,
             rules,
-            &target.scenario,
+            target.scenario,
             closed,
         );
     }
@@ -52,7 +53,7 @@ pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) 
     let Some(log) = context.detail_log(&path) else {
         return;
     };
-    context.official_loadgen(&path, &log, &target.submitter.division);
+    context.official_loadgen(&path, &log, target.submitter.division);
     for error in log
         .errors
         .iter()
@@ -78,7 +79,7 @@ pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) 
         .u64("effective_accuracy_sample_count")
         .or_else(|| log.u64("qsl_reported_total_count"))
         .unwrap_or(0);
-    let expected = rules.accuracy_sample_count_for(&target.scenario);
+    let expected = rules.accuracy_sample_count_for(target.scenario);
     if covered != expected {
         context.error(
             &path,
@@ -144,7 +145,7 @@ fn check_accuracy_txt(
     path: &Path,
     text: &str,
     rules: &Rules,
-    scenario: &str,
+    scenario: Scenario,
     closed: bool,
 ) {
     if !text.lines().any(|line| {

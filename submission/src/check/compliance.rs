@@ -8,10 +8,11 @@ use serde_json::Value;
 use super::{performance, Context};
 use crate::rule::Rule;
 use crate::rules::Rules;
+use crate::scenario::Scenario;
 use crate::tree::{performance_run, ScenarioDir, ACCURACY_LOG, ACCURACY_TXT, LOG_FILES};
 
 pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules, system: &Value) {
-    if target.submitter.division == "open" {
+    if target.submitter.division.is_open() {
         return;
     }
     for test in &rules.compliance {
@@ -40,7 +41,7 @@ pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules, 
             check_pass_line(context, &dir.join(verdict), Rule::ComplianceAccuracy);
         }
         if verifies_accuracy {
-            check_accuracy(context, test, &dir, rules, &target.scenario);
+            check_accuracy(context, test, &dir, rules, target.scenario);
         }
         if verifies_performance {
             let verdict = dir.join("verify_performance.txt");
@@ -53,8 +54,8 @@ pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules, 
             performance::check_run(
                 context,
                 &run,
-                &target.scenario,
-                &target.submitter.division,
+                target.scenario,
+                target.submitter.division,
                 rules,
                 system,
             );
@@ -62,7 +63,13 @@ pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules, 
     }
 }
 
-fn check_accuracy(context: &mut Context, test: &str, dir: &Path, rules: &Rules, scenario: &str) {
+fn check_accuracy(
+    context: &mut Context,
+    test: &str,
+    dir: &Path,
+    rules: &Rules,
+    scenario: Scenario,
+) {
     let verdict = dir.join("verify_accuracy.txt");
     let Ok(text) = std::fs::read_to_string(&verdict) else {
         context.error(&verdict, Rule::ComplianceFiles, "missing");

@@ -9,6 +9,7 @@ use super::Context;
 use crate::logs::{DetailLog, DATASET_SHA256, DETAIL_LOG};
 use crate::rule::Rule;
 use crate::rules::Rules;
+use crate::scenario::Scenario;
 use crate::scenario_files::DATASET_SHA256_FIELD;
 use crate::tree::{performance_run, subdirectories};
 
@@ -18,13 +19,13 @@ pub(super) fn check(
     context: &mut Context,
     benchmark_dir: &Path,
     rules: &Rules,
-    scenarios: &[String],
+    scenarios: &[Scenario],
 ) {
     let mut groups: BTreeMap<u64, Vec<(PathBuf, String)>> = BTreeMap::new();
     for scenario in scenarios {
-        let dir = benchmark_dir.join(scenario);
+        let dir = benchmark_dir.join(scenario.as_str());
         let group = groups
-            .entry(rules.accuracy_sample_count_for(scenario))
+            .entry(rules.accuracy_sample_count_for(*scenario))
             .or_default();
         group.extend(hashes_in(&dir));
     }

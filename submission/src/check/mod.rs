@@ -12,11 +12,13 @@ mod tree_safety;
 use std::path::Path;
 
 use super::finding::Findings;
-use super::round::{Round, ROUND_SCENARIOS};
+use super::round::Round;
 use super::rules::Rules;
-use super::tree::{relative, subdirectories, SubmitterDir, DIVISIONS};
+use super::tree::{relative, subdirectories, SubmitterDir};
+use crate::division::Division;
 use crate::logs::DetailLog;
 use crate::rule::Rule;
+use crate::scenario::Scenario;
 
 /// How strict to be.
 #[derive(Debug, Clone, Copy, Default)]
@@ -69,8 +71,8 @@ impl Context<'_> {
     /// `[official-loadgen]`: closed and network results must come from the official LoadGen
     /// (the inference rules' "standard load generator"); its logs name a release and the git
     /// revision it was built from (`6.0.17 @ d6147c7eb7`).
-    fn official_loadgen(&mut self, path: &Path, log: &DetailLog, division: &str) {
-        if division == "open" {
+    fn official_loadgen(&mut self, path: &Path, log: &DetailLog, division: Division) {
+        if division.is_open() {
             return;
         }
         let logged = log.str("loadgen_version").unwrap_or("");
@@ -132,9 +134,9 @@ pub fn check_tree(root: &Path, options: CheckOptions, round: &Round) -> Findings
         round,
         findings: Findings::default(),
     };
-    let divisions: Vec<String> = subdirectories(root)
-        .into_iter()
-        .filter(|d| DIVISIONS.contains(&d.as_str()))
+    let divisions: Vec<Division> = subdirectories(root)
+        .iter()
+        .filter_map(|name| Division::parse(name))
         .collect();
     if divisions.is_empty() {
         context.error(
@@ -142,7 +144,7 @@ pub fn check_tree(root: &Path, options: CheckOptions, round: &Round) -> Findings
             Rule::TreeLayout,
             format!(
                 "no division folder ({}) at the top of the tree",
-                DIVISIONS.join(", ")
+                Division::names()
             ),
         );
     }
@@ -150,11 +152,11 @@ pub fn check_tree(root: &Path, options: CheckOptions, round: &Round) -> Findings
     if !divisions.is_empty() {
         tree_safety::check_has_results(&mut context, root, &divisions);
     }
-    for division in &divisions {
-        for submitter in subdirectories(&root.join(division)) {
+    for &division in &divisions {
+        for submitter in subdirectories(&root.join(division.as_str())) {
             let dir = SubmitterDir {
                 root: root.to_path_buf(),
-                division: division.clone(),
+                division,
                 submitter,
             };
             check_submitter(&mut context, &dir);
@@ -193,7 +195,9 @@ fn check_submitter(context: &mut Context, dir: &SubmitterDir) {
                     continue;
                 }
             };
-            let scenarios = subdirectories(&results.join(&system).join(&benchmark));
+            let folders = subdirectories(&results.join(&system).join(&benchmark));
+            let scenarios: Vec<Scenario> =
+                folders.iter().filter_map(|f| Scenario::parse(f)).collect();
             scenario::check_scenario_set(
                 context,
                 dir,
@@ -208,16 +212,16 @@ fn check_submitter(context: &mut Context, dir: &SubmitterDir) {
                 &rules,
                 &scenarios,
             );
-            for scenario in scenarios {
-                let target = dir.scenario(&system, &benchmark, &scenario);
-                if !ROUND_SCENARIOS.contains(&scenario.as_str()) {
+            for folder in &folders {
+                let Some(scenario) = Scenario::parse(folder) else {
                     context.error(
-                        &target.path(),
+                        &results.join(&system).join(&benchmark).join(folder),
                         Rule::UnknownScenario,
-                        format!("{scenario:?} is not one of {}", ROUND_SCENARIOS.join(", ")),
+                        format!("{folder:?} is not one of {}", Scenario::names()),
                     );
                     continue;
-                }
+                };
+                let target = dir.scenario(&system, &benchmark, scenario);
                 scenario::check_scenario(context, &target, &rules, &system_json);
             }
         }

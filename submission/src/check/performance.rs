@@ -4,12 +4,15 @@
 
 use std::path::Path;
 
+use mlperf_loadgen::TestScenario;
 use serde_json::Value;
 
 use super::Context;
+use crate::division::Division;
 use crate::logs::DetailLog;
 use crate::rule::Rule;
 use crate::rules::{default_result_field, network_batching, Rules};
+use crate::scenario::{logged_scenario, Scenario};
 use crate::tree::{ScenarioDir, LOG_FILES};
 
 /// Tolerated in a log's errors (a LoadGen built from a modified checkout).
@@ -26,28 +29,19 @@ pub(crate) fn check(
     check_run(
         context,
         &target.performance_run(),
-        &target.scenario,
-        &target.submitter.division,
+        target.scenario,
+        target.submitter.division,
         rules,
         system,
     )
-}
-
-/// The LoadGen scenario a folder's run is: an Interactive folder holds a Server run.
-pub(crate) fn loadgen_scenario(folder: &str) -> &str {
-    if folder == "Interactive" {
-        "Server"
-    } else {
-        folder
-    }
 }
 
 /// The checks on one run folder's logs; `scenario` is the folder's.
 pub(crate) fn check_run(
     context: &mut Context,
     run: &Path,
-    scenario: &str,
-    division: &str,
+    scenario: Scenario,
+    division: Division,
     rules: &Rules,
     system: &Value,
 ) -> Option<f64> {
@@ -58,22 +52,30 @@ pub(crate) fn check_run(
     let path = run.join(LOG_FILES[1]);
     let log = context.detail_log(&path)?;
     context.official_loadgen(&path, &log, division);
-    let logged_scenario = log.str("effective_scenario").unwrap_or("");
     let filed_under = scenario;
-    let inferred = logged_scenario != loadgen_scenario(filed_under);
+    let logged = log.str("effective_scenario").unwrap_or("");
+    let Some(logged_scenario) = logged_scenario(logged) else {
+        context.error(
+            &path,
+            Rule::ScenarioMismatch,
+            format!("the run's effective_scenario {logged:?} is not a LoadGen scenario; it is filed under {filed_under}"),
+        );
+        return None;
+    };
+    let inferred = logged_scenario != filed_under.loadgen();
     if inferred && !can_infer(filed_under, logged_scenario) {
         context.error(
             &path,
             Rule::ScenarioMismatch,
-            format!("the run is {logged_scenario:?}, filed under {filed_under} (a result is inferred only for Offline from SingleStream or MultiStream, and for MultiStream from SingleStream)"),
+            format!("the run is {logged:?}, filed under {filed_under} (a result is inferred only for Offline from SingleStream or MultiStream, and for MultiStream from SingleStream)"),
         );
         return None;
     }
     // A run whose result is inferred for its folder is held to its own scenario's rules.
     let (folder, scenario) = if inferred {
-        (logged_scenario, logged_scenario)
+        (Scenario::from(logged_scenario), logged_scenario)
     } else {
-        (filed_under, loadgen_scenario(filed_under))
+        (filed_under, filed_under.loadgen())
     };
     for error in log.errors.iter().filter(|e| !e.contains(TOLERATED_ERROR)) {
         context.warning(
@@ -105,12 +107,11 @@ pub(crate) fn check_run(
             ),
         );
     }
-    let early_stopping = matches!(scenario, "SingleStream" | "MultiStream" | "Server");
-    if early_stopping {
+    if folder.has_early_stopping() {
         check_early_stopping(context, &path, &log, folder, rules);
     } else {
         check_latency_percentile(context, &path, &log, folder, rules);
-        if let Some(required) = rules.min_query_count(scenario) {
+        if let Some(required) = rules.min_query_count(folder) {
             let count = log.u64("effective_min_query_count").unwrap_or(0);
             if count < required {
                 context.short(
@@ -122,7 +123,7 @@ pub(crate) fn check_run(
         }
     }
     match rules.offline_min_samples_per_query {
-        Some(minimum) if scenario == "Offline" && division == "closed" => {
+        Some(minimum) if scenario == TestScenario::Offline && division == Division::Closed => {
             let samples = log.u64("effective_samples_per_query").unwrap_or(0);
             if samples < minimum {
                 context.short(
@@ -150,7 +151,7 @@ pub(crate) fn check_run(
         );
     }
     check_network(context, &path, &log, division, system);
-    if division == "network" {
+    if division == Division::Network {
         if let Some(problem) = network_batching(&log, rules.network_client_batching) {
             context.error(&path, Rule::NetworkBatching, problem);
         }
@@ -160,7 +161,7 @@ pub(crate) fn check_run(
     }
     if inferred {
         let metric = inferred_metric(&log, filed_under);
-        if filed_under == "MultiStream" && metric == Some(0.0) {
+        if filed_under == Scenario::MultiStream && metric == Some(0.0) {
             context.error(
                 &path,
                 Rule::InferredResult,
@@ -174,10 +175,13 @@ pub(crate) fn check_run(
 
 /// Whether a folder's result may be inferred from a run of `logged` scenario, as the checker
 /// infers them: Offline from SingleStream or MultiStream, MultiStream from SingleStream.
-fn can_infer(folder: &str, logged: &str) -> bool {
+fn can_infer(folder: Scenario, logged: TestScenario) -> bool {
     matches!(
         (folder, logged),
-        ("Offline", "SingleStream" | "MultiStream") | ("MultiStream", "SingleStream")
+        (
+            Scenario::Offline,
+            TestScenario::SingleStream | TestScenario::MultiStream
+        ) | (Scenario::MultiStream, TestScenario::SingleStream)
     )
 }
 
@@ -185,25 +189,33 @@ fn can_infer(folder: &str, logged: &str) -> bool {
 /// SingleStream is its QPS without LoadGen's overhead, Offline from MultiStream its samples
 /// per query over the mean query latency, MultiStream from SingleStream eight times its
 /// early-stopping 99th-percentile estimate (ms).
-pub(crate) fn inferred_metric(log: &DetailLog, folder: &str) -> Option<f64> {
-    match (folder, log.str("effective_scenario")?) {
-        ("Offline", "SingleStream") => log.f64("result_qps_without_loadgen_overhead"),
-        ("Offline", "MultiStream") => {
+pub(crate) fn inferred_metric(log: &DetailLog, folder: Scenario) -> Option<f64> {
+    match (folder, logged_scenario(log.str("effective_scenario")?)?) {
+        (Scenario::Offline, TestScenario::SingleStream) => {
+            log.f64("result_qps_without_loadgen_overhead")
+        }
+        (Scenario::Offline, TestScenario::MultiStream) => {
             let samples = log.f64("effective_samples_per_query")?;
             let mean_ms = log.f64("result_mean_query_latency_ns")? / 1e6;
             Some(samples * 1000.0 / mean_ms)
         }
-        ("MultiStream", "SingleStream") => Some(log.f64("early_stopping_latency_ms")? * 8.0 / 1e6),
+        (Scenario::MultiStream, TestScenario::SingleStream) => {
+            Some(log.f64("early_stopping_latency_ms")? * 8.0 / 1e6)
+        }
         _ => None,
     }
 }
 
 /// A folder's result: its run's, or the one inferred from a run of another scenario.
-pub(crate) fn folder_metric(log: &DetailLog, folder: &str, rules: Option<&Rules>) -> Option<f64> {
-    let scenario = loadgen_scenario(folder);
+pub(crate) fn folder_metric(
+    log: &DetailLog,
+    folder: Scenario,
+    rules: Option<&Rules>,
+) -> Option<f64> {
+    let scenario = folder.loadgen();
     if log
         .str("effective_scenario")
-        .is_some_and(|logged| logged != scenario)
+        .is_some_and(|logged| logged_scenario(logged) != Some(scenario))
     {
         inferred_metric(log, folder)
     } else {
@@ -217,7 +229,7 @@ fn check_token_latencies(
     context: &mut Context,
     path: &Path,
     log: &DetailLog,
-    folder: &str,
+    folder: Scenario,
     rules: &Rules,
 ) {
     if log.bool("requested_use_token_latencies") != Some(true) {
@@ -231,7 +243,7 @@ fn check_token_latencies(
         );
         return;
     }
-    if loadgen_scenario(folder) != "Server" {
+    if folder.loadgen() != TestScenario::Server {
         return;
     }
     let Some(limits) = rules.token_limits(folder) else {
@@ -291,10 +303,10 @@ fn check_seeds(context: &mut Context, path: &Path, log: &DetailLog, rules: &Rule
 }
 
 /// The latency bound of a folder's scenario, else of its LoadGen scenario.
-fn latency_bound(rules: &Rules, folder: &str) -> Option<u64> {
+fn latency_bound(rules: &Rules, folder: Scenario) -> Option<u64> {
     rules
         .latency_bound_ns(folder)
-        .or_else(|| rules.latency_bound_ns(loadgen_scenario(folder)))
+        .or_else(|| rules.latency_bound_ns(Scenario::from(folder.loadgen())))
 }
 
 /// Early stopping met, and the Server bound the estimate was made for within the rules'.
@@ -302,7 +314,7 @@ fn check_early_stopping(
     context: &mut Context,
     path: &Path,
     log: &DetailLog,
-    scenario: &str,
+    scenario: Scenario,
     rules: &Rules,
 ) {
     if log.bool("early_stopping_met") != Some(true) {
@@ -333,7 +345,7 @@ fn check_latency_percentile(
     context: &mut Context,
     path: &Path,
     log: &DetailLog,
-    scenario: &str,
+    scenario: Scenario,
     rules: &Rules,
 ) {
     if let Some(bound) = latency_bound(rules, scenario) {
@@ -355,7 +367,7 @@ fn check_network(
     context: &mut Context,
     path: &Path,
     log: &DetailLog,
-    division: &str,
+    division: Division,
     system: &Value,
 ) {
     let is_network = system
@@ -366,11 +378,7 @@ fn check_network(
             _ => false,
         })
         .unwrap_or(false);
-    let expected = match division {
-        "network" => Some(true),
-        "closed" => Some(false),
-        _ => None,
-    };
+    let expected = division.requires_network_system();
     if expected.is_some_and(|e| e != is_network) {
         context.error(
             path,
@@ -390,16 +398,20 @@ fn check_network(
 
 /// The result of a run of LoadGen scenario `scenario` as the checker reports it (latencies
 /// in ms, or in s where the rules say), from the benchmark's own result field where its rules name one.
-pub(crate) fn result_metric(log: &DetailLog, scenario: &str, rules: Option<&Rules>) -> Option<f64> {
+pub(crate) fn result_metric(
+    log: &DetailLog,
+    scenario: TestScenario,
+    rules: Option<&Rules>,
+) -> Option<f64> {
     let field = match rules {
-        Some(rules) => rules.result_field(scenario)?,
-        None => default_result_field(scenario)?,
+        Some(rules) => rules.result_field(scenario),
+        None => default_result_field(scenario),
     };
     let value = log.f64(field)?;
     let in_seconds = rules.is_some_and(|r| r.latency_in_seconds);
-    Some(match scenario {
-        "SingleStream" | "MultiStream" if in_seconds => value / 1e9,
-        "SingleStream" | "MultiStream" => value / 1e6,
-        _ => value,
+    Some(match Scenario::from(scenario).reports_latency() {
+        true if in_seconds => value / 1e9,
+        true => value / 1e6,
+        false => value,
     })
 }

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{accuracy, compliance, performance, power, Context};
-use crate::round::ROUND_SCENARIOS;
+use crate::division::Division;
 use crate::rule::Rule;
 use crate::rules::Rules;
+use crate::scenario::Scenario;
 use crate::system::{check_system, nameplate, SystemExpectations};
 use crate::tree::{subdirectories, ScenarioDir, SubmitterDir, RUN_1};
 
@@ -47,10 +48,10 @@ pub(super) fn read_system(
         }
     };
     let expectations = SystemExpectations {
-        division: dir.division.clone(),
+        division: dir.division,
         submitter: dir.submitter.clone(),
         power: has_power_results(&dir.path().join("results").join(system)),
-        network: dir.division == "network",
+        network: dir.division == Division::Network,
         skip_meaningful_fields_emptiness_check: false,
     };
     let file = context.file(&path);
@@ -123,9 +124,9 @@ pub(super) fn check_scenario_set(
     benchmark_dir: &Path,
     system_json: &Value,
     rules: &Rules,
-    present: &[String],
+    present: &[Scenario],
 ) {
-    if dir.division == "open" {
+    if dir.division.is_open() {
         return;
     }
     let system_type = system_json
@@ -148,9 +149,9 @@ pub(super) fn check_scenario_set(
         .required
         .iter()
         .filter(|s| !present.contains(s))
-        .cloned()
+        .map(Scenario::to_string)
         .collect();
-    let either = ["Interactive", "Server"].map(String::from);
+    let either = [Scenario::Interactive, Scenario::Server];
     if either.iter().all(|s| set.optional.contains(s))
         && !either.iter().any(|s| present.contains(s))
     {
@@ -170,9 +171,9 @@ pub(super) fn check_scenario_set(
     }
     for scenario in present {
         let known = set.required.contains(scenario) || set.optional.contains(scenario);
-        if !known && ROUND_SCENARIOS.contains(&scenario.as_str()) {
+        if !known {
             context.error(
-                &path.join(scenario),
+                &path.join(scenario.as_str()),
                 Rule::UnknownScenario,
                 format!(
                     "{} does not have a {scenario} scenario for system type {system_type:?} ({})",

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::super::tree::subdirectories;
 use super::Context;
+use crate::division::Division;
 use crate::rule::Rule;
 
 /// `[symlink]`: every symlink under `dir` is an error; nothing is followed.
@@ -38,20 +39,19 @@ pub(super) fn check_no_symlinks(context: &mut Context, dir: &Path) {
 
 /// `[no-results]`: a tree without a single scenario folder
 /// (`<division>/<submitter>/results/<system>/<benchmark>/<scenario>/`) passes nothing.
-pub(super) fn check_has_results(context: &mut Context, root: &Path, divisions: &[String]) {
+pub(super) fn check_has_results(context: &mut Context, root: &Path, divisions: &[Division]) {
     let any_scenario = divisions.iter().any(|division| {
-        subdirectories(&root.join(division))
-            .iter()
-            .any(|submitter| {
-                let results = root.join(division).join(submitter).join("results");
-                subdirectories(&results).iter().any(|system| {
-                    subdirectories(&results.join(system))
-                        .iter()
-                        .any(|benchmark| {
-                            !subdirectories(&results.join(system).join(benchmark)).is_empty()
-                        })
-                })
+        let division = root.join(division.as_str());
+        subdirectories(&division).iter().any(|submitter| {
+            let results = division.join(submitter).join("results");
+            subdirectories(&results).iter().any(|system| {
+                subdirectories(&results.join(system))
+                    .iter()
+                    .any(|benchmark| {
+                        !subdirectories(&results.join(system).join(benchmark)).is_empty()
+                    })
             })
+        })
     });
     if !any_scenario {
         context.error(

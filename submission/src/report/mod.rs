@@ -108,7 +108,7 @@ fn comparison(runs: &[RunData]) -> String {
             n + 1,
             escape(&row.system),
             escape(&row.benchmark),
-            escape(&row.scenario),
+            row.scenario,
             escape(row.metric),
             fmt_value(row.value),
             escape(row.units),
@@ -124,9 +124,8 @@ fn run_section(n: usize, run: &RunData) -> String {
     let row = &run.row;
     let (class, verdict) = verdict_class(row.valid);
     // A run that names no model (the null plugin's, by default) is headed without one.
-    let heading: Vec<&str> = [&row.system, &row.benchmark, &row.scenario]
+    let heading: Vec<&str> = [&row.system, &row.benchmark, row.scenario.as_str()]
         .into_iter()
-        .map(String::as_str)
         .filter(|part| !part.is_empty() && *part != UNNAMED_MODEL)
         .collect();
     let mut html = format!(

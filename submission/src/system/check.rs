@@ -14,14 +14,15 @@ use super::fields::{
     REQUIRED_FIELDS, VALID_AVAILABILITIES, VALID_SYSTEM_TYPES, WHOLE_NUMBER_FIELDS,
 };
 use super::fields_to_fill_in;
+use crate::division::Division;
 use crate::rule::Rule;
 use crate::Findings;
 
 /// What the submission tree says the system description must agree with.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SystemExpectations {
-    /// The tree's division (`closed`, `open`, `network`).
-    pub division: String,
+    /// The tree's division.
+    pub division: Division,
     /// The tree's submitter.
     pub submitter: String,
     /// The submission has power results: the power fields are required.
@@ -78,7 +79,7 @@ pub fn check_system(json: &Value, file: &Path, expect: &SystemExpectations) -> F
         file,
         Rule::SystemDivision,
         ("division", division),
-        &expect.division,
+        expect.division.as_str(),
     );
     if expect.power {
         for key in POWER_FIELDS
@@ -157,13 +158,10 @@ fn check_network_mode(
             return;
         }
     };
-    let expected = match expect.division.as_str() {
-        "network" => Some(true),
-        "closed" => Some(false),
-        _ => expect.network.then_some(true),
-    };
+    let by_division = expect.division.requires_network_system();
+    let expected = by_division.or(expect.network.then_some(true));
     if let Some(expected) = expected.filter(|expected| *expected != is_network) {
-        let why = if expect.division == "network" || expect.division == "closed" {
+        let why = if by_division.is_some() {
             format!("the {} division", expect.division)
         } else {
             "a system under test reached over the network".to_string()
@@ -191,7 +189,7 @@ fn check_required(
     let network_set = fields.get(IS_NETWORK).is_some_and(python_truthy);
     let mut required: Vec<(&str, &str)> = REQUIRED_FIELDS.iter().map(|k| (*k, "")).collect();
     // The network division needs `is_network` set: its fields are asked for at once.
-    let network_expected = expect.network || expect.division == "network";
+    let network_expected = expect.network || expect.division == Division::Network;
     if network_set || network_expected {
         let why = if network_set {
             " (required because is_network is set)"

@@ -128,9 +128,6 @@ pub const NETWORK_FIELDS: &[&str] = &[
 /// watts); not required.
 pub const OPTIONAL_FIELDS: &[&str] = &["system_power_capacity"];
 
-/// `VALID_DIVISIONS`.
-pub const VALID_DIVISIONS: &[&str] = &["open", "closed", "network"];
-
 /// `VALID_AVAILABILITIES`: the `status` values (compared lower-cased).
 pub const VALID_AVAILABILITIES: &[&str] = &["available", "preview", "rdi"];
 

@@ -13,6 +13,7 @@ use super::machine::{Accelerators, MachineFacts, NetInterface};
 use super::software::SoftwareStack;
 use super::units;
 use super::FILL_IN;
+use crate::division::Division;
 
 /// What the submitter tells the draft; `None` where it is to be filled in later.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,8 +22,7 @@ pub struct DraftRequest {
     /// and product name, else to fill in.
     pub system_name: Option<String>,
     pub submitter: String,
-    /// `closed`, `open` or `network`.
-    pub division: String,
+    pub division: Division,
     /// `datacenter`, `edge`, `datacenter,edge` or `edge,datacenter`.
     pub system_type: Option<String>,
     /// `available`, `preview` or `rdi`.
@@ -49,7 +49,7 @@ pub fn draft_system(
         power_network::power(&mut fields, machine);
     }
     // The network division is run over the network, whatever `network` says.
-    let network = request.network || request.division == "network";
+    let network = request.network || request.division == Division::Network;
     if network {
         power_network::network(&mut fields, machine);
     }
@@ -92,7 +92,7 @@ fn known_or(value: Option<String>, what: &str) -> Value {
 }
 
 fn names(fields: &mut Map<String, Value>, request: &DraftRequest, machine: &MachineFacts) {
-    fields.insert("division".into(), json!(request.division));
+    fields.insert("division".into(), json!(request.division.as_str()));
     fields.insert("submitter".into(), json!(request.submitter));
     fields.insert(
         "status".into(),

@@ -6,13 +6,14 @@ use serde_json::{json, Map, Value};
 
 use super::*;
 use crate::system::fields::NETWORK_FIELDS;
+use crate::Division;
 use crate::{Findings, Severity};
 
 const FILE: &str = "closed/ExampleCo/systems/server.json";
 
 fn expect() -> SystemExpectations {
     SystemExpectations {
-        division: "closed".into(),
+        division: Division::Closed,
         submitter: "ExampleCo".into(),
         ..SystemExpectations::default()
     }
@@ -191,7 +192,7 @@ fn the_network_division_needs_is_network_and_its_fields() {
     let mut fields = complete();
     fields.insert("division".into(), json!("network"));
     let network = SystemExpectations {
-        division: "network".into(),
+        division: Division::Network,
         ..expect()
     };
     let found = found(&check(&fields, &network));

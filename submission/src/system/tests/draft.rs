@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use super::*;
 use crate::system::fields::{NETWORK_FIELDS, POWER_FIELDS, REQUIRED_FIELDS};
+use crate::Division;
 
 #[test]
 fn machine_facts_come_from_the_tree() {
@@ -195,7 +196,7 @@ fn every_required_power_and_network_field_is_drafted() {
     let mut request = request();
     request.power = true;
     request.network = true;
-    request.division = "network".into();
+    request.division = Division::Network;
     let fields = draft_system(&request, &MachineFacts::read(&tree.0), &no_backend());
     for key in REQUIRED_FIELDS
         .iter()

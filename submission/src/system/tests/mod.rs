@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
+use crate::Division;
+
 use super::machine::{GpuDescription, GpuInventory};
 use super::*;
 
@@ -108,7 +110,7 @@ pub(super) fn request() -> DraftRequest {
     DraftRequest {
         system_name: None,
         submitter: "ExampleCo".into(),
-        division: "closed".into(),
+        division: Division::Closed,
         system_type: Some("datacenter".into()),
         status: Some("available".into()),
         power: false,
