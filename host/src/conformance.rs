@@ -118,8 +118,8 @@ impl Suite {
     /// Loads the library and checks its table; a summary, its capabilities and whether it has
     /// the sample set calls.
     fn load(&self) -> Result<(String, Vec<&'static str>, bool), String> {
-        let path = plugin::resolve(&self.spec).map_err(|e| e.to_string())?;
-        let plugin = Plugin::open(&path).map_err(|e| e.to_string())?;
+        let path = plugin::resolve(&self.spec).map_err(|e| crate::error_chain(&e))?;
+        let plugin = Plugin::open(&path).map_err(|e| crate::error_chain(&e))?;
         let info = &plugin.info;
         if info.kind != "sut" {
             return Err(format!(

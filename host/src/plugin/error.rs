@@ -4,8 +4,11 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {
-    #[error("{path}: cannot load the plugin library: {message}")]
-    Load { path: PathBuf, message: String },
+    #[error("{path}: cannot load the plugin library")]
+    Load {
+        path: PathBuf,
+        source: libloading::Error,
+    },
     #[error(
         "{path}: not an mlperf-host plugin: the entry symbol `mlperf_plugin_entry` is missing"
     )]
@@ -38,12 +41,21 @@ pub enum PluginError {
     WrongKind { path: PathBuf, kind: String },
     #[error("{path}: the plugin was built against an incompatible plugin-api (rebuild it against the host's plugin-api {}): {message}", mlperf_plugin_api::CRATE_VERSION)]
     Layout { path: PathBuf, message: String },
-    #[error("{path}: {message}")]
-    Io { path: PathBuf, message: String },
+    #[error("{path}: cannot read")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A FIFO or a device would block or never end; a directory is not a library.
+    #[error("{path}: not a regular file{why}")]
+    NotAFile { path: PathBuf, why: &'static str },
     #[error("plugin `{name}` not found; looked in: {searched}")]
     NotFound { name: String, searched: String },
-    #[error("{path}: bad plugin manifest: {message}")]
-    Manifest { path: PathBuf, message: String },
+    #[error("{path}: bad plugin manifest")]
+    Manifest {
+        path: PathBuf,
+        source: Box<toml::de::Error>,
+    },
     #[error("plugin {plugin} failed in {function} (error {code}): {message}")]
     Call {
         plugin: String,

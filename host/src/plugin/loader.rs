@@ -63,26 +63,23 @@ impl Plugin {
     }
 
     fn open_entry(path: &Path, power_meter: bool) -> Result<Plugin, PluginError> {
-        let io = |e: std::io::Error| PluginError::Io {
+        let io = |source| PluginError::Io {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            source,
         };
         let path = path.canonicalize().map_err(io)?;
         // A FIFO or device would block or never end: only a regular file is read.
         if !std::fs::metadata(&path).map_err(io)?.is_file() {
-            return Err(PluginError::Io {
-                path,
-                message: "not a regular file".into(),
-            });
+            return Err(PluginError::NotAFile { path, why: "" });
         }
         let bytes = std::fs::read(&path).map_err(io)?;
         let sha256 = hex(&Sha256::digest(&bytes));
 
         // SAFETY: loading runs the library's initialisers; a plugin is trusted code by choice.
         let library =
-            unsafe { libloading::Library::new(&path) }.map_err(|e| PluginError::Load {
+            unsafe { libloading::Library::new(&path) }.map_err(|source| PluginError::Load {
                 path: path.clone(),
-                message: e.to_string(),
+                source,
             })?;
         let power_entry = match power_meter {
             true => {

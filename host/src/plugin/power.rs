@@ -89,8 +89,8 @@ pub fn open_power_plugin(
         spec: spec.to_owned(),
         message,
     };
-    let path = resolve(name_or_path).map_err(|e| refuse(e.to_string()))?;
-    let plugin = Plugin::open_power_meter(&path).map_err(|e| refuse(e.to_string()))?;
+    let path = resolve(name_or_path).map_err(|e| refuse(crate::error_chain(&e)))?;
+    let plugin = Plugin::open_power_meter(&path).map_err(|e| refuse(crate::error_chain(&e)))?;
     let meter = MeterInstance::create(&plugin, config_toml).map_err(refuse)?;
     let said = meter.power_info().map_err(refuse)?;
     let info = &plugin.info;

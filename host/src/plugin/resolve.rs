@@ -29,14 +29,15 @@ pub struct Manifest {
 
 impl Manifest {
     pub fn read(path: &Path) -> Result<Manifest, PluginError> {
-        let text = std::fs::read_to_string(path).map_err(|e| PluginError::Io {
+        let text = std::fs::read_to_string(path).map_err(|source| PluginError::Io {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            source,
         })?;
-        let mut manifest: Manifest = toml::from_str(&text).map_err(|e| PluginError::Manifest {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let mut manifest: Manifest =
+            toml::from_str(&text).map_err(|source| PluginError::Manifest {
+                path: path.to_path_buf(),
+                source: Box::new(source),
+            })?;
         manifest.directory = path.parent().unwrap_or(Path::new(".")).to_path_buf();
         Ok(manifest)
     }
@@ -80,9 +81,9 @@ pub fn resolve(spec: &str) -> Result<PathBuf, PluginError> {
     }
     if spec.contains(std::path::MAIN_SEPARATOR) {
         if as_path.is_dir() {
-            return Err(PluginError::Io {
+            return Err(PluginError::NotAFile {
                 path: as_path.to_path_buf(),
-                message: "not a regular file (a directory without a plugin.toml)".into(),
+                why: " (a directory without a plugin.toml)",
             });
         }
         return Ok(as_path.to_path_buf());

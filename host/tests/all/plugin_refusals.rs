@@ -48,7 +48,7 @@ MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t major
 fn refusal(path: &Path) -> String {
     match Plugin::open(path).and_then(|plugin| PluginSut::create(&plugin, "", None).map(|_| ())) {
         Ok(()) => panic!("{} was accepted", path.display()),
-        Err(error) => error.to_string(),
+        Err(error) => mlperf_host::error_chain(&error),
     }
 }
 
@@ -61,6 +61,13 @@ fn bad_plugins_are_refused_with_the_reason() {
     let message = refusal(&text);
     assert!(
         message.contains("cannot load the plugin library"),
+        "{message}"
+    );
+    // The loader's own reason stays the error's source, not text folded into it.
+    let error = Plugin::open(&text).err().expect("refused");
+    let source = std::error::Error::source(&error).expect("the loader's error as the source");
+    assert!(
+        message.ends_with(&source.to_string()) && !error.to_string().contains(&source.to_string()),
         "{message}"
     );
 

@@ -89,7 +89,7 @@ fn serve() -> Result<(), String> {
         Ok(sut) => sut,
         Err(error) => {
             send(&ToHost::StartFailed {
-                message: error.to_string(),
+                message: crate::error_chain(&error),
             })?;
             return Ok(());
         }
