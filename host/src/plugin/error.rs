@@ -63,6 +63,14 @@ pub enum PluginError {
         code: i32,
         message: String,
     },
+    #[error("plugin {plugin} {function} of {samples} samples failed (error {code}): {message}")]
+    SampleSet {
+        plugin: String,
+        function: &'static str,
+        samples: usize,
+        code: i32,
+        message: String,
+    },
     /// Starting the plugin in a process of its own failed (or the plugin did, there).
     #[error("{message}")]
     Isolated { message: String },

@@ -23,9 +23,9 @@ pub struct Destroyed {
 pub trait PluginBackend: SystemUnderTest {
     /// Tells the plugin LoadGen loaded the samples of `indices` (their data in the arena by
     /// now): its `load_samples` (ABI 1.3), if it has one. The error names the call.
-    fn load_samples(&self, indices: &[usize]) -> Result<(), String>;
+    fn load_samples(&self, indices: &[usize]) -> Result<(), PluginError>;
     /// Tells the plugin the set of `indices` is released: its `unload_samples` (ABI 1.3).
-    fn unload_samples(&self, indices: &[usize]) -> Result<(), String>;
+    fn unload_samples(&self, indices: &[usize]) -> Result<(), PluginError>;
     /// The plugin's attributes (vendor, device, driver, precision, ...).
     fn attributes(&self) -> &[(String, String)];
     /// The plugin's MLPERF_CAP_* bits.

@@ -223,10 +223,10 @@ impl PluginSut {
 
     fn sample_set(
         &self,
-        function: &str,
+        function: &'static str,
         call: Option<SampleSetFn>,
         indices: &[usize],
-    ) -> Result<(), String> {
+    ) -> Result<(), PluginError> {
         let Some(call) = call else {
             return Ok(());
         };
@@ -248,11 +248,13 @@ impl PluginSut {
         // SAFETY: the plugin's error object, if any.
         match unsafe { take_error(error) } {
             None => Ok(()),
-            Some((code, message)) => Err(format!(
-                "plugin {} {function} of {} samples failed (error {code}): {message}",
-                self.name,
-                indices.len()
-            )),
+            Some((code, message)) => Err(PluginError::SampleSet {
+                plugin: self.name.clone(),
+                function,
+                samples: indices.len(),
+                code,
+                message,
+            }),
         }
     }
 
@@ -489,12 +491,12 @@ impl PluginBackend for PluginSut {
 
     /// Tells the plugin LoadGen loaded the samples of `indices` (their data in the arena by
     /// now): its `load_samples` (ABI 1.3), if it has one. The error names the call.
-    fn load_samples(&self, indices: &[usize]) -> Result<(), String> {
+    fn load_samples(&self, indices: &[usize]) -> Result<(), PluginError> {
         self.sample_set("load_samples", self.table_sample_set(true), indices)
     }
 
     /// Tells the plugin the set of `indices` is released: its `unload_samples` (ABI 1.3).
-    fn unload_samples(&self, indices: &[usize]) -> Result<(), String> {
+    fn unload_samples(&self, indices: &[usize]) -> Result<(), PluginError> {
         self.sample_set("unload_samples", self.table_sample_set(false), indices)
     }
 

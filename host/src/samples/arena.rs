@@ -11,6 +11,8 @@ use std::sync::{RwLock, RwLockReadGuard};
 
 use mlperf_plugin_api::sdk::DType;
 
+pub use super::arena_error::{ArenaError, ImageError};
+
 /// Alignment of every sample's first byte: enough for any element type and for SIMD loads.
 pub const SAMPLE_ALIGN: usize = 64;
 
@@ -107,24 +109,26 @@ impl LoadedSamples {
     /// allocated) when they would not fit in the memory this machine has available, which
     /// would otherwise end the process (an allocation failure aborts; overcommitted memory
     /// brings the OOM killer).
-    pub fn reserve_samples(&mut self, count: usize, length: usize) -> Result<(), String> {
+    pub fn reserve_samples(&mut self, count: usize, length: usize) -> Result<(), ArenaError> {
         let bytes = length
             .checked_next_multiple_of(SAMPLE_ALIGN)
             .and_then(|stride| stride.checked_mul(count))
             .filter(|&bytes| available_memory().is_none_or(|free| bytes as u64 <= free));
         let Some(bytes) = bytes else {
-            let needed = (length as f64) * (count as f64) / GIB;
-            let free = available_memory().map_or(String::new(), |free| {
-                format!(" (this machine has {:.1} GiB available)", free as f64 / GIB)
+            return Err(ArenaError::TooLarge {
+                count,
+                length,
+                available: available_memory(),
             });
-            return Err(format!(
-                "{count} samples of {length} bytes need {needed:.1} GiB of memory{free}"
-            ));
         };
         let blocks = (self.used + bytes).div_ceil(SAMPLE_ALIGN);
         self.blocks
             .try_reserve_exact(blocks.saturating_sub(self.blocks.len()))
-            .map_err(|e| format!("{count} samples of {length} bytes: {e}"))
+            .map_err(|source| ArenaError::Allocation {
+                count,
+                length,
+                source,
+            })
     }
 
     /// Copies in sample `index`.
@@ -133,7 +137,7 @@ impl LoadedSamples {
         index: usize,
         layout: &SampleLayout,
         bytes: &[u8],
-    ) -> Result<(), String> {
+    ) -> Result<(), ArenaError> {
         let range = self.allocate(index, layout, bytes.len())?;
         self.bytes_mut()[range].copy_from_slice(bytes);
         Ok(())
@@ -146,12 +150,12 @@ impl LoadedSamples {
         index: usize,
         layout: &SampleLayout,
         length: usize,
-    ) -> Result<std::ops::Range<usize>, String> {
+    ) -> Result<std::ops::Range<usize>, ArenaError> {
         if index >= self.slots.len() {
-            return Err(format!(
-                "sample index {index} is outside the data set ({} samples)",
-                self.slots.len()
-            ));
+            return Err(ArenaError::OutsideDataSet {
+                index,
+                samples: self.slots.len(),
+            });
         }
         let offset = self.used.next_multiple_of(SAMPLE_ALIGN);
         let end = offset + length;
@@ -258,8 +262,6 @@ impl LoadedSamples {
     }
 }
 
-const GIB: f64 = (1u64 << 30) as f64;
-
 /// `MemAvailable` of /proc/meminfo in bytes (None where it cannot be read).
 fn available_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -323,31 +325,28 @@ impl LoadedSamples {
     /// The set an image holds, read in place from `image` (which must start
     /// [`SAMPLE_ALIGN`]-aligned, as a mapping does). Refuses an image whose table points
     /// outside it.
-    pub fn from_image(image: ForeignBytes) -> Result<LoadedSamples, String> {
+    pub fn from_image(image: ForeignBytes) -> Result<LoadedSamples, ImageError> {
         let bytes = (*image).as_ref();
-        let word = |i: usize| -> Result<u64, String> {
+        let word = |i: usize| -> Result<u64, ImageError> {
             bytes
                 .get(i * 8..i * 8 + 8)
                 .map(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")))
-                .ok_or_else(|| format!("sample image truncated at word {i}"))
+                .ok_or(ImageError::Truncated { word: i })
         };
         if word(0)? != IMAGE_MAGIC {
-            return Err("not a sample image".into());
+            return Err(ImageError::NotAnImage);
         }
         let (slots, shapes, used) = (word(1)? as usize, word(2)? as usize, word(3)? as usize);
         let table_words = slots
             .checked_mul(SLOT_WORDS)
             .and_then(|w| w.checked_add(IMAGE_HEADER_WORDS + shapes))
-            .ok_or("sample image table too large")?;
+            .ok_or(ImageError::TableTooLarge)?;
         let data_at = (table_words * 8).next_multiple_of(SAMPLE_ALIGN);
         if data_at
             .checked_add(used)
             .is_none_or(|end| end > bytes.len())
         {
-            return Err(format!(
-                "sample image of {} bytes is shorter than its table says",
-                bytes.len()
-            ));
+            return Err(ImageError::Short { bytes: bytes.len() });
         }
         let mut set = LoadedSamples {
             slots: Vec::with_capacity(slots),
@@ -374,7 +373,7 @@ impl LoadedSamples {
                 .is_none_or(|end| end > used as u64)
                 || shape_at.saturating_add(rank) > shapes as u64
             {
-                return Err(format!("sample image slot {i} points outside the image"));
+                return Err(ImageError::SlotOutside { slot: i });
             }
             set.slots.push(Some(Slot {
                 offset: offset as usize,
@@ -463,7 +462,13 @@ mod tests {
         assert!(loaded.get(3).is_none());
         assert!(loaded.get(99).is_none());
         assert_eq!(loaded.data_bytes(), 10);
-        assert!(loaded.insert(10, &layout(&[1]), &[0]).is_err());
+        assert!(matches!(
+            loaded.insert(10, &layout(&[1]), &[0]),
+            Err(ArenaError::OutsideDataSet {
+                index: 10,
+                samples: 10
+            })
+        ));
     }
 
     #[test]
@@ -491,7 +496,10 @@ mod tests {
     fn a_set_larger_than_the_memory_available_is_refused_before_any_allocation() {
         let mut loaded = LoadedSamples::new(4);
         // A petabyte: more than any machine running this has available.
-        let error = loaded.reserve_samples(1 << 20, 1 << 30).unwrap_err();
+        let error = loaded
+            .reserve_samples(1 << 20, 1 << 30)
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("1048576 samples of 1073741824 bytes need 1048576.0 GiB"),
             "{error}"
@@ -537,7 +545,14 @@ mod tests {
         assert!(read.get(0).is_none());
         // A table pointing past the end is refused, never read.
         let short = bytes[..bytes.len() - 1].to_vec();
-        assert!(LoadedSamples::from_image(std::sync::Arc::new(short)).is_err());
+        assert_eq!(
+            LoadedSamples::from_image(std::sync::Arc::new(short.clone())).err(),
+            Some(ImageError::Short { bytes: short.len() })
+        );
+        assert_eq!(
+            LoadedSamples::from_image(std::sync::Arc::new(vec![0u8; 4])).err(),
+            Some(ImageError::Truncated { word: 0 })
+        );
     }
 
     #[test]

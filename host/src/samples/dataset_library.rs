@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::arena::{LoadedSamples, SampleArena, SampleLayout};
 use super::preprocess::Preprocessing;
 use super::source::{SampleSource, SourceError};
+use crate::error_chain;
 use crate::loadgen::{QslError, QuerySampleIndex, QuerySampleLibrary};
 
 pub struct DatasetLibrary {
@@ -90,11 +91,11 @@ impl QuerySampleLibrary for DatasetLibrary {
                 // Samples of a data set share a size: one allocation for the whole set.
                 loaded
                     .reserve_samples(unique.len(), self.buffer.len())
-                    .map_err(|message| format!("{}: {message}", self.name))?;
+                    .map_err(|error| format!("{}: {}", self.name, error_chain(&error)))?;
             }
             loaded
                 .insert(index, &layout, &self.buffer)
-                .map_err(|message| format!("{}: {message}", self.name))?;
+                .map_err(|error| format!("{}: {error}", self.name))?;
         }
         let read = started.elapsed();
         if let Some(preprocessing) = &self.preprocessing {

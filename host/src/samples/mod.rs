@@ -1,6 +1,7 @@
 //! The host's sample library: data sets read into a sample arena that backends read in place.
 
 mod arena;
+mod arena_error;
 mod dataset_library;
 mod named_files;
 mod named_inputs;
@@ -9,7 +10,8 @@ mod preprocess;
 mod source;
 
 pub use arena::{
-    AlignedBuffer, ForeignBytes, LoadedSamples, SampleArena, SampleLayout, SampleView, SAMPLE_ALIGN,
+    AlignedBuffer, ArenaError, ForeignBytes, ImageError, LoadedSamples, SampleArena, SampleLayout,
+    SampleView, SAMPLE_ALIGN,
 };
 pub use dataset_library::DatasetLibrary;
 pub use mlperf_submission::digest;

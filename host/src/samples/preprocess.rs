@@ -119,11 +119,14 @@ impl Preprocessing {
         };
         output
             .reserve_samples(indices.len(), length)
-            .map_err(|message| PreprocessError::Sample {
+            .map_err(|error| PreprocessError::Sample {
                 module: self.module.identity().label(),
                 sha256: self.module.identity().sha256.clone(),
                 index: first,
-                failure: SampleFailure::BadOutput(format!("its outputs do not fit: {message}")),
+                failure: SampleFailure::BadOutput(format!(
+                    "its outputs do not fit: {}",
+                    crate::error_chain(&error)
+                )),
             })?;
         for &index in indices {
             output

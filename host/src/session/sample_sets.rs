@@ -43,7 +43,7 @@ impl QuerySampleLibrary for PluginSampleSets<'_> {
         self.sut
             .backend()
             .load_samples(indices)
-            .map_err(QslError::from)
+            .map_err(|e| QslError::from(e.to_string()))
     }
 
     fn unload_samples_from_ram(&mut self, indices: &[QuerySampleIndex]) -> Result<(), QslError> {
@@ -51,7 +51,7 @@ impl QuerySampleLibrary for PluginSampleSets<'_> {
         self.calls.unloads += 1;
         if let Err(failure) = self.sut.backend().unload_samples(indices) {
             tracing::error!("{failure}");
-            self.calls.unload_failure.get_or_insert(failure);
+            self.calls.unload_failure.get_or_insert(failure.to_string());
         }
         self.library.unload_samples_from_ram(indices)
     }

@@ -328,7 +328,7 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
         };
         unstamp_call(self.region);
         (self.send)(&ToHost::SampleSet {
-            error: result.err(),
+            error: result.err().map(|e| e.to_string()),
         })
     }
 
@@ -348,7 +348,7 @@ impl<F: Fn(&ToHost) -> Result<(), String>> Server<'_, F> {
         let fd = receive_fd(self.images).map_err(|e| format!("sample image: {e}"))?;
         let len = Mapping::file_len(fd.as_raw_fd()).map_err(|e| e.to_string())?;
         let mapping = Mapping::map(fd.as_raw_fd(), len, false).map_err(|e| e.to_string())?;
-        let set = LoadedSamples::from_image(Arc::new(mapping))?;
+        let set = LoadedSamples::from_image(Arc::new(mapping)).map_err(|e| e.to_string())?;
         self.arena.replace(set);
         Ok(())
     }

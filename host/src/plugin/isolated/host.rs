@@ -537,12 +537,14 @@ impl PluginBackend for IsolatedSut {
         }));
     }
 
-    fn load_samples(&self, indices: &[usize]) -> Result<(), String> {
+    fn load_samples(&self, indices: &[usize]) -> Result<(), PluginError> {
         self.sample_set(true, indices)
+            .map_err(|message| PluginError::Isolated { message })
     }
 
-    fn unload_samples(&self, indices: &[usize]) -> Result<(), String> {
+    fn unload_samples(&self, indices: &[usize]) -> Result<(), PluginError> {
         self.sample_set(false, indices)
+            .map_err(|message| PluginError::Isolated { message })
     }
 }
 
