@@ -97,7 +97,11 @@ impl Suite {
         );
         decide(
             "with a host of ABI 1.2: reads nothing past the host table's struct_size (no run description)".into(),
-            self.as_host_of_1_2(),
+            self.as_older_host(2),
+        );
+        decide(
+            "with a host of ABI 1.3: reads nothing past the run description's struct_size (no device)".into(),
+            self.as_older_host(3),
         );
         let name = "Server with tokens: a first token before each completion".to_string();
         match (self.tokens, capabilities.contains(&"tokens")) {
@@ -165,10 +169,11 @@ impl Suite {
         }
     }
 
-    /// A SingleStream run with the host table a 1.2 host hands over, past whose end `run`
-    /// points nowhere: a plugin that reads the run description without checking struct_size
-    /// faults. Only isolated, where that fault ends the plugin's process and not the suite.
-    fn as_host_of_1_2(&self) -> Verdict {
+    /// A SingleStream run with what a host of ABI 1.`minor` hands over: a 1.2 host table,
+    /// past whose end `run` points nowhere, or a 1.3 run description, past whose end `device`
+    /// does. A plugin that reads past a struct_size faults. Only isolated, where that fault
+    /// ends the plugin's process and not the suite.
+    fn as_older_host(&self, minor: u32) -> Verdict {
         if self.isolation.is_none() {
             return Verdict::Skip(
                 "needs the plugin in a process of its own (drop --isolate none)".into(),
@@ -178,7 +183,7 @@ impl Suite {
             TestScenario::SingleStream,
             TestMode::PerformanceOnly,
             false,
-            true,
+            Some(minor),
         ) {
             Ok(_) => Verdict::Pass,
             Err(verdict) => verdict,
@@ -193,7 +198,7 @@ impl Suite {
         mode: TestMode,
         tokens: bool,
     ) -> (Verdict, Option<SampleSetCalls>) {
-        match self.run_and_judge(scenario, mode, tokens, false) {
+        match self.run_and_judge(scenario, mode, tokens, None) {
             Ok(calls) => (Verdict::Pass, Some(calls)),
             Err(verdict) => (verdict, None),
         }
@@ -204,15 +209,15 @@ impl Suite {
         scenario: TestScenario,
         mode: TestMode,
         tokens: bool,
-        as_host_of_1_2: bool,
+        older_host: Option<u32>,
     ) -> Result<SampleSetCalls, Verdict> {
         let out = self.work_dir.join(format!(
             "{scenario:?}-{}{}{}",
             mode_name(mode),
             if tokens { "-tokens" } else { "" },
-            if as_host_of_1_2 { "-host-1.2" } else { "" }
+            older_host.map_or(String::new(), |minor| format!("-host-1.{minor}"))
         ));
-        let plan = self.plan(short_settings(scenario, mode, tokens), &out, as_host_of_1_2);
+        let plan = self.plan(short_settings(scenario, mode, tokens), &out, older_host);
         let outcome = match Session::new(&mut Quiet).run(&plan) {
             Ok(outcome) => outcome,
             Err(error) => return Err(Verdict::Fail(crate::error_chain(&error))),
@@ -268,7 +273,7 @@ impl Suite {
         Ok(outcome.sample_sets)
     }
 
-    fn plan(&self, settings: TestSettings, out: &Path, as_host_of_1_2: bool) -> RunPlan {
+    fn plan(&self, settings: TestSettings, out: &Path, older_host: Option<u32>) -> RunPlan {
         let samples = match &self.dataset {
             Some(path) => SamplePlan::Dataset {
                 path: path.clone(),
@@ -297,7 +302,9 @@ impl Suite {
                 isolation: self.isolation.clone(),
                 logged_outputs: Vec::new(),
                 batching: Default::default(),
-                as_host_of_1_2,
+                as_host_of_1_2: older_host == Some(2),
+                as_host_of_1_3: older_host == Some(3),
+                devices: None,
             },
             samples,
             power: Vec::new(),

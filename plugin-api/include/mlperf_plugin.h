@@ -1,5 +1,5 @@
 /*
- * mlperf_plugin.h — the plugin ABI of mlperf-host, version 1.3.
+ * mlperf_plugin.h — the plugin ABI of mlperf-host, version 1.4.
  *
  * A plugin is a shared library exporting the symbol MLPERF_PLUGIN_ENTRY_SYMBOL
  * ("mlperf_plugin_entry"), of type mlperf_plugin_entry_fn. The host calls it with the highest
@@ -17,7 +17,8 @@
  * `run` appended to mlperf_host_api), the loaded sample set (load_samples and unload_samples
  * appended to mlperf_plugin_api), named inputs and outputs (mlperf_input, mlperf_output,
  * mlperf_named_response; `inputs` in the run description, `complete_named` appended to
- * mlperf_host_api).
+ * mlperf_host_api); 1.4 devices (mlperf_device, `devices` appended to mlperf_plugin_api;
+ * `device`, `instance_index` and `instance_count` appended to mlperf_run_description).
  *
  * Compatibility rules:
  *   - A different major version is refused. Within a major, the host offers its highest minor
@@ -65,7 +66,7 @@ extern "C" {
 #endif
 
 #define MLPERF_PLUGIN_ABI_MAJOR 1u
-#define MLPERF_PLUGIN_ABI_MINOR 3u
+#define MLPERF_PLUGIN_ABI_MINOR 4u
 #define MLPERF_PLUGIN_ENTRY_SYMBOL "mlperf_plugin_entry"
 /* Since 1.1: the power meter of a library whose mlperf_plugin_entry is its SUT. */
 #define MLPERF_POWER_PLUGIN_ENTRY_SYMBOL "mlperf_power_plugin_entry"
@@ -251,6 +252,40 @@ static inline const void *mlperf_input_data(const mlperf_sample *sample,
     return (const char *)sample->data + input->offset;
 }
 
+/* ---- Devices (since 1.4) ------------------------------------------------------------------ *
+ *
+ * A plugin that drives several devices (accelerators, or CPU sockets it pins to) lists them
+ * through `devices` (appended to mlperf_plugin_api), given the configuration its instances
+ * will be created with. A run asked to use several (`--devices all`, `--devices 2` for the
+ * first two, `--devices 0,2`) gets one instance per device, each created with its device in
+ * the run description (`device`, and the instance's place among the run's), and the host
+ * spreads the queries over them: SingleStream, MultiStream and Server queries each to the
+ * instance with the fewest samples outstanding, the Offline query split evenly (the
+ * remainder one by one from the first). Each instance serves its device alone; instances of
+ * one library are created, used and destroyed on the host's threads as any instance is, and
+ * may run at the same time. A plugin without `devices`, or listing none, is one instance as
+ * before.
+ */
+
+typedef enum mlperf_device_kind {
+    MLPERF_DEVICE_OTHER = 0,
+    MLPERF_DEVICE_CPU = 1,
+    MLPERF_DEVICE_GPU = 2,
+    MLPERF_DEVICE_NPU = 3
+} mlperf_device_kind;
+
+/* One device an instance may be created for. */
+typedef struct mlperf_device {
+    size_t struct_size;
+    const mlperf_extension *next;
+    uint32_t ordinal;          /* the plugin's own number for it (e.g. CUDA's device index) */
+    uint32_t kind;             /* an mlperf_device_kind */
+    const char *name;          /* e.g. "NVIDIA H200"; UTF-8, NUL-terminated */
+    /* What identifies it across restarts (a UUID, a PCI bus id); may be NULL. */
+    const char *id;
+    uint64_t memory_bytes;     /* its own memory; 0 when it has none or it is not known */
+} mlperf_device;
+
 /* ---- The run (since 1.3) ------------------------------------------------------------------- *
  *
  * What the instance is created for: one LoadGen test (the host creates a fresh instance per
@@ -313,6 +348,16 @@ typedef struct mlperf_run_description {
      * n_inputs 0 when a sample is one tensor (data, dtype, shape). */
     const mlperf_input *inputs;
     uint64_t n_inputs;
+
+    /* ---- Appended in 1.4: read only when struct_size covers them ---- */
+
+    /* The device this instance is created for: a copy of one the plugin's `devices` listed,
+     * valid until destroy; NULL when the run uses no device of the plugin's list. */
+    const mlperf_device *device;
+    /* The run's instances (one per device it uses; 1 without devices) and this one's place
+     * among them, from 0. */
+    uint32_t instance_index;
+    uint32_t instance_count;
 } mlperf_run_description;
 
 /* Input `k` (< n_inputs) of the run. */
@@ -479,6 +524,16 @@ typedef struct mlperf_plugin_api {
     mlperf_error *(*load_samples)(void *instance, const mlperf_sample *samples, size_t count);
     /* The set of the last load_samples is being released: drop what was staged for it. */
     mlperf_error *(*unload_samples)(void *instance, const mlperf_sample *samples, size_t count);
+
+    /* ---- Appended in 1.4: read only when struct_size covers it; may be NULL ---- */
+
+    /* MLPERF_PLUGIN_KIND_SUT. The devices instances configured by `config_toml` (as create
+     * gets it) may be created for (see "Devices" above), after init and before any create.
+     * `*devices` (strided by struct_size) and the strings they point at stay valid until the
+     * next call of `devices` or until the library is unloaded; `*count` 0 means none. */
+    mlperf_error *(*devices)(const mlperf_host_api *host, const char *config_toml,
+                             size_t config_length, const mlperf_device **devices,
+                             size_t *count);
 } mlperf_plugin_api;
 
 /* The entry function: mlperf_plugin_entry, and in a SUT library that also offers a power meter,

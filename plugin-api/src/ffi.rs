@@ -13,7 +13,7 @@ use std::ffi::{c_char, c_void};
 use abi_stable::StableAbi;
 
 pub const ABI_MAJOR: u32 = 1;
-pub const ABI_MINOR: u32 = 3;
+pub const ABI_MINOR: u32 = 4;
 /// The entry symbol every plugin exports, NUL-terminated for `dlsym`.
 pub const ENTRY_SYMBOL: &[u8] = b"mlperf_plugin_entry\0";
 /// Since 1.1: the power meter's entry in a library whose [`ENTRY_SYMBOL`] is a SUT.
@@ -60,6 +60,11 @@ pub const LOG_WARN: i32 = 2;
 pub const LOG_INFO: i32 = 3;
 pub const LOG_DEBUG: i32 = 4;
 pub const LOG_TRACE: i32 = 5;
+
+pub const DEVICE_OTHER: u32 = 0;
+pub const DEVICE_CPU: u32 = 1;
+pub const DEVICE_GPU: u32 = 2;
+pub const DEVICE_NPU: u32 = 3;
 
 #[repr(C)]
 #[derive(StableAbi, Debug)]
@@ -149,6 +154,19 @@ pub struct mlperf_named_response {
     pub n_outputs: u64,
 }
 
+/// Since 1.4: one device an instance may be created for.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy)]
+pub struct mlperf_device {
+    pub struct_size: usize,
+    pub next: *const mlperf_extension,
+    pub ordinal: u32,
+    pub kind: u32,
+    pub name: *const c_char,
+    pub id: *const c_char,
+    pub memory_bytes: u64,
+}
+
 /// Since 1.3: the test an instance is created for.
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy)]
@@ -173,6 +191,10 @@ pub struct mlperf_run_description {
     pub max_samples_per_call: u64,
     pub inputs: *const mlperf_input,
     pub n_inputs: u64,
+    // Appended in 1.4: read only when `struct_size` covers them (see [`RUN_SIZE_1_3`]).
+    pub device: *const mlperf_device,
+    pub instance_index: u32,
+    pub instance_count: u32,
 }
 
 pub type CompleteFn =
@@ -309,6 +331,16 @@ pub struct mlperf_plugin_api {
             count: usize,
         ) -> *mut mlperf_error,
     >,
+    // Appended in 1.4: read only when `struct_size` covers it (see [`TABLE_SIZE_1_3`]).
+    pub devices: Option<
+        unsafe extern "C" fn(
+            host: *const mlperf_host_api,
+            config_toml: *const c_char,
+            config_length: usize,
+            devices: *mut *const mlperf_device,
+            count: *mut usize,
+        ) -> *mut mlperf_error,
+    >,
 }
 
 /// `sizeof(mlperf_plugin_api)` of ABI 1.0, before the power functions: the smallest table a
@@ -316,6 +348,10 @@ pub struct mlperf_plugin_api {
 pub const TABLE_SIZE_1_0: usize = std::mem::offset_of!(mlperf_plugin_api, power_info);
 /// `sizeof(mlperf_plugin_api)` of ABI 1.1 and 1.2, before the sample set functions.
 pub const TABLE_SIZE_1_2: usize = std::mem::offset_of!(mlperf_plugin_api, load_samples);
+/// `sizeof(mlperf_plugin_api)` of ABI 1.3, before `devices`.
+pub const TABLE_SIZE_1_3: usize = std::mem::offset_of!(mlperf_plugin_api, devices);
+/// `sizeof(mlperf_run_description)` of ABI 1.3, before `device`.
+pub const RUN_SIZE_1_3: usize = std::mem::offset_of!(mlperf_run_description, device);
 /// `sizeof(mlperf_host_api)` of ABI 1.2, before `run`.
 pub const HOST_SIZE_1_2: usize = std::mem::offset_of!(mlperf_host_api, run);
 
@@ -360,7 +396,13 @@ const _: () = {
     // 1.2's host table ended here; 1.3 appended `run`.
     assert!(HOST_SIZE_1_2 == 64);
     assert!(offset_of!(mlperf_host_api, complete_named) == 72);
-    assert!(size_of::<mlperf_run_description>() == 144);
+    assert!(size_of::<mlperf_run_description>() == 160);
+    // 1.3's run description ended here; 1.4 appended the device.
+    assert!(RUN_SIZE_1_3 == 144);
+    assert!(offset_of!(mlperf_run_description, instance_count) == 156);
+    assert!(size_of::<mlperf_device>() == 48);
+    assert!(offset_of!(mlperf_device, name) == 24);
+    assert!(offset_of!(mlperf_device, memory_bytes) == 40);
     assert!(offset_of!(mlperf_run_description, inputs) == 128);
     assert!(offset_of!(mlperf_run_description, samples_per_query) == 24);
     assert!(offset_of!(mlperf_run_description, flags) == 96);
@@ -371,7 +413,7 @@ const _: () = {
     assert!(size_of::<mlperf_power_reading>() == 56);
     assert!(offset_of!(mlperf_power_reading, watts) == 16);
     assert!(offset_of!(mlperf_power_reading, energy_joules) == 48);
-    assert!(size_of::<mlperf_plugin_api>() == 136);
+    assert!(size_of::<mlperf_plugin_api>() == 144);
     assert!(offset_of!(mlperf_plugin_api, capabilities) == 48);
     assert!(offset_of!(mlperf_plugin_api, init) == 56);
     assert!(offset_of!(mlperf_plugin_api, flush_queries) == 96);
@@ -381,4 +423,6 @@ const _: () = {
     // 1.2's table ended here; 1.3 appended the sample set functions.
     assert!(TABLE_SIZE_1_2 == 120);
     assert!(offset_of!(mlperf_plugin_api, unload_samples) == 128);
+    // 1.3's table ended here; 1.4 appended `devices`.
+    assert!(TABLE_SIZE_1_3 == 136);
 };

@@ -522,6 +522,9 @@ pub fn run_description(scenario: u32) -> ffi::mlperf_run_description {
         max_samples_per_call: 0,
         inputs: ptr::null(),
         n_inputs: 0,
+        device: ptr::null(),
+        instance_index: 0,
+        instance_count: 1,
     }
 }
 

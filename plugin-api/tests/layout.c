@@ -107,6 +107,18 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_run_description, max_samples_per_call),
     FIELD(mlperf_run_description, inputs),
     FIELD(mlperf_run_description, n_inputs),
+    FIELD(mlperf_run_description, device),
+    FIELD(mlperf_run_description, instance_index),
+    FIELD(mlperf_run_description, instance_count),
+
+    SIZE(mlperf_device),
+    FIELD(mlperf_device, struct_size),
+    FIELD(mlperf_device, next),
+    FIELD(mlperf_device, ordinal),
+    FIELD(mlperf_device, kind),
+    FIELD(mlperf_device, name),
+    FIELD(mlperf_device, id),
+    FIELD(mlperf_device, memory_bytes),
 
     SIZE(mlperf_power_info),
     FIELD(mlperf_power_info, struct_size),
@@ -145,6 +157,7 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_plugin_api, read_power),
     FIELD(mlperf_plugin_api, load_samples),
     FIELD(mlperf_plugin_api, unload_samples),
+    FIELD(mlperf_plugin_api, devices),
 };
 
 const size_t mlperf_layout_count = sizeof mlperf_layout_entries / sizeof mlperf_layout_entries[0];
@@ -186,6 +199,10 @@ const unsigned long long mlperf_layout_constants[] = {
     MLPERF_LOG_INFO,
     MLPERF_LOG_DEBUG,
     MLPERF_LOG_TRACE,
+    MLPERF_DEVICE_OTHER,
+    MLPERF_DEVICE_CPU,
+    MLPERF_DEVICE_GPU,
+    MLPERF_DEVICE_NPU,
 };
 
 const char mlperf_layout_entry_symbol[] = MLPERF_PLUGIN_ENTRY_SYMBOL;

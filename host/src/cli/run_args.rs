@@ -224,6 +224,11 @@ pub(crate) struct RunArgs {
     /// wait counts in its latency).
     #[arg(long, value_name = "DURATION", default_value = "0", value_parser = super::parse_seconds, help_heading = "Plugin")]
     pub plugin_batch_wait: Duration,
+    /// One instance per device the plugin lists (ABI 1.4), the queries spread over them:
+    /// `all`, a count (`2`: the first two), ordinals (`0,2`) or one ordinal (`device=2`).
+    /// [default: one instance]
+    #[arg(long, value_name = "all|N|I,J", help_heading = "Plugin")]
+    pub devices: Option<mlperf_host::plugin::DeviceSelection>,
     /// Samples in a library without --dataset [default: 1024].
     #[arg(long, value_name = "N", help_heading = "Samples")]
     pub total_samples: Option<usize>,

@@ -327,6 +327,8 @@ fn plugin_plan(
             logged_outputs: logged_outputs(args, Some(benchmark)),
             batching: host_batching(args)?,
             as_host_of_1_2: false,
+            as_host_of_1_3: false,
+            devices: args.devices.clone(),
         });
     }
     let Some(spec) = &args.plugin else {
@@ -352,6 +354,8 @@ fn plugin_plan(
             logged_outputs: logged_outputs(args, benchmark),
             batching: host_batching(args)?,
             as_host_of_1_2: false,
+            as_host_of_1_3: false,
+            devices: args.devices.clone(),
         });
     };
     if !args.latency.is_zero() {
@@ -369,6 +373,8 @@ fn plugin_plan(
         logged_outputs: logged_outputs(args, benchmark),
         batching: host_batching(args)?,
         as_host_of_1_2: false,
+        as_host_of_1_3: false,
+        devices: args.devices.clone(),
     })
 }
 

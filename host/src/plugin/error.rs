@@ -71,6 +71,12 @@ pub enum PluginError {
         code: i32,
         message: String,
     },
+    /// The instance of one device of several failed to open.
+    #[error("device {device}")]
+    Device {
+        device: String,
+        source: Box<PluginError>,
+    },
     /// Starting the plugin in a process of its own failed (or the plugin did, there).
     #[error("{message}")]
     Isolated { message: String },

@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::devices::{DeviceInfo, RunDevice};
 use super::isolated::{IsolatedSut, Isolation};
+use super::spread::{DeviceShare, DeviceSpread};
 use super::{PluginError, PluginSut, RunDescription};
 use crate::loadgen::{Completer, QuerySample, SystemUnderTest};
 use crate::samples::{Preprocessing, SampleArena};
@@ -37,6 +39,10 @@ pub trait PluginBackend: SystemUnderTest {
     fn reserve_samples(&self, samples: usize) -> bool;
     /// Hands issued samples their data from `arena` (filled by the sample library's loads).
     fn read_samples_from(&mut self, arena: Arc<SampleArena>);
+    /// What each device was given, when the run spreads queries over several (ABI 1.4).
+    fn device_shares(&self) -> Vec<DeviceShare> {
+        Vec::new()
+    }
 }
 
 // One per run, never moved about: the in-process instance stays inline (no pointer to chase
@@ -45,6 +51,8 @@ pub trait PluginBackend: SystemUnderTest {
 pub enum Instance {
     InProcess(PluginSut),
     Isolated(IsolatedSut),
+    /// One instance per device.
+    Devices(Box<DeviceSpread>),
 }
 
 impl Instance {
@@ -65,11 +73,48 @@ impl Instance {
         }
     }
 
+    /// One instance per device of `devices`, each opened as [`Instance::open`] does with
+    /// its device in the run description, the queries of the test `run` describes spread
+    /// over them.
+    pub fn open_devices(
+        spec: &str,
+        config: &str,
+        samples: bool,
+        isolation: Option<&Isolation>,
+        run: &RunDescription,
+        devices: Vec<DeviceInfo>,
+    ) -> Result<Instance, PluginError> {
+        let count = devices.len() as u32;
+        let mut instances = Vec::with_capacity(devices.len());
+        for (index, device) in devices.iter().enumerate() {
+            let run = run.clone().with_device(RunDevice {
+                device: device.clone(),
+                index: index as u32,
+                count,
+            });
+            // An instance that fails to open is named by its device; those opened are dropped.
+            let instance =
+                Instance::open(spec, config, samples, isolation, Some(&run)).map_err(|source| {
+                    PluginError::Device {
+                        device: device.label(),
+                        source: Box::new(source),
+                    }
+                })?;
+            instances.push(instance);
+        }
+        Ok(Instance::Devices(Box::new(DeviceSpread::new(
+            instances,
+            devices,
+            run.scenario(),
+        ))))
+    }
+
     /// The instance, wherever it runs.
     pub fn backend(&self) -> &dyn PluginBackend {
         match self {
             Instance::InProcess(sut) => sut,
             Instance::Isolated(sut) => sut,
+            Instance::Devices(spread) => &**spread,
         }
     }
 
@@ -77,14 +122,26 @@ impl Instance {
         match self {
             Instance::InProcess(sut) => sut,
             Instance::Isolated(sut) => sut,
+            Instance::Devices(spread) => &mut **spread,
+        }
+    }
+
+    /// It runs in this process (every instance, for one per device).
+    pub fn in_process(&self) -> bool {
+        match self {
+            Instance::InProcess(_) => true,
+            Instance::Isolated(_) => false,
+            Instance::Devices(spread) => spread.in_process(),
         }
     }
 
     /// See [`PluginSut::preprocess_timed`]; an isolated instance has none (refused when the
     /// run is planned).
     pub fn preprocess_timed(&mut self, preprocessing: Arc<Preprocessing>) {
-        if let Instance::InProcess(sut) = self {
-            sut.preprocess_timed(preprocessing)
+        match self {
+            Instance::InProcess(sut) => sut.preprocess_timed(preprocessing),
+            Instance::Isolated(_) => {}
+            Instance::Devices(spread) => spread.preprocess_timed(preprocessing),
         }
     }
 
@@ -98,6 +155,7 @@ impl Instance {
                 late_callbacks: 0,
             },
             Instance::Isolated(sut) => sut.destroy_within(limit),
+            Instance::Devices(spread) => spread.destroy_within(limit),
         }
     }
 }
@@ -124,6 +182,7 @@ impl SystemUnderTest for Instance {
         match self {
             Instance::InProcess(sut) => sut.issue_query(samples, completer),
             Instance::Isolated(sut) => sut.issue_query(samples, completer),
+            Instance::Devices(spread) => spread.issue_query(samples, completer),
         }
     }
 
@@ -132,6 +191,7 @@ impl SystemUnderTest for Instance {
         match self {
             Instance::InProcess(sut) => sut.prepare_query(samples),
             Instance::Isolated(sut) => sut.prepare_query(samples),
+            Instance::Devices(spread) => spread.prepare_query(samples),
         }
     }
 

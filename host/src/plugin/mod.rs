@@ -5,6 +5,7 @@
 mod batching;
 mod completer_slot;
 mod data_format;
+mod devices;
 mod error;
 mod host_api;
 mod instance;
@@ -13,16 +14,19 @@ mod loader;
 pub mod power;
 mod resolve;
 mod run;
+mod spread;
 mod sut;
 mod timed;
 
 pub use batching::{HostBatching, REFUSE_THREAD_ENV};
 pub use data_format::DataFormat;
+pub use devices::{DeviceInfo, DeviceSelection, DeviceSelectionError, RunDevice};
 pub use error::PluginError;
 pub use instance::{Destroyed, Instance, PluginBackend};
 pub use loader::{Plugin, PluginInfo};
 pub use resolve::{built_beside, list, resolve, search_dirs, Manifest};
 pub use run::RunDescription;
+pub use spread::{DeviceShare, DeviceSpread};
 pub use sut::PluginSut;
 
 /// Finds the plugin `spec` names (a path or a name), loads and checks it, and creates an

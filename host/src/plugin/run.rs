@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::batching::HostBatching;
 use super::data_format::DataFormat;
+use super::devices::RunDevice;
 
 /// What a plugin is told about the test it serves: the test's settings and the sample
 /// library's counts, from which the engine derives the effective settings. Plain data, so
@@ -26,6 +27,12 @@ pub struct RunDescription {
     /// struct_size ends before `run`, and what lies past it is a pointer nothing may follow.
     #[serde(default)]
     as_host_of_1_2: bool,
+    /// As a host of ABI 1.3 would: the run description ends before the device.
+    #[serde(default)]
+    as_host_of_1_3: bool,
+    /// The device the instance serves (ABI 1.4), one of several the run spreads queries over.
+    #[serde(default)]
+    device: Option<RunDevice>,
 }
 
 impl RunDescription {
@@ -42,7 +49,29 @@ impl RunDescription {
             format: DataFormat::default(),
             batching: HostBatching::default(),
             as_host_of_1_2: false,
+            as_host_of_1_3: false,
+            device: None,
         }
+    }
+
+    /// The same, told to the plugin as a host of ABI 1.3 would: no device.
+    pub fn as_host_of_1_3(mut self) -> RunDescription {
+        self.as_host_of_1_3 = true;
+        self
+    }
+
+    pub fn is_as_host_of_1_3(&self) -> bool {
+        self.as_host_of_1_3
+    }
+
+    /// The same, for the instance serving `device`.
+    pub fn with_device(mut self, device: RunDevice) -> RunDescription {
+        self.device = Some(device);
+        self
+    }
+
+    pub fn device(&self) -> Option<&RunDevice> {
+        self.device.as_ref()
     }
 
     /// The same, told to the plugin as a host of ABI 1.2 would: no run description (the
@@ -105,14 +134,23 @@ impl RunDescription {
         let server = effective.scenario == TestScenario::Server;
         let tokens = effective.use_token_latencies;
         let server_only = |value: u64| if server { value } else { 0 };
+        // With several instances, each gets its share of the rate and of the Offline query.
+        let (index, count) = self
+            .device
+            .as_ref()
+            .map_or((0, 1), |d| (d.index, d.count.max(1)));
+        let samples_per_query = match effective.scenario {
+            TestScenario::Offline => even_share(effective.samples_per_query, index, count),
+            _ => effective.samples_per_query,
+        };
         let token_bound = |value: u64| if server && tokens { value } else { 0 };
         ffi::mlperf_run_description {
             struct_size: std::mem::size_of::<ffi::mlperf_run_description>(),
             next: std::ptr::null(),
             scenario,
             mode,
-            samples_per_query: effective.samples_per_query,
-            target_qps: effective.target_qps,
+            samples_per_query,
+            target_qps: effective.target_qps / f64::from(count),
             target_latency_ns: server_only(effective.target_latency_ns),
             target_latency_percentile: effective.target_latency_percentile,
             expected_latency_ns: expected_latency_ns.max(0.0) as u64,
@@ -130,6 +168,9 @@ impl RunDescription {
             // Set by the instance, which owns the table they point at.
             inputs: std::ptr::null(),
             n_inputs: 0,
+            device: std::ptr::null(),
+            instance_index: index,
+            instance_count: count,
         }
     }
 
@@ -138,6 +179,13 @@ impl RunDescription {
         self.settings.scenario == TestScenario::Server
             && self.settings.server_num_issue_query_threads > 0
     }
+}
+
+/// Instance `index`'s part of `total` split evenly over `count`, the remainder one by one
+/// from the first (as the host splits an Offline query).
+pub(crate) fn even_share(total: u64, index: u32, count: u32) -> u64 {
+    let count = u64::from(count.max(1));
+    total / count + u64::from(u64::from(index) < total % count)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use mlperf_plugin_api::ffi;
 
 use super::batching::{issue_in_calls, Gatherer};
 use super::data_format::InputTable;
+use super::devices::DeviceCopy;
 use super::error::PluginError;
 use super::host_api::{host_api, take_error, HostContext};
 use super::instance::PluginBackend;
@@ -32,6 +33,8 @@ pub struct PluginSut {
     // keep both pointers until destroy.
     _host: Box<ffi::mlperf_host_api>,
     _run: Option<Box<ffi::mlperf_run_description>>,
+    /// The host's copy of the device the run description points at (ABI 1.4).
+    _device: Option<DeviceCopy>,
     /// Taken around issue_query when several threads issue to a plugin without
     /// MLPERF_CAP_CONCURRENT_ISSUE.
     issue_turns: Option<Mutex<()>>,
@@ -77,10 +80,22 @@ impl PluginSut {
             format.map_or(&[][..], |f| &f.logged_outputs[..]),
         );
         let inputs = format.and_then(|f| InputTable::new(&f.inputs));
+        let device = run
+            .and_then(RunDescription::device)
+            .map(|d| DeviceCopy::new(&d.device));
         let run_raw = run.map(|run| {
             let mut raw = run.to_raw();
             if let Some(table) = &inputs {
                 (raw.inputs, raw.n_inputs) = table.handle();
+            }
+            if let Some(device) = &device {
+                raw.device = device.as_ptr();
+            }
+            if run.is_as_host_of_1_3() {
+                // A 1.3 description ends before the device, and a plugin that follows what
+                // lies past its end anyway faults there (isolated: its check fails).
+                raw.struct_size = ffi::RUN_SIZE_1_3;
+                raw.device = std::ptr::dangling();
             }
             Box::new(raw)
         });
@@ -92,6 +107,8 @@ impl PluginSut {
             host.struct_size = ffi::HOST_SIZE_1_2;
             host.abi_minor = 2;
             host.run = std::ptr::dangling();
+        } else if run.is_some_and(RunDescription::is_as_host_of_1_3) {
+            host.abi_minor = 3;
         }
         let call_error =
             |function: &'static str, (code, message): (i32, String)| PluginError::Call {
@@ -129,6 +146,7 @@ impl PluginSut {
             table: plugin.api,
             _host: host,
             _run: run_raw,
+            _device: device,
             issue_turns: (run.is_some_and(RunDescription::concurrent_issue)
                 && plugin.table().capabilities & ffi::CAP_CONCURRENT_ISSUE == 0)
                 .then(|| Mutex::new(())),

@@ -18,6 +18,8 @@ use crate::samples::SourceError;
 pub enum SessionError {
     #[error(transparent)]
     Plugin(#[from] PluginError),
+    #[error(transparent)]
+    Devices(#[from] crate::plugin::DeviceSelectionError),
     /// A plugin the plan chose for the user (the benchmark's, the default null plugin).
     #[error("{context}")]
     PluginStart {

@@ -100,9 +100,10 @@ impl<'a> Session<'a> {
             )
             .with_format(format)
             .with_batching(plan.plugin.batching);
-            match plan.plugin.as_host_of_1_2 {
-                true => run.as_host_of_1_2(),
-                false => run,
+            match (plan.plugin.as_host_of_1_2, plan.plugin.as_host_of_1_3) {
+                (true, _) => run.as_host_of_1_2(),
+                (_, true) => run.as_host_of_1_3(),
+                _ => run,
             }
         };
         let mut sut = open_plugin(&plan.plugin, &plan.samples, &run)?;
@@ -157,7 +158,7 @@ impl<'a> Session<'a> {
             );
             let recording = meters.stop(mark);
             let result = result?;
-            write_result_json(&ranging_dir, &result, None)?;
+            write_result_json(&ranging_dir, &result, None, &[])?;
             if result.incomplete() {
                 return Err(SessionError::RangingFailed {
                     out: ranging_dir,
@@ -194,6 +195,7 @@ impl<'a> Session<'a> {
         let ranged = meters.as_ref().map(Meters::ranged).unwrap_or_default();
         // Finished now (PTDaemon's ranges restored), not after the reports.
         drop(meters);
+        let device_shares = sut.backend().device_shares();
         // Destroying the instance stops the plugin's threads.
         let destroyed = sut.destroy_within(plan.log.stall_timeout);
         let result = result?;
@@ -226,7 +228,7 @@ impl<'a> Session<'a> {
                 }
             }
         }
-        write_result_json(&plan.results_dir, &result, power_json)?;
+        write_result_json(&plan.results_dir, &result, power_json, &device_shares)?;
         Ok(RunOutcome {
             result,
             scenario: plan.settings.scenario,
@@ -288,7 +290,7 @@ fn run_test(
             let results = dirs.results.to_path_buf();
             AbandonHook(Arc::new(move |result: &TestResult| {
                 let outcome = TestOutcome::Native(Box::new(result.clone()));
-                if let Err(error) = write_result_json(&results, &outcome, None) {
+                if let Err(error) = write_result_json(&results, &outcome, None, &[]) {
                     tracing::error!("{error}");
                 }
                 if let Some(meters) = &meters {
@@ -339,8 +341,7 @@ fn run_test(
                 // The session writes it, after the power result.
                 write_result_json: false,
                 // An isolated plugin's calls return at once; its process is watched instead.
-                sut_call_timeout: matches!(sut, Instance::InProcess(_))
-                    .then_some(plan.log.stall_timeout),
+                sut_call_timeout: sut.in_process().then_some(plan.log.stall_timeout),
                 ..LogSettings::default()
             };
             let result = start_test_with(sut, &mut qsl, settings, &log, &context)
@@ -366,7 +367,6 @@ fn run_test(
     }
 }
 
-/// Opens, checks and creates the plan's plugin for the test `run` describes.
 /// The run's logged output names, each a name a plugin can give (not empty, no NUL).
 fn checked_output_names(names: &[String]) -> Result<Vec<String>, SessionError> {
     match names.iter().find(|n| n.is_empty() || n.contains('\0')) {
@@ -375,6 +375,8 @@ fn checked_output_names(names: &[String]) -> Result<Vec<String>, SessionError> {
     }
 }
 
+/// Opens, checks and creates the plan's plugin for the test `run` describes: one instance,
+/// or one per device the plan selects.
 fn open_plugin(
     plan: &PluginPlan,
     samples: &SamplePlan,
@@ -382,11 +384,25 @@ fn open_plugin(
 ) -> Result<Instance, SessionError> {
     let with_data = matches!(samples, SamplePlan::Dataset { .. });
     let isolation = plan.isolation.as_ref();
-    Instance::open(&plan.spec, &plan.config, with_data, isolation, Some(run)).map_err(|source| {
+    let opened = match &plan.devices {
+        None => Instance::open(&plan.spec, &plan.config, with_data, isolation, Some(run)),
+        Some(selection) => {
+            // Listed in this process: the list is read before any instance exists.
+            let listed = crate::plugin::resolve(&plan.spec)
+                .and_then(|path| crate::plugin::Plugin::open(&path))
+                .and_then(|plugin| plugin.devices(&plan.config))
+                .map_err(SessionError::Plugin)?;
+            let devices = selection.select(&listed)?;
+            Instance::open_devices(&plan.spec, &plan.config, with_data, isolation, run, devices)
+        }
+    };
+    opened.map_err(|source| {
         match (&plan.context, &source) {
             // The plugin loaded and refused its configuration: its own message says why; the
             // context (how to get the plugin) would mislead.
-            (_, PluginError::Call { .. }) | (None, _) => SessionError::Plugin(source),
+            (_, PluginError::Call { .. } | PluginError::Device { .. }) | (None, _) => {
+                SessionError::Plugin(source)
+            }
             (Some(context), _) => SessionError::PluginStart {
                 context: context.clone(),
                 source,
@@ -461,9 +477,10 @@ fn write_result_json(
     dir: &Path,
     result: &TestOutcome,
     power: Option<serde_json::Value>,
+    devices: &[crate::plugin::DeviceShare],
 ) -> Result<(), SessionError> {
     let text = result
-        .to_json(power.as_ref())
+        .to_json(power.as_ref(), devices)
         .map_err(SessionError::ResultJson)?;
     let path = dir.join(RESULT_JSON);
     let partial = dir.join(".result.json.partial");

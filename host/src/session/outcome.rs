@@ -4,6 +4,7 @@ use mlperf_loadgen::{StopReason, TestMode, TestResult, TestScenario};
 
 use super::official_run;
 use crate::official::result::OfficialResult;
+use crate::plugin::DeviceShare;
 
 /// The testing run's result and, with meters, whether its power result is VALID.
 pub struct RunOutcome {
@@ -78,10 +79,16 @@ impl TestOutcome {
 
     /// result.json's text: the engine's result in its own field order, then `power` when
     /// there is a power result.
-    pub fn to_json(&self, power: Option<&serde_json::Value>) -> serde_json::Result<Vec<u8>> {
+    /// result.json: the result, its power result and, for a run over several devices, what
+    /// each was given.
+    pub fn to_json(
+        &self,
+        power: Option<&serde_json::Value>,
+        devices: &[DeviceShare],
+    ) -> serde_json::Result<Vec<u8>> {
         match self {
-            TestOutcome::Native(result) => document(&**result, power),
-            TestOutcome::Official(result) => document(&**result, power),
+            TestOutcome::Native(result) => document(&**result, power, devices),
+            TestOutcome::Official(result) => document(&**result, power, devices),
         }
     }
 }
@@ -93,13 +100,20 @@ struct WithPower<'a, T> {
     result: &'a T,
     #[serde(skip_serializing_if = "Option::is_none")]
     power: Option<&'a serde_json::Value>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    devices: &'a [DeviceShare],
 }
 
 fn document<T: serde::Serialize>(
     result: &T,
     power: Option<&serde_json::Value>,
+    devices: &[DeviceShare],
 ) -> serde_json::Result<Vec<u8>> {
-    let mut text = serde_json::to_vec_pretty(&WithPower { result, power })?;
+    let mut text = serde_json::to_vec_pretty(&WithPower {
+        result,
+        power,
+        devices,
+    })?;
     text.push(b'\n');
     Ok(text)
 }

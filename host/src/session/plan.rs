@@ -63,6 +63,11 @@ pub struct PluginPlan {
     pub batching: crate::plugin::HostBatching,
     /// Hand the plugin a host table as a host of ABI 1.2 would (`plugins test`).
     pub as_host_of_1_2: bool,
+    /// Hand it a run description as a host of ABI 1.3 would (`plugins test`): no device.
+    pub as_host_of_1_3: bool,
+    /// One instance per device of these (ABI 1.4), the queries spread over them; None: one
+    /// instance.
+    pub devices: Option<crate::plugin::DeviceSelection>,
 }
 
 /// The sample library.

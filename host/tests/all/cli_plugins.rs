@@ -36,7 +36,7 @@ fn inspect_shows_abi_kind_capabilities_attributes_and_sha256() {
     assert!(output.status.success(), "{output:?}");
     let text = String::from_utf8(output.stdout).unwrap();
     for expected in [
-        "abi           : 1.3",
+        "abi           : 1.4",
         "kind          : sut",
         "capabilities  : async_completion, concurrent_issue, tokens",
         "layout check  : passed",
@@ -217,12 +217,16 @@ fn the_shipped_plugins_pass_the_conformance_suite() {
             "{text}"
         );
         // Handed a 1.2 host's table, both read nothing past it; in-process that is not tried.
-        let old_host = "with a host of ABI 1.2: reads nothing past the host table's struct_size";
-        let expected = match args.contains(&"none") {
-            true => format!("  skip  {old_host}"),
-            false => format!("  ok    {old_host}"),
-        };
-        assert!(text.contains(&expected), "{expected:?} missing in\n{text}");
+        for old_host in [
+            "with a host of ABI 1.2: reads nothing past the host table's struct_size",
+            "with a host of ABI 1.3: reads nothing past the run description's struct_size",
+        ] {
+            let expected = match args.contains(&"none") {
+                true => format!("  skip  {old_host}"),
+                false => format!("  ok    {old_host}"),
+            };
+            assert!(text.contains(&expected), "{expected:?} missing in\n{text}");
+        }
     }
 }
 
@@ -255,7 +259,7 @@ fn the_faulty_plugin_fails_the_conformance_checks_its_fault_breaks() {
         assert!(!passed, "{fault}: {text}");
         assert!(text.contains("DOES NOT CONFORM"), "{fault}: {text}");
         assert!(
-            text.contains("  ok    loads (faulty 0.1.0, ABI 1.3"),
+            text.contains("  ok    loads (faulty 0.1.0, ABI 1.4"),
             "{fault}: {text}"
         );
         for scenario in ["SingleStream", "MultiStream", "Server", "Offline"] {
@@ -289,6 +293,20 @@ fn the_faulty_plugin_fails_the_conformance_checks_its_fault_breaks() {
     );
     assert!(
         text.contains("  ok    Offline accuracy: every sample completes exactly once"),
+        "{text}"
+    );
+    // Reading the device without checking the run description's size: a 1.3 host's
+    // description ends before it.
+    let (passed, text) = conformance(&faulty, &["--plugin-set", "fault=unchecked_device"]);
+    assert!(!passed);
+    assert!(
+        text.contains("  FAIL  with a host of ABI 1.3: reads nothing past the run description's struct_size (no device): the plugin process did not start the plugin: plugin process killed by SIGSEGV"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  ok    with a host of ABI 1.2: reads nothing past the host table's struct_size"
+        ),
         "{text}"
     );
     let (passed, text) = conformance(&faulty, &["--plugin-set", "fault=hang_destroy"]);
@@ -335,9 +353,9 @@ fn the_sdk_builds_a_conforming_plugin_from_its_pkg_config_file() {
     support::assert_ok(&output);
     let prefix = prefix.canonicalize().unwrap();
     let header = std::fs::read_to_string(prefix.join("include/mlperf_plugin.h")).unwrap();
-    assert!(header.contains("#define MLPERF_PLUGIN_ABI_MINOR 3u"));
+    assert!(header.contains("#define MLPERF_PLUGIN_ABI_MINOR 4u"));
     let pc = std::fs::read_to_string(prefix.join("lib/pkgconfig/mlperf-plugin.pc")).unwrap();
-    assert!(pc.contains("Version: 1.3\n"), "{pc}");
+    assert!(pc.contains("Version: 1.4\n"), "{pc}");
     let cflags = pc_cflags(&pc);
     assert_eq!(cflags, format!("-I{}/include", prefix.display()));
     // pkg-config itself, where this machine has it, reads the file the same way.
@@ -404,7 +422,7 @@ fn the_sdk_builds_a_conforming_plugin_from_its_pkg_config_file() {
     let (passed, text) = conformance(&library, &["--plugin-set", "workers=1"]);
     assert!(passed, "{text}");
     assert!(
-        text.contains("  ok    loads (example-c 0.1.0, ABI 1.3"),
+        text.contains("  ok    loads (example-c 0.1.0, ABI 1.4"),
         "{text}"
     );
 }

@@ -9,6 +9,7 @@ mod cli_plugins;
 mod cli_progress;
 mod cli_run;
 mod dataset_runs;
+mod device_spread;
 mod differential_official;
 mod faulty_plugins;
 mod host_batching;

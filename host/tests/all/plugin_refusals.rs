@@ -79,7 +79,7 @@ fn bad_plugins_are_refused_with_the_reason() {
     );
 
     let cases = [
-        ("refuses", "return 0;", "refused ABI 1.3"),
+        ("refuses", "return 0;", "refused ABI 1.4"),
         (
             "major2",
             "api.abi_major = 2;",
@@ -114,7 +114,7 @@ fn bad_plugins_are_refused_with_the_reason() {
     // The control: the same table untouched loads, reports itself and creates an instance.
     let good = compile_c_plugin(&dir, "good", &plugin_source(""));
     let plugin = Plugin::open(&good).unwrap();
-    assert_eq!(plugin.info.abi, "1.3");
+    assert_eq!(plugin.info.abi, "1.4");
     assert_eq!(plugin.info.kind, "sut");
     assert_eq!(plugin.info.sha256.len(), 64);
     assert!(
@@ -123,11 +123,20 @@ fn bad_plugins_are_refused_with_the_reason() {
     );
     PluginSut::create(&plugin, "", None).unwrap();
 
-    // Plugins of earlier minors still load and create: 1.2 and 1.1 (whose table ends before
-    // the sample set functions), and 1.0 (before the power functions too). The host's 1.3
-    // table is larger than what they know; they read what they know, and the host calls no
-    // function past their table (the sample set calls are skipped).
+    // Plugins of earlier minors still load and create: 1.3 (whose table ends before
+    // `devices`), 1.2 and 1.1 (before the sample set functions), and 1.0 (before the power
+    // functions too). The host's 1.4 table is larger than what they know; they read what
+    // they know, and the host calls no function past their table (no devices are listed, the
+    // sample set calls are skipped).
     for (name, tweak, abi) in [
+        (
+            "minor3",
+            // Past its struct_size the table holds a poisoned pointer: called, it would crash.
+            "api.abi_minor = 3; api.struct_size = offsetof(mlperf_plugin_api, devices); \
+             api.devices = (mlperf_error *(*)(const mlperf_host_api *, const char *, size_t, \
+             const mlperf_device **, size_t *))1;",
+            "1.3",
+        ),
         (
             "minor2",
             // Past its struct_size the table holds a poisoned pointer: called, it would crash.
@@ -150,6 +159,7 @@ fn bad_plugins_are_refused_with_the_reason() {
         let so = compile_c_plugin(&dir, name, &plugin_source(tweak));
         let plugin = Plugin::open(&so).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(plugin.info.abi, abi);
+        assert_eq!(plugin.devices("").unwrap(), [], "{name}");
         PluginSut::create(&plugin, "", None).unwrap();
     }
     std::fs::remove_dir_all(&dir).unwrap();

@@ -73,6 +73,8 @@ fn plan(out: &Path, results: &Path) -> RunPlan {
             logged_outputs: Vec::new(),
             batching: Default::default(),
             as_host_of_1_2: false,
+            as_host_of_1_3: false,
+            devices: None,
         },
         samples: SamplePlan::Indices {
             total: 64,
@@ -201,6 +203,8 @@ fn a_plugin_that_cannot_start_is_refused_before_any_log_is_written() {
         logged_outputs: Vec::new(),
         batching: Default::default(),
         as_host_of_1_2: false,
+        as_host_of_1_3: false,
+        devices: None,
     };
     let mut recorder = Recorder::default();
     let error = Session::new(&mut recorder).run(&plan).err().unwrap();

@@ -5,6 +5,7 @@
 //! [`PowerMeter`] and is exported by [`export_power_meter!`](crate::export_power_meter), or
 //! beside a SUT by `export_plugin!(…, power_meter = Type)`.
 
+mod device;
 mod error;
 mod export;
 mod host;
@@ -15,6 +16,7 @@ mod run;
 mod sample;
 mod shim;
 
+pub use device::{Device, DeviceKind};
 pub use error::{config_error_text, PluginError};
 pub use host::{Completer, Host, Level, Logger, NamedResponse, Output, Response};
 pub use plugin::SutPlugin;

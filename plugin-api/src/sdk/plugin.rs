@@ -1,6 +1,6 @@
 //! [`SutPlugin`]: what a system-under-test backend implements.
 
-use super::{Completer, Host, PluginError, Sample};
+use super::{Completer, Device, Host, PluginError, Sample};
 
 /// A system-under-test backend. One value per `create`; dropping it is `destroy`, so `Drop`
 /// must complete what is in flight and stop and join every thread the instance started: no
@@ -38,6 +38,14 @@ pub trait SutPlugin: Send + Sync + Sized + 'static {
     /// No more queries in this series: finish what is batched.
     fn flush_queries(&self) -> Result<(), PluginError> {
         Ok(())
+    }
+
+    /// The devices instances configured by `config` may be created for (ABI 1.4): the host
+    /// makes one instance per device a run uses, each told its device in
+    /// [`RunDescription::device`](super::RunDescription::device), and spreads the queries
+    /// over them. None (the default): one instance, as before.
+    fn devices(_config: &str) -> Result<Vec<Device>, PluginError> {
+        Ok(Vec::new())
     }
 
     /// Key/value facts for the detail log and result.json (vendor, device, driver_version,

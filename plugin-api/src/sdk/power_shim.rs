@@ -50,6 +50,7 @@ pub const fn power_table<T: PowerMeter>(
         read_power: Some(read_power::<T>),
         load_samples: None,
         unload_samples: None,
+        devices: None,
     }
 }
 

@@ -1,10 +1,10 @@
-//! [`RunDescription`]: the test an instance is created for (ABI 1.3), typed.
+//! [`RunDescription`]: the test an instance is created for (ABI 1.3; its device 1.4), typed.
 
 use std::time::Duration;
 
 use std::ffi::CStr;
 
-use super::{DType, Sample};
+use super::{DType, Device, Sample};
 use crate::ffi::{self, mlperf_run_description};
 
 /// The LoadGen scenario of the test.
@@ -60,6 +60,13 @@ pub struct RunDescription {
     pub max_samples_per_call: u64,
     /// The named inputs within every sample's data; empty when a sample is one tensor.
     pub inputs: Vec<Input>,
+    /// The device this instance serves, one the plugin listed (ABI 1.4); None when the run
+    /// uses no device of its list, or the host is older.
+    pub device: Option<Device>,
+    /// The run's instances (one per device it uses) and this one's place among them, from 0:
+    /// 0 of 1 without devices.
+    pub instance_index: u32,
+    pub instance_count: u32,
 }
 
 /// One named input within every sample's data (a data set run with `--input-names` or
@@ -94,9 +101,11 @@ impl RunDescription {
     pub(crate) unsafe fn from_raw(raw: *const mlperf_run_description) -> Option<RunDescription> {
         // SAFETY: the caller's contract.
         let raw = unsafe { raw.as_ref() }?;
-        if raw.struct_size < size_of::<mlperf_run_description>() {
+        if raw.struct_size < ffi::RUN_SIZE_1_3 {
             return None;
         }
+        // A host of 1.3 ends the struct before the device.
+        let since_1_4 = raw.struct_size >= size_of::<mlperf_run_description>();
         let scenario = match raw.scenario {
             ffi::SCENARIO_SINGLE_STREAM => Scenario::SingleStream,
             ffi::SCENARIO_MULTI_STREAM => Scenario::MultiStream,
@@ -130,6 +139,16 @@ impl RunDescription {
             max_samples_per_call: raw.max_samples_per_call,
             // SAFETY: the host's inputs, valid as long as the description.
             inputs: unsafe { inputs(raw.inputs, raw.n_inputs) },
+            // SAFETY: the host's copy of the device, valid as long as the description.
+            device: since_1_4
+                .then(|| unsafe { Device::from_raw(raw.device) })
+                .flatten(),
+            instance_index: if since_1_4 { raw.instance_index } else { 0 },
+            instance_count: if since_1_4 {
+                raw.instance_count.max(1)
+            } else {
+                1
+            },
         })
     }
 

@@ -56,6 +56,7 @@ pub const fn sut_table<T: SutPlugin>(
         read_power: None,
         load_samples: Some(load_samples::<T>),
         unload_samples: Some(unload_samples::<T>),
+        devices: Some(super::device::devices::<T>),
     }
 }
 

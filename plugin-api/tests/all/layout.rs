@@ -19,7 +19,7 @@ struct Entry {
 extern "C" {
     static mlperf_layout_entries: [Entry; 0];
     static mlperf_layout_count: usize;
-    static mlperf_layout_constants: [u64; 35];
+    static mlperf_layout_constants: [u64; 39];
     static mlperf_layout_entry_symbol: [c_char; 20];
     static mlperf_layout_power_entry_symbol: [c_char; 26];
 }
@@ -178,7 +178,23 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             tpot_latency_ns,
             max_samples_per_call,
             inputs,
-            n_inputs
+            n_inputs,
+            device,
+            instance_index,
+            instance_count
+        }
+    );
+    rust_layout!(
+        map,
+        fields,
+        mlperf_device {
+            struct_size,
+            next,
+            ordinal,
+            kind,
+            name,
+            id,
+            memory_bytes
         }
     );
     rust_layout!(
@@ -229,6 +245,7 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             read_power,
             load_samples,
             unload_samples,
+            devices,
         }
     );
     (map, fields)
@@ -266,7 +283,7 @@ fn every_rust_field_is_measured_in_c() {
 
 #[test]
 fn constants_match_the_header() {
-    let rust: [u64; 35] = [
+    let rust: [u64; 39] = [
         ABI_MAJOR.into(),
         ABI_MINOR.into(),
         CAP_ASYNC_COMPLETION,
@@ -302,6 +319,10 @@ fn constants_match_the_header() {
         LOG_INFO as u64,
         LOG_DEBUG as u64,
         LOG_TRACE as u64,
+        DEVICE_OTHER.into(),
+        DEVICE_CPU.into(),
+        DEVICE_GPU.into(),
+        DEVICE_NPU.into(),
     ];
     // SAFETY: layout.c defines both arrays with exactly these lengths.
     let (c, symbol, power_symbol) = unsafe {

@@ -7,7 +7,7 @@ use abi_stable::StableAbi;
 /// A copy of the ABI's types as a plugin built against another plugin-api would have them,
 /// with `mlperf_sample`'s and `mlperf_response`'s fields given by the caller, and the fields of
 /// `mlperf_host_api` after `log` (by default 1.2's `fail` and 1.3's `run`), and functions
-/// appended after 1.3's.
+/// appended after 1.4's.
 macro_rules! abi_copy {
     (
         $module:ident,
@@ -170,6 +170,21 @@ macro_rules! abi_copy {
                 pub max_samples_per_call: u64,
                 pub inputs: *const mlperf_input,
                 pub n_inputs: u64,
+                pub device: *const mlperf_device,
+                pub instance_index: u32,
+                pub instance_count: u32,
+            }
+
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_device {
+                pub struct_size: usize,
+                pub next: *const mlperf_extension,
+                pub ordinal: u32,
+                pub kind: u32,
+                pub name: *const c_char,
+                pub id: *const c_char,
+                pub memory_bytes: u64,
             }
 
             // Parameter names are part of what abi_stable compares.
@@ -269,6 +284,15 @@ macro_rules! abi_copy {
                         instance: *mut c_void,
                         samples: *const mlperf_sample,
                         count: usize,
+                    ) -> *mut mlperf_error,
+                >,
+                pub devices: Option<
+                    unsafe extern "C" fn(
+                        host: *const mlperf_host_api,
+                        config_toml: *const c_char,
+                        config_length: usize,
+                        devices: *mut *const mlperf_device,
+                        count: *mut usize,
                     ) -> *mut mlperf_error,
                 >,
                 $($($appended)*)?

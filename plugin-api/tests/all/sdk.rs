@@ -8,8 +8,8 @@ use std::time::Duration;
 use ::mlperf_plugin_api::ffi::{self, mlperf_plugin_api, mlperf_sample};
 use ::mlperf_plugin_api::layout::check_layout;
 use ::mlperf_plugin_api::sdk::{
-    Completer, DType, Host, Input, Level, Logger, NamedResponse, Output, PluginError, Response,
-    Sample, SutPlugin,
+    Completer, DType, Device, DeviceKind, Host, Input, Level, Logger, NamedResponse, Output,
+    PluginError, Response, Sample, SutPlugin,
 };
 use ::mlperf_plugin_api::testing::{run_description, sample, RawInstance, RecordingHost};
 
@@ -45,6 +45,19 @@ impl SutPlugin for Echo {
                     None => "run: none".into(),
                 };
                 host.logger().log(Level::Info, &run);
+                if let Some(run) = host.run() {
+                    let device = match &run.device {
+                        Some(d) => format!("{} {} {:?} {:?}", d.ordinal, d.name, d.kind, d.id),
+                        None => "none".into(),
+                    };
+                    host.logger().log(
+                        Level::Debug,
+                        &format!(
+                            "device: {device}, instance {} of {}",
+                            run.instance_index, run.instance_count
+                        ),
+                    );
+                }
                 let inputs = host.run().map_or_else(Vec::new, |run| {
                     run.inputs
                         .iter()
@@ -133,6 +146,22 @@ impl SutPlugin for Echo {
     fn flush_queries(&self) -> Result<(), PluginError> {
         self.logger.log(Level::Warn, "flush fails");
         Err(PluginError::device("flush failed"))
+    }
+
+    fn devices(config: &str) -> Result<Vec<Device>, PluginError> {
+        match config {
+            "two devices" => Ok((0..2)
+                .map(|ordinal| Device {
+                    ordinal: 10 + ordinal,
+                    kind: DeviceKind::Npu,
+                    name: format!("npu{ordinal}"),
+                    id: (ordinal == 0).then(|| "pci-0000:17:00.0".to_string()),
+                    memory_bytes: 16 << 30,
+                })
+                .collect()),
+            "fail" => Err(PluginError::invalid_config("devices was told to fail")),
+            _ => Ok(Vec::new()),
+        }
     }
 
     fn attributes(&self) -> Vec<(String, String)> {
@@ -489,6 +518,14 @@ fn server_run() -> ffi::mlperf_run_description {
     }
 }
 
+fn debug_lines(host: &RecordingHost) -> Vec<String> {
+    host.logs()
+        .into_iter()
+        .filter(|(level, _)| *level == ffi::LOG_DEBUG)
+        .map(|(_, line)| line)
+        .collect()
+}
+
 fn info_lines(host: &RecordingHost) -> Vec<String> {
     host.logs()
         .into_iter()
@@ -538,4 +575,115 @@ fn a_host_of_1_2_has_no_run_description_however_its_table_is_filled() {
     // SAFETY: as above.
     let _instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
     assert_eq!(info_lines(&host)[1], "run: none");
+}
+
+/// A listed device: ordinal, kind, name, id, memory.
+type Listed = (u32, u32, String, Option<String>, u64);
+
+/// The SDK's `devices` through the table, as the host lists them.
+fn listed(config: &str) -> Result<Vec<Listed>, (i32, String)> {
+    let list = table().devices.expect("the SDK fills devices");
+    let host = RecordingHost::new();
+    let mut devices: *const ffi::mlperf_device = std::ptr::null();
+    let mut count = 0usize;
+    // SAFETY: per the ABI; the config lives across the call.
+    let error = unsafe {
+        list(
+            host.api(),
+            config.as_ptr().cast(),
+            config.len(),
+            &mut devices,
+            &mut count,
+        )
+    };
+    if let Some(error) = std::ptr::NonNull::new(error) {
+        // SAFETY: the plugin's error object, released once here.
+        let read = unsafe {
+            let e = error.as_ptr();
+            let read = (
+                (*e).code,
+                CStr::from_ptr((*e).message).to_string_lossy().into_owned(),
+            );
+            ((*e).release.unwrap())(e);
+            read
+        };
+        return Err(read);
+    }
+    let text = |p: *const std::ffi::c_char| {
+        // SAFETY: NUL-terminated strings of the list.
+        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    };
+    Ok((0..count)
+        .map(|k| {
+            // SAFETY: `count` devices, each struct_size apart.
+            let d = unsafe { &*devices.byte_add(k * (*devices).struct_size) };
+            (
+                d.ordinal,
+                d.kind,
+                text(d.name).unwrap(),
+                text(d.id),
+                d.memory_bytes,
+            )
+        })
+        .collect())
+}
+
+#[test]
+fn devices_are_listed_through_the_table_and_an_instance_reads_its_own() {
+    assert_eq!(listed(""), Ok(vec![]));
+    assert_eq!(
+        listed("two devices"),
+        Ok(vec![
+            (
+                10,
+                ffi::DEVICE_NPU,
+                "npu0".into(),
+                Some("pci-0000:17:00.0".into()),
+                16 << 30
+            ),
+            (11, ffi::DEVICE_NPU, "npu1".into(), None, 16 << 30),
+        ])
+    );
+    assert_eq!(
+        listed("fail"),
+        Err((ffi::ERROR_INVALID_CONFIG, "devices was told to fail".into()))
+    );
+
+    let name = c"npu1";
+    let device = ffi::mlperf_device {
+        struct_size: size_of::<ffi::mlperf_device>(),
+        next: std::ptr::null(),
+        ordinal: 11,
+        kind: ffi::DEVICE_NPU,
+        name: name.as_ptr(),
+        id: std::ptr::null(),
+        memory_bytes: 16 << 30,
+    };
+    let run = ffi::mlperf_run_description {
+        device: &device,
+        instance_index: 1,
+        instance_count: 2,
+        ..server_run()
+    };
+    let host = RecordingHost::new().with_run(run);
+    // SAFETY: as above; the device outlives the instance.
+    let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    drop(instance);
+    assert_eq!(
+        debug_lines(&host),
+        ["device: 11 npu1 Npu None, instance 1 of 2"]
+    );
+
+    // A 1.3 host's description ends before the device: what lies past it is not read.
+    let run = ffi::mlperf_run_description {
+        struct_size: ffi::RUN_SIZE_1_3,
+        device: std::ptr::dangling(),
+        instance_index: 7,
+        instance_count: 9,
+        ..server_run()
+    };
+    let host = RecordingHost::new().with_run(run);
+    // SAFETY: as above; the dangling device must not be followed.
+    let _instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    assert_eq!(debug_lines(&host), ["device: none, instance 0 of 1"]);
 }

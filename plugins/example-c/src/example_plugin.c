@@ -1,6 +1,6 @@
 /*
  * example_plugin.c — a complete mlperf-host SUT backend in plain C99, implementing only
- * mlperf_plugin.h (ABI 1.3), with a power meter beside it. Copy it as the starting point of
+ * mlperf_plugin.h (ABI 1.4), with a power meter beside it. Copy it as the starting point of
  * your own plugin.
  *
  * What it does: it "runs" every sample by answering with the sample's index as 4 little-endian
@@ -552,8 +552,12 @@ static mlperf_error *example_create(const mlperf_host_api *host, const char *con
      * its policy here: Server's latency bound and rate, Offline's one large query. */
     const mlperf_run_description *run =
         host->struct_size >= offsetof(mlperf_host_api, run) + sizeof host->run ? host->run : NULL;
-    if (run != NULL && run->struct_size >= sizeof instance->run) {
-        instance->run = *run;
+    /* A 1.3 host's description ends before 1.4's device: copy what it has, the rest zero. */
+    if (run != NULL && run->struct_size >= offsetof(mlperf_run_description, device)) {
+        memcpy(&instance->run, run,
+               run->struct_size < sizeof instance->run ? run->struct_size : sizeof instance->run);
+        instance->run.struct_size = sizeof instance->run;
+        instance->run.device = NULL; /* not kept past create */
         instance->has_run = 1;
     }
     instance->host.run = NULL; /* not kept: the copy above is */
@@ -842,7 +846,7 @@ static mlperf_error *example_flush_queries(void *opaque) {
 static const mlperf_plugin_api example_api = {
     sizeof(mlperf_plugin_api),
     NULL,                    /* next: no extensions */
-    MLPERF_PLUGIN_ABI_MAJOR, /* we implement the header's version, 1.3 */
+    MLPERF_PLUGIN_ABI_MAJOR, /* we implement the header's version, 1.4 */
     MLPERF_PLUGIN_ABI_MINOR,
     MLPERF_PLUGIN_KIND_SUT,
     0, /* reserved */
@@ -859,10 +863,12 @@ static const mlperf_plugin_api example_api = {
     NULL, /* read_power */
     example_load_samples,
     example_unload_samples,
+    NULL, /* devices (1.4): this example drives one device; a plugin that drives several lists
+           * them here and is created once per device (see "Devices" in the header) */
 };
 
 /* The entry point. The host offers its highest ABI version; we answer with the version we
- * implement (1.3) if the major matches, NULL otherwise. Build with -fvisibility=hidden so that
+ * implement (1.4) if the major matches, NULL otherwise. Build with -fvisibility=hidden so that
  * the entries are the only symbols the library exports. */
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t host_abi_major,
                                                                   uint32_t host_abi_minor);
@@ -974,6 +980,7 @@ static const mlperf_plugin_api example_meter_api = {
     meter_read_power,
     NULL, /* load_samples: a meter has none */
     NULL, /* unload_samples */
+    NULL, /* devices */
 };
 
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_power_plugin_entry(uint32_t host_abi_major,

@@ -33,6 +33,9 @@
  *     unchecked_run       create reads host->run without checking the host table's
  *                         struct_size first (at_sample is ignored): from a 1.2 host's table,
  *                         whatever lies past its end
+ *     unchecked_device    create reads the run description's device (ABI 1.4) without
+ *                         checking the description's struct_size first: from a 1.3 host's
+ *                         description, whatever lies past its end
  *   at_sample       = 1     the fault strikes at the N-th sample seen, 1-based, counted across
  *                           issue_query calls (default 1)
  *   exit_status     = 0     the status of `exit`, 0..255 (default 0)
@@ -68,11 +71,11 @@
 
 enum { NONE, SEGFAULT, ABORT, EXIT, KILL, HANG_ISSUE, HANG_FLUSH, HANG_DESTROY, HOLD,
        FAIL_ISSUE, HUGE_RESPONSE, GARBAGE_RESPONSE, LEAK, FAIL_LOAD, HANG_LOAD,
-       FAIL_UNLOAD, LATE_CALLBACK, UNCHECKED_RUN };
+       FAIL_UNLOAD, LATE_CALLBACK, UNCHECKED_RUN, UNCHECKED_DEVICE };
 static const char *const faults[] = {
     "none", "segfault", "abort", "exit", "kill", "hang_issue", "hang_flush", "hang_destroy",
     "hold", "fail_issue", "huge_response", "garbage_response", "leak", "fail_load", "hang_load",
-    "fail_unload", "late_callback", "unchecked_run", NULL,
+    "fail_unload", "late_callback", "unchecked_run", "unchecked_device", NULL,
 };
 static const char *const booleans[] = {"false", "true", NULL};
 
@@ -85,7 +88,7 @@ static const struct key {
 } keys[KEYS] = {
     {"fault", "one of none, segfault, abort, exit, kill, hang_issue, hang_flush, hang_destroy, "
               "hold, fail_issue, huge_response, garbage_response, leak, fail_load, hang_load, "
-              "fail_unload, late_callback, unchecked_run",
+              "fail_unload, late_callback, unchecked_run, unchecked_device",
      faults, 0, 0, NONE},
     {"at_sample", "an integer of at least 1", NULL, 1, UINT64_MAX, 1},
     {"exit_status", "an integer from 0 to 255", NULL, 0, 255, 0},
@@ -326,6 +329,13 @@ static mlperf_error *faulty_create(const mlperf_host_api *host, const char *conf
     faulty *self = error == NULL ? calloc(1, sizeof *self) : NULL;
     if (self == NULL) {
         return error != NULL ? error : &no_memory.base;
+    }
+    int has_run = known >= offsetof(mlperf_host_api, run) + sizeof host->run;
+    if (set[FAULT] == UNCHECKED_DEVICE && has_run && host->run != NULL &&
+        host->run->device != NULL) {
+        /* The bug: `device` is read as if every run description had it. */
+        say(self, MLPERF_LOG_INFO, "read the device unchecked: ", set[FAULT],
+            host->run->device->ordinal);
     }
     if (set[FAULT] == UNCHECKED_RUN && host->run != NULL) {
         /* The bug: `run` is read as if every host had it. */

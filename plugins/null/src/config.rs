@@ -30,6 +30,9 @@ pub struct Config {
     /// With `response = "data"`: answer with the bytes of this named input of the sample
     /// (ABI 1.3, a data set with `--input-names`) instead of the whole sample.
     pub answer_input: Option<String>,
+    /// Simulated devices to list (ABI 1.4): `--devices` then makes an instance per device,
+    /// each with its own workers and service. 0: none.
+    pub devices: u32,
     /// Faults for the host's tests, counted in samples issued to this instance: the sample
     /// after the first N panics in issue_query, ...
     pub panic_after: Option<u64>,

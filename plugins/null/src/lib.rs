@@ -13,7 +13,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mlperf_plugin_api::ffi::{CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_TOKENS};
-use mlperf_plugin_api::sdk::{Completer, Host, Input, Level, PluginError, Sample, SutPlugin};
+use mlperf_plugin_api::sdk::{
+    Completer, Device, DeviceKind, Host, Input, Level, PluginError, Sample, SutPlugin,
+};
 
 pub use config::{Config, ResponseKind};
 pub use meter::{MeterConfig, NullMeter};
@@ -95,6 +97,19 @@ impl SutPlugin for NullPlugin {
             None => answer(&self.config, &mut items, issued, completer),
         }
         Ok(())
+    }
+
+    fn devices(config: &str) -> Result<Vec<Device>, PluginError> {
+        let config = Config::parse(config)?;
+        Ok((0..config.devices)
+            .map(|ordinal| Device {
+                ordinal,
+                kind: DeviceKind::Other,
+                name: format!("null-{ordinal}"),
+                id: None,
+                memory_bytes: 0,
+            })
+            .collect())
     }
 
     fn attributes(&self) -> Vec<(String, String)> {

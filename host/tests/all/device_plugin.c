@@ -1,0 +1,134 @@
+/* Two simulated devices (ABI 1.4) for the spread tests: device 0 ("sim-fast") serves a sample
+ * in 1 ms, device 1 ("sim-slow") in 3 ms, one sample at a time each: an instance queues what
+ * it is issued and one thread works the queue. With `crash = true` in the config, device 1's
+ * instance aborts at its first sample. Compiled by the tests. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mlperf_plugin.h"
+
+#define CAPACITY (1u << 20)
+
+typedef struct {
+    mlperf_host_api host;
+    unsigned service_us;
+    int crash;
+    uint64_t *queue;
+    size_t head, tail;
+    int stopping;
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    pthread_t worker;
+} device_instance;
+
+static const mlperf_device listed[2] = {
+    {sizeof(mlperf_device), NULL, 0, MLPERF_DEVICE_GPU, "sim-fast", "sim-0000", 1ull << 30},
+    {sizeof(mlperf_device), NULL, 1, MLPERF_DEVICE_GPU, "sim-slow", NULL, 1ull << 30},
+};
+
+static mlperf_error *devices(const mlperf_host_api *host, const char *config, size_t length,
+                             const mlperf_device **out, size_t *count) {
+    (void)host;
+    (void)config;
+    (void)length;
+    *out = listed;
+    *count = 2;
+    return NULL;
+}
+
+static void *work(void *arg) {
+    device_instance *self = arg;
+    for (;;) {
+        pthread_mutex_lock(&self->lock);
+        while (self->head == self->tail && !self->stopping) {
+            pthread_cond_wait(&self->ready, &self->lock);
+        }
+        if (self->head == self->tail) {
+            pthread_mutex_unlock(&self->lock);
+            return NULL;
+        }
+        uint64_t id = self->queue[self->head++ % CAPACITY];
+        pthread_mutex_unlock(&self->lock);
+        if (self->crash) {
+            abort();
+        }
+        struct timespec service = {0, (long)self->service_us * 1000};
+        nanosleep(&service, NULL);
+        mlperf_response done = {sizeof(mlperf_response), id, NULL, 0, 0};
+        self->host.complete(self->host.context, &done, 1);
+    }
+}
+
+static mlperf_error *create(const mlperf_host_api *host, const char *config, size_t length,
+                            void **instance) {
+    device_instance *self = calloc(1, sizeof *self);
+    self->host = *host;
+    self->queue = calloc(CAPACITY, sizeof *self->queue);
+    const mlperf_run_description *run =
+        host->struct_size >= offsetof(mlperf_host_api, run) + sizeof host->run ? host->run : NULL;
+    const mlperf_device *device =
+        run != NULL && run->struct_size >= sizeof(mlperf_run_description) ? run->device : NULL;
+    int slow = device != NULL && device->ordinal == 1;
+    self->service_us = slow ? 3000 : 1000;
+    self->crash = slow && length > 0 && strstr(config, "crash = true") != NULL;
+    pthread_mutex_init(&self->lock, NULL);
+    pthread_cond_init(&self->ready, NULL);
+    pthread_create(&self->worker, NULL, work, self);
+    *instance = self;
+    return NULL;
+}
+
+static void destroy(void *instance) {
+    device_instance *self = instance;
+    pthread_mutex_lock(&self->lock);
+    self->stopping = 1;
+    pthread_cond_signal(&self->ready);
+    pthread_mutex_unlock(&self->lock);
+    pthread_join(self->worker, NULL);
+    pthread_mutex_destroy(&self->lock);
+    pthread_cond_destroy(&self->ready);
+    free(self->queue);
+    free(self);
+}
+
+static mlperf_error *issue_query(void *instance, const mlperf_sample *samples, size_t count) {
+    device_instance *self = instance;
+    pthread_mutex_lock(&self->lock);
+    for (size_t k = 0; k < count; k++) {
+        const mlperf_sample *sample =
+            (const mlperf_sample *)((const char *)samples + k * samples->struct_size);
+        self->queue[self->tail++ % CAPACITY] = sample->id;
+    }
+    pthread_cond_signal(&self->ready);
+    pthread_mutex_unlock(&self->lock);
+    return NULL;
+}
+
+static mlperf_error *flush_queries(void *instance) {
+    (void)instance;
+    return NULL;
+}
+
+static const mlperf_plugin_api table = {
+    .struct_size = sizeof(mlperf_plugin_api),
+    .abi_major = MLPERF_PLUGIN_ABI_MAJOR,
+    .abi_minor = MLPERF_PLUGIN_ABI_MINOR,
+    .kind = MLPERF_PLUGIN_KIND_SUT,
+    .name = "sim-devices",
+    .version = "0.1.0",
+    .capabilities = MLPERF_CAP_ASYNC_COMPLETION,
+    .create = create,
+    .destroy = destroy,
+    .issue_query = issue_query,
+    .flush_queries = flush_queries,
+    .devices = devices,
+};
+
+MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t host_abi_major,
+                                                                  uint32_t host_abi_minor) {
+    (void)host_abi_minor;
+    return host_abi_major == MLPERF_PLUGIN_ABI_MAJOR ? &table : NULL;
+}

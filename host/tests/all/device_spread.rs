@@ -1,0 +1,189 @@
+//! `--devices` (ABI 1.4): one instance per device a plugin lists, the queries spread over
+//! them, each device's share in result.json; against a C plugin of two simulated devices whose
+//! service times are known (1 ms and 3 ms a sample, one at a time each).
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::support::{self, TempDir};
+
+fn device_plugin(dir: &Path) -> PathBuf {
+    support::compile_c_plugin(dir, "simdevices", include_str!("device_plugin.c"))
+}
+
+fn run(dir: &Path, plugin: &Path, out: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["run", "--plugin", plugin.to_str().unwrap(), "--out", out];
+    args.extend_from_slice(extra);
+    support::mlperf_host(dir, &args)
+}
+
+/// result.json's `devices`: (name, samples, share) of each, in the run's order.
+fn shares(out: &Path) -> Vec<(String, u64, f64)> {
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("result.json")).unwrap()).unwrap();
+    result["devices"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no devices in result.json: {result}"))
+        .iter()
+        .map(|d| {
+            (
+                d["name"].as_str().unwrap().to_string(),
+                d["samples"].as_u64().unwrap(),
+                d["share"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn offline_is_split_evenly_and_single_stream_goes_to_the_first_free_device() {
+    let dir = TempDir::new();
+    let plugin = device_plugin(dir.path());
+    // 1.1 x 2000 qps x 0.2 s = 440 samples in the one query.
+    let output = run(
+        dir.path(),
+        &plugin,
+        "offline",
+        &[
+            "--devices",
+            "all",
+            "--scenario",
+            "Offline",
+            "--set",
+            "offline_expected_qps=2000",
+            "--set",
+            "min_duration_ms=200",
+            "--set",
+            "min_query_count=1",
+        ],
+    );
+    support::assert_ok(&output);
+    let offline = shares(&dir.path().join("offline"));
+    assert_eq!(
+        offline,
+        [
+            ("sim-fast".to_string(), 220, 0.5),
+            ("sim-slow".to_string(), 220, 0.5)
+        ]
+    );
+    let detail = std::fs::read_to_string(dir.path().join("offline/mlperf_log_detail.txt")).unwrap();
+    assert!(
+        detail.contains("0 (sim-fast), 1 (sim-slow)"),
+        "the devices in the detail log"
+    );
+
+    // One query at a time: each finds both devices free and goes to the first.
+    let output = run(
+        dir.path(),
+        &plugin,
+        "single",
+        &[
+            "--devices",
+            "1,0",
+            "--scenario",
+            "SingleStream",
+            "--set",
+            "min_duration_ms=0",
+            "--set",
+            "min_query_count=50",
+        ],
+    );
+    support::assert_ok(&output);
+    let single = shares(&dir.path().join("single"));
+    assert_eq!(single[0].0, "sim-slow", "the order --devices gives");
+    assert!(single[0].1 >= 50 && single[1].1 == 0, "{single:?}");
+}
+
+#[test]
+fn server_queries_go_to_the_least_loaded_device_so_the_faster_one_takes_more() {
+    // Timed: not beside another timed test.
+    let _timings = support::timings_or_llm();
+    let dir = TempDir::new();
+    let plugin = device_plugin(dir.path());
+    // 800 queries/s against 1,000/s and 333/s of capacity: the fast device alone would queue,
+    // so the slow one takes the overflow.
+    let output = run(
+        dir.path(),
+        &plugin,
+        "server",
+        &[
+            "--devices",
+            "2",
+            "--scenario",
+            "Server",
+            "--set",
+            "server_target_qps=800",
+            "--set",
+            "min_duration_ms=1000",
+            "--set",
+            "min_query_count=800",
+            "--set",
+            "server_target_latency_ns=100000000",
+        ],
+    );
+    support::assert_ok(&output);
+    let server = shares(&dir.path().join("server"));
+    let (fast, slow) = (&server[0], &server[1]);
+    assert!(fast.1 + slow.1 >= 800, "{server:?}");
+    assert!((fast.2 + slow.2 - 1.0).abs() < 1e-9);
+    // Join-the-shortest-queue at 60 % of the capacity: the fast device serves most (three
+    // quarters of the work when both are busy all the time, more when the slow one idles).
+    assert!(fast.2 > 0.6 && slow.1 > 0, "fast {fast:?}, slow {slow:?}");
+}
+
+#[test]
+fn a_device_that_crashes_under_isolation_is_named_in_the_verdict() {
+    let dir = TempDir::new();
+    let plugin = device_plugin(dir.path());
+    let output = run(
+        dir.path(),
+        &plugin,
+        "crash",
+        &[
+            "--devices",
+            "all",
+            "--isolate",
+            "process",
+            "--plugin-set",
+            "crash=true",
+            "--scenario",
+            "Offline",
+            "--set",
+            "offline_expected_qps=1000",
+            "--set",
+            "min_duration_ms=100",
+            "--set",
+            "min_query_count=1",
+        ],
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        support::describe(&output)
+    );
+    let detail = std::fs::read_to_string(dir.path().join("crash/mlperf_log_detail.txt")).unwrap();
+    assert!(
+        detail.contains("device 1 (sim-slow): ") && detail.contains("SIGABRT"),
+        "{}",
+        support::describe(&output)
+    );
+}
+
+#[test]
+fn devices_are_refused_clearly_where_the_plugin_lists_none_or_not_those() {
+    let dir = TempDir::new();
+    let plugin = device_plugin(dir.path());
+    let output = run(dir.path(), &plugin, "five", &["--devices", "5"]);
+    assert_ne!(output.status.code(), Some(0));
+    let stderr = support::text(&output.stderr);
+    assert!(
+        stderr.contains("--devices 5: the plugin lists 2 device(s): 0 (sim-fast), 1 (sim-slow)"),
+        "{stderr}"
+    );
+    let null = support::null_plugin();
+    let output = run(dir.path(), &null, "null", &["--devices", "all"]);
+    assert_ne!(output.status.code(), Some(0));
+    let stderr = support::text(&output.stderr);
+    assert!(stderr.contains("the plugin lists no devices"), "{stderr}");
+}
