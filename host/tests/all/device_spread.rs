@@ -59,6 +59,14 @@ fn offline_is_split_evenly_and_single_stream_goes_to_the_first_free_device() {
     );
     support::assert_ok(&output);
     let offline = shares(&dir.path().join("offline"));
+    let report = support::mlperf_host(dir.path(), &["report", "offline", "--out", "offline.html"]);
+    support::assert_ok(&report);
+    let html = std::fs::read_to_string(dir.path().join("offline.html")).unwrap();
+    assert!(
+        html.contains("<h3>Devices</h3>")
+            && html.contains("<tr><td>1 (sim-slow)</td><td>220</td><td>50.0 %</td></tr>"),
+        "the report's device table"
+    );
     assert_eq!(
         offline,
         [

@@ -50,6 +50,10 @@ pub struct Config {
     /// Model outputs each response also names (ABI 1.3), each sample's row of every one, for
     /// a run that logs outputs by name (`--logged-outputs`); `output` stays the response's data.
     pub outputs: Vec<String>,
+    /// Devices the plugin lists (ABI 1.4), for `--devices` to make an instance of each: GPUs
+    /// 0..N for cuda and tensorrt (each instance's device_id is its device), N CPU instances
+    /// for cpu (each with its own sessions and threads). 0: none listed.
+    pub devices: u32,
 }
 
 impl Default for Config {
@@ -69,6 +73,7 @@ impl Default for Config {
             stacked_inputs: Vec::new(),
             output: None,
             outputs: Vec::new(),
+            devices: 0,
         }
     }
 }
@@ -176,6 +181,18 @@ impl Config {
                 self.max_wait_us
             )));
         }
+        if self.devices > MAX_DEVICE_ID + 1 {
+            return Err(invalid(format!(
+                "devices = {} is more than {}",
+                self.devices,
+                MAX_DEVICE_ID + 1
+            )));
+        }
+        if self.devices > 0 && self.provider == Provider::Openvino {
+            return Err(invalid(
+                "devices applies to provider \"cpu\", \"cuda\" and \"tensorrt\"; OpenVINO picks its device by device_type",
+            ));
+        }
         if self.device_id != 0 && !matches!(self.provider, Provider::Cuda | Provider::Tensorrt) {
             return Err(invalid(format!(
                 "device_id = {} applies to provider \"cuda\" and \"tensorrt\", not \"{}\"{}",
@@ -245,6 +262,12 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// The devices `devices` lists: the ordinal, and whether it is a GPU.
+    pub fn listed_devices(&self) -> Vec<(u32, bool)> {
+        let gpu = matches!(self.provider, Provider::Cuda | Provider::Tensorrt);
+        (0..self.devices).map(|ordinal| (ordinal, gpu)).collect()
     }
 
     /// "cpu", "cuda:0", "tensorrt:1", "openvino", "openvino:GPU.0".
@@ -395,5 +418,20 @@ mod tests {
             "model = 'm.onnx'\nstacked_inputs = 'a'",
             &["stacked_inputs"],
         );
+    }
+    #[test]
+    fn devices_list_gpus_for_cuda_and_instances_for_cpu_and_refuse_openvino() {
+        let cpu = Config::parse("model = 'm.onnx'\ndevices = 2").unwrap();
+        assert_eq!(cpu.listed_devices(), [(0, false), (1, false)]);
+        let cuda = Config::parse("model = 'm.onnx'\nprovider = 'cuda'\ndevices = 3").unwrap();
+        assert_eq!(cuda.listed_devices(), [(0, true), (1, true), (2, true)]);
+        assert!(Config::parse("model = 'm.onnx'")
+            .unwrap()
+            .listed_devices()
+            .is_empty());
+        let error = Config::parse("model = 'm.onnx'\nprovider = 'openvino'\ndevices = 2")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("devices applies to provider"), "{error}");
     }
 }

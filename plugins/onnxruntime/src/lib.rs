@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 use mlperf_plugin_api::ffi::{
     CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_NATIVE_BATCHING, CAP_NEEDS_SAMPLE_DATA,
 };
-use mlperf_plugin_api::sdk::{Completer, Host, Level, PluginError, Sample, SutPlugin};
+use mlperf_plugin_api::sdk::{
+    Completer, Device, DeviceKind, Host, Level, PluginError, Sample, SutPlugin,
+};
 
 pub use config::{Config, Provider};
 
@@ -43,8 +45,33 @@ enum Mode {
 }
 
 impl SutPlugin for OnnxRuntimePlugin {
-    fn create(text: &str, host: &Host) -> Result<Self, PluginError> {
+    fn devices(text: &str) -> Result<Vec<Device>, PluginError> {
         let config = Config::parse(text)?;
+        Ok(config
+            .listed_devices()
+            .into_iter()
+            .map(|(ordinal, gpu)| Device {
+                ordinal,
+                kind: if gpu {
+                    DeviceKind::Gpu
+                } else {
+                    DeviceKind::Cpu
+                },
+                name: format!("{}:{ordinal}", config.provider),
+                id: None,
+                memory_bytes: 0,
+            })
+            .collect())
+    }
+
+    fn create(text: &str, host: &Host) -> Result<Self, PluginError> {
+        let mut config = Config::parse(text)?;
+        // An instance of one device of several: a GPU's is its device_id.
+        if let Some(device) = host.run().and_then(|run| run.device.as_ref()) {
+            if matches!(config.provider, Provider::Cuda | Provider::Tensorrt) {
+                config.device_id = device.ordinal;
+            }
+        }
         let model = ModelFile::read(config.model_path())?;
         let library = runtime::library_path(
             config.library.as_deref(),

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use serde::Deserialize;
 
 use super::ReportError;
-use crate::logs::{DetailLog, DETAIL_LOG, SUMMARY_LOG, TRACE_LOG};
+use crate::logs::{DetailLog, DETAIL_LOG, RESULT_JSON, SUMMARY_LOG, TRACE_LOG};
 use crate::power_dev;
 use crate::results::{collect, ResultRow};
 
@@ -30,6 +30,15 @@ pub struct RunData {
     /// From the trace: each completed sample's (scheduled s, latency ns), by scheduled time.
     pub samples: Option<Vec<(f64, f64)>>,
     pub power: Option<PowerTrace>,
+    /// A run over several devices: (device, samples, share) from result.json.
+    pub devices: Vec<DeviceShare>,
+}
+
+/// What one device of a run over several was given.
+pub struct DeviceShare {
+    pub device: String,
+    pub samples: u64,
+    pub share: f64,
 }
 
 /// Watts over the run's clock, and the window LoadGen measured in.
@@ -94,6 +103,7 @@ pub fn read_run(dir: &Path) -> Result<RunData, ReportError> {
         None
     };
     let power = read_power(dir)?;
+    let devices = read_devices(&dir.join(RESULT_JSON));
     Ok(RunData {
         dir: dir.to_path_buf(),
         row,
@@ -106,7 +116,32 @@ pub fn read_run(dir: &Path) -> Result<RunData, ReportError> {
         provenance,
         samples,
         power,
+        devices,
     })
+}
+
+/// result.json's `devices` (written for a run with `--devices`); none when it has none, or
+/// the file is missing or unreadable (the logs are what the report stands on).
+fn read_devices(path: &Path) -> Vec<DeviceShare> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Vec::new();
+    };
+    let Some(devices) = json.get("devices").and_then(|d| d.as_array()) else {
+        return Vec::new();
+    };
+    devices
+        .iter()
+        .filter_map(|d| {
+            Some(DeviceShare {
+                device: format!("{} ({})", d.get("ordinal")?, d.get("name")?.as_str()?),
+                samples: d.get("samples")?.as_u64()?,
+                share: d.get("share")?.as_f64()?,
+            })
+        })
+        .collect()
 }
 
 /// The detail log's keys that say what ran: the SUT and its plugin, the LoadGen, the time.

@@ -163,6 +163,21 @@ fn run_section(n: usize, run: &RunData) -> String {
     if run.samples.is_none() {
         html.push_str("<p class=\"note\">No mlperf_log_trace.json: the histogram and the rates over time need a run with --trace (or --report); the percentile curve is the detail log's.</p>");
     }
+    if !run.devices.is_empty() {
+        html.push_str(
+            "<h3>Devices</h3><table><tr><th>device</th><th>samples</th><th>share</th></tr>",
+        );
+        for device in &run.devices {
+            let _ = write!(
+                html,
+                "<tr><td>{}</td><td>{}</td><td>{:.1} %</td></tr>",
+                escape(&device.device),
+                device.samples,
+                device.share * 100.0
+            );
+        }
+        html.push_str("</table>");
+    }
     if !run.tokens.is_empty() {
         html.push_str("<h3>Token latencies</h3>");
         html.push_str(&table(&run.tokens));
