@@ -15,8 +15,8 @@ use crate::logs::ACCURACY_LOG;
 use crate::plugin::isolated::Isolation;
 use crate::plugin::{self, Instance, Plugin};
 use crate::session::{
-    EnginePlan, LogOptions, Observer, PluginPlan, RunPlan, SamplePlan, SampleSetCalls, Session,
-    TestOutcome,
+    EnginePlan, LogOptions, Observer, PluginPlan, RunOutcome, RunPlan, SamplePlan, SampleSetCalls,
+    Session, TestOutcome,
 };
 
 /// Samples in the data set the runs draw from (all of them in an accuracy run).
@@ -49,6 +49,35 @@ pub enum Verdict {
     Skip(String),
 }
 
+/// What loading the plugin tells the checks.
+struct Loaded {
+    capabilities: Vec<&'static str>,
+    /// It has `load_samples` or `unload_samples` (ABI 1.3).
+    sample_set_calls: bool,
+    /// The devices it lists for the config (ABI 1.4), or why they could not be listed.
+    devices: Result<usize, String>,
+}
+
+/// How a run differs from a plain one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    Plain,
+    /// What a host of ABI 1.`minor` hands over.
+    OlderHost(u32),
+    /// One instance per listed device (ABI 1.4).
+    Devices,
+}
+
+impl Variant {
+    fn folder_suffix(self) -> String {
+        match self {
+            Variant::Plain => String::new(),
+            Variant::OlderHost(minor) => format!("-host-1.{minor}"),
+            Variant::Devices => "-devices".into(),
+        }
+    }
+}
+
 /// A named check and its verdict.
 #[derive(Debug, Clone)]
 pub struct Check {
@@ -65,10 +94,14 @@ impl Suite {
             report(&check);
             checks.push(check);
         };
-        let (capabilities, sample_set_calls) = match self.load() {
-            Ok((summary, capabilities, sample_set_calls)) => {
+        let Loaded {
+            capabilities,
+            sample_set_calls,
+            devices,
+        } = match self.load() {
+            Ok((summary, loaded)) => {
                 decide(format!("loads ({summary})"), Verdict::Pass);
-                (capabilities, sample_set_calls)
+                loaded
             }
             Err(why) => {
                 decide("loads".into(), Verdict::Fail(why));
@@ -103,6 +136,12 @@ impl Suite {
             "with a host of ABI 1.3: reads nothing past the run description's struct_size (no device)".into(),
             self.as_older_host(3),
         );
+        let name = "devices: an instance per listed device, each given queries".to_string();
+        match devices {
+            Err(why) => decide(name, Verdict::Fail(why)),
+            Ok(0) => decide(name, Verdict::Skip("it lists none; ABI 1.4".into())),
+            Ok(listed) => decide(name, self.over_devices(listed)),
+        }
         let name = "Server with tokens: a first token before each completion".to_string();
         match (self.tokens, capabilities.contains(&"tokens")) {
             (true, true) => decide(
@@ -119,9 +158,8 @@ impl Suite {
         checks
     }
 
-    /// Loads the library and checks its table; a summary, its capabilities and whether it has
-    /// the sample set calls.
-    fn load(&self) -> Result<(String, Vec<&'static str>, bool), String> {
+    /// Loads the library and checks its table: a summary, and what the checks need.
+    fn load(&self) -> Result<(String, Loaded), String> {
         let path = plugin::resolve(&self.spec).map_err(|e| crate::error_chain(&e))?;
         let plugin = Plugin::open(&path).map_err(|e| crate::error_chain(&e))?;
         let info = &plugin.info;
@@ -141,11 +179,16 @@ impl Suite {
                 false => info.capabilities.join(", "),
             }
         );
-        Ok((
-            summary,
-            info.capabilities.clone(),
-            plugin.has_sample_set_calls(),
-        ))
+        let devices = plugin
+            .devices(&self.config)
+            .map(|listed| listed.len())
+            .map_err(|e| crate::error_chain(&e));
+        let loaded = Loaded {
+            capabilities: info.capabilities.clone(),
+            sample_set_calls: plugin.has_sample_set_calls(),
+            devices,
+        };
+        Ok((summary, loaded))
     }
 
     fn create_and_destroy(&self) -> Verdict {
@@ -183,7 +226,7 @@ impl Suite {
             TestScenario::SingleStream,
             TestMode::PerformanceOnly,
             false,
-            Some(minor),
+            Variant::OlderHost(minor),
         ) {
             Ok(_) => Verdict::Pass,
             Err(verdict) => verdict,
@@ -198,8 +241,8 @@ impl Suite {
         mode: TestMode,
         tokens: bool,
     ) -> (Verdict, Option<SampleSetCalls>) {
-        match self.run_and_judge(scenario, mode, tokens, None) {
-            Ok(calls) => (Verdict::Pass, Some(calls)),
+        match self.run_and_judge(scenario, mode, tokens, Variant::Plain) {
+            Ok(outcome) => (Verdict::Pass, Some(outcome.sample_sets)),
             Err(verdict) => (verdict, None),
         }
     }
@@ -209,15 +252,15 @@ impl Suite {
         scenario: TestScenario,
         mode: TestMode,
         tokens: bool,
-        older_host: Option<u32>,
-    ) -> Result<SampleSetCalls, Verdict> {
+        variant: Variant,
+    ) -> Result<RunOutcome, Verdict> {
         let out = self.work_dir.join(format!(
             "{scenario:?}-{}{}{}",
             mode_name(mode),
             if tokens { "-tokens" } else { "" },
-            older_host.map_or(String::new(), |minor| format!("-host-1.{minor}"))
+            variant.folder_suffix()
         ));
-        let plan = self.plan(short_settings(scenario, mode, tokens), &out, older_host);
+        let plan = self.plan(short_settings(scenario, mode, tokens), &out, variant);
         let outcome = match Session::new(&mut Quiet).run(&plan) {
             Ok(outcome) => outcome,
             Err(error) => return Err(Verdict::Fail(crate::error_chain(&error))),
@@ -270,10 +313,38 @@ impl Suite {
                 return Err(Verdict::Fail(why));
             }
         }
-        Ok(outcome.sample_sets)
+        Ok(outcome)
     }
 
-    fn plan(&self, settings: TestSettings, out: &Path, older_host: Option<u32>) -> RunPlan {
+    /// An Offline run over every device the plugin lists: judged as any run, and each device
+    /// given its share of the query.
+    fn over_devices(&self, listed: usize) -> Verdict {
+        let outcome = match self.run_and_judge(
+            TestScenario::Offline,
+            TestMode::PerformanceOnly,
+            false,
+            Variant::Devices,
+        ) {
+            Ok(outcome) => outcome,
+            Err(verdict) => return verdict,
+        };
+        let shares = &outcome.device_shares;
+        if shares.len() != listed {
+            return Verdict::Fail(format!(
+                "{} instances ran for the {listed} devices listed",
+                shares.len()
+            ));
+        }
+        match shares.iter().find(|share| share.samples == 0) {
+            Some(idle) => Verdict::Fail(format!(
+                "device {} ({}) was given no samples",
+                idle.ordinal, idle.name
+            )),
+            None => Verdict::Pass,
+        }
+    }
+
+    fn plan(&self, settings: TestSettings, out: &Path, variant: Variant) -> RunPlan {
         let samples = match &self.dataset {
             Some(path) => SamplePlan::Dataset {
                 path: path.clone(),
@@ -302,9 +373,9 @@ impl Suite {
                 isolation: self.isolation.clone(),
                 logged_outputs: Vec::new(),
                 batching: Default::default(),
-                as_host_of_1_2: older_host == Some(2),
-                as_host_of_1_3: older_host == Some(3),
-                devices: None,
+                as_host_of_1_2: variant == Variant::OlderHost(2),
+                as_host_of_1_3: variant == Variant::OlderHost(3),
+                devices: (variant == Variant::Devices).then_some(plugin::DeviceSelection::All),
             },
             samples,
             power: Vec::new(),

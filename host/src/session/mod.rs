@@ -230,6 +230,7 @@ impl<'a> Session<'a> {
         }
         write_result_json(&plan.results_dir, &result, power_json, &device_shares)?;
         Ok(RunOutcome {
+            device_shares,
             result,
             scenario: plan.settings.scenario,
             power_valid,

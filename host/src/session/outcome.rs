@@ -19,6 +19,8 @@ pub struct RunOutcome {
     pub late_callbacks: u64,
     /// The sets the plugin was handed (`load_samples`) and released (`unload_samples`).
     pub sample_sets: super::SampleSetCalls,
+    /// A run over several devices: what each was given.
+    pub device_shares: Vec<DeviceShare>,
 }
 
 /// The test's result, as the engine that ran it gives it.

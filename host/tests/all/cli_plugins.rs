@@ -196,7 +196,14 @@ fn the_shipped_plugins_pass_the_conformance_suite() {
         ),
         (
             null_plugin(),
-            vec!["--isolate", "none", "--plugin-set", "workers=2"],
+            vec![
+                "--isolate",
+                "none",
+                "--plugin-set",
+                "workers=2",
+                "--plugin-set",
+                "devices=3",
+            ],
         ),
         (example_c, vec!["--plugin-set", "workers=2"]),
     ] {
@@ -217,6 +224,13 @@ fn the_shipped_plugins_pass_the_conformance_suite() {
             "{text}"
         );
         // Handed a 1.2 host's table, both read nothing past it; in-process that is not tried.
+        // ABI 1.4: a plugin that lists devices gets a run over all of them.
+        let devices = "devices: an instance per listed device, each given queries";
+        let expected = match args.contains(&"devices=3") {
+            true => format!("  ok    {devices}"),
+            false => format!("  skip  {devices} (it lists none; ABI 1.4)"),
+        };
+        assert!(text.contains(&expected), "{expected:?} missing in\n{text}");
         for old_host in [
             "with a host of ABI 1.2: reads nothing past the host table's struct_size",
             "with a host of ABI 1.3: reads nothing past the run description's struct_size",
