@@ -134,14 +134,22 @@ impl RunDescription {
         let server = effective.scenario == TestScenario::Server;
         let tokens = effective.use_token_latencies;
         let server_only = |value: u64| if server { value } else { 0 };
-        // With several instances, each gets its share of the rate and of the Offline query.
+        // With several instances, each gets its share of the Offline query and of the
+        // Server and Offline rates (SingleStream and MultiStream queries go whole to one).
         let (index, count) = self
             .device
             .as_ref()
             .map_or((0, 1), |d| (d.index, d.count.max(1)));
-        let samples_per_query = match effective.scenario {
-            TestScenario::Offline => even_share(effective.samples_per_query, index, count),
-            _ => effective.samples_per_query,
+        let (samples_per_query, target_qps) = match effective.scenario {
+            TestScenario::Offline => (
+                even_share(effective.samples_per_query, index, count),
+                effective.target_qps / f64::from(count),
+            ),
+            TestScenario::Server => (
+                effective.samples_per_query,
+                effective.target_qps / f64::from(count),
+            ),
+            _ => (effective.samples_per_query, effective.target_qps),
         };
         let token_bound = |value: u64| if server && tokens { value } else { 0 };
         ffi::mlperf_run_description {
@@ -150,7 +158,7 @@ impl RunDescription {
             scenario,
             mode,
             samples_per_query,
-            target_qps: effective.target_qps / f64::from(count),
+            target_qps,
             target_latency_ns: server_only(effective.target_latency_ns),
             target_latency_percentile: effective.target_latency_percentile,
             expected_latency_ns: expected_latency_ns.max(0.0) as u64,
@@ -216,6 +224,49 @@ mod tests {
             (run.performance_sample_count, run.total_sample_count),
             (1024, 5000)
         );
+    }
+
+    #[test]
+    fn an_instance_of_several_devices_is_told_its_share_and_place() {
+        use crate::plugin::devices::{DeviceInfo, RunDevice};
+        let settings = TestSettings {
+            scenario: TestScenario::Offline,
+            offline_expected_qps: 1000.0,
+            min_duration_ms: 1000,
+            ..TestSettings::default()
+        };
+        let device = |index| RunDevice {
+            device: DeviceInfo {
+                ordinal: 7,
+                kind: "gpu".into(),
+                name: "g".into(),
+                id: None,
+                memory_bytes: 0,
+            },
+            index,
+            count: 3,
+        };
+        // 1,100 samples over three: 367, 367, 366.
+        let shares: Vec<u64> = (0..3)
+            .map(|k| {
+                let run = RunDescription::new(&settings, 100, 100).with_device(device(k));
+                let raw = run.to_raw();
+                assert_eq!((raw.instance_index, raw.instance_count), (k, 3));
+                assert!((raw.target_qps - 1000.0 / 3.0).abs() < 1e-9);
+                raw.samples_per_query
+            })
+            .collect();
+        assert_eq!(shares, [367, 367, 366]);
+        let single = TestSettings {
+            scenario: TestScenario::SingleStream,
+            ..TestSettings::default()
+        };
+        let whole = RunDescription::new(&single, 100, 100).to_raw();
+        let one_of_three = RunDescription::new(&single, 100, 100)
+            .with_device(device(2))
+            .to_raw();
+        assert_eq!(one_of_three.target_qps, whole.target_qps);
+        assert_eq!(one_of_three.samples_per_query, 1);
     }
 
     #[test]

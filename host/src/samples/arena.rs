@@ -399,7 +399,8 @@ pub struct SampleArena {
     /// False until samples with data are loaded: a library without data costs the issue path
     /// one relaxed load, no lock.
     has_data: AtomicBool,
-    mirror: std::sync::Mutex<Option<Mirror>>,
+    /// One per plugin process the sets go to (one per device for a run over several).
+    mirrors: std::sync::Mutex<Vec<Mirror>>,
 }
 
 impl SampleArena {
@@ -421,15 +422,27 @@ impl SampleArena {
         let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
         *loaded = samples;
         self.has_data.store(true, Ordering::Release);
-        if let Some(mirror) = &*self.mirror.lock().unwrap_or_else(|p| p.into_inner()) {
+        for mirror in &*self.mirrors.lock().unwrap_or_else(|p| p.into_inner()) {
             mirror(&loaded);
         }
     }
 
     /// Hands every set loaded from now on to `mirror` as well, before the load returns
-    /// (untimed): a plugin in another process gets its copy so.
+    /// (untimed): a plugin in another process gets its copy so. Each call adds one.
     pub fn mirror_to(&self, mirror: Mirror) {
-        *self.mirror.lock().unwrap_or_else(|p| p.into_inner()) = Some(mirror);
+        self.mirrors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(mirror);
+    }
+
+    /// Stops handing sets to the mirrors added so far (their instances are gone: the
+    /// library is being attached to new ones).
+    pub fn clear_mirrors(&self) {
+        self.mirrors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 }
 

@@ -135,7 +135,10 @@ impl SampleLibrary {
             ..
         } = self
         {
-            sut.backend_mut().read_samples_from(library.arena());
+            let arena = library.arena();
+            // A fresh instance (the testing run's after the ranging run's) replaces the old.
+            arena.clear_mirrors();
+            sut.backend_mut().read_samples_from(arena);
             if let Some(timed) = preprocessing.as_ref().filter(|p| p.is_timed()) {
                 sut.preprocess_timed(Arc::clone(timed));
             }

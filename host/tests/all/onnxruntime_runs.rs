@@ -345,6 +345,9 @@ fn the_onnxruntime_plugin_passes_the_conformance_suite_on_digits() {
             "output=\"label\"",
             "--plugin-set",
             "workers=2",
+            // Two CPU instances (ABI 1.4): the suite runs Offline over both.
+            "--plugin-set",
+            "devices=2",
         ])
         .current_dir(repo())
         .env("ORT_DYLIB_PATH", ort_library())
@@ -352,7 +355,11 @@ fn the_onnxruntime_plugin_passes_the_conformance_suite_on_digits() {
         .expect("run mlperf-host");
     let stdout = assert_ok(&output);
     // 899 samples: MultiStream's accuracy run pads its last query of 8 with 5 repeats.
-    assert!(stdout.contains("CONFORMS: 12 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("CONFORMS: 14 passed, 0 failed"), "{stdout}");
+    assert!(
+        stdout.contains("  ok    devices: an instance per listed device, each given queries"),
+        "{stdout}"
+    );
 }
 
 /// An accuracy run of the digits classifier whose responses name `outputs`, logging
