@@ -16,7 +16,7 @@ use crate::plugin::isolated::Isolation;
 use crate::plugin::{self, Instance, Plugin};
 use crate::session::{
     EnginePlan, LogOptions, Observer, PluginPlan, RunOutcome, RunPlan, SamplePlan, SampleSetCalls,
-    Session, TestOutcome,
+    SampleTiming, Session, TestOutcome,
 };
 
 /// Samples in the data set the runs draw from (all of them in an accuracy run).
@@ -383,6 +383,7 @@ impl Suite {
             results_dir: out.to_path_buf(),
             log: LogOptions {
                 trace: false,
+                sample_timing: SampleTiming::default(),
                 drain_timeout: self.timeout,
                 issue_spin: Duration::ZERO,
                 stall_timeout: self.timeout,

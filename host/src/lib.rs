@@ -18,6 +18,7 @@ pub mod plugin;
 pub mod power;
 pub mod samples;
 pub mod session;
+pub mod timing;
 pub mod tune;
 
 pub use mlperf_loadgen::suggest;

@@ -65,8 +65,9 @@ fn map_chunk() -> *mut AtomicU64 {
 }
 
 /// A growable array of atomics indexed by sequence id. Chunks are added by the issuing thread
-/// only; readers find them through an atomic pointer table, so lookups never lock.
-pub(crate) struct SlotArena {
+/// only; readers find them through an atomic pointer table, so lookups never lock. Public for
+/// a caller that keeps its own per-sample record beside the engine's.
+pub struct SlotArena {
     chunks: Box<[AtomicPtr<AtomicU64>]>,
     allocated: Mutex<usize>,
     /// Slots addressable without taking the lock: the issue loop's fast path.
@@ -74,7 +75,7 @@ pub(crate) struct SlotArena {
 }
 
 impl SlotArena {
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         let chunks = (0..MAX_CHUNKS)
             .map(|_| AtomicPtr::new(std::ptr::null_mut()))
             .collect();
@@ -86,7 +87,7 @@ impl SlotArena {
     }
 
     /// Makes slots `0..end` addressable. Called by the issuing thread before it hands out ids.
-    pub(crate) fn ensure(&self, end: u64) -> bool {
+    pub fn ensure(&self, end: u64) -> bool {
         if end <= self.capacity.load(Ordering::Acquire) {
             return true;
         }
@@ -121,7 +122,7 @@ impl SlotArena {
     }
 
     #[inline]
-    pub(crate) fn get(&self, index: u64) -> Option<&AtomicU64> {
+    pub fn get(&self, index: u64) -> Option<&AtomicU64> {
         let chunk = (index >> CHUNK_BITS) as usize;
         let ptr = self.chunks.get(chunk)?.load(Ordering::Acquire);
         if ptr.is_null() {
@@ -178,6 +179,12 @@ impl SlotArena {
             // until the arena drops, and offset + len <= CHUNK_LEN.
             Some(unsafe { std::slice::from_raw_parts(ptr.add(offset), len) })
         })
+    }
+}
+
+impl Default for SlotArena {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

@@ -110,7 +110,8 @@ pub(crate) struct SeriesContext<'a> {
     /// LogSettings::issue_spin.
     pub(crate) issue_spin_ns: i64,
     pub(crate) abort: &'a std::sync::atomic::AtomicBool,
-    /// Keep what the trace file needs: each query's issue time and each sample's index.
+    /// Keep what the trace file and the series observer read: each query's issue time and
+    /// each sample's index.
     pub(crate) trace: bool,
     pub(crate) progress: Option<&'a ProgressRecorder>,
 }

@@ -37,13 +37,14 @@ pub mod testing;
 mod types;
 
 pub use abort::{abort_test, abort_test_because};
-pub use completion::{AccuracyRecord, Completer, CompletionAnomalies, CompletionSink};
+pub use completion::{AccuracyRecord, Completer, CompletionAnomalies, CompletionSink, SlotArena};
 pub use diagnostics::{Diagnostic, Severity};
 pub use domain::{OutOfDomain, MOST_QUERIES};
 pub use effective::EffectiveSettings;
 pub use engine::FindPeakReport;
 pub use engine::{
-    start_test, start_test_with, AbandonHook, SeriesReport, TestContext, TestError, TestResult,
+    start_test, start_test_with, AbandonHook, SampleTimes, SeriesObserver, SeriesObserverHook,
+    SeriesReport, TestContext, TestError, TestResult,
 };
 pub use issue::StopReason;
 pub use progress::{ExternalProgress, ProgressHandle, ProgressSnapshot};

@@ -84,6 +84,11 @@ impl Clock {
         }
     }
 
+    /// The origin on `CLOCK_MONOTONIC`, in ns.
+    pub(crate) fn origin_monotonic_ns(&self) -> i64 {
+        self.origin_ns
+    }
+
     /// Read twice per query: straight from the clock, without `Instant`'s checked
     /// subtraction and 128-bit conversion.
     #[inline]

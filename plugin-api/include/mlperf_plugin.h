@@ -140,12 +140,17 @@ typedef enum mlperf_plugin_kind {
  *                      which the host refuses for a plugin without it.
  *   NEEDS_SAMPLE_DATA  the plugin reads sample data. Without it the host may pass data = NULL
  *                      (a run without a data set, such as the null plugin's overhead floor).
+ *   SAMPLE_TIMING      (since 1.4) the plugin reports where each sample's time went
+ *                      (report_timing, see "Where the time goes"): the host then notes when it
+ *                      hands each sample over, and divides the run's latencies. Without it
+ *                      the host takes no timestamps of its own unless the run writes a trace.
  */
 #define MLPERF_CAP_ASYNC_COMPLETION (1ull << 0)  /* completes after issue_query returns */
 #define MLPERF_CAP_CONCURRENT_ISSUE (1ull << 1)  /* issue_query may be called concurrently */
 #define MLPERF_CAP_NATIVE_BATCHING  (1ull << 2)  /* batches samples itself */
 #define MLPERF_CAP_TOKENS           (1ull << 3)  /* reports first tokens and token counts */
 #define MLPERF_CAP_NEEDS_SAMPLE_DATA (1ull << 4) /* reads sample data (else data may be NULL) */
+#define MLPERF_CAP_SAMPLE_TIMING    (1ull << 5)  /* reports each sample's timing (since 1.4) */
 
 /* A key/value attribute (vendor, device, driver_version, firmware_version, precision, ...),
  * copied by the host into its detail log and result.json. */
@@ -365,6 +370,30 @@ static inline const mlperf_input *mlperf_run_input(const mlperf_run_description 
     return (const mlperf_input *)((const char *)run->inputs + k * run->inputs->struct_size);
 }
 
+/* ---- Where the time goes (since 1.4) ------------------------------------------------------ *
+ *
+ * A plugin with MLPERF_CAP_SAMPLE_TIMING tells the host, for the samples it completes, when
+ * its own work on each began and ended, on the host's clock: CLOCK_MONOTONIC in ns, as
+ * host->now_ns returns it (the same clock in every process of the machine, so an isolated
+ * plugin's times need no conversion). The host knows the rest (when LoadGen scheduled and
+ * issued the sample, when the plugin was handed it, when its completion arrived) and divides
+ * each latency into: issue (scheduled to issued), host (issued to handed over), queue (to
+ * dequeued_ns, or to compute_start_ns), prepare (dequeued_ns to compute_start_ns: batching,
+ * copies in), compute (compute_start_ns to compute_end_ns) and completion (compute_end_ns to
+ * the completion's arrival). A time the plugin does not know is 0; times out of that order
+ * leave the sample out of the division (the host counts such samples). Report a sample's
+ * timing before completing it, through host->report_timing (thread-safe, non-blocking, any
+ * thread; the host copies the records before returning).
+ */
+
+typedef struct mlperf_sample_timing {
+    size_t struct_size;
+    uint64_t id;                  /* the sample's id, as issue_query gave it */
+    uint64_t dequeued_ns;         /* it left the plugin's queue; 0 when not known */
+    uint64_t compute_start_ns;    /* the device (or the model) began work on it */
+    uint64_t compute_end_ns;      /* and ended it */
+} mlperf_sample_timing;
+
 /* ---- The host, as the plugin sees it ------------------------------------------------------ */
 
 typedef enum mlperf_log_level {
@@ -408,6 +437,14 @@ typedef struct mlperf_host_api {
      * non-blocking, any thread, like complete. */
     void (*complete_named)(void *context, const mlperf_named_response *responses,
                            size_t count);
+
+    /* ---- Appended in 1.4: read only when struct_size covers them ---- */
+
+    /* The host's clock (see "Where the time goes"): CLOCK_MONOTONIC, ns. Any thread. */
+    uint64_t (*now_ns)(void *context);
+    /* Where samples' time went (records strided by struct_size); for a plugin with
+     * MLPERF_CAP_SAMPLE_TIMING, before the samples complete. Thread-safe, non-blocking. */
+    void (*report_timing)(void *context, const mlperf_sample_timing *timings, size_t count);
 } mlperf_host_api;
 
 /* ---- Power meters (since 1.1) ------------------------------------------------------------- *

@@ -24,6 +24,8 @@ pub const CAP_CONCURRENT_ISSUE: u64 = 1 << 1;
 pub const CAP_NATIVE_BATCHING: u64 = 1 << 2;
 pub const CAP_TOKENS: u64 = 1 << 3;
 pub const CAP_NEEDS_SAMPLE_DATA: u64 = 1 << 4;
+/// Since 1.4: the plugin reports each sample's timing (`report_timing`).
+pub const CAP_SAMPLE_TIMING: u64 = 1 << 5;
 
 pub const SCENARIO_SINGLE_STREAM: u32 = 1;
 pub const SCENARIO_MULTI_STREAM: u32 = 2;
@@ -167,6 +169,18 @@ pub struct mlperf_device {
     pub memory_bytes: u64,
 }
 
+/// Since 1.4: where one sample's time went inside the plugin, on the host's clock
+/// (`CLOCK_MONOTONIC` ns; 0 for a time not known).
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct mlperf_sample_timing {
+    pub struct_size: usize,
+    pub id: u64,
+    pub dequeued_ns: u64,
+    pub compute_start_ns: u64,
+    pub compute_end_ns: u64,
+}
+
 /// Since 1.3: the test an instance is created for.
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy)]
@@ -236,6 +250,15 @@ pub struct mlperf_host_api {
         unsafe extern "C" fn(
             context: *mut c_void,
             responses: *const mlperf_named_response,
+            count: usize,
+        ),
+    >,
+    // Appended in 1.4: read only when `struct_size` covers them (see [`HOST_SIZE_1_3`]).
+    pub now_ns: Option<unsafe extern "C" fn(context: *mut c_void) -> u64>,
+    pub report_timing: Option<
+        unsafe extern "C" fn(
+            context: *mut c_void,
+            timings: *const mlperf_sample_timing,
             count: usize,
         ),
     >,
@@ -354,6 +377,8 @@ pub const TABLE_SIZE_1_3: usize = std::mem::offset_of!(mlperf_plugin_api, device
 pub const RUN_SIZE_1_3: usize = std::mem::offset_of!(mlperf_run_description, device);
 /// `sizeof(mlperf_host_api)` of ABI 1.2, before `run`.
 pub const HOST_SIZE_1_2: usize = std::mem::offset_of!(mlperf_host_api, run);
+/// `sizeof(mlperf_host_api)` of ABI 1.3, before `now_ns`.
+pub const HOST_SIZE_1_3: usize = std::mem::offset_of!(mlperf_host_api, now_ns);
 
 // SAFETY: the table is immutable static data and its pointers name static strings and
 // functions; sharing it across threads is what the ABI intends.
@@ -388,7 +413,7 @@ const _: () = {
     assert!(size_of::<mlperf_named_response>() == 56);
     assert!(offset_of!(mlperf_named_response, n_tokens) == 32);
     assert!(offset_of!(mlperf_named_response, outputs) == 40);
-    assert!(size_of::<mlperf_host_api>() == 80);
+    assert!(size_of::<mlperf_host_api>() == 96);
     assert!(offset_of!(mlperf_host_api, context) == 24);
     assert!(offset_of!(mlperf_host_api, log) == 48);
     // 1.0's and 1.1's host table ended here; 1.2 appended `fail`.
@@ -396,6 +421,11 @@ const _: () = {
     // 1.2's host table ended here; 1.3 appended `run`.
     assert!(HOST_SIZE_1_2 == 64);
     assert!(offset_of!(mlperf_host_api, complete_named) == 72);
+    // 1.3's host table ended here; 1.4 appended the clock and the timing report.
+    assert!(HOST_SIZE_1_3 == 80);
+    assert!(offset_of!(mlperf_host_api, report_timing) == 88);
+    assert!(size_of::<mlperf_sample_timing>() == 40);
+    assert!(offset_of!(mlperf_sample_timing, compute_end_ns) == 32);
     assert!(size_of::<mlperf_run_description>() == 160);
     // 1.3's run description ended here; 1.4 appended the device.
     assert!(RUN_SIZE_1_3 == 144);

@@ -26,6 +26,7 @@ struct Recorded {
     first_tokens: Mutex<Vec<Answer>>,
     logs: Mutex<Vec<(i32, String)>>,
     fails: Mutex<Vec<String>>,
+    timings: Mutex<Vec<ffi::mlperf_sample_timing>>,
     changed: Condvar,
 }
 
@@ -61,6 +62,7 @@ impl RecordingHost {
         let (struct_size, fail_callback) = match minor {
             0 | 1 => (std::mem::offset_of!(mlperf_host_api, fail), None),
             2 => (ffi::HOST_SIZE_1_2, Some(fail as FailFn)),
+            3 => (ffi::HOST_SIZE_1_3, Some(fail as FailFn)),
             _ => (size_of::<mlperf_host_api>(), Some(fail as FailFn)),
         };
         let api = mlperf_host_api {
@@ -76,6 +78,8 @@ impl RecordingHost {
             fail: fail_callback,
             run: ptr::null(),
             complete_named: (minor >= 3).then_some(complete_named as CompleteNamedFn),
+            now_ns: (minor >= 4).then_some(now_ns as NowFn),
+            report_timing: (minor >= 4).then_some(report_timing as ReportTimingFn),
         };
         RecordingHost {
             recorded,
@@ -119,6 +123,11 @@ impl RecordingHost {
     /// the first).
     pub fn fails(&self) -> Vec<String> {
         lock(&self.recorded.fails).clone()
+    }
+
+    /// Every timing record the plugin reported, in order.
+    pub fn timings(&self) -> Vec<ffi::mlperf_sample_timing> {
+        lock(&self.recorded.timings).clone()
     }
 
     /// Waits until the plugin called `fail` or `timeout` passed; returns the failures so far.
@@ -306,6 +315,42 @@ unsafe extern "C" fn fail(context: *mut c_void, message: *const c_char, length: 
     };
     lock(&recorded.fails).push(String::from_utf8_lossy(bytes).into_owned());
     recorded.changed.notify_all();
+}
+
+type NowFn = unsafe extern "C" fn(context: *mut c_void) -> u64;
+type ReportTimingFn = unsafe extern "C" fn(
+    context: *mut c_void,
+    timings: *const ffi::mlperf_sample_timing,
+    count: usize,
+);
+
+/// This host's clock: ns since the first reading in the process (a test host needs only
+/// a clock that goes forward).
+unsafe extern "C" fn now_ns(_context: *mut c_void) -> u64 {
+    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    ORIGIN.get_or_init(Instant::now).elapsed().as_nanos() as u64 + 1
+}
+
+unsafe extern "C" fn report_timing(
+    context: *mut c_void,
+    timings: *const ffi::mlperf_sample_timing,
+    n: usize,
+) {
+    // SAFETY: as in complete().
+    let recorded = unsafe { &*context.cast::<Recorded>() };
+    if timings.is_null() || n == 0 {
+        return;
+    }
+    // SAFETY: `n` records strided by the first one's struct_size, valid for this call.
+    let stride = unsafe { (*timings).struct_size };
+    if stride < size_of::<ffi::mlperf_sample_timing>() {
+        return;
+    }
+    let mut into = lock(&recorded.timings);
+    for i in 0..n {
+        // SAFETY: record i lies i * stride bytes in.
+        into.push(unsafe { *timings.byte_add(i * stride) });
+    }
 }
 
 type SampleSetFn = unsafe extern "C" fn(

@@ -85,6 +85,15 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_host_api, fail),
     FIELD(mlperf_host_api, run),
     FIELD(mlperf_host_api, complete_named),
+    FIELD(mlperf_host_api, now_ns),
+    FIELD(mlperf_host_api, report_timing),
+
+    SIZE(mlperf_sample_timing),
+    FIELD(mlperf_sample_timing, struct_size),
+    FIELD(mlperf_sample_timing, id),
+    FIELD(mlperf_sample_timing, dequeued_ns),
+    FIELD(mlperf_sample_timing, compute_start_ns),
+    FIELD(mlperf_sample_timing, compute_end_ns),
 
     SIZE(mlperf_run_description),
     FIELD(mlperf_run_description, struct_size),
@@ -171,6 +180,7 @@ const unsigned long long mlperf_layout_constants[] = {
     MLPERF_CAP_NATIVE_BATCHING,
     MLPERF_CAP_TOKENS,
     MLPERF_CAP_NEEDS_SAMPLE_DATA,
+    MLPERF_CAP_SAMPLE_TIMING,
     MLPERF_PLUGIN_KIND_SUT,
     MLPERF_PLUGIN_KIND_POWER,
     MLPERF_SCENARIO_SINGLE_STREAM,

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 use mlperf_host::loadgen::{TestMode, TestScenario};
+use mlperf_host::session::SampleTiming;
 
 use super::plugin_flags::IsolateArg;
 use super::set::{self, Override};
@@ -131,6 +132,11 @@ pub(crate) struct RunArgs {
     /// Also write report.html beside the logs (`mlperf-host report`; writes the trace too).
     #[arg(long)]
     pub report: bool,
+    /// Divide each latency into LoadGen's issue, the host's part, and the plugin's queue,
+    /// compute and completion (result.json's latency_breakdown, the trace and the report).
+    /// auto: for a plugin that reports its timing, or with --trace/--report.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub sample_timing: SampleTiming,
     /// Print no summary; log errors only.
     #[arg(long, short)]
     pub quiet: bool,

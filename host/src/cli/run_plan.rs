@@ -89,6 +89,7 @@ pub(crate) fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
         results_dir: args.out.clone(),
         log: LogOptions {
             trace: args.trace || args.report,
+            sample_timing: args.sample_timing,
             drain_timeout: args.drain_timeout,
             issue_spin: args.issue_spin,
             stall_timeout: args.stall_timeout,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::host_api::take_error;
 use crate::loadgen::{Completer, QuerySampleResponse, ResponseId};
+use crate::timing::{TimingSink, TimingSinkSlot};
 
 /// How the host batches for a plugin (`--plugin-batch`, `--plugin-batch-wait`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -45,10 +46,14 @@ pub(crate) unsafe fn issue_in_calls(
     instance: *mut c_void,
     samples: &[ffi::mlperf_sample],
     max: usize,
+    timing: Option<&TimingSink>,
 ) -> (Option<(i32, String)>, usize) {
     let size = if max == 0 { samples.len().max(1) } else { max };
     let mut accepted = 0;
     for call in samples.chunks(size) {
+        if let Some(timing) = timing {
+            timing.handed(call);
+        }
         // SAFETY: the caller's contract.
         let error = unsafe { take_error(issue(instance, call.as_ptr(), call.len())) };
         if error.is_some() {
@@ -82,10 +87,10 @@ struct Shared {
 }
 
 /// The plugin's instance and issue function, for the gathering thread.
-#[derive(Clone, Copy)]
 struct Target {
     instance: *mut c_void,
     issue: IssueFn,
+    timing: TimingSinkSlot,
 }
 
 // SAFETY: the plugin's instance is only called through issue_query, by this thread alone (it is
@@ -110,6 +115,7 @@ impl Gatherer {
         plugin: String,
         instance: *mut c_void,
         issue: IssueFn,
+        timing: TimingSinkSlot,
     ) -> std::io::Result<Gatherer> {
         let shared = Arc::new(Shared {
             pending: Mutex::new(Pending {
@@ -122,7 +128,11 @@ impl Gatherer {
             arrived: Condvar::new(),
             flushed: Condvar::new(),
         });
-        let target = Target { instance, issue };
+        let target = Target {
+            instance,
+            issue,
+            timing,
+        };
         if std::env::var_os(REFUSE_THREAD_ENV).is_some_and(|name| name == "mlperf-batch") {
             return Err(std::io::Error::other(format!(
                 "refused by {REFUSE_THREAD_ENV}"
@@ -132,7 +142,7 @@ impl Gatherer {
             .name("mlperf-batch".into())
             .spawn({
                 let shared = Arc::clone(&shared);
-                move || gather(&shared, batching, &plugin, target)
+                move || gather(&shared, batching, &plugin, &target)
             })?;
         Ok(Gatherer {
             shared,
@@ -185,7 +195,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The gathering thread: a call when `max_samples` are pending, when the oldest has waited
 /// `wait`, on a flush, and at the end.
-fn gather(shared: &Shared, batching: HostBatching, plugin: &str, target: Target) {
+fn gather(shared: &Shared, batching: HostBatching, plugin: &str, target: &Target) {
     let mut call: Vec<ffi::mlperf_sample> = Vec::with_capacity(batching.max_samples);
     let mut pending = lock(&shared.pending);
     loop {
@@ -227,7 +237,8 @@ fn gather(shared: &Shared, batching: HostBatching, plugin: &str, target: Target)
         drop(pending);
         // SAFETY: the plugin's instance, live until this thread is joined; the samples point
         // into the arena until they complete.
-        let (error, accepted) = unsafe { issue_in_calls(target.issue, target.instance, &call, 0) };
+        let (error, accepted) =
+            unsafe { issue_in_calls(target.issue, target.instance, &call, 0, target.timing.get()) };
         if let (Some((code, message)), Some(completer)) = (error, &completer) {
             completer.fail(format!(
                 "plugin {plugin} issue_query failed (error {code}): {message}"

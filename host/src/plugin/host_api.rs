@@ -6,6 +6,7 @@ use std::cell::Cell;
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use mlperf_plugin_api::ffi;
 
@@ -24,6 +25,25 @@ pub(crate) struct HostContext {
     late_callbacks: AtomicU64,
     /// The named outputs a response's logged bytes are made of (none: its data).
     logged_outputs: Box<[Box<[u8]>]>,
+    /// Where the plugin's timing reports go, when the run divides its latencies.
+    timing: OnceLock<Arc<dyn TimingReports>>,
+}
+
+/// Takes a plugin's `report_timing` records (ABI 1.4).
+pub(crate) trait TimingReports: Send + Sync {
+    fn report(&self, timing: &ffi::mlperf_sample_timing);
+}
+
+impl TimingReports for crate::timing::TimingSink {
+    #[inline]
+    fn report(&self, timing: &ffi::mlperf_sample_timing) {
+        self.table.report(
+            timing.id,
+            timing.dequeued_ns,
+            timing.compute_start_ns,
+            timing.compute_end_ns,
+        );
+    }
 }
 
 impl HostContext {
@@ -37,7 +57,13 @@ impl HostContext {
                 .iter()
                 .map(|name| name.as_bytes().into())
                 .collect(),
+            timing: OnceLock::new(),
         })
+    }
+
+    /// From now on the plugin's timing reports go to `reports` (set once per instance).
+    pub(crate) fn report_timing_to(&self, reports: Arc<dyn TimingReports>) {
+        let _ = self.timing.set(reports);
     }
 
     /// From now on callbacks are late: the plugin's destroy has returned.
@@ -84,6 +110,8 @@ pub(crate) fn host_api(
         fail: Some(host_fail),
         run: run.map_or(std::ptr::null(), std::ptr::from_ref),
         complete_named: Some(host_complete_named),
+        now_ns: Some(host_now_ns),
+        report_timing: Some(host_report_timing),
     }
 }
 
@@ -503,6 +531,36 @@ unsafe extern "C" fn host_fail(context: *mut c_void, message: *const c_char, len
         // SAFETY: the plugin passes `length` bytes, per the ABI.
         let text = unsafe { message_text(message, length) };
         context.fail(format!("plugin {} failed: {text}", context.plugin));
+    }));
+}
+
+unsafe extern "C" fn host_now_ns(_context: *mut c_void) -> u64 {
+    crate::timing::monotonic_ns()
+}
+
+unsafe extern "C" fn host_report_timing(
+    context: *mut c_void,
+    timings: *const ffi::mlperf_sample_timing,
+    count: usize,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: as in host_complete.
+        let context = unsafe { &*(context as *const HostContext) };
+        if context.late() || timings.is_null() || count == 0 {
+            return;
+        }
+        let Some(reports) = context.timing.get() else {
+            return;
+        };
+        // SAFETY: `count` records strided by the first one's struct_size, valid for the call.
+        let stride = unsafe { (*timings).struct_size };
+        if stride < std::mem::size_of::<ffi::mlperf_sample_timing>() {
+            return;
+        }
+        for k in 0..count {
+            // SAFETY: record k lies k * stride bytes in.
+            reports.report(unsafe { &*timings.byte_add(k * stride) });
+        }
     }));
 }
 

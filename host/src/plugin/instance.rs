@@ -39,6 +39,9 @@ pub trait PluginBackend: SystemUnderTest {
     fn reserve_samples(&self, samples: usize) -> bool;
     /// Hands issued samples their data from `arena` (filled by the sample library's loads).
     fn read_samples_from(&mut self, arena: Arc<SampleArena>);
+    /// Note when each sample is handed to the plugin in `sink`, and take the plugin's timing
+    /// reports there (ABI 1.4), for the run's latency breakdown. Once, before the test.
+    fn note_timing(&self, sink: crate::timing::TimingSink);
     /// What each device was given, when the run spreads queries over several (ABI 1.4).
     fn device_shares(&self) -> Vec<DeviceShare> {
         Vec::new()

@@ -262,6 +262,16 @@ impl PluginBackend for DeviceSpread {
     fn device_shares(&self) -> Vec<DeviceShare> {
         self.shares()
     }
+
+    /// Each instance notes into the run's table under its own lane.
+    fn note_timing(&self, sink: crate::timing::TimingSink) {
+        for (lane, instance) in self.instances.iter().enumerate() {
+            instance.backend().note_timing(crate::timing::TimingSink {
+                table: Arc::clone(&sink.table),
+                lane: lane as u32,
+            });
+        }
+    }
 }
 
 impl DeviceSpread {

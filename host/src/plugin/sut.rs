@@ -16,6 +16,7 @@ use super::run::RunDescription;
 use super::timed::TimedPreprocess;
 use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, ResponseId, SystemUnderTest};
 use crate::samples::{LoadedSamples, Preprocessing, SampleArena};
+use crate::timing::{TimingSink, TimingSinkSlot};
 use mlperf_loadgen::TestScenario;
 
 /// One created plugin instance. Dropping it destroys the instance (which stops the plugin's
@@ -45,6 +46,8 @@ pub struct PluginSut {
     arena: Option<Arc<SampleArena>>,
     /// Preprocessing run on each issued sample, inside the timed path.
     timed: Option<TimedPreprocess>,
+    /// Where hand-overs are noted, when the run divides its latencies.
+    timing: TimingSinkSlot,
     /// The named inputs within every sample, which the run description points at (none: a
     /// sample is one tensor).
     _inputs: Option<InputTable>,
@@ -154,6 +157,7 @@ impl PluginSut {
             samples: Mutex::new(Staged::default()),
             arena: None,
             timed: None,
+            timing: TimingSinkSlot::default(),
             _inputs: inputs,
             as_host_of_1_2,
             name: name.clone(),
@@ -165,14 +169,13 @@ impl PluginSut {
         if batching.is_on() && run.is_some_and(|run| run.scenario() == TestScenario::Server) {
             let issue = table.issue_query.expect("checked by require_sut");
             let gatherer =
-                Gatherer::start(batching, name.clone(), instance, issue).map_err(|e| {
-                    PluginError::Call {
+                Gatherer::start(batching, name.clone(), instance, issue, sut.timing.clone())
+                    .map_err(|e| PluginError::Call {
                         plugin: name.clone(),
                         function: "create",
                         code: ffi::ERROR_RESOURCE_EXHAUSTED,
                         message: format!("cannot start the host's batching thread: {e}"),
-                    }
-                })?;
+                    })?;
             sut.gatherer = Some(gatherer);
         }
         sut.attributes = sut
@@ -331,6 +334,7 @@ impl SystemUnderTest for PluginSut {
                     self.instance,
                     &small[..samples.len()],
                     self.max_per_call,
+                    self.timing.get(),
                 )
             }
         } else {
@@ -339,7 +343,15 @@ impl SystemUnderTest for PluginSut {
                 staged.fill(samples, self.arena.as_deref());
             }
             // SAFETY: as above.
-            unsafe { issue_in_calls(issue, self.instance, &staged.buffer, self.max_per_call) }
+            unsafe {
+                issue_in_calls(
+                    issue,
+                    self.instance,
+                    &staged.buffer,
+                    self.max_per_call,
+                    self.timing.get(),
+                )
+            }
         };
         // The failure first: a completion sink in another process receives them in order,
         // and must not see the test end on the refused samples before it.
@@ -375,6 +387,9 @@ impl PluginSut {
         let issue = self.table().issue_query.expect("checked by require_sut");
         let mut error = None;
         let preprocessed = timed.issue(samples, self.arena.as_deref(), completer, |handover| {
+            if let Some(timing) = self.timing.get() {
+                timing.handed(handover);
+            }
             // SAFETY: the samples live across the call; their data until they complete.
             error = unsafe { take_error(issue(self.instance, handover.as_ptr(), handover.len())) };
         });
@@ -521,6 +536,11 @@ impl PluginBackend for PluginSut {
     /// The plugin's MLPERF_CAP_* bits.
     fn capabilities(&self) -> u64 {
         self.table().capabilities
+    }
+
+    fn note_timing(&self, sink: TimingSink) {
+        self.context.report_timing_to(Arc::new(sink.clone()));
+        let _ = self.timing.set(sink);
     }
 
     /// The plugin's attributes (vendor, device, driver, precision, ...).

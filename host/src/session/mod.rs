@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use mlperf_loadgen::{
     start_test_with, AbandonHook, EffectiveSettings, LogOutputSettings, LogSettings,
-    ProgressHandle, TestContext, TestMode, TestResult, TestScenario,
+    ProgressHandle, SeriesObserverHook, TestContext, TestMode, TestResult, TestScenario,
 };
 use mlperf_plugin_api::ffi;
 use mlperf_power::Phase;
@@ -29,13 +29,16 @@ use crate::compliance::{AccuracyFallback, Verification};
 use crate::logs::{RESULT_JSON, SUMMARY_LOG};
 use crate::plugin::{DataFormat, Instance, PluginError, RunDescription};
 use crate::power::{self, Meters, MetersFinisher, PowerResult, Recording};
+use crate::timing::{SampleTimingTable, TimingObserver, TimingSink};
 use mlperf_loadgen::QuerySampleLibrary;
 
 pub use audit::{AuditOutcome, AuditPlan, References};
 pub use error::SessionError;
 pub use old_files::RUN_FILES;
-pub use outcome::{RunOutcome, TestOutcome};
-pub use plan::{EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan};
+pub use outcome::{Beside, RunOutcome, TestOutcome};
+pub use plan::{
+    EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan, SampleTiming,
+};
 pub use sample_sets::SampleSetCalls;
 pub use samples::SampleLibrary;
 
@@ -158,7 +161,8 @@ impl<'a> Session<'a> {
             );
             let recording = meters.stop(mark);
             let result = result?;
-            write_result_json(&ranging_dir, &result, None, &[])?;
+            write_result_json(&ranging_dir, &result.outcome, &Beside::default())?;
+            let result = result.outcome;
             if result.incomplete() {
                 return Err(SessionError::RangingFailed {
                     out: ranging_dir,
@@ -198,7 +202,10 @@ impl<'a> Session<'a> {
         let device_shares = sut.backend().device_shares();
         // Destroying the instance stops the plugin's threads.
         let destroyed = sut.destroy_within(plan.log.stall_timeout);
-        let result = result?;
+        let Tested {
+            outcome: result,
+            latency_breakdown,
+        } = result?;
 
         self.observer.summary(&summary_text(&result, &plan.out)?);
         let accuracy_run = matches!(
@@ -228,9 +235,15 @@ impl<'a> Session<'a> {
                 }
             }
         }
-        write_result_json(&plan.results_dir, &result, power_json, &device_shares)?;
+        let beside = Beside {
+            power: power_json.as_ref(),
+            devices: &device_shares,
+            latency_breakdown: latency_breakdown.as_ref(),
+        };
+        write_result_json(&plan.results_dir, &result, &beside)?;
         Ok(RunOutcome {
             device_shares,
+            latency_breakdown,
             result,
             scenario: plan.settings.scenario,
             power_valid,
@@ -249,19 +262,54 @@ impl<'a> Session<'a> {
         dirs: &TestDirs<'_>,
         meters: Option<MetersFinisher>,
         sample_sets: &mut SampleSetCalls,
-    ) -> Result<TestOutcome, SessionError> {
+    ) -> Result<Tested, SessionError> {
         // A test started after the signal would not see its abort.
         if let Some((_, signal)) = interrupt::received() {
             return Err(SessionError::Interrupted(signal));
         }
+        let timing = plan
+            .log
+            .sample_timing
+            .is_on(sut.backend().capabilities(), plan.log.trace)
+            .then(|| {
+                let table = SampleTimingTable::new();
+                sut.backend().note_timing(TimingSink {
+                    table: Arc::clone(&table),
+                    lane: 0,
+                });
+                let lanes = sut.backend().device_shares().len().max(1) as u32;
+                TimingObserver::new(table, lanes)
+            });
         let progress = self.observer.test_starting();
-        let result = run_test(plan, sut, library, dirs, progress, meters, sample_sets);
+        let observer = timing
+            .clone()
+            .map(|o| SeriesObserverHook(o as Arc<dyn mlperf_loadgen::SeriesObserver>));
+        let result = run_test(
+            plan,
+            sut,
+            library,
+            dirs,
+            progress,
+            meters,
+            sample_sets,
+            observer,
+        );
         self.observer.test_finished();
-        result
+        Ok(Tested {
+            outcome: result?,
+            latency_breakdown: timing.and_then(|t| t.breakdown()),
+        })
     }
 }
 
+/// A test's outcome and, when it divided its latencies, where they went.
+struct Tested {
+    outcome: TestOutcome,
+    latency_breakdown: Option<crate::timing::LatencyBreakdown>,
+}
+
 /// One LoadGen test into `dirs.logs`; `meters` are finished if the test is abandoned.
+#[allow(clippy::too_many_arguments)]
 fn run_test(
     plan: &RunPlan,
     sut: &Instance,
@@ -270,8 +318,10 @@ fn run_test(
     progress: Option<ProgressHandle>,
     meters: Option<MetersFinisher>,
     sample_sets: &mut SampleSetCalls,
+    series_observer: Option<SeriesObserverHook>,
 ) -> Result<TestOutcome, SessionError> {
     let context = TestContext {
+        series_observer,
         audit_config: plan.audit_config.clone(),
         progress,
         // The model the config files were read for: a submission files the run under it.
@@ -291,7 +341,7 @@ fn run_test(
             let results = dirs.results.to_path_buf();
             AbandonHook(Arc::new(move |result: &TestResult| {
                 let outcome = TestOutcome::Native(Box::new(result.clone()));
-                if let Err(error) = write_result_json(&results, &outcome, None, &[]) {
+                if let Err(error) = write_result_json(&results, &outcome, &Beside::default()) {
                     tracing::error!("{error}");
                 }
                 if let Some(meters) = &meters {
@@ -477,12 +527,9 @@ fn account_power(
 fn write_result_json(
     dir: &Path,
     result: &TestOutcome,
-    power: Option<serde_json::Value>,
-    devices: &[crate::plugin::DeviceShare],
+    beside: &Beside<'_>,
 ) -> Result<(), SessionError> {
-    let text = result
-        .to_json(power.as_ref(), devices)
-        .map_err(SessionError::ResultJson)?;
+    let text = result.to_json(beside).map_err(SessionError::ResultJson)?;
     let path = dir.join(RESULT_JSON);
     let partial = dir.join(".result.json.partial");
     std::fs::write(&partial, text)

@@ -5,6 +5,7 @@ use mlperf_loadgen::{StopReason, TestMode, TestResult, TestScenario};
 use super::official_run;
 use crate::official::result::OfficialResult;
 use crate::plugin::DeviceShare;
+use crate::timing::LatencyBreakdown;
 
 /// The testing run's result and, with meters, whether its power result is VALID.
 pub struct RunOutcome {
@@ -21,6 +22,8 @@ pub struct RunOutcome {
     pub sample_sets: super::SampleSetCalls,
     /// A run over several devices: what each was given.
     pub device_shares: Vec<DeviceShare>,
+    /// Where the latencies went, when the run divided them (`--sample-timing`).
+    pub latency_breakdown: Option<LatencyBreakdown>,
 }
 
 /// The test's result, as the engine that ran it gives it.
@@ -79,43 +82,37 @@ impl TestOutcome {
         }
     }
 
-    /// result.json's text: the engine's result in its own field order, then `power` when
-    /// there is a power result.
-    /// result.json: the result, its power result and, for a run over several devices, what
-    /// each was given.
-    pub fn to_json(
-        &self,
-        power: Option<&serde_json::Value>,
-        devices: &[DeviceShare],
-    ) -> serde_json::Result<Vec<u8>> {
+    /// result.json: the engine's result in its own field order, then its power result, what
+    /// each device was given (a run over several) and where the latencies went.
+    pub fn to_json(&self, beside: &Beside<'_>) -> serde_json::Result<Vec<u8>> {
         match self {
-            TestOutcome::Native(result) => document(&**result, power, devices),
-            TestOutcome::Official(result) => document(&**result, power, devices),
+            TestOutcome::Native(result) => document(&**result, beside),
+            TestOutcome::Official(result) => document(&**result, beside),
         }
     }
 }
 
-/// A result with the power result beside its own fields.
-#[derive(serde::Serialize)]
-struct WithPower<'a, T> {
-    #[serde(flatten)]
-    result: &'a T,
+/// What result.json holds beside the engine's result.
+#[derive(serde::Serialize, Default)]
+pub struct Beside<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    power: Option<&'a serde_json::Value>,
+    pub power: Option<&'a serde_json::Value>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    devices: &'a [DeviceShare],
+    pub devices: &'a [DeviceShare],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_breakdown: Option<&'a LatencyBreakdown>,
 }
 
-fn document<T: serde::Serialize>(
-    result: &T,
-    power: Option<&serde_json::Value>,
-    devices: &[DeviceShare],
-) -> serde_json::Result<Vec<u8>> {
-    let mut text = serde_json::to_vec_pretty(&WithPower {
-        result,
-        power,
-        devices,
-    })?;
+#[derive(serde::Serialize)]
+struct Document<'a, T> {
+    #[serde(flatten)]
+    result: &'a T,
+    #[serde(flatten)]
+    beside: &'a Beside<'a>,
+}
+
+fn document<T: serde::Serialize>(result: &T, beside: &Beside<'_>) -> serde_json::Result<Vec<u8>> {
+    let mut text = serde_json::to_vec_pretty(&Document { result, beside })?;
     text.push(b'\n');
     Ok(text)
 }

@@ -99,11 +99,40 @@ pub struct PreprocessPlan {
     pub limits: PreprocessLimits,
 }
 
+/// When the host notes each sample's hand-over to the plugin and takes the plugin's timing
+/// reports (ABI 1.4), to divide the run's latencies (`--sample-timing`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SampleTiming {
+    /// For a plugin that reports timing (MLPERF_CAP_SAMPLE_TIMING), or a run that writes a
+    /// trace.
+    #[default]
+    Auto,
+    /// Always (a plugin without the capability gets the host's part only).
+    On,
+    /// Never: no timestamp is taken beyond LoadGen's own.
+    Off,
+}
+
+impl SampleTiming {
+    /// On for a plugin of `capabilities` in a run that writes a trace or not.
+    pub fn is_on(self, capabilities: u64, trace: bool) -> bool {
+        match self {
+            SampleTiming::Auto => {
+                trace || capabilities & mlperf_plugin_api::ffi::CAP_SAMPLE_TIMING != 0
+            }
+            SampleTiming::On => true,
+            SampleTiming::Off => false,
+        }
+    }
+}
+
 /// How the engine logs and paces the test.
 #[derive(Clone, Copy)]
 pub struct LogOptions {
     /// Also write mlperf_log_trace.json.
     pub trace: bool,
+    /// Whether the run divides its latencies (result.json's `latency_breakdown`).
+    pub sample_timing: SampleTiming,
     /// Give up on samples that never complete after this long without progress.
     pub drain_timeout: Duration,
     /// How long before each scheduled issue the issuing thread busy-waits.

@@ -1,7 +1,10 @@
 /* Two simulated devices (ABI 1.4) for the spread tests: device 0 ("sim-fast") serves a sample
  * in 1 ms, device 1 ("sim-slow") in 3 ms, one sample at a time each: an instance queues what
  * it is issued and one thread works the queue. With `crash = true` in the config, device 1's
- * instance aborts at its first sample. Compiled by the tests. */
+ * instance aborts at its first sample. With `timing = true` it reports each sample's timing
+ * (MLPERF_CAP_SAMPLE_TIMING): dequeued when its thread takes it, compute starting exactly
+ * 200 us later and lasting exactly the service time, each waited for on the host's clock
+ * before the sample completes. Compiled by the tests. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@ typedef struct {
     mlperf_host_api host;
     unsigned service_us;
     int crash;
+    int timing;
     uint64_t *queue;
     size_t head, tail;
     int stopping;
@@ -39,6 +43,15 @@ static mlperf_error *devices(const mlperf_host_api *host, const char *config, si
     return NULL;
 }
 
+#define PREPARE_NS 200000ull
+
+/* Until `ns` of CLOCK_MONOTONIC, the host's clock. */
+static void sleep_until(uint64_t ns) {
+    struct timespec at = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) != 0) {
+    }
+}
+
 static void *work(void *arg) {
     device_instance *self = arg;
     for (;;) {
@@ -55,8 +68,18 @@ static void *work(void *arg) {
         if (self->crash) {
             abort();
         }
-        struct timespec service = {0, (long)self->service_us * 1000};
-        nanosleep(&service, NULL);
+        if (self->timing) {
+            uint64_t dequeued = self->host.now_ns(self->host.context);
+            uint64_t start = dequeued + PREPARE_NS;
+            uint64_t end = start + (uint64_t)self->service_us * 1000;
+            sleep_until(start);
+            sleep_until(end);
+            mlperf_sample_timing timing = {sizeof timing, id, dequeued, start, end};
+            self->host.report_timing(self->host.context, &timing, 1);
+        } else {
+            struct timespec service = {0, (long)self->service_us * 1000};
+            nanosleep(&service, NULL);
+        }
         mlperf_response done = {sizeof(mlperf_response), id, NULL, 0, 0};
         self->host.complete(self->host.context, &done, 1);
     }
@@ -74,6 +97,9 @@ static mlperf_error *create(const mlperf_host_api *host, const char *config, siz
     int slow = device != NULL && device->ordinal == 1;
     self->service_us = slow ? 3000 : 1000;
     self->crash = slow && length > 0 && strstr(config, "crash = true") != NULL;
+    /* The clock and the report come with a host of 1.4. */
+    self->timing = length > 0 && strstr(config, "timing = true") != NULL &&
+                   host->struct_size >= sizeof(mlperf_host_api);
     pthread_mutex_init(&self->lock, NULL);
     pthread_cond_init(&self->ready, NULL);
     pthread_create(&self->worker, NULL, work, self);
@@ -119,7 +145,7 @@ static const mlperf_plugin_api table = {
     .kind = MLPERF_PLUGIN_KIND_SUT,
     .name = "sim-devices",
     .version = "0.1.0",
-    .capabilities = MLPERF_CAP_ASYNC_COMPLETION,
+    .capabilities = MLPERF_CAP_ASYNC_COMPLETION | MLPERF_CAP_SAMPLE_TIMING,
     .create = create,
     .destroy = destroy,
     .issue_query = issue_query,

@@ -7,7 +7,7 @@ use std::process::Output;
 
 use crate::support::{self, TempDir};
 
-fn device_plugin(dir: &Path) -> PathBuf {
+pub(crate) fn device_plugin(dir: &Path) -> PathBuf {
     support::compile_c_plugin(dir, "simdevices", include_str!("device_plugin.c"))
 }
 

@@ -30,6 +30,7 @@ mod preprocess_runs;
 mod report_runs;
 mod round_rules;
 mod sample_sets;
+mod sample_timing;
 mod session;
 mod stalled_plugins;
 mod submission_flow;

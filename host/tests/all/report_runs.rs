@@ -85,11 +85,14 @@ fn report_draws_every_run_and_agrees_with_the_summaries() {
     ] {
         assert!(html.contains(title), "no {title:?} in the report");
     }
+    let breakdowns = html.matches("<svg class=\"breakdown\"").count();
     assert_eq!(
-        html.matches("<svg").count(),
+        html.matches("<svg").count() - breakdowns,
         3 + 4,
         "3 Server charts, 4 Offline ones"
     );
+    // Traced runs divide their latencies (--sample-timing auto): a breakdown chart each.
+    assert_eq!(breakdowns, 2);
     let server_summary =
         std::fs::read_to_string(dir.path().join("server/mlperf_log_summary.txt")).unwrap();
     let offline_summary =

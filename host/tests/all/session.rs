@@ -9,7 +9,8 @@ use mlperf_host::benchmark::accuracy::Score;
 use mlperf_host::loadgen::{ProgressHandle, TestMode, TestScenario, TestSettings};
 use mlperf_host::power::PowerResult;
 use mlperf_host::session::{
-    EnginePlan, LogOptions, Observer, PluginPlan, RunPlan, SamplePlan, Session, SessionError,
+    EnginePlan, LogOptions, Observer, PluginPlan, RunPlan, SamplePlan, SampleTiming, Session,
+    SessionError,
 };
 
 use crate::support::{null_plugin, TempDir};
@@ -85,6 +86,7 @@ fn plan(out: &Path, results: &Path) -> RunPlan {
         results_dir: results.to_path_buf(),
         log: LogOptions {
             trace: false,
+            sample_timing: SampleTiming::default(),
             drain_timeout: Duration::from_secs(10),
             issue_spin: Duration::ZERO,
             stall_timeout: Duration::from_secs(10),

@@ -31,6 +31,9 @@ pub struct TestContext {
     /// watch it from a thread of the engine's. By default the issue loop has a thread of its
     /// own and the caller's thread watches.
     pub issue_on_calling_thread: bool,
+    /// Told each series' samples and their times once it has drained, and asked what to add
+    /// to their trace events: a caller that learns more of each sample than the engine does.
+    pub series_observer: Option<super::sample_times::SeriesObserverHook>,
 }
 
 /// See [`TestContext::on_abandoned`].

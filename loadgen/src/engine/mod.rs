@@ -4,9 +4,11 @@ mod assembly;
 mod background_count;
 mod context;
 mod find_peak;
+mod sample_times;
 mod trace;
 
 pub use self::context::{AbandonHook, TestContext};
+pub use self::sample_times::{SampleTimes, SeriesObserver, SeriesObserverHook};
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -224,6 +226,10 @@ pub fn start_test_with(
         issue_spin: log_settings.issue_spin,
         record_schedule: log_settings.record_query_schedule,
         trace: log_settings.enable_trace && writer.is_some(),
+        observer: context
+            .series_observer
+            .as_ref()
+            .map(|hook| Arc::clone(&hook.0)),
         progress: context
             .progress
             .as_ref()
@@ -457,6 +463,7 @@ pub(super) struct Engine<'a> {
     record_schedule: bool,
     /// Write the trace file (asked for, and log files are on).
     trace: bool,
+    observer: Option<Arc<dyn SeriesObserver>>,
     progress: Option<ProgressRecorder>,
     pub(super) aborted: &'a AtomicBool,
     /// A series ended with samples the SUT still holds (or with the SUT failed): no further
@@ -655,7 +662,7 @@ impl Engine<'_> {
             drain_timeout: self.drain_timeout,
             issue_spin_ns: self.issue_spin.as_nanos().min(i64::MAX as u128) as i64,
             abort: self.aborted,
-            trace: self.trace,
+            trace: self.trace || self.observer.is_some(),
             progress: self.progress.as_ref(),
         };
         let log = self.shared.log();
@@ -722,15 +729,28 @@ impl Engine<'_> {
         } else {
             Vec::new()
         };
+        if let Some(observer) = self.observer.as_deref() {
+            observer.series_ended(
+                mode,
+                self.shared.clock.origin_monotonic_ns(),
+                outcome.samples_issued,
+                &mut sample_times::series_samples(&self.shared, &outcome),
+            );
+        }
         if self.trace {
             let name = if mode == TestMode::AccuracyOnly {
                 "AccuracySeries"
             } else {
                 "PerformanceSeries"
             };
-            trace::series_events(&self.shared, &outcome, name, std::process::id(), |events| {
-                log.trace(events)
-            });
+            trace::series_events(
+                &self.shared,
+                &outcome,
+                name,
+                std::process::id(),
+                self.observer.as_deref(),
+                |events| log.trace(events),
+            );
         }
         if outcome.never_completed > 0
             || matches!(

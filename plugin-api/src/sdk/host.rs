@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 
 use crate::ffi::{self, mlperf_host_api, mlperf_named_response, mlperf_output, mlperf_response};
 
-use super::{DType, PluginError, RunDescription};
+use super::{DType, PluginError, RunDescription, SampleTiming};
 
 type CompleteFn =
     unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize);
@@ -16,6 +16,12 @@ type FailFn = unsafe extern "C" fn(context: *mut c_void, message: *const c_char,
 type CompleteNamedFn = unsafe extern "C" fn(
     context: *mut c_void,
     responses: *const mlperf_named_response,
+    count: usize,
+);
+type NowFn = unsafe extern "C" fn(context: *mut c_void) -> u64;
+type ReportTimingFn = unsafe extern "C" fn(
+    context: *mut c_void,
+    timings: *const ffi::mlperf_sample_timing,
     count: usize,
 );
 
@@ -71,9 +77,14 @@ impl Host {
             true => unsafe { RunDescription::from_raw(host.run) },
             false => None,
         };
-        let complete_named = match host.struct_size >= size_of::<mlperf_host_api>() {
+        let complete_named = match host.struct_size >= ffi::HOST_SIZE_1_3 {
             true => host.complete_named,
             false => None,
+        };
+        // Appended in 1.4: the clock and the timing report come together.
+        let (now_ns, report_timing) = match host.struct_size >= size_of::<mlperf_host_api>() {
+            true => (host.now_ns, host.report_timing),
+            false => (None, None),
         };
         let complete = match host.complete {
             Some(complete) => complete,
@@ -90,6 +101,8 @@ impl Host {
                 context: host.context,
                 complete,
                 complete_named,
+                now_ns,
+                report_timing,
                 first_token: host.first_token,
                 fail,
                 log: host.log,
@@ -138,6 +151,9 @@ pub struct Completer {
     complete: CompleteFn,
     /// None when the host predates it (ABI 1.3).
     complete_named: Option<CompleteNamedFn>,
+    /// None when the host predates them (ABI 1.4).
+    now_ns: Option<NowFn>,
+    report_timing: Option<ReportTimingFn>,
     first_token: Option<CompleteFn>,
     /// None when the host predates ABI 1.2.
     fail: Option<FailFn>,
@@ -179,6 +195,32 @@ impl Completer {
             // through the array by its struct_size.
             None => unsafe { (self.complete)(self.context, pointer.cast(), count) },
         }
+    }
+
+    /// The host's clock (`CLOCK_MONOTONIC`, ns), for [`SampleTiming`]s; 0 from a host older
+    /// than ABI 1.4, which takes no timing.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        match self.now_ns {
+            // SAFETY: the header makes now_ns callable from any thread with the context.
+            Some(now_ns) => unsafe { now_ns(self.context) },
+            None => 0,
+        }
+    }
+
+    /// Where samples' time went, reported before they complete (see [`SampleTiming`]).
+    /// Ignored by a host older than ABI 1.4.
+    #[inline]
+    pub fn report_timing(&self, timings: &[SampleTiming]) {
+        let Some(report_timing) = self.report_timing else {
+            return;
+        };
+        if timings.is_empty() {
+            return;
+        }
+        // SAFETY: SampleTiming is a transparent mlperf_sample_timing; the host copies the
+        // records before returning.
+        unsafe { report_timing(self.context, timings.as_ptr().cast(), timings.len()) }
     }
 
     /// First tokens of a token run (each response's data = the first token's bytes). Does

@@ -15,6 +15,7 @@ mod power_shim;
 mod run;
 mod sample;
 mod shim;
+mod timing;
 
 pub use device::{Device, DeviceKind};
 pub use error::{config_error_text, PluginError};
@@ -23,6 +24,7 @@ pub use plugin::SutPlugin;
 pub use power::{PowerInfo, PowerMeter, PowerReading, PowerScope};
 pub use run::{Input, RunDescription, Scenario, TestMode};
 pub use sample::{DType, Sample};
+pub use timing::SampleTiming;
 
 /// What [`export_plugin!`](crate::export_plugin) expands to; not an API.
 #[doc(hidden)]

@@ -19,7 +19,7 @@ struct Entry {
 extern "C" {
     static mlperf_layout_entries: [Entry; 0];
     static mlperf_layout_count: usize;
-    static mlperf_layout_constants: [u64; 39];
+    static mlperf_layout_constants: [u64; 40];
     static mlperf_layout_entry_symbol: [c_char; 20];
     static mlperf_layout_power_entry_symbol: [c_char; 26];
 }
@@ -152,7 +152,20 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             log,
             fail,
             run,
-            complete_named
+            complete_named,
+            now_ns,
+            report_timing
+        }
+    );
+    rust_layout!(
+        map,
+        fields,
+        mlperf_sample_timing {
+            struct_size,
+            id,
+            dequeued_ns,
+            compute_start_ns,
+            compute_end_ns
         }
     );
     rust_layout!(
@@ -283,7 +296,7 @@ fn every_rust_field_is_measured_in_c() {
 
 #[test]
 fn constants_match_the_header() {
-    let rust: [u64; 39] = [
+    let rust: [u64; 40] = [
         ABI_MAJOR.into(),
         ABI_MINOR.into(),
         CAP_ASYNC_COMPLETION,
@@ -291,6 +304,7 @@ fn constants_match_the_header() {
         CAP_NATIVE_BATCHING,
         CAP_TOKENS,
         CAP_NEEDS_SAMPLE_DATA,
+        CAP_SAMPLE_TIMING,
         KIND_SUT.into(),
         KIND_POWER.into(),
         SCENARIO_SINGLE_STREAM.into(),

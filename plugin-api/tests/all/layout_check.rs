@@ -33,6 +33,14 @@ macro_rules! abi_copy {
                         count: usize,
                     ),
                 >,
+                pub now_ns: Option<unsafe extern "C" fn(context: *mut c_void) -> u64>,
+                pub report_timing: Option<
+                    unsafe extern "C" fn(
+                        context: *mut c_void,
+                        timings: *const mlperf_sample_timing,
+                        count: usize,
+                    ),
+                >,
             },
             sample { $($sample)* },
             response { $($response)* }
@@ -185,6 +193,16 @@ macro_rules! abi_copy {
                 pub name: *const c_char,
                 pub id: *const c_char,
                 pub memory_bytes: u64,
+            }
+
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_sample_timing {
+                pub struct_size: usize,
+                pub id: u64,
+                pub dequeued_ns: u64,
+                pub compute_start_ns: u64,
+                pub compute_end_ns: u64,
             }
 
             // Parameter names are part of what abi_stable compares.
@@ -427,6 +445,14 @@ abi_copy!(
                 count: usize,
             ),
         >,
+        pub now_ns: Option<unsafe extern "C" fn(context: *mut c_void) -> u64>,
+        pub report_timing: Option<
+            unsafe extern "C" fn(
+                context: *mut c_void,
+                timings: *const mlperf_sample_timing,
+                count: usize,
+            ),
+        >,
     },
     sample {
         pub struct_size: usize,
@@ -491,7 +517,9 @@ fn the_host_tables_fail_is_part_of_the_checked_layout() {
     let message = check_layout(<host_of_1_1::mlperf_plugin_api as StableAbi>::LAYOUT).unwrap_err();
     assert!(message.contains("`mlperf_host_api`"), "{message}");
     assert!(
-        message.contains("missing field(s) [\"fail\", \"run\", \"complete_named\"]"),
+        message.contains(
+            "missing field(s) [\"fail\", \"run\", \"complete_named\", \"now_ns\", \"report_timing\"]"
+        ),
         "{message}"
     );
     let message = check_layout(<fail_retyped::mlperf_plugin_api as StableAbi>::LAYOUT).unwrap_err();

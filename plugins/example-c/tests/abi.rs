@@ -82,6 +82,8 @@ impl Plugin {
             fail: None,
             run: ptr::null(),
             complete_named: None,
+            now_ns: None,
+            report_timing: None,
         });
         edit(&mut host);
         let mut instance = ptr::null_mut();

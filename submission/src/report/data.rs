@@ -32,6 +32,8 @@ pub struct RunData {
     pub power: Option<PowerTrace>,
     /// A run over several devices: (device, samples, share) from result.json.
     pub devices: Vec<DeviceShare>,
+    /// Where the latencies went, when the run divided them.
+    pub breakdown: Option<super::breakdown::Breakdown>,
 }
 
 /// What one device of a run over several was given.
@@ -103,7 +105,9 @@ pub fn read_run(dir: &Path) -> Result<RunData, ReportError> {
         None
     };
     let power = read_power(dir)?;
-    let devices = read_devices(&dir.join(RESULT_JSON));
+    let result_json = read_result_json(&dir.join(RESULT_JSON));
+    let devices = result_json.as_ref().map(read_devices).unwrap_or_default();
+    let breakdown = result_json.as_ref().and_then(super::breakdown::read);
     Ok(RunData {
         dir: dir.to_path_buf(),
         row,
@@ -117,18 +121,18 @@ pub fn read_run(dir: &Path) -> Result<RunData, ReportError> {
         samples,
         power,
         devices,
+        breakdown,
     })
 }
 
-/// result.json's `devices` (written for a run with `--devices`); none when it has none, or
-/// the file is missing or unreadable (the logs are what the report stands on).
-fn read_devices(path: &Path) -> Vec<DeviceShare> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Vec::new();
-    };
-    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return Vec::new();
-    };
+/// result.json, when it is there and reads (the logs are what the report stands on).
+fn read_result_json(path: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// result.json's `devices` (written for a run with `--devices`); none when it has none.
+fn read_devices(json: &serde_json::Value) -> Vec<DeviceShare> {
     let Some(devices) = json.get("devices").and_then(|d| d.as_array()) else {
         return Vec::new();
     };

@@ -4,6 +4,7 @@
 //! time, token latencies, the power trace with its window, settings and provenance; for several
 //! runs a comparison table first.
 
+mod breakdown;
 mod data;
 mod svg;
 
@@ -177,6 +178,10 @@ fn run_section(n: usize, run: &RunData) -> String {
             );
         }
         html.push_str("</table>");
+    }
+    if let Some(breakdown) = &run.breakdown {
+        let names: Vec<String> = run.devices.iter().map(|d| d.device.clone()).collect();
+        html.push_str(&breakdown::to_html(breakdown, &names));
     }
     if !run.tokens.is_empty() {
         html.push_str("<h3>Token latencies</h3>");

@@ -127,6 +127,9 @@ pub struct IsolatedSut {
     provenance: Vec<(String, String)>,
     threads: Vec<JoinHandle<()>>,
     destroyed: bool,
+    /// Where hand-overs are noted, when the run divides its latencies (the plugin's own
+    /// reports stay in its process: not forwarded yet).
+    timing: std::sync::OnceLock<crate::timing::TimingSink>,
 }
 
 impl IsolatedSut {
@@ -228,6 +231,7 @@ impl IsolatedSut {
             provenance: Vec::new(),
             threads,
             destroyed: false,
+            timing: std::sync::OnceLock::new(),
         };
         let mut control = control;
         let start = ToPlugin::Start {
@@ -537,6 +541,10 @@ impl PluginBackend for IsolatedSut {
         }));
     }
 
+    fn note_timing(&self, sink: crate::timing::TimingSink) {
+        let _ = self.timing.set(sink);
+    }
+
     fn load_samples(&self, indices: &[usize]) -> Result<(), PluginError> {
         self.sample_set(true, indices)
             .map_err(|message| PluginError::Isolated { message })
@@ -569,6 +577,9 @@ impl SystemUnderTest for IsolatedSut {
             self.inner.take_completions();
         }
         let key = prepared_key(samples);
+        if let Some(timing) = self.timing.get() {
+            timing.handed_query(samples);
+        }
         let prepared = key.is_some()
             && self
                 .inner
