@@ -291,6 +291,28 @@ typedef struct mlperf_device {
     uint64_t memory_bytes;     /* its own memory; 0 when it has none or it is not known */
 } mlperf_device;
 
+/* ---- Sample memory (since 1.4) ------------------------------------------------------------ *
+ *
+ * A plugin may provide the memory an instance's loaded samples live in: memory its device
+ * reads fast (pinned, registered host memory), so that load_samples and every issued sample
+ * find the data where the device reads it, with no copy per query. When an instance's table
+ * has allocate_samples and free_samples (both, or neither), the host asks it, at each load
+ * (untimed, before load_samples), for `bytes` aligned to `alignment` (64); writes the set
+ * into it once (a header and a slot table, then each sample at a 64-byte boundary); and
+ * hands the plugin samples whose data points into it, in load_samples and in every
+ * issue_query until the set is unloaded. It calls free_samples with the same pointer and size
+ * after unload_samples (or at destroy), never while a sample of the set is outstanding.
+ * `*memory_kind` says what the plugin gave: HOST or PINNED_HOST (the host writes it in place).
+ * An instance that leaves a set in the host's memory returns no error and `*memory` NULL.
+ * An error from allocate_samples fails the run before the set's queries, with its message.
+ * Each instance of a run over several devices gets its own copy.
+ */
+
+typedef enum mlperf_memory_kind {
+    MLPERF_MEMORY_HOST = 1,         /* ordinary host memory */
+    MLPERF_MEMORY_PINNED_HOST = 2   /* page-locked host memory a device reads directly */
+} mlperf_memory_kind;
+
 /* ---- The run (since 1.3) ------------------------------------------------------------------- *
  *
  * What the instance is created for: one LoadGen test (the host creates a fresh instance per
@@ -562,7 +584,7 @@ typedef struct mlperf_plugin_api {
     /* The set of the last load_samples is being released: drop what was staged for it. */
     mlperf_error *(*unload_samples)(void *instance, const mlperf_sample *samples, size_t count);
 
-    /* ---- Appended in 1.4: read only when struct_size covers it; may be NULL ---- */
+    /* ---- Appended in 1.4: read only when struct_size covers them; may be NULL ---- */
 
     /* MLPERF_PLUGIN_KIND_SUT. The devices instances configured by `config_toml` (as create
      * gets it) may be created for (see "Devices" above), after init and before any create.
@@ -571,6 +593,11 @@ typedef struct mlperf_plugin_api {
     mlperf_error *(*devices)(const mlperf_host_api *host, const char *config_toml,
                              size_t config_length, const mlperf_device **devices,
                              size_t *count);
+    /* MLPERF_PLUGIN_KIND_SUT. The memory the instance's loaded samples live in (see "Sample
+     * memory" above); both NULL, or both set. */
+    mlperf_error *(*allocate_samples)(void *instance, uint64_t bytes, uint64_t alignment,
+                                      uint32_t *memory_kind, void **memory);
+    void (*free_samples)(void *instance, void *memory, uint64_t bytes);
 } mlperf_plugin_api;
 
 /* The entry function: mlperf_plugin_entry, and in a SUT library that also offers a power meter,

@@ -24,6 +24,9 @@ pub const CAP_CONCURRENT_ISSUE: u64 = 1 << 1;
 pub const CAP_NATIVE_BATCHING: u64 = 1 << 2;
 pub const CAP_TOKENS: u64 = 1 << 3;
 pub const CAP_NEEDS_SAMPLE_DATA: u64 = 1 << 4;
+/// Since 1.4: what `allocate_samples` gave.
+pub const MEMORY_HOST: u32 = 1;
+pub const MEMORY_PINNED_HOST: u32 = 2;
 /// Since 1.4: the plugin reports each sample's timing (`report_timing`).
 pub const CAP_SAMPLE_TIMING: u64 = 1 << 5;
 
@@ -364,6 +367,17 @@ pub struct mlperf_plugin_api {
             count: *mut usize,
         ) -> *mut mlperf_error,
     >,
+    pub allocate_samples: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            bytes: u64,
+            alignment: u64,
+            memory_kind: *mut u32,
+            memory: *mut *mut c_void,
+        ) -> *mut mlperf_error,
+    >,
+    pub free_samples:
+        Option<unsafe extern "C" fn(instance: *mut c_void, memory: *mut c_void, bytes: u64)>,
 }
 
 /// `sizeof(mlperf_plugin_api)` of ABI 1.0, before the power functions: the smallest table a
@@ -443,7 +457,7 @@ const _: () = {
     assert!(size_of::<mlperf_power_reading>() == 56);
     assert!(offset_of!(mlperf_power_reading, watts) == 16);
     assert!(offset_of!(mlperf_power_reading, energy_joules) == 48);
-    assert!(size_of::<mlperf_plugin_api>() == 144);
+    assert!(size_of::<mlperf_plugin_api>() == 160);
     assert!(offset_of!(mlperf_plugin_api, capabilities) == 48);
     assert!(offset_of!(mlperf_plugin_api, init) == 56);
     assert!(offset_of!(mlperf_plugin_api, flush_queries) == 96);
@@ -455,4 +469,6 @@ const _: () = {
     assert!(offset_of!(mlperf_plugin_api, unload_samples) == 128);
     // 1.3's table ended here; 1.4 appended `devices`.
     assert!(TABLE_SIZE_1_3 == 136);
+    assert!(offset_of!(mlperf_plugin_api, allocate_samples) == 144);
+    assert!(offset_of!(mlperf_plugin_api, free_samples) == 152);
 };

@@ -41,12 +41,13 @@ unsafe impl Sync for Plugin {}
 /// `sizeof(mlperf_plugin_api)` in ABI 1.0 (64-bit).
 const TABLE_SIZE_1_0: usize = 104;
 
-const CAPABILITY_NAMES: [(u64, &str); 5] = [
+const CAPABILITY_NAMES: [(u64, &str); 6] = [
     (ffi::CAP_ASYNC_COMPLETION, "async_completion"),
     (ffi::CAP_CONCURRENT_ISSUE, "concurrent_issue"),
     (ffi::CAP_NATIVE_BATCHING, "native_batching"),
     (ffi::CAP_TOKENS, "tokens"),
     (ffi::CAP_NEEDS_SAMPLE_DATA, "needs_sample_data"),
+    (ffi::CAP_SAMPLE_TIMING, "sample_timing"),
 ];
 
 impl Plugin {

@@ -14,6 +14,7 @@ mod loader;
 pub mod power;
 mod resolve;
 mod run;
+mod sample_memory;
 mod spread;
 mod sut;
 mod timed;

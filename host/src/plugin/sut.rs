@@ -1,7 +1,7 @@
 //! A plugin instance as the engine's system under test.
 
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use mlperf_plugin_api::ffi;
 
@@ -13,6 +13,7 @@ use super::host_api::{host_api, take_error, HostContext};
 use super::instance::PluginBackend;
 use super::loader::{c_string, Plugin};
 use super::run::RunDescription;
+use super::sample_memory::SampleMemory;
 use super::timed::TimedPreprocess;
 use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, ResponseId, SystemUnderTest};
 use crate::samples::{LoadedSamples, Preprocessing, SampleArena};
@@ -48,6 +49,9 @@ pub struct PluginSut {
     timed: Option<TimedPreprocess>,
     /// Where hand-overs are noted, when the run divides its latencies.
     timing: TimingSinkSlot,
+    /// The plugin's allocator for the loaded sets (ABI 1.4), and the set copied into it.
+    memory: Option<SampleMemory>,
+    own_set: RwLock<Option<LoadedSamples>>,
     /// The named inputs within every sample, which the run description points at (none: a
     /// sample is one tensor).
     _inputs: Option<InputTable>,
@@ -111,8 +115,11 @@ impl PluginSut {
             host.abi_minor = 2;
             host.run = std::ptr::dangling();
         } else if run.is_some_and(RunDescription::is_as_host_of_1_3) {
+            // A 1.3 table ends before the clock and the timing report.
+            host.struct_size = ffi::HOST_SIZE_1_3;
             host.abi_minor = 3;
         }
+        let as_host_of_1_3 = run.is_some_and(RunDescription::is_as_host_of_1_3);
         let call_error =
             |function: &'static str, (code, message): (i32, String)| PluginError::Call {
                 plugin: name.clone(),
@@ -158,6 +165,11 @@ impl PluginSut {
             arena: None,
             timed: None,
             timing: TimingSinkSlot::default(),
+            // Hosts before 1.4 never ask for sample memory.
+            memory: (!as_host_of_1_2 && !as_host_of_1_3)
+                .then(|| SampleMemory::of(table))
+                .flatten(),
+            own_set: RwLock::new(None),
             _inputs: inputs,
             as_host_of_1_2,
             name: name.clone(),
@@ -225,6 +237,11 @@ impl PluginSut {
             .collect())
     }
 
+    /// The plugin's timing reports go to `reports` (the instance's process forwards them).
+    pub(crate) fn report_timing_to(&self, reports: Arc<dyn super::host_api::TimingReports>) {
+        self.context.report_timing_to(reports);
+    }
+
     /// Runs `preprocessing` on every issued sample before the plugin sees it, inside the timed
     /// path (the arena holds the raw samples).
     pub fn preprocess_timed(&mut self, preprocessing: Arc<Preprocessing>) {
@@ -251,7 +268,7 @@ impl PluginSut {
         let Some(call) = call else {
             return Ok(());
         };
-        let loaded = self.arena.as_deref().and_then(SampleArena::read);
+        let loaded = self.loaded();
         let samples: Vec<ffi::mlperf_sample> = indices
             .iter()
             .map(|&index| {
@@ -259,7 +276,7 @@ impl PluginSut {
                     id: ResponseId(0),
                     index,
                 };
-                to_ffi(&sample, loaded.as_deref())
+                to_ffi(&sample, loaded.get())
             })
             .collect();
         drop(loaded);
@@ -281,7 +298,22 @@ impl PluginSut {
 
     /// The plugin has `load_samples` or `unload_samples` (ABI 1.3).
     pub fn takes_sample_sets(&self) -> bool {
-        self.table_sample_set(true).is_some() || self.table_sample_set(false).is_some()
+        self.memory.is_some()
+            || self.table_sample_set(true).is_some()
+            || self.table_sample_set(false).is_some()
+    }
+
+    /// The loaded set the plugin's samples point into: the copy in its own memory, or the
+    /// host's.
+    #[inline]
+    fn loaded(&self) -> Loaded<'_> {
+        if self.memory.is_some() {
+            let own = self.own_set.read().unwrap_or_else(|p| p.into_inner());
+            if own.is_some() {
+                return Loaded::Own(own);
+            }
+        }
+        Loaded::Host(self.arena.as_deref().and_then(SampleArena::read))
     }
 
     fn report(&self, function: &str, error: Option<(i32, String)>) {
@@ -319,9 +351,9 @@ impl SystemUnderTest for PluginSut {
         let (error, accepted) = if samples.len() <= SMALL_QUERY {
             // SingleStream, Server and MultiStream queries go from the stack: no lock.
             let mut small = [blank_sample(); SMALL_QUERY];
-            let loaded = self.arena.as_deref().and_then(SampleArena::read);
+            let loaded = self.loaded();
             for (slot, sample) in small.iter_mut().zip(samples) {
-                *slot = to_ffi(sample, loaded.as_deref());
+                *slot = to_ffi(sample, loaded.get());
             }
             drop(loaded);
             if let Some(gatherer) = &self.gatherer {
@@ -340,7 +372,7 @@ impl SystemUnderTest for PluginSut {
         } else {
             let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
             if staged.query.take() != Some(Staged::key(samples)) {
-                staged.fill(samples, self.arena.as_deref());
+                staged.fill(samples, self.loaded().get());
             }
             // SAFETY: as above.
             unsafe {
@@ -365,7 +397,7 @@ impl SystemUnderTest for PluginSut {
     fn prepare_query(&self, samples: &[QuerySample]) {
         if samples.len() > SMALL_QUERY && self.timed.is_none() {
             let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
-            staged.fill(samples, self.arena.as_deref());
+            staged.fill(samples, self.loaded().get());
             staged.query = Some(Staged::key(samples));
         }
     }
@@ -433,11 +465,10 @@ impl Staged {
         (samples.first().map_or(0, |s| s.id.0), samples.len())
     }
 
-    fn fill(&mut self, samples: &[QuerySample], arena: Option<&SampleArena>) {
-        let loaded = arena.and_then(SampleArena::read);
+    fn fill(&mut self, samples: &[QuerySample], loaded: Option<&LoadedSamples>) {
         self.buffer.clear();
         self.buffer
-            .extend(samples.iter().map(|s| to_ffi(s, loaded.as_deref())));
+            .extend(samples.iter().map(|s| to_ffi(s, loaded)));
     }
 }
 
@@ -483,7 +514,33 @@ fn to_ffi(sample: &QuerySample, loaded: Option<&LoadedSamples>) -> ffi::mlperf_s
     raw
 }
 
+/// A read guard on the set issued samples point into.
+enum Loaded<'a> {
+    Own(std::sync::RwLockReadGuard<'a, Option<LoadedSamples>>),
+    Host(Option<std::sync::RwLockReadGuard<'a, LoadedSamples>>),
+}
+
+impl Loaded<'_> {
+    #[inline]
+    fn get(&self) -> Option<&LoadedSamples> {
+        match self {
+            Loaded::Own(own) => own.as_ref(),
+            Loaded::Host(host) => host.as_deref(),
+        }
+    }
+}
+
 impl PluginSut {
+    /// Gives the set's copy back to the plugin (free_samples), if it holds one.
+    fn free_own_set(&self) {
+        let set = self
+            .own_set
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        drop(set);
+    }
+
     /// Destroys the instance, then counts the plugin's callbacks for `grace` more: a thread
     /// that outlives destroy (it should have been joined) calls the host late. For the
     /// plugin's own process, which exits next: the host table, its context and the library
@@ -491,6 +548,7 @@ impl PluginSut {
     pub(crate) fn destroy_counting_late_callbacks(self, grace: std::time::Duration) -> u64 {
         let mut sut = std::mem::ManuallyDrop::new(self);
         drop(sut.gatherer.take());
+        sut.free_own_set();
         if let Some(destroy) = sut.table().destroy {
             // SAFETY: destroyed once: the value is never dropped (no second destroy in Drop).
             unsafe { destroy(sut.instance) };
@@ -524,13 +582,27 @@ impl PluginBackend for PluginSut {
 
     /// Tells the plugin LoadGen loaded the samples of `indices` (their data in the arena by
     /// now): its `load_samples` (ABI 1.3), if it has one. The error names the call.
+    /// With the plugin's own sample memory (ABI 1.4), the set is first copied into it.
     fn load_samples(&self, indices: &[usize]) -> Result<(), PluginError> {
+        if let Some(memory) = self.memory {
+            let copy = match self.arena.as_deref().and_then(SampleArena::read) {
+                Some(set) => memory.copy_in(self.instance, &self.name, &set)?,
+                None => None,
+            };
+            if let Some((_, kind)) = &copy {
+                tracing::debug!(plugin = %self.name, kind, "loaded set copied into the plugin's memory");
+            }
+            *self.own_set.write().unwrap_or_else(|p| p.into_inner()) = copy.map(|(set, _)| set);
+        }
         self.sample_set("load_samples", self.table_sample_set(true), indices)
     }
 
     /// Tells the plugin the set of `indices` is released: its `unload_samples` (ABI 1.3).
+    /// The set's copy in the plugin's memory goes back to it after its unload_samples.
     fn unload_samples(&self, indices: &[usize]) -> Result<(), PluginError> {
-        self.sample_set("unload_samples", self.table_sample_set(false), indices)
+        let unloaded = self.sample_set("unload_samples", self.table_sample_set(false), indices);
+        self.free_own_set();
+        unloaded
     }
 
     /// The plugin's MLPERF_CAP_* bits.
@@ -539,7 +611,7 @@ impl PluginBackend for PluginSut {
     }
 
     fn note_timing(&self, sink: TimingSink) {
-        self.context.report_timing_to(Arc::new(sink.clone()));
+        self.report_timing_to(Arc::new(sink.clone()));
         let _ = self.timing.set(sink);
     }
 
@@ -558,6 +630,8 @@ impl Drop for PluginSut {
     fn drop(&mut self) {
         // The gathering thread calls issue_query: it stops before the instance goes.
         drop(self.gatherer.take());
+        // free_samples needs the instance: the set goes first.
+        self.free_own_set();
         if let Some(destroy) = self.table().destroy {
             // SAFETY: destroyed once; returns after the plugin's threads have stopped, so no
             // callback can reach `context` or `host` after this.

@@ -30,8 +30,8 @@ impl Workspace {
         for folder in ["data", "configs/benchmarks", "configs/audit/TEST04"] {
             std::fs::create_dir_all(root.join(folder)).unwrap();
         }
-        npy(&root.join("data/inputs.npy"), "|u1", "(64, 4)", &[7u8; 256]);
-        npy(&root.join("data/labels.npy"), "<i8", "(64,)", &[0u8; 512]);
+        support::write_npy(&root.join("data/inputs.npy"), "|u1", "(64, 4)", &[7u8; 256]);
+        support::write_npy(&root.join("data/labels.npy"), "<i8", "(64,)", &[0u8; 512]);
         std::fs::write(
             root.join("data/reference.json"),
             "{\"onnxruntime_top1\": 1.0}",
@@ -138,20 +138,6 @@ required_scenarios_datacenter = ["Offline"]
         "*.*.mode = 2\n*.*.accuracy_log_rng_seed = 720381539243781796\n*.*.accuracy_log_sampling_target = 64\n",
     )
     .unwrap();
-}
-
-/// A version 1.0 .npy file.
-fn npy(path: &Path, descr: &str, shape: &str, data: &[u8]) {
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend((header.len() as u16).to_le_bytes());
-    bytes.extend(header.as_bytes());
-    bytes.extend(data);
-    std::fs::write(path, bytes).unwrap();
 }
 
 fn stdout(output: &Output) -> String {

@@ -29,6 +29,7 @@ mod power_runs;
 mod preprocess_runs;
 mod report_runs;
 mod round_rules;
+mod sample_memory;
 mod sample_sets;
 mod sample_timing;
 mod session;

@@ -325,6 +325,17 @@ fn a_server_run_with_dynamic_batching_keeps_its_latency_bound() {
     assert_eq!(latency["target_percentile"], 0.99);
     let p99 = latency["target_ns"].as_i64().unwrap();
     assert!(p99 <= 20_000_000, "p99 {p99} ns");
+    // The plugin reports each batch's run (MLPERF_CAP_SAMPLE_TIMING): every sample divided,
+    // in order, the session's run its compute.
+    let breakdown = &result["latency_breakdown"];
+    let samples = breakdown["samples"].as_u64().unwrap();
+    assert!(samples >= 3000, "{breakdown}");
+    assert_eq!(breakdown["timed"].as_u64(), Some(samples), "{breakdown}");
+    assert_eq!(breakdown["out_of_order"].as_u64(), Some(0), "{breakdown}");
+    for at in breakdown["percentiles"].as_array().unwrap() {
+        assert!(at["compute_ns"].as_i64().unwrap() > 0, "{at}");
+        assert!(at["queue_ns"].as_i64().unwrap() >= 0, "{at}");
+    }
 }
 
 #[test]

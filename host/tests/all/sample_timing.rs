@@ -27,6 +27,23 @@ const SINGLE_STREAM: [&str; 6] = [
     "min_query_count=200",
 ];
 
+/// Offline over both simulated devices, each reporting its timing: both busy, each sample
+/// queued behind its device's earlier ones.
+const OFFLINE_TIMED_ON_BOTH: [&str; 12] = [
+    "--devices",
+    "all",
+    "--plugin-set",
+    "timing=true",
+    "--scenario",
+    "Offline",
+    "--set",
+    "offline_expected_qps=1000",
+    "--set",
+    "min_duration_ms=100",
+    "--set",
+    "min_query_count=1",
+];
+
 fn part(at: &Value, name: &str) -> Option<i64> {
     at.get(name).and_then(Value::as_i64)
 }
@@ -34,56 +51,13 @@ fn part(at: &Value, name: &str) -> Option<i64> {
 #[test]
 fn a_plugins_reported_times_come_back_exactly_per_device_and_in_the_trace() {
     let dir = TempDir::new();
-    // Offline: both devices busy, each sample queued behind its device's earlier ones.
     let result = run(
         dir.path(),
         "timed",
-        &[
-            "--devices",
-            "all",
-            "--plugin-set",
-            "timing=true",
-            "--trace",
-            "--scenario",
-            "Offline",
-            "--set",
-            "offline_expected_qps=1000",
-            "--set",
-            "min_duration_ms=100",
-            "--set",
-            "min_query_count=1",
-        ],
+        &[&OFFLINE_TIMED_ON_BOTH[..], &["--trace"]].concat(),
     );
     let breakdown = &result["latency_breakdown"];
-    let samples = breakdown["samples"].as_u64().unwrap();
-    assert!(samples >= 110, "{breakdown}");
-    assert_eq!(breakdown["timed"].as_u64(), Some(samples), "{breakdown}");
-    assert_eq!(breakdown["handed_over"].as_u64(), Some(samples));
-    assert_eq!(breakdown["out_of_order"].as_u64(), Some(0));
-    // Each device's samples: 200 us of preparing and its own service time, exactly.
-    let devices = breakdown["devices"].as_array().unwrap();
-    assert_eq!(devices.len(), 2);
-    for (device, service_ns) in devices.iter().zip([1_000_000, 3_000_000]) {
-        for at in device["percentiles"].as_array().unwrap() {
-            assert_eq!(part(at, "compute_ns"), Some(service_ns), "{at}");
-            assert_eq!(part(at, "prepare_ns"), Some(200_000), "{at}");
-            // The parts add up to the samples' latency (each a mean of whole ns).
-            let sum: i64 = [
-                "issue_ns",
-                "host_ns",
-                "queue_ns",
-                "prepare_ns",
-                "compute_ns",
-                "completion_ns",
-            ]
-            .iter()
-            .filter_map(|p| part(at, p))
-            .sum();
-            let latency = part(at, "mean_latency_ns").unwrap();
-            assert!((latency - sum).abs() <= 6, "{sum} against {latency}: {at}");
-            assert!(part(at, "queue_ns").unwrap() >= 0);
-        }
-    }
+    let samples = assert_exact_per_device(breakdown);
     // The later a sample in its device's queue, the longer it waited: the tail is queueing.
     let overall = breakdown["percentiles"].as_array().unwrap();
     let (p50, p99) = (&overall[0], &overall[4]);
@@ -159,4 +133,50 @@ fn a_plugin_that_reports_nothing_gets_the_hosts_part_and_off_takes_nothing() {
     .concat();
     let result = run(dir.path(), "off", &off);
     assert!(result.get("latency_breakdown").is_none(), "{result}");
+}
+
+/// Every sample divided, each device's at every percentile exactly what the plugin reported;
+/// returns the samples.
+fn assert_exact_per_device(breakdown: &Value) -> u64 {
+    let samples = breakdown["samples"].as_u64().unwrap();
+    assert!(samples >= 110, "{breakdown}");
+    assert_eq!(breakdown["timed"].as_u64(), Some(samples), "{breakdown}");
+    assert_eq!(breakdown["handed_over"].as_u64(), Some(samples));
+    assert_eq!(breakdown["out_of_order"].as_u64(), Some(0));
+    // Each device's samples: 200 us of preparing and its own service time, exactly.
+    let devices = breakdown["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 2);
+    for (device, service_ns) in devices.iter().zip([1_000_000, 3_000_000]) {
+        for at in device["percentiles"].as_array().unwrap() {
+            assert_eq!(part(at, "compute_ns"), Some(service_ns), "{at}");
+            assert_eq!(part(at, "prepare_ns"), Some(200_000), "{at}");
+            // The parts add up to the samples' latency (each a mean of whole ns).
+            let sum: i64 = [
+                "issue_ns",
+                "host_ns",
+                "queue_ns",
+                "prepare_ns",
+                "compute_ns",
+                "completion_ns",
+            ]
+            .iter()
+            .filter_map(|p| part(at, p))
+            .sum();
+            let latency = part(at, "mean_latency_ns").unwrap();
+            assert!((latency - sum).abs() <= 6, "{sum} against {latency}: {at}");
+            assert!(part(at, "queue_ns").unwrap() >= 0);
+        }
+    }
+    samples
+}
+
+#[test]
+fn an_isolated_plugins_reports_come_back_through_its_process() {
+    let dir = TempDir::new();
+    let result = run(
+        dir.path(),
+        "isolated",
+        &[&OFFLINE_TIMED_ON_BOTH[..], &["--isolate", "process"]].concat(),
+    );
+    assert_exact_per_device(&result["latency_breakdown"]);
 }

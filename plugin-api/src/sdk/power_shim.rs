@@ -51,6 +51,8 @@ pub const fn power_table<T: PowerMeter>(
         load_samples: None,
         unload_samples: None,
         devices: None,
+        allocate_samples: None,
+        free_samples: None,
     }
 }
 

@@ -57,6 +57,8 @@ pub const fn sut_table<T: SutPlugin>(
         load_samples: Some(load_samples::<T>),
         unload_samples: Some(unload_samples::<T>),
         devices: Some(super::device::devices::<T>),
+        allocate_samples: None,
+        free_samples: None,
     }
 }
 

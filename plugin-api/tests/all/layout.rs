@@ -19,7 +19,7 @@ struct Entry {
 extern "C" {
     static mlperf_layout_entries: [Entry; 0];
     static mlperf_layout_count: usize;
-    static mlperf_layout_constants: [u64; 40];
+    static mlperf_layout_constants: [u64; 42];
     static mlperf_layout_entry_symbol: [c_char; 20];
     static mlperf_layout_power_entry_symbol: [c_char; 26];
 }
@@ -259,6 +259,8 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             load_samples,
             unload_samples,
             devices,
+            allocate_samples,
+            free_samples,
         }
     );
     (map, fields)
@@ -296,7 +298,7 @@ fn every_rust_field_is_measured_in_c() {
 
 #[test]
 fn constants_match_the_header() {
-    let rust: [u64; 40] = [
+    let rust: [u64; 42] = [
         ABI_MAJOR.into(),
         ABI_MINOR.into(),
         CAP_ASYNC_COMPLETION,
@@ -337,6 +339,8 @@ fn constants_match_the_header() {
         DEVICE_CPU.into(),
         DEVICE_GPU.into(),
         DEVICE_NPU.into(),
+        MEMORY_HOST.into(),
+        MEMORY_PINNED_HOST.into(),
     ];
     // SAFETY: layout.c defines both arrays with exactly these lengths.
     let (c, symbol, power_symbol) = unsafe {

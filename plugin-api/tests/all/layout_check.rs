@@ -313,6 +313,18 @@ macro_rules! abi_copy {
                         count: *mut usize,
                     ) -> *mut mlperf_error,
                 >,
+                pub allocate_samples: Option<
+                    unsafe extern "C" fn(
+                        instance: *mut c_void,
+                        bytes: u64,
+                        alignment: u64,
+                        memory_kind: *mut u32,
+                        memory: *mut *mut c_void,
+                    ) -> *mut mlperf_error,
+                >,
+                pub free_samples: Option<
+                    unsafe extern "C" fn(instance: *mut c_void, memory: *mut c_void, bytes: u64),
+                >,
                 $($($appended)*)?
             }
         }

@@ -19,6 +19,10 @@
  *   latency_us = 500          # simulated device time per batch, microseconds (default 0)
  *   max_batch  = 16           # samples a worker takes at once, 1..256 (default 16)
  *   device     = "npu0"       # reported as the "device" attribute (default "cpu-simulated")
+ *   sample_memory = "pinned"  # where loaded samples live (ABI 1.4): "pinned" (page-aligned + mlock,
+ *                             # what a device reads directly), "host" (mmap), "refuse" (the
+ *                             # allocation fails: the host's error path), or "" (default:
+ *                             # the host's own memory)
  *
  * The library also offers a power meter for the device (a second entry,
  * mlperf_power_plugin_entry; `--power plugin:PATH` on the host): a simulated board sensor
@@ -44,11 +48,13 @@
 
 #include "mlperf_plugin.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define EXAMPLE_NAME "example-c"
@@ -131,6 +137,7 @@ typedef struct example_config {
     uint64_t latency_us;
     unsigned max_batch;
     char device[EXAMPLE_DEVICE_MAX];
+    char sample_memory[16]; /* "", "host", "pinned" or "refuse" */
     unsigned watts; /* the power meter's */
 } example_config;
 
@@ -300,6 +307,18 @@ static mlperf_error *parse_config(const char *text, size_t length, example_confi
                                   line_number, EXAMPLE_MAX_WATTS, (int)(value_end - value), value);
             }
             config->watts = (unsigned)number;
+        } else if (key_is(key, key_length, "sample_memory")) {
+            if (parse_string(value, value_end, config->sample_memory,
+                             sizeof config->sample_memory) != 0 ||
+                (strcmp(config->sample_memory, "") != 0 &&
+                 strcmp(config->sample_memory, "host") != 0 &&
+                 strcmp(config->sample_memory, "pinned") != 0 &&
+                 strcmp(config->sample_memory, "refuse") != 0)) {
+                return make_error(MLPERF_ERROR_INVALID_CONFIG,
+                                  EXAMPLE_NAME ": config key `sample_memory` (line %u): expected "
+                                  "\"pinned\", \"host\", \"refuse\" or \"\", got `%.*s`",
+                                  line_number, (int)(value_end - value), value);
+            }
         } else if (key_is(key, key_length, "device")) {
             if (parse_string(value, value_end, config->device, sizeof config->device) != 0) {
                 return make_error(MLPERF_ERROR_INVALID_CONFIG,
@@ -347,6 +366,14 @@ typedef struct example_instance {
     unsigned char *loaded;
     uint64_t loaded_capacity;
     int sets_handed; /* a load_samples came: issued samples must lie in the set */
+
+    /* The blocks the loaded sets live in (sample_memory, ABI 1.4): allocated and freed by
+     * allocate_samples / free_samples, which never overlap a query. */
+    struct {
+        void *memory;
+        uint64_t bytes;
+    } blocks[8];
+    unsigned allocations, frees;
 
     /* Worker mode only: the threads (written by create and destroy alone) ... */
     pthread_t *threads;
@@ -483,6 +510,21 @@ static void *worker_main(void *argument) {
 
 /* Stops and joins the workers that were started, then frees the instance. Used by destroy and
  * by create's failure path. */
+/* With sample_memory set: whether `sample`'s data lies inside one of our blocks. */
+static int in_our_memory(const example_instance *instance, const mlperf_sample *sample) {
+    if (instance->config.sample_memory[0] == '\0' || sample->data == NULL) {
+        return 1;
+    }
+    const char *data = sample->data;
+    for (size_t k = 0; k < sizeof instance->blocks / sizeof instance->blocks[0]; ++k) {
+        const char *block = instance->blocks[k].memory;
+        if (block != NULL && data >= block && data + sample->length <= block + instance->blocks[k].bytes) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void free_instance(example_instance *instance) {
     if (instance->sync_initialized) {
         pthread_mutex_lock(&instance->mutex);
@@ -640,10 +682,86 @@ static mlperf_error *example_create(const mlperf_host_api *host, const char *con
 /* Stops the workers and frees the instance. Samples still queued are completed first, without
  * their simulated latency, so every issued id is still completed exactly once; by the time
  * destroy returns every worker has been joined and no callback can follow. */
-static void example_destroy(void *instance) {
+static void example_destroy(void *opaque) {
+    example_instance *instance = opaque;
     if (instance != NULL) {
+        if (instance->config.sample_memory[0] != '\0') {
+            host_log(instance, MLPERF_LOG_INFO,
+                     EXAMPLE_NAME ": sample memory: %u block(s) allocated, %u freed",
+                     instance->allocations, instance->frees);
+        }
         free_instance(instance);
     }
+}
+
+/* Memory for a loaded set (ABI 1.4). YOUR DEVICE: register it with the driver (e.g. as
+ * pinned host memory the device reads by DMA) here, and unregister it in free_samples. */
+static mlperf_error *example_allocate_samples(void *opaque, uint64_t bytes, uint64_t alignment,
+                                              uint32_t *memory_kind, void **memory) {
+    example_instance *instance = opaque;
+    if (instance == NULL || memory_kind == NULL || memory == NULL) {
+        return make_error(MLPERF_ERROR_INVALID_ARGUMENT, EXAMPLE_NAME ": allocate_samples: NULL argument");
+    }
+    *memory = NULL;
+    const char *kind = instance->config.sample_memory;
+    if (kind[0] == '\0') {
+        return NULL; /* no memory of ours: the host keeps the samples */
+    }
+    if (strcmp(kind, "refuse") == 0) {
+        return make_error(MLPERF_ERROR_RESOURCE_EXHAUSTED,
+                          EXAMPLE_NAME ": allocate_samples: refusing %llu bytes (sample_memory = "
+                                       "\"refuse\")",
+                          (unsigned long long)bytes);
+    }
+    size_t slot = 0;
+    while (slot < sizeof instance->blocks / sizeof instance->blocks[0] &&
+           instance->blocks[slot].memory != NULL) {
+        ++slot;
+    }
+    if (slot == sizeof instance->blocks / sizeof instance->blocks[0]) {
+        return make_error(MLPERF_ERROR_RESOURCE_EXHAUSTED,
+                          EXAMPLE_NAME ": allocate_samples: every block is in use");
+    }
+    /* Whole pages (what mlock locks), aligned to a page or more. */
+    size_t page = 4096;
+    size_t align = alignment > page ? (size_t)alignment : page;
+    void *block = NULL;
+    int status = posix_memalign(&block, align, (size_t)bytes);
+    if (status != 0) {
+        return make_error(MLPERF_ERROR_RESOURCE_EXHAUSTED,
+                          EXAMPLE_NAME ": allocate_samples: %llu bytes aligned to %zu: %s",
+                          (unsigned long long)bytes, align, strerror(status));
+    }
+    *memory_kind = MLPERF_MEMORY_HOST;
+    if (strcmp(kind, "pinned") == 0) {
+        if (mlock(block, bytes) == 0) {
+            *memory_kind = MLPERF_MEMORY_PINNED_HOST;
+        } else {
+            /* RLIMIT_MEMLOCK is small by default; a device driver pins its own way. */
+            host_log(instance, MLPERF_LOG_WARN,
+                     EXAMPLE_NAME ": mlock of %llu bytes failed (%s): the set is not pinned",
+                     (unsigned long long)bytes, strerror(errno));
+        }
+    }
+    instance->blocks[slot].memory = block;
+    instance->blocks[slot].bytes = bytes;
+    instance->allocations += 1;
+    *memory = block;
+    return NULL;
+}
+
+static void example_free_samples(void *opaque, void *memory, uint64_t bytes) {
+    example_instance *instance = opaque;
+    for (size_t k = 0; k < sizeof instance->blocks / sizeof instance->blocks[0]; ++k) {
+        if (instance->blocks[k].memory == memory) {
+            munlock(memory, bytes); /* harmless where it was not locked */
+            free(memory);
+            instance->blocks[k].memory = NULL;
+            instance->frees += 1;
+            return;
+        }
+    }
+    host_log(instance, MLPERF_LOG_ERROR, EXAMPLE_NAME ": free_samples: %p is not ours", memory);
 }
 
 static mlperf_error *example_attributes(void *opaque, const mlperf_attribute **attributes,
@@ -682,6 +800,13 @@ static mlperf_error *mark_set(example_instance *instance, const mlperf_sample *s
                           stride);
     }
     for (size_t i = 0; i < count; ++i) {
+        if (value == 1 && stride >= sizeof(mlperf_sample) &&
+            !in_our_memory(instance, sample_at(samples, stride, i))) {
+            return make_error(MLPERF_ERROR_INVALID_ARGUMENT,
+                              EXAMPLE_NAME ": %s: sample %llu's data is not in the memory "
+                                           "allocate_samples gave",
+                              function, (unsigned long long)sample_at(samples, stride, i)->index);
+        }
         uint64_t index = sample_at(samples, stride, i)->index;
         if (index >= instance->loaded_capacity) {
             if (value == 0) {
@@ -757,9 +882,19 @@ static mlperf_error *example_issue_query(void *opaque, const mlperf_sample *samp
                           stride);
     }
     for (size_t i = 0; i < count; ++i) {
-        uint64_t index = sample_at(samples, stride, i)->index;
-        if (!is_loaded(instance, index)) {
-            return outside_the_set(instance, index);
+        const mlperf_sample *sample = sample_at(samples, stride, i);
+        if (!is_loaded(instance, sample->index)) {
+            return outside_the_set(instance, sample->index);
+        }
+        if (stride >= sizeof(mlperf_sample) && !in_our_memory(instance, sample)) {
+            mlperf_error *error = make_error(MLPERF_ERROR_INVALID_ARGUMENT,
+                                             EXAMPLE_NAME ": issue_query: sample %llu's data is "
+                                                          "not in the memory allocate_samples gave",
+                                             (unsigned long long)sample->index);
+            if (instance->host.fail != NULL) {
+                instance->host.fail(instance->host.context, error->message, strlen(error->message));
+            }
+            return error;
         }
     }
 
@@ -865,6 +1000,8 @@ static const mlperf_plugin_api example_api = {
     example_unload_samples,
     NULL, /* devices (1.4): this example drives one device; a plugin that drives several lists
            * them here and is created once per device (see "Devices" in the header) */
+    example_allocate_samples, /* 1.4: the loaded samples in our memory (sample_memory) */
+    example_free_samples,
 };
 
 /* The entry point. The host offers its highest ABI version; we answer with the version we
@@ -981,6 +1118,8 @@ static const mlperf_plugin_api example_meter_api = {
     NULL, /* load_samples: a meter has none */
     NULL, /* unload_samples */
     NULL, /* devices */
+    NULL, /* allocate_samples */
+    NULL, /* free_samples */
 };
 
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_power_plugin_entry(uint32_t host_abi_major,

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use mlperf_plugin_api::ffi::{
     CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_NATIVE_BATCHING, CAP_NEEDS_SAMPLE_DATA,
+    CAP_SAMPLE_TIMING,
 };
 use mlperf_plugin_api::sdk::{
     Completer, Device, DeviceKind, Host, Level, PluginError, Sample, SutPlugin,
@@ -137,6 +138,7 @@ impl SutPlugin for OnnxRuntimePlugin {
                 host.completer(),
                 Arc::clone(&failure),
                 host.logger(),
+                pinned_cores(&config, host),
             )?)
         };
         let attributes = attributes::attributes(&attributes::Facts {
@@ -222,10 +224,32 @@ fn check_named_inputs(host: &Host, input: &InputSpec) -> Result<(), PluginError>
     )))
 }
 
+/// A CPU instance of several (`devices`, ABI 1.4): the cores its workers keep to.
+fn pinned_cores(config: &Config, host: &Host) -> Option<Vec<usize>> {
+    let run = host.run()?;
+    run.device.as_ref()?;
+    if config.provider != Provider::Cpu || run.instance_count < 2 {
+        return None;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let pinned = batching::pinning::cores_of(run.instance_index, run.instance_count, cores);
+    host.logger().log(
+        Level::Info,
+        &format!(
+            "onnxruntime plugin: CPU instance {} of {}: workers kept to cores {pinned:?}",
+            run.instance_index, run.instance_count
+        ),
+    );
+    Some(pinned)
+}
+
 mlperf_plugin_api::export_plugin!(
     OnnxRuntimePlugin,
     name = "onnxruntime",
     version = env!("CARGO_PKG_VERSION"),
-    capabilities =
-        CAP_ASYNC_COMPLETION | CAP_CONCURRENT_ISSUE | CAP_NATIVE_BATCHING | CAP_NEEDS_SAMPLE_DATA,
+    capabilities = CAP_ASYNC_COMPLETION
+        | CAP_CONCURRENT_ISSUE
+        | CAP_NATIVE_BATCHING
+        | CAP_NEEDS_SAMPLE_DATA
+        | CAP_SAMPLE_TIMING,
 );

@@ -45,7 +45,8 @@ fn the_table_declares_the_capabilities() {
     let wanted = ffi::CAP_ASYNC_COMPLETION
         | ffi::CAP_CONCURRENT_ISSUE
         | ffi::CAP_NATIVE_BATCHING
-        | ffi::CAP_NEEDS_SAMPLE_DATA;
+        | ffi::CAP_NEEDS_SAMPLE_DATA
+        | ffi::CAP_SAMPLE_TIMING;
     assert_eq!(api.capabilities, wanted);
 }
 

@@ -15,9 +15,11 @@ use super::region::*;
 use super::shm::{receive_fd, Mapping};
 use crate::loadgen::{Completer, CompletionSink, QuerySample, QuerySampleResponse, ResponseId};
 use crate::official::outstanding::OutstandingIds;
+use crate::plugin::host_api::TimingReports;
 use crate::plugin::PluginBackend;
 use crate::plugin::PluginSut;
 use crate::samples::{LoadedSamples, Preprocessing, SampleArena};
+use mlperf_plugin_api::ffi;
 
 /// The descriptors the host hands the process: the shared region, the control socket and the
 /// socket sample images arrive on.
@@ -130,6 +132,8 @@ fn serve() -> Result<(), String> {
         outstanding: timed_preprocess.is_some().then(OutstandingIds::default),
     });
     let completer = Completer::forwarding_to(Arc::clone(&sink) as Arc<dyn CompletionSink>);
+    // The plugin's timing reports go to the host's process the way its completions do.
+    sut.report_timing_to(Arc::clone(&sink) as Arc<dyn TimingReports>);
     let mut server = Server {
         region: &region,
         sink: &sink,
@@ -622,6 +626,23 @@ impl RingSink {
         unsafe { self.region.done_slot(head).publish(head, entry) };
         producer.arena_head = offset + length;
         producer.head = head + 1;
+    }
+}
+
+impl TimingReports for RingSink {
+    fn report(&self, timing: &ffi::mlperf_sample_timing) {
+        let mut record = [0u8; TIMING_RECORD_BYTES as usize];
+        for (slot, value) in record.chunks_exact_mut(8).zip([
+            timing.id,
+            timing.dequeued_ns,
+            timing.compute_start_ns,
+            timing.compute_end_ns,
+        ]) {
+            slot.copy_from_slice(&value.to_le_bytes());
+        }
+        let mut producer = self.producer.lock().unwrap_or_else(|p| p.into_inner());
+        self.publish(&mut producer, DONE_TIMING, 1, &record, 0);
+        // Its completion follows: that one wakes the host.
     }
 }
 

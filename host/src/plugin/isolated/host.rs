@@ -107,6 +107,9 @@ struct Inner {
     /// `flush_queries` calls sent to the plugin's process (a running count).
     flushes_asked: AtomicU64,
     stall_timeout: Duration,
+    /// Where hand-overs and the plugin's timing reports are noted, when the run divides its
+    /// latencies.
+    timing: std::sync::OnceLock<crate::timing::TimingSink>,
 }
 
 /// The next issue entry to write, and the consumer's tail when last read.
@@ -127,9 +130,6 @@ pub struct IsolatedSut {
     provenance: Vec<(String, String)>,
     threads: Vec<JoinHandle<()>>,
     destroyed: bool,
-    /// Where hand-overs are noted, when the run divides its latencies (the plugin's own
-    /// reports stay in its process: not forwarded yet).
-    timing: std::sync::OnceLock<crate::timing::TimingSink>,
 }
 
 impl IsolatedSut {
@@ -193,6 +193,7 @@ impl IsolatedSut {
             consuming: AtomicBool::new(false),
             flushes_asked: AtomicU64::new(0),
             stall_timeout: isolation.stall_timeout,
+            timing: std::sync::OnceLock::new(),
         });
         let mut threads = Vec::new();
         let spawn = |name: &str, work: Box<dyn FnOnce() + Send>| {
@@ -231,7 +232,6 @@ impl IsolatedSut {
             provenance: Vec::new(),
             threads,
             destroyed: false,
-            timing: std::sync::OnceLock::new(),
         };
         let mut control = control;
         let start = ToPlugin::Start {
@@ -542,7 +542,7 @@ impl PluginBackend for IsolatedSut {
     }
 
     fn note_timing(&self, sink: crate::timing::TimingSink) {
-        let _ = self.timing.set(sink);
+        let _ = self.inner.timing.set(sink);
     }
 
     fn load_samples(&self, indices: &[usize]) -> Result<(), PluginError> {
@@ -577,7 +577,7 @@ impl SystemUnderTest for IsolatedSut {
             self.inner.take_completions();
         }
         let key = prepared_key(samples);
-        if let Some(timing) = self.timing.get() {
+        if let Some(timing) = self.inner.timing.get() {
             timing.handed_query(samples);
         }
         let prepared = key.is_some()

@@ -52,6 +52,11 @@ pub(super) const DONE_FIRST_TOKEN: u64 = 1;
 pub(super) const DONE_FAIL: u64 = 2;
 /// Several completions in one record in the arena ([`BatchRecord`]): `id` is their number.
 pub(super) const DONE_BATCH: u64 = 3;
+/// A sample's timing (`report_timing`, ABI 1.4) in the arena: four u64s, its id, when it was
+/// dequeued, when its compute began and ended. In the ring ahead of the sample's completion.
+pub(super) const DONE_TIMING: u64 = 4;
+/// The bytes of a [`DONE_TIMING`] record.
+pub(super) const TIMING_RECORD_BYTES: u64 = 32;
 
 /// What the plugin's process is doing, in `Header::call`.
 pub(super) const CALL_ISSUE: u32 = 1;
@@ -173,6 +178,8 @@ pub(super) struct DoneEntry {
 const FIRST_TOKEN_BIT: u32 = 1 << 31;
 const FAIL_BIT: u32 = 1 << 30;
 const KIND_BITS: u32 = FIRST_TOKEN_BIT | FAIL_BIT;
+/// A timing record goes as a failure entry whose token count is this (a failure's is 0).
+const TIMING_MARK: i32 = 1;
 
 impl DoneEntry {
     /// `length` at most [`MAX_ISOLATED_RESPONSE`]; a token count beyond i32 is clamped.
@@ -180,15 +187,20 @@ impl DoneEntry {
         debug_assert!(length <= MAX_ISOLATED_RESPONSE);
         let kind_bit = match kind {
             DONE_FIRST_TOKEN => FIRST_TOKEN_BIT,
-            DONE_FAIL => FAIL_BIT,
+            DONE_FAIL | DONE_TIMING => FAIL_BIT,
             DONE_BATCH => KIND_BITS,
             _ => 0,
+        };
+        let n_tokens = match kind {
+            DONE_TIMING => TIMING_MARK,
+            DONE_FAIL => 0,
+            _ => n_tokens.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
         };
         DoneEntry {
             id,
             offset,
             length_kind: length as u32 | kind_bit,
-            n_tokens: n_tokens.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+            n_tokens,
         }
     }
 
@@ -196,6 +208,7 @@ impl DoneEntry {
         match self.length_kind & KIND_BITS {
             0 => DONE_COMPLETE,
             FIRST_TOKEN_BIT => DONE_FIRST_TOKEN,
+            FAIL_BIT if self.n_tokens == TIMING_MARK => DONE_TIMING,
             FAIL_BIT => DONE_FAIL,
             _ => DONE_BATCH,
         }

@@ -267,3 +267,17 @@ pub(crate) fn check_json(
         .unwrap_or_else(|e| panic!("{e}: {}", describe(&output)));
     (output.status.code(), findings)
 }
+
+/// A version 1.0 .npy file.
+pub(crate) fn write_npy(path: &std::path::Path, descr: &str, shape: &str, data: &[u8]) {
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    bytes.extend(data);
+    std::fs::write(path, bytes).unwrap();
+}

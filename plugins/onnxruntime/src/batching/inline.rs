@@ -43,7 +43,7 @@ impl Inline {
             let shape = check(sample, input).map_err(PluginError::invalid_argument)?;
             return self
                 .engine()
-                .infer(&[Item::of(sample)], &shape, completer)
+                .infer(&[Item::of(sample)], &shape, completer, completer.now_ns())
                 .map_err(PluginError::device);
         }
         // Every sample is checked before any runs: an error refuses the whole query.
@@ -68,7 +68,9 @@ impl Inline {
                 if batch.is_empty() {
                     break;
                 }
-                if let Err(message) = engine.infer(&batch, shape, completer) {
+                // Inline, a batch leaves the query when the one before it is done.
+                let dequeued_ns = completer.now_ns();
+                if let Err(message) = engine.infer(&batch, shape, completer, dequeued_ns) {
                     if !completed_any {
                         // Nothing of this query was completed: refuse all of it.
                         return Err(PluginError::device(message));

@@ -4,6 +4,7 @@
 pub(crate) mod arena_order;
 pub(crate) mod inline;
 pub(crate) mod item;
+pub(crate) mod pinning;
 pub(crate) mod workers;
 
 use std::sync::OnceLock;

@@ -11,7 +11,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use mlperf_plugin_api::ffi::ERROR_RESOURCE_EXHAUSTED;
-use mlperf_plugin_api::sdk::{Completer, Logger, PluginError, Sample};
+use mlperf_plugin_api::sdk::{Completer, Level, Logger, PluginError, Sample};
 
 use super::arena_order::{arena_order, Rounds};
 use super::item::{ranges, Item, Run, SampleShape};
@@ -115,7 +115,7 @@ pub(crate) struct Workers {
 }
 
 impl Workers {
-    /// One thread per engine.
+    /// One thread per engine; with `cores`, each kept to them.
     pub(crate) fn start(
         engines: Vec<Engine>,
         max_batch: usize,
@@ -123,6 +123,7 @@ impl Workers {
         completer: Completer,
         failure: Arc<Failure>,
         logger: Logger,
+        cores: Option<Vec<usize>>,
     ) -> Result<Workers, PluginError> {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue::default()),
@@ -140,9 +141,21 @@ impl Workers {
         };
         for (n, engine) in engines.into_iter().enumerate() {
             let shared = Arc::clone(&shared);
+            let cores = cores.clone();
+            let logger = workers.logger;
             let thread = thread::Builder::new()
                 .name(format!("ort-worker-{n}"))
-                .spawn(move || work(&shared, engine))
+                .spawn(move || {
+                    if let Some(cores) = cores {
+                        if let Err(why) = super::pinning::pin_current_thread(&cores) {
+                            logger.log(
+                                Level::Warn,
+                                &format!("onnxruntime plugin: worker {n} not pinned to cores {cores:?}: {why}"),
+                            );
+                        }
+                    }
+                    work(&shared, engine)
+                })
                 .map_err(|e| {
                     PluginError::new(
                         ERROR_RESOURCE_EXHAUSTED,
@@ -265,14 +278,21 @@ fn work(shared: &Shared, mut engine: Engine) {
             shared.changed.notify_one();
         }
         drop(queue);
-        run(shared, &mut engine, &batch, &shape);
+        let dequeued_ns = shared.completer.now_ns();
+        run(shared, &mut engine, &batch, &shape, dequeued_ns);
         queue = shared.lock();
     }
 }
 
-fn run(shared: &Shared, engine: &mut Engine, batch: &[Item], shape: &SampleShape) {
+fn run(
+    shared: &Shared,
+    engine: &mut Engine,
+    batch: &[Item],
+    shape: &SampleShape,
+    dequeued_ns: u64,
+) {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        engine.infer(batch, shape, &shared.completer)
+        engine.infer(batch, shape, &shared.completer, dequeued_ns)
     }));
     let message = match outcome {
         Ok(Ok(())) => return,

@@ -3,7 +3,9 @@
 
 use std::ffi::{CStr, CString};
 
-use mlperf_plugin_api::sdk::{Completer, NamedResponse, Output, PluginError, Response};
+use mlperf_plugin_api::sdk::{
+    Completer, NamedResponse, Output, PluginError, Response, SampleTiming,
+};
 use ort::ep::{self, ExecutionProviderDispatch};
 use ort::memory::{Allocator, MemoryInfo};
 use ort::session::{HasSelectedOutputs, OutputSelector, RunOptions, Session, SessionInputValue};
@@ -171,15 +173,25 @@ impl Engine {
 
     /// Runs `batch` (checked samples of `shape`) and completes every sample in one call with
     /// its row of the output; on an error completes none and says what failed.
+    /// Runs `batch` (taken from the plugin's queue at `dequeued_ns` of the host's clock) and
+    /// completes its samples, telling the host first where their time went: the session's
+    /// run is their compute (ABI 1.4; a host without the clock reads 0 and gets no report).
     pub(crate) fn infer(
         &mut self,
         batch: &[Item],
         shape: &SampleShape,
         completer: &Completer,
+        dequeued_ns: u64,
     ) -> Result<(), String> {
-        self.run(batch, shape, |answers| match answers {
-            Answers::Plain(responses) => completer.complete(responses),
-            Answers::Named(responses) => completer.complete_named(responses),
+        let clock = || completer.now_ns();
+        self.run(batch, shape, &clock, |answers, (start, end)| {
+            if start != 0 {
+                report_timing(batch, dequeued_ns, start, end, completer);
+            }
+            match answers {
+                Answers::Plain(responses) => completer.complete(responses),
+                Answers::Named(responses) => completer.complete_named(responses),
+            }
         })
     }
 
@@ -201,17 +213,19 @@ impl Engine {
             // SAFETY: inside `zeros`, which outlives the run.
             .map(|i| Item::at(unsafe { start.add(i * shape.bytes) }))
             .collect();
-        let run = self.run(&batch, &shape, |_| {});
+        let run = self.run(&batch, &shape, &|| 0, |_, _| {});
         self.stats = BatchStats::default();
         run.map(|()| true)
     }
 
-    /// Runs `batch` and hands every sample's response to `answer` at once.
+    /// Runs `batch` and hands every sample's response to `answer` at once, with when the
+    /// session's run began and ended on `clock`.
     fn run(
         &mut self,
         batch: &[Item],
         shape: &SampleShape,
-        answer: impl FnOnce(Answers<'_>),
+        clock: &dyn Fn() -> u64,
+        answer: impl FnOnce(Answers<'_>, (u64, u64)),
     ) -> Result<(), String> {
         let n = batch.len();
         if n == 0 {
@@ -267,10 +281,12 @@ impl Engine {
         // In the model's input order, as ONNX Runtime takes a slice of values.
         let values: Vec<SessionInputValue<'_>> =
             tensors.iter().map(|tensor| tensor.value().into()).collect();
+        let compute_start = clock();
         let outputs = self
             .session
             .run_with_options(values.as_slice(), &self.run_options)
             .map_err(|e| failed("ONNX Runtime failed", &e))?;
+        let span = (compute_start, clock());
         // An output's bytes, one row per sample of the batch.
         let rows_of = |name: &str| -> Result<&[u8], String> {
             let value = outputs
@@ -293,11 +309,11 @@ impl Engine {
                 .iter()
                 .map(|name| Ok((name.as_c_str(), rows_of(name.to_str().unwrap_or_default())?)))
                 .collect::<Result<Vec<_>, String>>()?;
-            answer_with_outputs(batch, out_bytes, &named, answer);
+            answer_with_outputs(batch, out_bytes, &named, |answers| answer(answers, span));
             return Ok(());
         }
         if let [item] = batch {
-            answer(Answers::Plain(&[Response::new(item.id, out_bytes)]));
+            answer(Answers::Plain(&[Response::new(item.id, out_bytes)]), span);
             return Ok(());
         }
         let row = out_bytes.len() / n;
@@ -306,9 +322,21 @@ impl Engine {
             .enumerate()
             .map(|(i, item)| Response::new(item.id, &out_bytes[i * row..(i + 1) * row]))
             .collect();
-        answer(Answers::Plain(&responses));
+        answer(Answers::Plain(&responses), span);
         Ok(())
     }
+}
+
+/// Every sample of `batch` left the queue at `dequeued_ns` and was computed from `start` to
+/// `end` (the batch's run).
+fn report_timing(batch: &[Item], dequeued_ns: u64, start: u64, end: u64, completer: &Completer) {
+    let timing = |item: &Item| SampleTiming::new(item.id, start, end).dequeued_at(dequeued_ns);
+    if let [item] = batch {
+        // One sample (SingleStream, Server unbatched): no allocation.
+        return completer.report_timing(&[timing(item)]);
+    }
+    let timings: Vec<SampleTiming> = batch.iter().map(timing).collect();
+    completer.report_timing(&timings);
 }
 
 /// A batch's responses, as the plugin hands them to the host.

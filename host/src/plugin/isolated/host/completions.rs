@@ -157,6 +157,10 @@ impl Inner {
                     // Its room is released before the next is read.
                     break;
                 }
+                if entry.kind() == DONE_TIMING {
+                    self.note_timing(response_bytes(self, &entry));
+                    continue;
+                }
                 if kind.is_some_and(|k| k != entry.kind()) {
                     deliver(link, kind, written(&batch, filled));
                     filled = 0;
@@ -229,6 +233,20 @@ impl Inner {
 
     /// Hands the engine the completions of a [`BatchRecord`], `batch` at a time; a corrupt
     /// record (the plugin wrote over the shared region) fails the run where it goes wrong.
+    /// A sample's timing the plugin reported (see [`DONE_TIMING`]), into the run's table.
+    fn note_timing(&self, record: &[u8]) {
+        let Some(timing) = self.timing.get() else {
+            return;
+        };
+        if record.len() as u64 != TIMING_RECORD_BYTES {
+            return;
+        }
+        let field = |k: usize| {
+            u64::from_le_bytes(record[8 * k..8 * k + 8].try_into().expect("eight bytes"))
+        };
+        timing.table.report(field(0), field(1), field(2), field(3));
+    }
+
     fn deliver_record<'a>(
         &'a self,
         entry: &DoneEntry,
