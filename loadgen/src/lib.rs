@@ -57,4 +57,6 @@ pub use settings::{
     LogOutputSettings, LogSettings, TestMode, TestScenario, TestSettings, DEFAULT_ISSUE_SPIN,
 };
 pub use sut::{QslError, QuerySampleLibrary, SystemUnderTest};
-pub use types::{AsSampleResponse, QuerySample, QuerySampleIndex, QuerySampleResponse, ResponseId};
+pub use types::{
+    monotonic_ns, AsSampleResponse, QuerySample, QuerySampleIndex, QuerySampleResponse, ResponseId,
+};

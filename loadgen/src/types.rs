@@ -101,9 +101,10 @@ impl Clock {
     }
 }
 
-/// CLOCK_MONOTONIC in ns: the clock `Instant` reads.
+/// CLOCK_MONOTONIC in ns: the clock `Instant` reads, and the test clock's base (a caller
+/// that times samples beside the engine reads the same clock).
 #[inline]
-fn monotonic_ns() -> i64 {
+pub fn monotonic_ns() -> i64 {
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -535,7 +535,7 @@ unsafe extern "C" fn host_fail(context: *mut c_void, message: *const c_char, len
 }
 
 unsafe extern "C" fn host_now_ns(_context: *mut c_void) -> u64 {
-    crate::timing::monotonic_ns()
+    crate::loadgen::monotonic_ns() as u64
 }
 
 unsafe extern "C" fn host_report_timing(

@@ -5,11 +5,9 @@
 //! in each sample's trace event.
 
 mod breakdown;
-mod clock;
 mod observer;
 mod table;
 
 pub use breakdown::{BreakdownAt, LatencyBreakdown, Parts, SampleParts};
-pub use clock::monotonic_ns;
 pub use observer::TimingObserver;
 pub use table::{SampleTimingTable, TimingSink, TimingSinkSlot};

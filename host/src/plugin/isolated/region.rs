@@ -178,8 +178,8 @@ pub(super) struct DoneEntry {
 const FIRST_TOKEN_BIT: u32 = 1 << 31;
 const FAIL_BIT: u32 = 1 << 30;
 const KIND_BITS: u32 = FIRST_TOKEN_BIT | FAIL_BIT;
-/// A timing record goes as a failure entry whose token count is this (a failure's is 0).
-const TIMING_MARK: i32 = 1;
+/// Set alone in `DoneEntry::length_kind` for a timing record (lengths stay far below it).
+const TIMING_BIT: u32 = 1 << 29;
 
 impl DoneEntry {
     /// `length` at most [`MAX_ISOLATED_RESPONSE`]; a token count beyond i32 is clamped.
@@ -187,35 +187,31 @@ impl DoneEntry {
         debug_assert!(length <= MAX_ISOLATED_RESPONSE);
         let kind_bit = match kind {
             DONE_FIRST_TOKEN => FIRST_TOKEN_BIT,
-            DONE_FAIL | DONE_TIMING => FAIL_BIT,
+            DONE_FAIL => FAIL_BIT,
             DONE_BATCH => KIND_BITS,
+            DONE_TIMING => TIMING_BIT,
             _ => 0,
-        };
-        let n_tokens = match kind {
-            DONE_TIMING => TIMING_MARK,
-            DONE_FAIL => 0,
-            _ => n_tokens.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
         };
         DoneEntry {
             id,
             offset,
             length_kind: length as u32 | kind_bit,
-            n_tokens,
+            n_tokens: n_tokens.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
         }
     }
 
     pub(super) fn kind(&self) -> u64 {
         match self.length_kind & KIND_BITS {
+            0 if self.length_kind & TIMING_BIT != 0 => DONE_TIMING,
             0 => DONE_COMPLETE,
             FIRST_TOKEN_BIT => DONE_FIRST_TOKEN,
-            FAIL_BIT if self.n_tokens == TIMING_MARK => DONE_TIMING,
             FAIL_BIT => DONE_FAIL,
             _ => DONE_BATCH,
         }
     }
 
     pub(super) fn length(&self) -> u64 {
-        (self.length_kind & !KIND_BITS) as u64
+        (self.length_kind & !(KIND_BITS | TIMING_BIT)) as u64
     }
 
     pub(super) fn n_tokens(&self) -> i64 {
@@ -250,7 +246,7 @@ impl BatchRecord {
 
 const _: () = assert!(std::mem::size_of::<Slot<IssueEntry>>() == 32);
 const _: () = assert!(std::mem::size_of::<Slot<DoneEntry>>() == 32);
-const _: () = assert!(MAX_ISOLATED_RESPONSE < FAIL_BIT as u64);
+const _: () = assert!(MAX_ISOLATED_RESPONSE < TIMING_BIT as u64);
 
 const fn header_len() -> usize {
     std::mem::size_of::<Header>().next_multiple_of(4096)
