@@ -15,8 +15,8 @@ use crate::logs::ACCURACY_LOG;
 use crate::plugin::isolated::Isolation;
 use crate::plugin::{self, Instance, Plugin};
 use crate::session::{
-    EnginePlan, LogOptions, Observer, PluginPlan, RunOutcome, RunPlan, SamplePlan, SampleSetCalls,
-    SampleTiming, Session, TestOutcome,
+    EnginePlan, LogOptions, Observer, PluginPlan, RunOutcome, RunPlan, SamplePlacement, SamplePlan,
+    SampleSetCalls, SampleTiming, Session, TestOutcome,
 };
 
 /// Samples in the data set the runs draw from (all of them in an accuracy run).
@@ -54,6 +54,8 @@ struct Loaded {
     capabilities: Vec<&'static str>,
     /// It has `load_samples` or `unload_samples` (ABI 1.3).
     sample_set_calls: bool,
+    /// It offers memory for the loaded samples (ABI 1.4).
+    sample_memory: bool,
     /// The devices it lists for the config (ABI 1.4), or why they could not be listed.
     devices: Result<usize, String>,
 }
@@ -66,6 +68,8 @@ enum Variant {
     OlderHost(u32),
     /// One instance per listed device (ABI 1.4).
     Devices,
+    /// The loaded samples kept in the host's memory, though the plugin offers its own.
+    HostMemory,
 }
 
 impl Variant {
@@ -74,6 +78,7 @@ impl Variant {
             Variant::Plain => String::new(),
             Variant::OlderHost(minor) => format!("-host-1.{minor}"),
             Variant::Devices => "-devices".into(),
+            Variant::HostMemory => "-host-memory".into(),
         }
     }
 }
@@ -97,6 +102,7 @@ impl Suite {
         let Loaded {
             capabilities,
             sample_set_calls,
+            sample_memory,
             devices,
         } = match self.load() {
             Ok((summary, loaded)) => {
@@ -142,6 +148,18 @@ impl Suite {
             Ok(0) => decide(name, Verdict::Skip("it lists none; ABI 1.4".into())),
             Ok(listed) => decide(name, self.over_devices(listed)),
         }
+        let name = "sample memory: the same results with the samples in the plugin's memory as in the host's".to_string();
+        match (sample_memory, &self.dataset) {
+            (false, _) => decide(
+                name,
+                Verdict::Skip("it offers none (allocate_samples, ABI 1.4)".into()),
+            ),
+            (true, None) => decide(
+                name,
+                Verdict::Skip("needs samples with data (--dataset)".into()),
+            ),
+            (true, Some(_)) => decide(name, self.same_results_in_host_memory()),
+        }
         let name = "Server with tokens: a first token before each completion".to_string();
         match (self.tokens, capabilities.contains(&"tokens")) {
             (true, true) => decide(
@@ -186,6 +204,7 @@ impl Suite {
         let loaded = Loaded {
             capabilities: info.capabilities.clone(),
             sample_set_calls: plugin.has_sample_set_calls(),
+            sample_memory: plugin.offers_sample_memory(),
             devices,
         };
         Ok((summary, loaded))
@@ -344,6 +363,41 @@ impl Suite {
         }
     }
 
+    /// An Offline accuracy run with the samples in the plugin's memory, and one with them in
+    /// the host's: the same response for every sample.
+    fn same_results_in_host_memory(&self) -> Verdict {
+        let mut logs = Vec::new();
+        for variant in [Variant::Plain, Variant::HostMemory] {
+            if let Err(verdict) = self.run_and_judge(
+                TestScenario::Offline,
+                TestMode::AccuracyOnly,
+                false,
+                variant,
+            ) {
+                return verdict;
+            }
+            let out = self
+                .work_dir
+                .join(format!("Offline-accuracy{}", variant.folder_suffix()));
+            match responses(&out.join(ACCURACY_LOG)) {
+                Ok(responses) => logs.push(responses),
+                Err(why) => return Verdict::Fail(why),
+            }
+        }
+        let (own, host) = (&logs[0], &logs[1]);
+        match own.iter().zip(host).find(|(a, b)| a != b) {
+            Some(((index, data), (_, host_data))) => Verdict::Fail(format!(
+                "sample {index}: {data} from the plugin's memory, {host_data} from the host's"
+            )),
+            None if own.len() != host.len() => Verdict::Fail(format!(
+                "{} responses from the plugin's memory, {} from the host's",
+                own.len(),
+                host.len()
+            )),
+            None => Verdict::Pass,
+        }
+    }
+
     fn plan(&self, settings: TestSettings, out: &Path, variant: Variant) -> RunPlan {
         let samples = match &self.dataset {
             Some(path) => SamplePlan::Dataset {
@@ -376,6 +430,10 @@ impl Suite {
                 as_host_of_1_2: variant == Variant::OlderHost(2),
                 as_host_of_1_3: variant == Variant::OlderHost(3),
                 devices: (variant == Variant::Devices).then_some(plugin::DeviceSelection::All),
+                sample_memory: match variant {
+                    Variant::HostMemory => SamplePlacement::Host,
+                    _ => SamplePlacement::Plugin,
+                },
             },
             samples,
             power: Vec::new(),
@@ -480,6 +538,23 @@ fn covers_the_data_set_once(log: &Path, total: usize, padded_to: usize) -> Resul
         ));
     }
     Ok(())
+}
+
+/// An accuracy log's responses as (sample index, data), in order of index and data: the
+/// same for two runs of a deterministic plugin, whatever order its samples completed in.
+fn responses(log: &Path) -> Result<Vec<(u64, String)>, String> {
+    let text = std::fs::read_to_string(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let records: Vec<serde_json::Value> =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", log.display()))?;
+    let mut responses: Vec<(u64, String)> = records
+        .iter()
+        .map(|r| {
+            let index = r["qsl_idx"].as_u64().unwrap_or(u64::MAX);
+            (index, r["data"].as_str().unwrap_or_default().to_string())
+        })
+        .collect();
+    responses.sort_unstable();
+    Ok(responses)
 }
 
 fn late_callbacks(count: u64) -> String {

@@ -302,15 +302,21 @@ typedef struct mlperf_device {
  * hands the plugin samples whose data points into it, in load_samples and in every
  * issue_query until the set is unloaded. It calls free_samples with the same pointer and size
  * after unload_samples (or at destroy), never while a sample of the set is outstanding.
- * `*memory_kind` says what the plugin gave: HOST or PINNED_HOST (the host writes it in place).
- * An instance that leaves a set in the host's memory returns no error and `*memory` NULL.
- * An error from allocate_samples fails the run before the set's queries, with its message.
- * Each instance of a run over several devices gets its own copy.
+ * `*memory_kind` says what the plugin gave: HOST or PINNED_HOST (the host writes it in place),
+ * or DEVICE: `*memory` is then the block's address in the device's own memory (a CUDA
+ * device pointer, say), which the host never reads nor writes. It fills the block through
+ * write_samples (required for DEVICE), in one or more calls of increasing offset, before
+ * load_samples; each sample's `data` is then `memory` plus the sample's offset in the block
+ * (address arithmetic only: the plugin's device reads it), its length, dtype and shape as
+ * ever. An instance that leaves a set in the host's memory returns no error and `*memory`
+ * NULL. An error from allocate_samples or write_samples fails the run before the set's
+ * queries, with its message. Each instance of a run over several devices gets its own copy.
  */
 
 typedef enum mlperf_memory_kind {
     MLPERF_MEMORY_HOST = 1,         /* ordinary host memory */
-    MLPERF_MEMORY_PINNED_HOST = 2   /* page-locked host memory a device reads directly */
+    MLPERF_MEMORY_PINNED_HOST = 2,  /* page-locked host memory a device reads directly */
+    MLPERF_MEMORY_DEVICE = 3        /* the device's own memory, filled through write_samples */
 } mlperf_memory_kind;
 
 /* ---- The run (since 1.3) ------------------------------------------------------------------- *
@@ -598,6 +604,11 @@ typedef struct mlperf_plugin_api {
     mlperf_error *(*allocate_samples)(void *instance, uint64_t bytes, uint64_t alignment,
                                       uint32_t *memory_kind, void **memory);
     void (*free_samples)(void *instance, void *memory, uint64_t bytes);
+    /* MLPERF_PLUGIN_KIND_SUT, with allocate_samples: copies `length` bytes from the host's
+     * `data` into the block `memory` at `offset` (a host-to-device transfer for a DEVICE
+     * block; untimed, at load). Called only for DEVICE blocks; may be NULL otherwise. */
+    mlperf_error *(*write_samples)(void *instance, void *memory, uint64_t offset,
+                                   const void *data, uint64_t length);
 } mlperf_plugin_api;
 
 /* The entry function: mlperf_plugin_entry, and in a SUT library that also offers a power meter,

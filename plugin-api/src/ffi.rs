@@ -27,6 +27,9 @@ pub const CAP_NEEDS_SAMPLE_DATA: u64 = 1 << 4;
 /// Since 1.4: what `allocate_samples` gave.
 pub const MEMORY_HOST: u32 = 1;
 pub const MEMORY_PINNED_HOST: u32 = 2;
+/// The device's own memory: `memory` is the device's address, which the host never reads or
+/// writes; it fills the block through `write_samples`.
+pub const MEMORY_DEVICE: u32 = 3;
 /// Since 1.4: the plugin reports each sample's timing (`report_timing`).
 pub const CAP_SAMPLE_TIMING: u64 = 1 << 5;
 
@@ -378,6 +381,15 @@ pub struct mlperf_plugin_api {
     >,
     pub free_samples:
         Option<unsafe extern "C" fn(instance: *mut c_void, memory: *mut c_void, bytes: u64)>,
+    pub write_samples: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            memory: *mut c_void,
+            offset: u64,
+            data: *const c_void,
+            length: u64,
+        ) -> *mut mlperf_error,
+    >,
 }
 
 /// `sizeof(mlperf_plugin_api)` of ABI 1.0, before the power functions: the smallest table a
@@ -457,7 +469,7 @@ const _: () = {
     assert!(size_of::<mlperf_power_reading>() == 56);
     assert!(offset_of!(mlperf_power_reading, watts) == 16);
     assert!(offset_of!(mlperf_power_reading, energy_joules) == 48);
-    assert!(size_of::<mlperf_plugin_api>() == 160);
+    assert!(size_of::<mlperf_plugin_api>() == 168);
     assert!(offset_of!(mlperf_plugin_api, capabilities) == 48);
     assert!(offset_of!(mlperf_plugin_api, init) == 56);
     assert!(offset_of!(mlperf_plugin_api, flush_queries) == 96);
@@ -471,4 +483,5 @@ const _: () = {
     assert!(TABLE_SIZE_1_3 == 136);
     assert!(offset_of!(mlperf_plugin_api, allocate_samples) == 144);
     assert!(offset_of!(mlperf_plugin_api, free_samples) == 152);
+    assert!(offset_of!(mlperf_plugin_api, write_samples) == 160);
 };

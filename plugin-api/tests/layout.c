@@ -169,6 +169,7 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_plugin_api, devices),
     FIELD(mlperf_plugin_api, allocate_samples),
     FIELD(mlperf_plugin_api, free_samples),
+    FIELD(mlperf_plugin_api, write_samples),
 };
 
 const size_t mlperf_layout_count = sizeof mlperf_layout_entries / sizeof mlperf_layout_entries[0];
@@ -217,6 +218,7 @@ const unsigned long long mlperf_layout_constants[] = {
     MLPERF_DEVICE_NPU,
     MLPERF_MEMORY_HOST,
     MLPERF_MEMORY_PINNED_HOST,
+    MLPERF_MEMORY_DEVICE,
 };
 
 const char mlperf_layout_entry_symbol[] = MLPERF_PLUGIN_ENTRY_SYMBOL;

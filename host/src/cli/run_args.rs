@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 use mlperf_host::loadgen::{TestMode, TestScenario};
-use mlperf_host::session::SampleTiming;
+use mlperf_host::session::{SamplePlacement, SampleTiming};
 
 use super::plugin_flags::IsolateArg;
 use super::set::{self, Override};
@@ -137,6 +137,10 @@ pub(crate) struct RunArgs {
     /// auto: for a plugin that reports its timing, or with --trace/--report.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub sample_timing: SampleTiming,
+    /// Where the loaded samples live: in memory the plugin offers (pinned host or its device's,
+    /// ABI 1.4), or always in the host's (to compare the two).
+    #[arg(long, value_enum, value_name = "WHERE", default_value = "plugin")]
+    pub sample_memory: SamplePlacement,
     /// Print no summary; log errors only.
     #[arg(long, short)]
     pub quiet: bool,

@@ -330,6 +330,7 @@ fn plugin_plan(
             as_host_of_1_2: false,
             as_host_of_1_3: false,
             devices: args.devices.clone(),
+            sample_memory: args.sample_memory,
         });
     }
     let Some(spec) = &args.plugin else {
@@ -357,6 +358,7 @@ fn plugin_plan(
             as_host_of_1_2: false,
             as_host_of_1_3: false,
             devices: args.devices.clone(),
+            sample_memory: args.sample_memory,
         });
     };
     if !args.latency.is_zero() {
@@ -376,6 +378,7 @@ fn plugin_plan(
         as_host_of_1_2: false,
         as_host_of_1_3: false,
         devices: args.devices.clone(),
+        sample_memory: args.sample_memory,
     })
 }
 

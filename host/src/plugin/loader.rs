@@ -163,6 +163,11 @@ impl Plugin {
     }
 
     /// The table has `load_samples` or `unload_samples` (ABI 1.3).
+    /// The plugin offers memory for the loaded samples (ABI 1.4's allocate_samples).
+    pub fn offers_sample_memory(&self) -> bool {
+        super::sample_memory::SampleMemory::of(self.table()).is_some()
+    }
+
     pub fn has_sample_set_calls(&self) -> bool {
         let table = self.table();
         table.struct_size > ffi::TABLE_SIZE_1_2

@@ -33,6 +33,9 @@ pub struct RunDescription {
     /// The device the instance serves (ABI 1.4), one of several the run spreads queries over.
     #[serde(default)]
     device: Option<RunDevice>,
+    /// Keep the loaded samples in the host's memory even when the plugin offers its own.
+    #[serde(default)]
+    samples_in_host_memory: bool,
 }
 
 impl RunDescription {
@@ -51,7 +54,19 @@ impl RunDescription {
             as_host_of_1_2: false,
             as_host_of_1_3: false,
             device: None,
+            samples_in_host_memory: false,
         }
+    }
+
+    /// The same, with the loaded samples kept in the host's memory: the plugin is never asked
+    /// for its own (allocate_samples).
+    pub fn with_samples_in_host_memory(mut self) -> RunDescription {
+        self.samples_in_host_memory = true;
+        self
+    }
+
+    pub fn samples_in_host_memory(&self) -> bool {
+        self.samples_in_host_memory
     }
 
     /// The same, told to the plugin as a host of ABI 1.3 would: no device.

@@ -166,9 +166,11 @@ impl PluginSut {
             timed: None,
             timing: TimingSinkSlot::default(),
             // Hosts before 1.4 never ask for sample memory.
-            memory: (!as_host_of_1_2 && !as_host_of_1_3)
-                .then(|| SampleMemory::of(table))
-                .flatten(),
+            memory: (!as_host_of_1_2
+                && !as_host_of_1_3
+                && !run.is_some_and(RunDescription::samples_in_host_memory))
+            .then(|| SampleMemory::of(table))
+            .flatten(),
             own_set: RwLock::new(None),
             _inputs: inputs,
             as_host_of_1_2,
@@ -504,12 +506,12 @@ fn to_ffi(sample: &QuerySample, loaded: Option<&LoadedSamples>) -> ffi::mlperf_s
         index: sample.index as u64,
         ..blank_sample()
     };
-    if let Some(view) = loaded.and_then(|l| l.get(sample.index)) {
-        raw.data = view.data.as_ptr() as *const c_void;
-        raw.length = view.data.len() as u64;
-        raw.dtype = view.dtype.to_raw();
-        raw.rank = view.shape.len() as u32;
-        raw.shape = view.shape.as_ptr();
+    if let Some(handed) = loaded.and_then(|l| l.handed(sample.index)) {
+        raw.data = handed.data as *const c_void;
+        raw.length = handed.length as u64;
+        raw.dtype = handed.dtype.to_raw();
+        raw.rank = handed.shape.len() as u32;
+        raw.shape = handed.shape.as_ptr();
     }
     raw
 }

@@ -73,13 +73,35 @@ struct Slot {
 /// Bytes held elsewhere (a shared memory mapping) that a set of samples is read from.
 pub type ForeignBytes = std::sync::Arc<dyn AsRef<[u8]> + Send + Sync>;
 
+/// Where a set's sample bytes are when they are not in its own blocks.
+enum Elsewhere {
+    /// Read in place from an image (see [`LoadedSamples::from_image`]), the sample bytes
+    /// from `data_at` on.
+    Image { bytes: ForeignBytes, data_at: usize },
+    /// In a device's own memory from `address` on: the host never reads them, it only hands
+    /// out addresses (see [`LoadedSamples::handed`]); `holder` frees them when the set goes.
+    Device {
+        address: usize,
+        _holder: std::sync::Arc<dyn Send + Sync>,
+    },
+}
+
+/// A loaded sample as it is handed to a plugin: where its data starts (an address in a
+/// device's memory for a set placed there), its length, type and shape.
+#[derive(Debug, Clone, Copy)]
+pub struct HandedSample<'a> {
+    pub data: *const u8,
+    pub length: usize,
+    pub dtype: DType,
+    pub shape: &'a [i64],
+}
+
 /// The samples of one loadable set, laid out back to back (each aligned to [`SAMPLE_ALIGN`]).
 #[derive(Default)]
 pub struct LoadedSamples {
     blocks: Vec<Block>,
-    /// Instead of `blocks`: a set read from an image (see [`LoadedSamples::from_image`]), and
-    /// where in it the sample bytes start.
-    foreign: Option<(ForeignBytes, usize)>,
+    /// Instead of `blocks`: where the bytes are held.
+    elsewhere: Option<Elsewhere>,
     /// By sample index; `None` where the index is not loaded.
     slots: Vec<Option<Slot>>,
     shapes: Vec<i64>,
@@ -217,9 +239,12 @@ impl LoadedSamples {
         at
     }
 
+    /// The host's copy of the sample bytes; empty for a set in a device's memory.
     fn bytes(&self) -> &[u8] {
-        if let Some((bytes, data_at)) = &self.foreign {
-            return &(**bytes).as_ref()[*data_at..];
+        match &self.elsewhere {
+            Some(Elsewhere::Image { bytes, data_at }) => return &(**bytes).as_ref()[*data_at..],
+            Some(Elsewhere::Device { .. }) => return &[],
+            None => {}
         }
         // SAFETY: `Block` is plain bytes with no padding; the slice covers the blocks exactly.
         unsafe {
@@ -232,8 +257,8 @@ impl LoadedSamples {
 
     fn bytes_mut(&mut self) -> &mut [u8] {
         debug_assert!(
-            self.foreign.is_none(),
-            "a set read from an image is read-only"
+            self.elsewhere.is_none(),
+            "a set held elsewhere is read-only"
         );
         // SAFETY: as in `bytes`, uniquely borrowed.
         unsafe {
@@ -244,9 +269,13 @@ impl LoadedSamples {
         }
     }
 
-    /// Sample `index`, if it is loaded.
+    /// Sample `index`, if it is loaded and its bytes are in the host's memory (not for a set
+    /// placed in a device's memory: see [`LoadedSamples::handed`]).
     #[inline]
     pub fn get(&self, index: usize) -> Option<SampleView<'_>> {
+        if matches!(self.elsewhere, Some(Elsewhere::Device { .. })) {
+            return None;
+        }
         let slot = (*self.slots.get(index)?)?;
         let at = slot.shape_at as usize;
         Some(SampleView {
@@ -254,6 +283,47 @@ impl LoadedSamples {
             dtype: slot.dtype,
             shape: &self.shapes[at..at + slot.rank as usize],
         })
+    }
+
+    /// Sample `index` as a plugin is handed it, if it is loaded: for a set in a device's
+    /// memory, its data is the device address (never read here).
+    #[inline]
+    pub fn handed(&self, index: usize) -> Option<HandedSample<'_>> {
+        let slot = (*self.slots.get(index)?)?;
+        let data = match &self.elsewhere {
+            Some(Elsewhere::Device { address, .. }) => {
+                address.wrapping_add(slot.offset) as *const u8
+            }
+            _ => self.bytes()[slot.offset..slot.offset + slot.length].as_ptr(),
+        };
+        let at = slot.shape_at as usize;
+        Some(HandedSample {
+            data,
+            length: slot.length,
+            dtype: slot.dtype,
+            shape: &self.shapes[at..at + slot.rank as usize],
+        })
+    }
+
+    /// The same set placed in a device's memory: the image of [`LoadedSamples::write_image`]
+    /// was copied to `image_address` there, and `holder` frees it when the set is dropped.
+    /// The samples keep their offsets, so each is handed as an address in that copy.
+    pub fn placed_on_device(
+        &self,
+        image_address: usize,
+        holder: std::sync::Arc<dyn Send + Sync>,
+    ) -> LoadedSamples {
+        LoadedSamples {
+            blocks: Vec::new(),
+            elsewhere: Some(Elsewhere::Device {
+                address: image_address.wrapping_add(self.image_data_at()),
+                _holder: holder,
+            }),
+            slots: self.slots.clone(),
+            shapes: self.shapes.clone(),
+            last_shape: None,
+            used: self.used,
+        }
     }
 
     /// Bytes of sample data held.
@@ -296,6 +366,14 @@ impl LoadedSamples {
     /// the shapes, then the sample bytes at a [`SAMPLE_ALIGN`] offset. Another process maps it
     /// and reads the set in place with [`LoadedSamples::from_image`].
     pub fn write_image(&self, out: &mut [u8]) {
+        let (table, samples) = self.image_parts();
+        out[..table.len()].copy_from_slice(&table);
+        out[table.len()..table.len() + samples.len()].copy_from_slice(samples);
+    }
+
+    /// The image of [`LoadedSamples::write_image`] in its two parts: the table (header, slot
+    /// table and shapes, padded to [`SAMPLE_ALIGN`]), then the sample bytes as they are held.
+    pub fn image_parts(&self) -> (Vec<u8>, &[u8]) {
         let data_at = self.image_data_at();
         let mut words = Vec::with_capacity(data_at / 8);
         words.extend([
@@ -316,10 +394,11 @@ impl LoadedSamples {
             }
         }
         words.extend(self.shapes.iter().map(|&d| d as u64));
-        for (chunk, word) in out[..data_at].chunks_exact_mut(8).zip(&words) {
+        let mut table = vec![0u8; data_at];
+        for (chunk, word) in table.chunks_exact_mut(8).zip(&words) {
             chunk.copy_from_slice(&word.to_ne_bytes());
         }
-        out[data_at..data_at + self.used].copy_from_slice(&self.bytes()[..self.used]);
+        (table, &self.bytes()[..self.used])
     }
 
     /// The set an image holds, read in place from `image` (which must start
@@ -383,7 +462,10 @@ impl LoadedSamples {
                 rank: rank as u32,
             }));
         }
-        set.foreign = Some((image, data_at));
+        set.elsewhere = Some(Elsewhere::Image {
+            bytes: image,
+            data_at,
+        });
         Ok(set)
     }
 }

@@ -10,8 +10,8 @@ mod preprocess;
 mod source;
 
 pub use arena::{
-    AlignedBuffer, ArenaError, ForeignBytes, ImageError, LoadedSamples, SampleArena, SampleLayout,
-    SampleView, SAMPLE_ALIGN,
+    AlignedBuffer, ArenaError, ForeignBytes, HandedSample, ImageError, LoadedSamples, SampleArena,
+    SampleLayout, SampleView, SAMPLE_ALIGN,
 };
 pub use dataset_library::DatasetLibrary;
 pub use mlperf_submission::digest;

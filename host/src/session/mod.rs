@@ -37,7 +37,8 @@ pub use error::SessionError;
 pub use old_files::RUN_FILES;
 pub use outcome::{Beside, RunOutcome, TestOutcome};
 pub use plan::{
-    EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan, SampleTiming,
+    EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlacement, SamplePlan,
+    SampleTiming,
 };
 pub use sample_sets::SampleSetCalls;
 pub use samples::SampleLibrary;
@@ -103,6 +104,10 @@ impl<'a> Session<'a> {
             )
             .with_format(format)
             .with_batching(plan.plugin.batching);
+            let run = match plan.plugin.sample_memory {
+                SamplePlacement::Plugin => run,
+                SamplePlacement::Host => run.with_samples_in_host_memory(),
+            };
             match (plan.plugin.as_host_of_1_2, plan.plugin.as_host_of_1_3) {
                 (true, _) => run.as_host_of_1_2(),
                 (_, true) => run.as_host_of_1_3(),

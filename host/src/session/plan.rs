@@ -68,6 +68,8 @@ pub struct PluginPlan {
     /// One instance per device of these (ABI 1.4), the queries spread over them; None: one
     /// instance.
     pub devices: Option<crate::plugin::DeviceSelection>,
+    /// Where the loaded samples live when the plugin offers memory for them.
+    pub sample_memory: SamplePlacement,
 }
 
 /// The sample library.
@@ -124,6 +126,17 @@ impl SampleTiming {
             SampleTiming::Off => false,
         }
     }
+}
+
+/// Where the loaded samples live when the plugin offers memory for them (ABI 1.4's
+/// allocate_samples; `--sample-memory`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SamplePlacement {
+    /// In the plugin's memory, when it offers some (pinned host or device memory).
+    #[default]
+    Plugin,
+    /// In the host's memory always: the plugin is never asked (to compare the two).
+    Host,
 }
 
 /// How the engine logs and paces the test.

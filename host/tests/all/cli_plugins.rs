@@ -223,6 +223,9 @@ fn the_shipped_plugins_pass_the_conformance_suite() {
             text.contains("  ok    load_samples and unload_samples: each loaded set handed over, then released"),
             "{text}"
         );
+        // Without a data set there is nothing to place in the plugin's memory.
+        let memory = "sample memory: the same results with the samples in the plugin's memory as in the host's";
+        assert!(text.contains(&format!("  skip  {memory}")), "{text}");
         // Handed a 1.2 host's table, both read nothing past it; in-process that is not tried.
         // ABI 1.4: a plugin that lists devices gets a run over all of them.
         let devices = "devices: an instance per listed device, each given queries";
@@ -242,6 +245,42 @@ fn the_shipped_plugins_pass_the_conformance_suite() {
             assert!(text.contains(&expected), "{expected:?} missing in\n{text}");
         }
     }
+}
+
+#[test]
+fn a_plugin_offering_sample_memory_is_checked_for_the_same_results_as_in_host_memory() {
+    let dir = support::TempDir::new();
+    let dataset = dir.path().join("set.npy");
+    let bytes: Vec<u8> = (0..64u8).flat_map(|i| [i; 8]).collect();
+    support::write_npy(&dataset, "|u1", "(64, 8)", &bytes);
+    let example_c = support::plugin_library("libmlperf_example_c.so");
+    let check =
+        "sample memory: the same results with the samples in the plugin's memory as in the host's";
+    let dataset = dataset.display().to_string();
+    for memory in ["device", "pinned"] {
+        let memory = format!("sample_memory=\"{memory}\"");
+        let args = [
+            "--plugin-set",
+            "workers=2",
+            "--plugin-set",
+            &memory,
+            "--dataset",
+            &dataset,
+        ];
+        let (passed, text) = conformance(&example_c, &args);
+        assert!(passed, "{memory}\n{text}");
+        assert!(
+            text.contains(&format!("  ok    {check}")),
+            "{memory}\n{text}"
+        );
+    }
+    // A plugin without allocate_samples has nothing to check.
+    let (passed, text) = conformance(&null_plugin(), &["--dataset", &dataset]);
+    assert!(passed, "{text}");
+    assert!(
+        text.contains(&format!("  skip  {check} (it offers none")),
+        "{text}"
+    );
 }
 
 #[test]

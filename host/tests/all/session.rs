@@ -76,6 +76,7 @@ fn plan(out: &Path, results: &Path) -> RunPlan {
             as_host_of_1_2: false,
             as_host_of_1_3: false,
             devices: None,
+            sample_memory: Default::default(),
         },
         samples: SamplePlan::Indices {
             total: 64,
@@ -207,6 +208,7 @@ fn a_plugin_that_cannot_start_is_refused_before_any_log_is_written() {
         as_host_of_1_2: false,
         as_host_of_1_3: false,
         devices: None,
+        sample_memory: Default::default(),
     };
     let mut recorder = Recorder::default();
     let error = Session::new(&mut recorder).run(&plan).err().unwrap();

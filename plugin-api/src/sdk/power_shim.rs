@@ -53,6 +53,7 @@ pub const fn power_table<T: PowerMeter>(
         devices: None,
         allocate_samples: None,
         free_samples: None,
+        write_samples: None,
     }
 }
 

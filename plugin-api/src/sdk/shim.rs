@@ -59,6 +59,7 @@ pub const fn sut_table<T: SutPlugin>(
         devices: Some(super::device::devices::<T>),
         allocate_samples: None,
         free_samples: None,
+        write_samples: None,
     }
 }
 

@@ -19,7 +19,7 @@ struct Entry {
 extern "C" {
     static mlperf_layout_entries: [Entry; 0];
     static mlperf_layout_count: usize;
-    static mlperf_layout_constants: [u64; 42];
+    static mlperf_layout_constants: [u64; 43];
     static mlperf_layout_entry_symbol: [c_char; 20];
     static mlperf_layout_power_entry_symbol: [c_char; 26];
 }
@@ -261,6 +261,7 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             devices,
             allocate_samples,
             free_samples,
+            write_samples,
         }
     );
     (map, fields)
@@ -298,7 +299,7 @@ fn every_rust_field_is_measured_in_c() {
 
 #[test]
 fn constants_match_the_header() {
-    let rust: [u64; 42] = [
+    let rust: [u64; 43] = [
         ABI_MAJOR.into(),
         ABI_MINOR.into(),
         CAP_ASYNC_COMPLETION,
@@ -341,6 +342,7 @@ fn constants_match_the_header() {
         DEVICE_NPU.into(),
         MEMORY_HOST.into(),
         MEMORY_PINNED_HOST.into(),
+        MEMORY_DEVICE.into(),
     ];
     // SAFETY: layout.c defines both arrays with exactly these lengths.
     let (c, symbol, power_symbol) = unsafe {

@@ -325,6 +325,15 @@ macro_rules! abi_copy {
                 pub free_samples: Option<
                     unsafe extern "C" fn(instance: *mut c_void, memory: *mut c_void, bytes: u64),
                 >,
+                pub write_samples: Option<
+                    unsafe extern "C" fn(
+                        instance: *mut c_void,
+                        memory: *mut c_void,
+                        offset: u64,
+                        data: *const c_void,
+                        length: u64,
+                    ) -> *mut mlperf_error,
+                >,
                 $($($appended)*)?
             }
         }

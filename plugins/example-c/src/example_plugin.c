@@ -20,9 +20,10 @@
  *   max_batch  = 16           # samples a worker takes at once, 1..256 (default 16)
  *   device     = "npu0"       # reported as the "device" attribute (default "cpu-simulated")
  *   sample_memory = "pinned"  # where loaded samples live (ABI 1.4): "pinned" (page-aligned + mlock,
- *                             # what a device reads directly), "host" (mmap), "refuse" (the
- *                             # allocation fails: the host's error path), or "" (default:
- *                             # the host's own memory)
+ *                             # what a device reads directly), "host" (page-aligned),
+ *                             # "device" (a simulated device's own memory, filled through
+ *                             # write_samples), "refuse" (the allocation fails: the host's
+ *                             # error path), or "" (default: the host's own memory)
  *
  * The library also offers a power meter for the device (a second entry,
  * mlperf_power_plugin_entry; `--power plugin:PATH` on the host): a simulated board sensor
@@ -45,6 +46,8 @@
 
 /* clock_gettime, CLOCK_MONOTONIC and pthread_condattr_setclock are POSIX, not C99. */
 #define _POSIX_C_SOURCE 200809L
+/* MAP_ANONYMOUS, in POSIX only since 2024 (glibc and musl show it with this). */
+#define _DEFAULT_SOURCE
 
 #include "mlperf_plugin.h"
 
@@ -137,7 +140,7 @@ typedef struct example_config {
     uint64_t latency_us;
     unsigned max_batch;
     char device[EXAMPLE_DEVICE_MAX];
-    char sample_memory[16]; /* "", "host", "pinned" or "refuse" */
+    char sample_memory[16]; /* "", "host", "pinned", "device" or "refuse" */
     unsigned watts; /* the power meter's */
 } example_config;
 
@@ -313,10 +316,12 @@ static mlperf_error *parse_config(const char *text, size_t length, example_confi
                 (strcmp(config->sample_memory, "") != 0 &&
                  strcmp(config->sample_memory, "host") != 0 &&
                  strcmp(config->sample_memory, "pinned") != 0 &&
+                 strcmp(config->sample_memory, "device") != 0 &&
                  strcmp(config->sample_memory, "refuse") != 0)) {
                 return make_error(MLPERF_ERROR_INVALID_CONFIG,
                                   EXAMPLE_NAME ": config key `sample_memory` (line %u): expected "
-                                  "\"pinned\", \"host\", \"refuse\" or \"\", got `%.*s`",
+                                  "\"pinned\", \"host\", \"device\", \"refuse\" or \"\", "
+                                  "got `%.*s`",
                                   line_number, (int)(value_end - value), value);
             }
         } else if (key_is(key, key_length, "device")) {
@@ -368,10 +373,14 @@ typedef struct example_instance {
     int sets_handed; /* a load_samples came: issued samples must lie in the set */
 
     /* The blocks the loaded sets live in (sample_memory, ABI 1.4): allocated and freed by
-     * allocate_samples / free_samples, which never overlap a query. */
+     * allocate_samples / free_samples, which never overlap a query. A "device" block's
+     * `memory` is its address on the simulated device: a reserved range of addresses with no
+     * access at all (a host that read or wrote it would fault); `device_copy` is what the
+     * device holds there, filled by write_samples. */
     struct {
         void *memory;
         uint64_t bytes;
+        unsigned char *device_copy;
     } blocks[8];
     unsigned allocations, frees;
 
@@ -510,19 +519,38 @@ static void *worker_main(void *argument) {
 
 /* Stops and joins the workers that were started, then frees the instance. Used by destroy and
  * by create's failure path. */
-/* With sample_memory set: whether `sample`'s data lies inside one of our blocks. */
-static int in_our_memory(const example_instance *instance, const mlperf_sample *sample) {
-    if (instance->config.sample_memory[0] == '\0' || sample->data == NULL) {
-        return 1;
-    }
-    const char *data = sample->data;
+/* The block of ours `sample`'s data lies inside, or -1. */
+static int our_block(const example_instance *instance, const mlperf_sample *sample) {
+    uintptr_t data = (uintptr_t)sample->data;
     for (size_t k = 0; k < sizeof instance->blocks / sizeof instance->blocks[0]; ++k) {
-        const char *block = instance->blocks[k].memory;
-        if (block != NULL && data >= block && data + sample->length <= block + instance->blocks[k].bytes) {
-            return 1;
+        uintptr_t block = (uintptr_t)instance->blocks[k].memory;
+        if (block != 0 && data >= block && data + sample->length <= block + instance->blocks[k].bytes) {
+            return (int)k;
         }
     }
-    return 0;
+    return -1;
+}
+
+/* While a set lives in memory we gave (the host asked for it: a host before 1.4, or one told
+ * to keep samples in its own memory, does not): whether `sample`'s data lies inside one of
+ * our blocks. */
+static int in_our_memory(const example_instance *instance, const mlperf_sample *sample) {
+    if (instance->allocations == instance->frees || sample->data == NULL) {
+        return 1;
+    }
+    return our_block(instance, sample) >= 0;
+}
+
+/* Where the plugin reads `sample`'s bytes: in place, or for a device block, in what the device
+ * holds at that address. YOUR DEVICE: a kernel reads the device address itself. */
+static const unsigned char *readable_data(const example_instance *instance,
+                                          const mlperf_sample *sample) {
+    int k = our_block(instance, sample);
+    if (k >= 0 && instance->blocks[k].device_copy != NULL) {
+        uintptr_t offset = (uintptr_t)sample->data - (uintptr_t)instance->blocks[k].memory;
+        return instance->blocks[k].device_copy + offset;
+    }
+    return sample->data;
 }
 
 static void free_instance(example_instance *instance) {
@@ -722,6 +750,28 @@ static mlperf_error *example_allocate_samples(void *opaque, uint64_t bytes, uint
         return make_error(MLPERF_ERROR_RESOURCE_EXHAUSTED,
                           EXAMPLE_NAME ": allocate_samples: every block is in use");
     }
+    if (strcmp(kind, "device") == 0) {
+        /* The device's address space, simulated: addresses reserved with no access, so the
+         * host touching the block faults, and the bytes kept aside as the device's. */
+        void *address = mmap(NULL, (size_t)bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        unsigned char *device_copy = malloc((size_t)bytes);
+        if (address == MAP_FAILED || device_copy == NULL) {
+            if (address != MAP_FAILED) {
+                munmap(address, (size_t)bytes);
+            }
+            free(device_copy);
+            return make_error(MLPERF_ERROR_RESOURCE_EXHAUSTED,
+                              EXAMPLE_NAME ": allocate_samples: %llu bytes of device memory",
+                              (unsigned long long)bytes);
+        }
+        instance->blocks[slot].memory = address;
+        instance->blocks[slot].bytes = bytes;
+        instance->blocks[slot].device_copy = device_copy;
+        instance->allocations += 1;
+        *memory_kind = MLPERF_MEMORY_DEVICE;
+        *memory = address;
+        return NULL;
+    }
     /* Whole pages (what mlock locks), aligned to a page or more. */
     size_t page = 4096;
     size_t align = alignment > page ? (size_t)alignment : page;
@@ -754,14 +804,46 @@ static void example_free_samples(void *opaque, void *memory, uint64_t bytes) {
     example_instance *instance = opaque;
     for (size_t k = 0; k < sizeof instance->blocks / sizeof instance->blocks[0]; ++k) {
         if (instance->blocks[k].memory == memory) {
-            munlock(memory, bytes); /* harmless where it was not locked */
-            free(memory);
+            if (instance->blocks[k].device_copy != NULL) {
+                munmap(memory, (size_t)bytes);
+                free(instance->blocks[k].device_copy);
+                instance->blocks[k].device_copy = NULL;
+            } else {
+                munlock(memory, bytes); /* harmless where it was not locked */
+                free(memory);
+            }
             instance->blocks[k].memory = NULL;
             instance->frees += 1;
             return;
         }
     }
     host_log(instance, MLPERF_LOG_ERROR, EXAMPLE_NAME ": free_samples: %p is not ours", memory);
+}
+
+/* The host fills a device block (ABI 1.4). YOUR DEVICE: a host-to-device copy
+ * (cudaMemcpy, a DMA transfer) to `memory` + `offset`. */
+static mlperf_error *example_write_samples(void *opaque, void *memory, uint64_t offset,
+                                           const void *data, uint64_t length) {
+    example_instance *instance = opaque;
+    if (instance == NULL || (data == NULL && length != 0)) {
+        return make_error(MLPERF_ERROR_INVALID_ARGUMENT, EXAMPLE_NAME ": write_samples: NULL argument");
+    }
+    for (size_t k = 0; k < sizeof instance->blocks / sizeof instance->blocks[0]; ++k) {
+        if (instance->blocks[k].memory != memory || instance->blocks[k].device_copy == NULL) {
+            continue;
+        }
+        if (offset > instance->blocks[k].bytes || length > instance->blocks[k].bytes - offset) {
+            return make_error(MLPERF_ERROR_INVALID_ARGUMENT,
+                              EXAMPLE_NAME ": write_samples: %llu bytes at %llu overrun the "
+                                           "block of %llu",
+                              (unsigned long long)length, (unsigned long long)offset,
+                              (unsigned long long)instance->blocks[k].bytes);
+        }
+        memcpy(instance->blocks[k].device_copy + offset, data, (size_t)length);
+        return NULL;
+    }
+    return make_error(MLPERF_ERROR_INVALID_ARGUMENT,
+                      EXAMPLE_NAME ": write_samples: %p is not a device block of ours", memory);
 }
 
 static mlperf_error *example_attributes(void *opaque, const mlperf_attribute **attributes,
@@ -831,6 +913,25 @@ static mlperf_error *mark_set(example_instance *instance, const mlperf_sample *s
     return NULL;
 }
 
+/* With sample_memory set: a digest (FNV-1a) of the set's bytes as the plugin reads them, so a
+ * test can see that every sample arrived intact wherever it lives. */
+static void log_set_digest(const example_instance *instance, const mlperf_sample *samples,
+                           size_t count) {
+    uint64_t digest = 0xcbf29ce484222325ull;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const mlperf_sample *sample = sample_at(samples, samples->struct_size, i);
+        const unsigned char *data = readable_data(instance, sample);
+        for (uint64_t b = 0; data != NULL && b < sample->length; ++b) {
+            digest = (digest ^ data[b]) * 0x100000001b3ull;
+        }
+        bytes += sample->length;
+    }
+    host_log(instance, MLPERF_LOG_INFO,
+             EXAMPLE_NAME ": load_samples: %zu sample(s), %llu bytes, digest %016llx", count,
+             (unsigned long long)bytes, (unsigned long long)digest);
+}
+
 static mlperf_error *example_load_samples(void *opaque, const mlperf_sample *samples,
                                           size_t count) {
     example_instance *instance = opaque;
@@ -838,6 +939,9 @@ static mlperf_error *example_load_samples(void *opaque, const mlperf_sample *sam
     if (error == NULL) {
         instance->sets_handed = 1;
         host_log(instance, MLPERF_LOG_DEBUG, EXAMPLE_NAME ": %zu samples loaded", count);
+        if (instance->config.sample_memory[0] != '\0' && samples->struct_size >= sizeof(mlperf_sample)) {
+            log_set_digest(instance, samples, count);
+        }
     }
     return error;
 }
@@ -1002,6 +1106,7 @@ static const mlperf_plugin_api example_api = {
            * them here and is created once per device (see "Devices" in the header) */
     example_allocate_samples, /* 1.4: the loaded samples in our memory (sample_memory) */
     example_free_samples,
+    example_write_samples, /* 1.4: fills a device block */
 };
 
 /* The entry point. The host offers its highest ABI version; we answer with the version we
@@ -1120,6 +1225,7 @@ static const mlperf_plugin_api example_meter_api = {
     NULL, /* devices */
     NULL, /* allocate_samples */
     NULL, /* free_samples */
+    NULL, /* write_samples */
 };
 
 MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_power_plugin_entry(uint32_t host_abi_major,
