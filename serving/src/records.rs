@@ -1,0 +1,187 @@
+//! Each request's times, written without a lock from whichever thread sees them: the issue
+//! thread notes when a request was due and sent, the target when its first token came and when
+//! it ended. Records live in chunks allocated by the issue thread ahead of use, so a point of
+//! any length never moves one while a target writes it.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::thread::Thread;
+
+/// Records per chunk, and chunks at most: 2^28 requests in one point.
+const CHUNK: usize = 1 << 14;
+const CHUNKS: usize = 1 << 14;
+
+#[derive(Default)]
+struct Slot {
+    scheduled_ns: AtomicI64,
+    sent_ns: AtomicI64,
+    first_token_ns: AtomicI64,
+    completed_ns: AtomicI64,
+    output_tokens: AtomicU64,
+    failed: AtomicBool,
+}
+
+/// One request as it went (times on `mlperf_loadgen::monotonic_ns`'s clock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// When the load mode wanted it sent (equal to `sent_ns` in a closed loop).
+    pub scheduled_ns: i64,
+    pub sent_ns: i64,
+    pub first_token_ns: Option<i64>,
+    /// When it ended, answered or failed; None if it never did.
+    pub completed_ns: Option<i64>,
+    pub output_tokens: u64,
+    pub failed: bool,
+}
+
+/// The records of one point, shared by the issue thread and the target.
+pub struct RequestRecords {
+    chunks: Box<[AtomicPtr<Slot>]>,
+    /// Requests started: ids below this have records.
+    started: AtomicUsize,
+    in_flight: AtomicUsize,
+    /// The issue thread, woken when a request ends while it waits for room.
+    issuer: OnceLock<Thread>,
+    issuer_waiting: AtomicBool,
+}
+
+impl Default for RequestRecords {
+    fn default() -> RequestRecords {
+        RequestRecords {
+            chunks: (0..CHUNKS)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            started: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            issuer: OnceLock::new(),
+            issuer_waiting: AtomicBool::new(false),
+        }
+    }
+}
+
+impl RequestRecords {
+    fn slot(&self, id: usize) -> Option<&Slot> {
+        let chunk = self.chunks.get(id / CHUNK)?.load(Ordering::Acquire);
+        if chunk.is_null() || id >= self.started.load(Ordering::Acquire) {
+            return None;
+        }
+        // SAFETY: a chunk, once published, holds CHUNK slots until `self` is dropped.
+        Some(unsafe { &*chunk.add(id % CHUNK) })
+    }
+
+    /// The first token of request `id` arrived at `now_ns` (later calls are ignored).
+    pub fn first_token(&self, id: usize, now_ns: i64) {
+        if let Some(slot) = self.slot(id) {
+            let _ = slot.first_token_ns.compare_exchange(
+                0,
+                now_ns,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    /// Request `id` ended at `now_ns` with `output_tokens` tokens generated, or `failed`.
+    /// Only its first end counts.
+    pub fn complete(&self, id: usize, now_ns: i64, output_tokens: u64, failed: bool) {
+        let Some(slot) = self.slot(id) else {
+            return;
+        };
+        if slot
+            .completed_ns
+            .compare_exchange(0, now_ns, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        slot.output_tokens.store(output_tokens, Ordering::Relaxed);
+        slot.failed.store(failed, Ordering::Relaxed);
+        self.in_flight.fetch_sub(1, Ordering::AcqRel);
+        if self.issuer_waiting.load(Ordering::Acquire) {
+            if let Some(issuer) = self.issuer.get() {
+                issuer.unpark();
+            }
+        }
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+
+    pub fn started(&self) -> usize {
+        self.started.load(Ordering::Acquire)
+    }
+
+    /// The issue thread: notes request `started()` as due at `scheduled_ns` and sent at
+    /// `sent_ns`, and returns its id.
+    pub(crate) fn start(&self, scheduled_ns: i64, sent_ns: i64) -> usize {
+        let id = self.started.load(Ordering::Relaxed);
+        let index = id / CHUNK;
+        if self.chunks[index].load(Ordering::Relaxed).is_null() {
+            let chunk: Box<[Slot]> = (0..CHUNK).map(|_| Slot::default()).collect();
+            self.chunks[index].store(Box::into_raw(chunk).cast(), Ordering::Release);
+        }
+        // SAFETY: the chunk was published above or before, and only this thread writes the
+        // record of an id not yet counted in `started`.
+        let slot = unsafe { &*self.chunks[index].load(Ordering::Relaxed).add(id % CHUNK) };
+        slot.scheduled_ns.store(scheduled_ns, Ordering::Relaxed);
+        slot.sent_ns.store(sent_ns, Ordering::Relaxed);
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.started.store(id + 1, Ordering::Release);
+        id
+    }
+
+    /// The most requests a point can start.
+    pub(crate) fn capacity(&self) -> usize {
+        CHUNK * CHUNKS
+    }
+
+    /// Waits (parked, woken by a completion) until fewer than `limit` requests are in flight,
+    /// or until `deadline_ns` (false then); called by the issue thread only.
+    pub(crate) fn wait_for_room(&self, limit: usize, deadline_ns: i64) -> bool {
+        let _ = self.issuer.set(std::thread::current());
+        while self.in_flight() >= limit {
+            if mlperf_loadgen::monotonic_ns() >= deadline_ns {
+                return false;
+            }
+            self.issuer_waiting.store(true, Ordering::Release);
+            if self.in_flight() >= limit {
+                // Bounded: a wake-up lost to a race costs a millisecond, not the run.
+                std::thread::park_timeout(std::time::Duration::from_millis(1));
+            }
+            self.issuer_waiting.store(false, Ordering::Release);
+        }
+        true
+    }
+
+    /// Every started request's record, in id order.
+    pub fn snapshot(&self) -> Vec<RequestRecord> {
+        (0..self.started())
+            .filter_map(|id| self.slot(id))
+            .map(|slot| {
+                let at = |t: &AtomicI64| Some(t.load(Ordering::Acquire)).filter(|&t| t != 0);
+                RequestRecord {
+                    scheduled_ns: slot.scheduled_ns.load(Ordering::Relaxed),
+                    sent_ns: slot.sent_ns.load(Ordering::Relaxed),
+                    first_token_ns: at(&slot.first_token_ns),
+                    completed_ns: at(&slot.completed_ns),
+                    output_tokens: slot.output_tokens.load(Ordering::Relaxed),
+                    failed: slot.failed.load(Ordering::Relaxed),
+                }
+            })
+            .collect()
+    }
+}
+
+impl Drop for RequestRecords {
+    fn drop(&mut self) {
+        for chunk in self.chunks.iter() {
+            let chunk = chunk.load(Ordering::Relaxed);
+            if !chunk.is_null() {
+                let slice = std::ptr::slice_from_raw_parts_mut(chunk, CHUNK);
+                // SAFETY: allocated in `start` as a boxed slice of CHUNK slots, freed once.
+                drop(unsafe { Box::from_raw(slice) });
+            }
+        }
+    }
+}

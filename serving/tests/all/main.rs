@@ -1,0 +1,187 @@
+//! The load modes against a simulated server whose service time is known: what a point
+//! measures (concurrency, rate, dispersion of arrivals) is what was asked.
+
+mod simulated;
+
+use std::time::Duration;
+
+use mlperf_serving::{run_point, summarize, Arrivals, LoadMode, PointPlan, PointRun, Slo};
+use simulated::SimulatedServer;
+
+const MS: i64 = 1_000_000;
+
+fn plan(mode: LoadMode, seconds: f64) -> PointPlan {
+    PointPlan {
+        mode,
+        duration: Duration::from_secs_f64(seconds),
+        max_requests: None,
+        samples: 10,
+        seed: 1,
+        drain_timeout: Duration::from_secs(5),
+    }
+}
+
+/// Coefficient of variation of the gaps between sends.
+fn dispersion(run: &PointRun) -> f64 {
+    let gaps: Vec<f64> = run
+        .records
+        .windows(2)
+        .map(|w| (w[1].scheduled_ns - w[0].scheduled_ns) as f64)
+        .collect();
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    let variance = gaps.iter().map(|g| (g - mean) * (g - mean)).sum::<f64>() / gaps.len() as f64;
+    variance.sqrt() / mean
+}
+
+#[test]
+fn a_closed_loop_keeps_its_concurrency_and_the_rate_follows_the_service_time() {
+    // 8 in flight, 4 ms each: 2,000 requests a second.
+    let server = SimulatedServer::new(Duration::from_millis(1), Duration::from_millis(4), 5);
+    let run = run_point(&*server, &plan(LoadMode::Concurrency(8), 2.0)).unwrap();
+    assert_eq!(run.abandoned, 0);
+    let summary = summarize(
+        &run.records,
+        run.start_ns,
+        run.issue_end_ns,
+        &Slo::default(),
+    );
+    assert_eq!(summary.max_concurrency, 8);
+    assert!(
+        summary.mean_concurrency > 7.6,
+        "mean concurrency {}",
+        summary.mean_concurrency
+    );
+    assert!(
+        (summary.requests_per_s / 2000.0 - 1.0).abs() < 0.1,
+        "{} requests/s",
+        summary.requests_per_s
+    );
+    // TTFT 1 ms, then 4 more tokens over 3 ms.
+    assert!(
+        (summary.ttft.p50 / MS as f64 - 1.0).abs() < 0.3,
+        "{:?}",
+        summary.ttft
+    );
+    assert!(
+        (summary.tpot.p50 / MS as f64 - 0.75).abs() < 0.2,
+        "{:?}",
+        summary.tpot
+    );
+    assert!(summary.e2e.p50 >= 4.0 * MS as f64);
+    // Samples go round: 10 of them.
+    assert!(server.samples_seen().iter().all(|&n| n > 0));
+}
+
+#[test]
+fn poisson_gamma_and_constant_arrivals_keep_their_rate_and_dispersion() {
+    for (arrivals, cv) in [
+        (Arrivals::Poisson { rate: 1000.0 }, 1.0),
+        (
+            Arrivals::Gamma {
+                rate: 1000.0,
+                burstiness: 0.25,
+            },
+            2.0,
+        ),
+        (Arrivals::Constant { rate: 1000.0 }, 0.0),
+    ] {
+        let server = SimulatedServer::new(Duration::from_millis(1), Duration::from_millis(2), 3);
+        let mode = LoadMode::Rate {
+            arrivals,
+            max_concurrency: None,
+        };
+        let run = run_point(&*server, &plan(mode, 3.0)).unwrap();
+        let summary = summarize(
+            &run.records,
+            run.start_ns,
+            run.start_ns + 3_000 * MS,
+            &Slo::default(),
+        );
+        // About 3,000 arrivals: the rate within 10 % (a gamma of CV 2 strays further than
+        // a Poisson process over a few seconds), the dispersion within 0.15.
+        assert!(
+            (summary.requests_per_s / 1000.0 - 1.0).abs() < 0.1,
+            "{arrivals:?}: {} requests/s",
+            summary.requests_per_s
+        );
+        let measured = dispersion(&run);
+        assert!((measured - cv).abs() < 0.15, "{arrivals:?}: cv {measured}");
+        // Each request left when it was due, give or take the timer.
+        assert!(
+            summary.send_lateness.p90 < 0.5 * MS as f64,
+            "{arrivals:?}: {:?}",
+            summary.send_lateness
+        );
+    }
+}
+
+#[test]
+fn a_concurrency_cap_holds_the_rate_to_what_the_server_can_take() {
+    // 2,000 a second asked; 4 in flight at 4 ms each allow 1,000.
+    let server = SimulatedServer::new(Duration::from_millis(1), Duration::from_millis(4), 2);
+    let mode = LoadMode::Rate {
+        arrivals: Arrivals::Poisson { rate: 2000.0 },
+        max_concurrency: Some(4),
+    };
+    let run = run_point(&*server, &plan(mode, 2.0)).unwrap();
+    let summary = summarize(
+        &run.records,
+        run.start_ns,
+        run.issue_end_ns,
+        &Slo::default(),
+    );
+    assert_eq!(summary.max_concurrency, 4);
+    assert!(
+        (summary.requests_per_s / 1000.0 - 1.0).abs() < 0.1,
+        "{} requests/s",
+        summary.requests_per_s
+    );
+    // Arrivals wait for room: they are sent later and later.
+    assert!(
+        summary.send_lateness.p90 > 100.0 * MS as f64,
+        "{:?}",
+        summary.send_lateness
+    );
+}
+
+#[test]
+fn goodput_counts_only_requests_within_every_slo() {
+    // A server that saturates: each request takes 5 ms, one at a time, so beyond 200 a second
+    // requests queue and their TTFT grows.
+    let server = SimulatedServer::serial(Duration::from_millis(5), 4);
+    let slo = Slo {
+        ttft_ns: Some(20.0 * MS as f64),
+        ..Slo::default()
+    };
+    let mut goodput = Vec::new();
+    for rate in [100.0, 400.0] {
+        let mode = LoadMode::Rate {
+            arrivals: Arrivals::Constant { rate },
+            max_concurrency: None,
+        };
+        let run = run_point(&*server, &plan(mode, 1.0)).unwrap();
+        let summary = summarize(&run.records, run.start_ns, run.start_ns + 1_000 * MS, &slo);
+        goodput.push((summary.requests_per_s, summary.goodput_per_s));
+    }
+    // Below saturation every answered request meets the SLO; above it, few do.
+    let (rate, good) = goodput[0];
+    assert!((good - rate).abs() < 1e-9 && rate > 90.0, "{goodput:?}");
+    let (_, good) = goodput[1];
+    assert!(good < 20.0, "{goodput:?}");
+}
+
+#[test]
+fn a_request_cap_ends_the_point_and_a_stuck_server_is_abandoned() {
+    let server = SimulatedServer::new(Duration::from_millis(1), Duration::from_millis(1), 2);
+    let mut capped = plan(LoadMode::Concurrency(2), 10.0);
+    capped.max_requests = Some(50);
+    let run = run_point(&*server, &capped).unwrap();
+    assert_eq!(run.records.len(), 50);
+    assert!(run.records.iter().all(|r| r.completed_ns.is_some()));
+
+    let stuck = SimulatedServer::never();
+    let mut plan = plan(LoadMode::Concurrency(3), 0.2);
+    plan.drain_timeout = Duration::from_millis(50);
+    let run = run_point(&*stuck, &plan).unwrap();
+    assert_eq!((run.records.len(), run.abandoned), (3, 3));
+}
