@@ -18,6 +18,7 @@ pub mod plugin;
 pub mod power;
 pub mod samples;
 pub mod session;
+pub mod sweep;
 pub mod timing;
 pub mod tune;
 

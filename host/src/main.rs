@@ -48,6 +48,10 @@ enum Command {
     /// run in order with a journal (resumable after any crash), filed, checked and reported.
     #[command(subcommand)]
     Campaign(cli::campaign::Command),
+    /// LLM-serving style load through a plugin, point by point: closed-loop concurrency, or
+    /// Poisson, gamma or constant arrivals at a rate (with an optional cap); TTFT, TPOT, E2E,
+    /// throughput and goodput per point (sweep.json, sweep.csv).
+    Sweep(Box<cli::sweep::Args>),
     /// Check a submission tree with the official checker's rules.
     Check(cli::check::Args),
     /// The results table (metric, validity, power, accuracy) of submission trees or run folders.
@@ -162,6 +166,7 @@ fn main() -> ExitCode {
         Command::Report(args) => cli::report::main(&args),
         Command::Results(args) => cli::results::main(&args),
         Command::Compare(args) => cli::compare::main(&args),
+        Command::Sweep(args) => cli::sweep::main(&args),
         Command::IsolatedPlugin { host_pid } => child_process(|| isolated::child_main(host_pid)),
         Command::IsolatedMeter { host_pid, spec } => {
             child_process(|| isolated::meter_main(host_pid, &spec))

@@ -21,6 +21,7 @@ pub(crate) mod run_plan;
 pub(crate) mod set;
 mod shell;
 pub(crate) mod submit;
+pub(crate) mod sweep;
 pub(crate) mod sysinfo;
 pub(crate) mod tune;
 

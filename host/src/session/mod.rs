@@ -433,7 +433,7 @@ fn checked_output_names(names: &[String]) -> Result<Vec<String>, SessionError> {
 
 /// Opens, checks and creates the plan's plugin for the test `run` describes: one instance,
 /// or one per device the plan selects.
-fn open_plugin(
+pub(crate) fn open_plugin(
     plan: &PluginPlan,
     samples: &SamplePlan,
     run: &RunDescription,

@@ -36,5 +36,6 @@ mod session;
 mod stalled_plugins;
 mod submission_flow;
 mod support;
+mod sweep_runs;
 mod sysinfo;
 mod tune_runs;

@@ -1,0 +1,225 @@
+//! `mlperf-host sweep`: LLM-serving style load through a plugin, point by point.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::ValueEnum;
+use mlperf_host::session::{PluginPlan, SamplePlan};
+use mlperf_host::sweep::{self, SweepPlan, SweepPoint};
+use mlperf_serving::{Arrivals, LoadMode, Slo};
+
+/// `mlperf-host sweep`.
+#[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("load").required(true).multiple(true).args(["concurrency", "rate"])))]
+pub(crate) struct Args {
+    /// The backend plugin (a path or a name), as for `run`.
+    #[arg(long, default_value = "null")]
+    pub plugin: String,
+    /// Set a plugin config key (TOML value), after --plugin-config. Repeatable.
+    #[arg(long = "plugin-set", value_name = "KEY=VALUE", value_parser = super::plugin_flags::parse_plugin_set)]
+    pub plugin_set: Vec<(String, String)>,
+    /// The plugin's config file (TOML).
+    #[arg(long, value_name = "FILE")]
+    pub plugin_config: Option<PathBuf>,
+    /// A .npy data set whose samples the requests carry; without one, index-only samples.
+    #[arg(long, value_name = "FILE")]
+    pub dataset: Option<PathBuf>,
+    /// Index-only samples the requests go round (without --dataset).
+    #[arg(long, default_value_t = 1024)]
+    pub samples: usize,
+    /// Closed-loop points: requests in flight, a comma-separated list (e.g. 1,2,4,8).
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    pub concurrency: Vec<usize>,
+    /// Open-loop points: requests per second, a comma-separated list.
+    #[arg(long, value_delimiter = ',', value_name = "RATE,...")]
+    pub rate: Vec<f64>,
+    /// How requests arrive at a rate.
+    #[arg(long, value_enum, default_value = "poisson")]
+    pub arrivals: ArrivalsArg,
+    /// Gamma arrivals' shape: below 1 burstier than Poisson, above steadier.
+    #[arg(long, default_value_t = 1.0)]
+    pub burstiness: f64,
+    /// With --rate: arrivals wait while this many requests are in flight.
+    #[arg(long, value_name = "N")]
+    pub max_concurrency: Option<usize>,
+    /// How long each point is measured.
+    #[arg(long, value_parser = super::parse_seconds, default_value = "10s")]
+    pub duration: Duration,
+    /// Load before each point's measured window, not counted.
+    #[arg(long, value_parser = super::parse_seconds, default_value = "2s")]
+    pub warmup: Duration,
+    /// A point ends after this many requests even before its duration.
+    #[arg(long, value_name = "N")]
+    pub max_requests: Option<usize>,
+    /// Service levels for goodput, in ms: ttft=500,tpot=50,e2e=10000 (any of them).
+    #[arg(long, value_name = "KEY=MS,...")]
+    pub slo: Option<String>,
+    /// The arrivals' seed (each point adds its position).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// How long a point's last requests may take to end.
+    #[arg(long, value_parser = super::parse_seconds, default_value = "60s")]
+    pub drain_timeout: Duration,
+    /// Where sweep.json and sweep.csv go (created if missing).
+    #[arg(long, default_value = "sweep")]
+    pub out: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum ArrivalsArg {
+    Poisson,
+    Gamma,
+    Constant,
+}
+
+pub(crate) fn main(args: &Args) -> ExitCode {
+    super::init_logging(0, false);
+    super::exit_with(run(args))
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
+    let plan = SweepPlan {
+        plugin: PluginPlan {
+            spec: args.plugin.clone(),
+            config: super::plugins::plugin_config(
+                toml::Table::new(),
+                args.plugin_config.as_deref(),
+                &args.plugin_set,
+            )?,
+            context: None,
+            isolation: None,
+            logged_outputs: Vec::new(),
+            batching: Default::default(),
+            as_host_of_1_2: false,
+            as_host_of_1_3: false,
+            devices: None,
+            sample_memory: Default::default(),
+        },
+        samples: match &args.dataset {
+            Some(path) => SamplePlan::Dataset {
+                path: path.clone(),
+                performance: None,
+                preprocess: None,
+                input_names: Vec::new(),
+                input_files: Vec::new(),
+                expected_sha256: None,
+            },
+            None => SamplePlan::Indices {
+                total: args.samples.max(1),
+                performance: args.samples.max(1),
+            },
+        },
+        points: points(args),
+        duration: args.duration,
+        warmup: args.warmup,
+        max_requests: args.max_requests,
+        slo: match &args.slo {
+            Some(text) => parse_slo(text).map_err(anyhow::Error::msg)?,
+            None => Slo::default(),
+        },
+        seed: args.seed,
+        drain_timeout: args.drain_timeout,
+    };
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    println!(
+        "{:<28} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "load",
+        "req/s",
+        "tok/s",
+        "in flight",
+        "TTFT p50",
+        "TTFT p99",
+        "TPOT p50",
+        "E2E p99",
+        "goodput/s"
+    );
+    let points = sweep::run_sweep(&plan, print_point)?;
+    let (json, csv) = sweep::files(&args.out);
+    std::fs::write(
+        &json,
+        serde_json::to_string_pretty(&sweep::points_json(&points))?,
+    )
+    .with_context(|| format!("cannot write {}", json.display()))?;
+    std::fs::write(&csv, sweep::points_csv(&points))
+        .with_context(|| format!("cannot write {}", csv.display()))?;
+    println!("wrote {} and {}", json.display(), csv.display());
+    Ok(())
+}
+
+fn points(args: &Args) -> Vec<LoadMode> {
+    let concurrency = args.concurrency.iter().map(|&n| LoadMode::Concurrency(n));
+    let rates = args.rate.iter().map(|&rate| LoadMode::Rate {
+        arrivals: match args.arrivals {
+            ArrivalsArg::Poisson => Arrivals::Poisson { rate },
+            ArrivalsArg::Gamma => Arrivals::Gamma {
+                rate,
+                burstiness: args.burstiness,
+            },
+            ArrivalsArg::Constant => Arrivals::Constant { rate },
+        },
+        max_concurrency: args.max_concurrency,
+    });
+    concurrency.chain(rates).collect()
+}
+
+fn print_point(point: &SweepPoint) {
+    let s = &point.summary;
+    let ms = |ns: f64| format!("{:.2} ms", ns / 1e6);
+    println!(
+        "{:<28} {:>10.1} {:>10.1} {:>9.2} {:>10} {:>10} {:>10} {:>10} {:>10.1}",
+        sweep::mode_label(&point.mode),
+        s.requests_per_s,
+        s.output_tokens_per_s,
+        s.mean_concurrency,
+        ms(s.ttft.p50),
+        ms(s.ttft.p99),
+        ms(s.tpot.p50),
+        ms(s.e2e.p99),
+        s.goodput_per_s,
+    );
+}
+
+/// `ttft=500,tpot=50,e2e=10000` (milliseconds) into an [`Slo`].
+fn parse_slo(text: &str) -> Result<Slo, String> {
+    let mut slo = Slo::default();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| format!("--slo {text:?}: expected key=ms, got {part:?}"))?;
+        let ms: f64 = value
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v > 0.0)
+            .ok_or_else(|| format!("--slo {key}: {value:?} is not a positive number of ms"))?;
+        let bound = Some(ms * 1e6);
+        match key.trim() {
+            "ttft" => slo.ttft_ns = bound,
+            "tpot" => slo.tpot_ns = bound,
+            "e2e" => slo.e2e_ns = bound,
+            other => return Err(format!("--slo: unknown key {other:?} (ttft, tpot or e2e)")),
+        }
+    }
+    Ok(slo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slos_parse_in_milliseconds_and_bad_ones_are_named() {
+        let slo = parse_slo("ttft=500, e2e=2000").unwrap();
+        assert_eq!(slo.ttft_ns, Some(500e6));
+        assert_eq!(slo.e2e_ns, Some(2000e6));
+        assert_eq!(slo.tpot_ns, None);
+        assert!(parse_slo("itl=5")
+            .unwrap_err()
+            .contains("unknown key \"itl\""));
+        assert!(parse_slo("ttft=-1").unwrap_err().contains("--slo ttft"));
+        assert!(parse_slo("ttft").unwrap_err().contains("expected key=ms"));
+    }
+}

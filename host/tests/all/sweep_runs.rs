@@ -1,0 +1,131 @@
+//! `mlperf-host sweep` through the null plugin serving on two workers, 2 ms a request, with
+//! tokens: closed-loop points reach the rate the service allows and queue beyond it; an open
+//! loop keeps its rate; the files hold every point; bad loads are refused by name.
+
+use std::process::Command;
+
+use crate::support::{self, null_plugin, TempDir};
+
+const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
+
+fn sweep(out: &std::path::Path, load: &[&str]) -> std::process::Output {
+    Command::new(EXE)
+        .arg("sweep")
+        .arg("--plugin")
+        .arg(null_plugin())
+        .args([
+            "--plugin-set",
+            "workers=2",
+            "--plugin-set",
+            "service_us=2000",
+        ])
+        .args(["--plugin-set", "tokens=true"])
+        .args(["--duration", "1s", "--warmup", "200ms", "--slo", "ttft=1"])
+        .arg("--out")
+        .arg(out)
+        .args(load)
+        .output()
+        .expect("run mlperf-host sweep")
+}
+
+#[test]
+fn a_sweep_measures_each_point_and_writes_the_curve() {
+    let dir = TempDir::new();
+    let out = dir.path().join("sweep");
+    let output = sweep(
+        &out,
+        &[
+            "--concurrency",
+            "1,4",
+            "--rate",
+            "250",
+            "--arrivals",
+            "constant",
+        ],
+    );
+    support::assert_ok(&output);
+    let stdout = support::text(&output.stdout);
+    assert!(
+        stdout.contains("concurrency 4") && stdout.contains("constant 250/s"),
+        "{stdout}"
+    );
+    let points: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let points = points.as_array().unwrap();
+    assert_eq!(points.len(), 3);
+    let rate = |p: &serde_json::Value| p["requests_per_s"].as_f64().unwrap();
+    let ttft_p50_ms = |p: &serde_json::Value| p["ttft"]["p50_ns"].as_f64().unwrap() / 1e6;
+    // One in flight: a request every 2 ms. Four on two workers: twice that, and each waits
+    // for a worker about one service time before its first token.
+    assert!(
+        (rate(&points[0]) / 500.0 - 1.0).abs() < 0.15,
+        "{}",
+        points[0]
+    );
+    assert!(
+        (rate(&points[1]) / 1000.0 - 1.0).abs() < 0.15,
+        "{}",
+        points[1]
+    );
+    assert!(ttft_p50_ms(&points[0]) < 1.0, "{}", points[0]);
+    assert!(ttft_p50_ms(&points[1]) > 1.5, "{}", points[1]);
+    assert_eq!(points[1]["load"]["concurrency"], 4);
+    assert!(points[1]["mean_concurrency"].as_f64().unwrap() > 3.5);
+    // Goodput under TTFT ≤ 1 ms: the unqueued point meets it, the queued one hardly.
+    let goodput = |p: &serde_json::Value| p["goodput_per_s"].as_f64().unwrap();
+    assert!(
+        goodput(&points[0]) > 0.9 * rate(&points[0]),
+        "{}",
+        points[0]
+    );
+    assert!(
+        goodput(&points[1]) < 0.2 * rate(&points[1]),
+        "{}",
+        points[1]
+    );
+    // The open loop at 250/s, below capacity.
+    assert_eq!(points[2]["load"]["arrivals"], "constant");
+    assert!(
+        (rate(&points[2]) / 250.0 - 1.0).abs() < 0.05,
+        "{}",
+        points[2]
+    );
+    // Tokens: 2 to 8 per request, so TPOT is measured.
+    assert!(points[0]["tpot"]["count"].as_u64().unwrap() > 0);
+    assert!(points[0]["output_tokens_per_s"].as_f64().unwrap() > 2.0 * rate(&points[0]));
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 4, "{csv}");
+    assert!(
+        csv.lines().nth(2).unwrap().starts_with("concurrency 4,"),
+        "{csv}"
+    );
+}
+
+#[test]
+fn loads_that_cannot_run_are_refused_by_name() {
+    let dir = TempDir::new();
+    for (load, expected) in [
+        (
+            vec!["--concurrency", "0"],
+            "the concurrency must be at least 1",
+        ),
+        (
+            vec!["--rate", "0"],
+            "positive number of requests per second",
+        ),
+        (
+            vec!["--rate", "10", "--arrivals", "gamma", "--burstiness", "0"],
+            "burstiness factor must be a positive number",
+        ),
+    ] {
+        let output = sweep(&dir.path().join("refused"), &load);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{load:?}: {}",
+            support::describe(&output)
+        );
+        let stderr = support::text(&output.stderr);
+        assert!(stderr.contains(expected), "{load:?}: {stderr}");
+    }
+}
