@@ -400,14 +400,7 @@ impl Suite {
 
     fn plan(&self, settings: TestSettings, out: &Path, variant: Variant) -> RunPlan {
         let samples = match &self.dataset {
-            Some(path) => SamplePlan::Dataset {
-                path: path.clone(),
-                performance: None,
-                preprocess: None,
-                input_names: Vec::new(),
-                input_files: Vec::new(),
-                expected_sha256: None,
-            },
+            Some(path) => SamplePlan::dataset(path.clone()),
             None => SamplePlan::Indices {
                 total: SAMPLES,
                 performance: SAMPLES,

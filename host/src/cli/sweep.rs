@@ -81,31 +81,16 @@ pub(crate) fn main(args: &Args) -> ExitCode {
 
 fn run(args: &Args) -> anyhow::Result<()> {
     let plan = SweepPlan {
-        plugin: PluginPlan {
-            spec: args.plugin.clone(),
-            config: super::plugins::plugin_config(
+        plugin: PluginPlan::new(
+            args.plugin.clone(),
+            super::plugins::plugin_config(
                 toml::Table::new(),
                 args.plugin_config.as_deref(),
                 &args.plugin_set,
             )?,
-            context: None,
-            isolation: None,
-            logged_outputs: Vec::new(),
-            batching: Default::default(),
-            as_host_of_1_2: false,
-            as_host_of_1_3: false,
-            devices: None,
-            sample_memory: Default::default(),
-        },
+        ),
         samples: match &args.dataset {
-            Some(path) => SamplePlan::Dataset {
-                path: path.clone(),
-                performance: None,
-                preprocess: None,
-                input_names: Vec::new(),
-                input_files: Vec::new(),
-                expected_sha256: None,
-            },
+            Some(path) => SamplePlan::dataset(path.clone()),
             None => SamplePlan::Indices {
                 total: args.samples.max(1),
                 performance: args.samples.max(1),

@@ -72,6 +72,25 @@ pub struct PluginPlan {
     pub sample_memory: SamplePlacement,
 }
 
+impl PluginPlan {
+    /// The plugin `spec` with `config`, in this process, one instance, everything else as a
+    /// plain run has it.
+    pub fn new(spec: String, config: String) -> PluginPlan {
+        PluginPlan {
+            spec,
+            config,
+            context: None,
+            isolation: None,
+            logged_outputs: Vec::new(),
+            batching: Default::default(),
+            as_host_of_1_2: false,
+            as_host_of_1_3: false,
+            devices: None,
+            sample_memory: SamplePlacement::Plugin,
+        }
+    }
+}
+
 /// The sample library.
 pub enum SamplePlan {
     /// Samples that carry only their index.
@@ -113,6 +132,20 @@ pub enum SampleTiming {
     On,
     /// Never: no timestamp is taken beyond LoadGen's own.
     Off,
+}
+
+impl SamplePlan {
+    /// Every sample of the `.npy` file at `path`, as it is (no preprocessing, no names).
+    pub fn dataset(path: PathBuf) -> SamplePlan {
+        SamplePlan::Dataset {
+            path,
+            performance: None,
+            preprocess: None,
+            input_names: Vec::new(),
+            input_files: Vec::new(),
+            expected_sha256: None,
+        }
+    }
 }
 
 impl SampleTiming {
