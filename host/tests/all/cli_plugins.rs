@@ -247,6 +247,53 @@ fn the_shipped_plugins_pass_the_conformance_suite() {
     }
 }
 
+/// The C example as a plugin of ABI 1.3 would be: its table ends before 1.4's `devices`, and
+/// what lies past the end is poison (0x5a bytes), which a host that called it would fault on.
+fn example_as_abi_1_3(dir: &std::path::Path) -> PathBuf {
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../plugins/example-c/src/example_plugin.c");
+    let source = format!(
+        r#"#define mlperf_plugin_entry example_entry_of_1_4
+#include "{}"
+#undef mlperf_plugin_entry
+#include <stddef.h>
+static mlperf_plugin_api api_of_1_3;
+MLPERF_PLUGIN_EXPORT const mlperf_plugin_api *mlperf_plugin_entry(uint32_t major, uint32_t minor) {{
+    const mlperf_plugin_api *full = example_entry_of_1_4(major, minor);
+    if (full == NULL) return NULL;
+    size_t end = offsetof(mlperf_plugin_api, devices);
+    api_of_1_3 = *full;
+    api_of_1_3.abi_minor = 3;
+    api_of_1_3.struct_size = end;
+    memset((char *)&api_of_1_3 + end, 0x5a, sizeof api_of_1_3 - end);
+    return &api_of_1_3;
+}}
+"#,
+        example.display()
+    );
+    support::compile_c_plugin(dir, "example_1_3", &source)
+}
+
+#[test]
+fn a_plugin_of_abi_1_3_passes_the_conformance_suite_on_this_host() {
+    let dir = support::TempDir::new();
+    let plugin = example_as_abi_1_3(dir.path());
+    let (passed, text) = conformance(&plugin, &["--plugin-set", "workers=2"]);
+    assert!(passed, "{text}");
+    assert!(
+        text.contains("  ok    loads (example-c 0.1.0, ABI 1.3"),
+        "{text}"
+    );
+    for check in [
+        "  ok    load_samples and unload_samples: each loaded set handed over, then released",
+        "  ok    with a host of ABI 1.2: reads nothing past the host table's struct_size",
+        "  skip  devices: an instance per listed device, each given queries (it lists none",
+        "  skip  sample memory: the same results with the samples in the plugin's memory as in the host's (it offers none",
+    ] {
+        assert!(text.contains(check), "{check:?} missing in\n{text}");
+    }
+}
+
 #[test]
 fn a_plugin_offering_sample_memory_is_checked_for_the_same_results_as_in_host_memory() {
     let dir = support::TempDir::new();
