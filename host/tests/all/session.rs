@@ -65,19 +65,11 @@ fn plan(out: &Path, results: &Path) -> RunPlan {
         settings,
         engine: EnginePlan::Native,
         audit_config: None,
-        plugin: PluginPlan {
-            spec: null_plugin().display().to_string(),
+        plugin: PluginPlan::new(
+            null_plugin().display().to_string(),
             // 1 ms a query, as the default expected latency: the queries fill the duration.
-            config: "workers = 1\nlatency_us = 1000\n".into(),
-            context: None,
-            isolation: None,
-            logged_outputs: Vec::new(),
-            batching: Default::default(),
-            as_host_of_1_2: false,
-            as_host_of_1_3: false,
-            devices: None,
-            sample_memory: Default::default(),
-        },
+            "workers = 1\nlatency_us = 1000\n".into(),
+        ),
         samples: SamplePlan::Indices {
             total: 64,
             performance: 64,
@@ -199,16 +191,11 @@ fn a_plugin_that_cannot_start_is_refused_before_any_log_is_written() {
     let out = dir.path().join("logs");
     let mut plan = plan(&out, &out);
     plan.plugin = PluginPlan {
-        spec: dir.path().join("missing.so").display().to_string(),
-        config: String::new(),
         context: Some("benchmark x: cannot start its plugin".into()),
-        isolation: None,
-        logged_outputs: Vec::new(),
-        batching: Default::default(),
-        as_host_of_1_2: false,
-        as_host_of_1_3: false,
-        devices: None,
-        sample_memory: Default::default(),
+        ..PluginPlan::new(
+            dir.path().join("missing.so").display().to_string(),
+            String::new(),
+        )
     };
     let mut recorder = Recorder::default();
     let error = Session::new(&mut recorder).run(&plan).err().unwrap();
