@@ -1,6 +1,7 @@
 //! One point: requests started on a dedicated thread as the load mode says, with precise
 //! timing (sleep, then spin the last stretch; no async runtime), then a drain.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -8,6 +9,7 @@ use mlperf_loadgen::monotonic_ns;
 
 use crate::arrivals::{ArrivalClock, LoadError, LoadMode};
 use crate::records::{RequestRecord, RequestRecords};
+use crate::saturation::{self, SaturationRule};
 
 /// What serves the requests: an endpoint, a plugin, a simulation.
 pub trait Target: Sync {
@@ -30,6 +32,8 @@ pub struct PointPlan {
     pub seed: u64,
     /// How long the requests in flight at the end may take to end.
     pub drain_timeout: Duration,
+    /// Ends the point early when the server is over-saturated (none: never).
+    pub saturation: Option<SaturationRule>,
 }
 
 /// What a point did.
@@ -41,6 +45,8 @@ pub struct PointRun {
     pub issue_end_ns: i64,
     /// Requests still in flight when the drain timed out.
     pub abandoned: usize,
+    /// Why the point was ended early as over-saturated.
+    pub saturated: Option<String>,
 }
 
 /// Spinning, not sleeping, for the last stretch before a request is due.
@@ -55,14 +61,32 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
     };
     let records = Arc::new(RequestRecords::default());
     let samples = plan.samples.max(1);
-    let (start_ns, issue_end_ns) = std::thread::scope(|scope| {
+    let (done, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+    let capped = matches!(
+        plan.mode,
+        LoadMode::Rate {
+            max_concurrency: Some(_),
+            ..
+        }
+    );
+    let ((start_ns, issue_end_ns), saturated) = std::thread::scope(|scope| {
         let issuer = std::thread::Builder::new()
             .name("serving-issue".into())
             .spawn_scoped(scope, || {
-                issue(target, plan, clock.as_mut(), samples, &records)
+                let ends = issue(target, plan, clock.as_mut(), samples, &records, &stop);
+                done.store(true, Ordering::Relaxed);
+                ends
             })
             .expect("spawn the issue thread");
-        issuer.join().expect("the issue thread does not panic")
+        // A closed loop cannot pile requests up: its load is fixed.
+        let watched = plan
+            .saturation
+            .filter(|_| matches!(plan.mode, LoadMode::Rate { .. }))
+            .map(|rule| saturation::watch(&records, &rule, capped, &done, &stop));
+        (
+            issuer.join().expect("the issue thread does not panic"),
+            watched.flatten(),
+        )
     });
     let drain_end = monotonic_ns() + plan.drain_timeout.as_nanos() as i64;
     while records.in_flight() > 0 && monotonic_ns() < drain_end {
@@ -73,6 +97,7 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
         start_ns,
         issue_end_ns,
         abandoned: records.in_flight(),
+        saturated,
     })
 }
 
@@ -83,6 +108,7 @@ fn issue(
     mut clock: Option<&mut ArrivalClock>,
     samples: usize,
     records: &Arc<RequestRecords>,
+    stop: &AtomicBool,
 ) -> (i64, i64) {
     let start_ns = monotonic_ns();
     let end_ns = start_ns + plan.duration.as_nanos() as i64;
@@ -100,6 +126,9 @@ fn issue(
     let mut due_s = 0.0;
     let mut last_ns = start_ns;
     for id in 0..most {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
         let scheduled_ns = match clock.as_deref_mut() {
             Some(clock) => {
                 if id > 0 {
@@ -114,7 +143,7 @@ fn issue(
             }
             None => 0,
         };
-        if limit.is_some_and(|limit| !records.wait_for_room(limit, end_ns)) {
+        if limit.is_some_and(|limit| !records.wait_for_room(limit, end_ns, stop)) {
             break;
         }
         let sent_ns = monotonic_ns();

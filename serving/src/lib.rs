@@ -11,9 +11,13 @@ mod arrivals;
 mod driver;
 mod gamma;
 mod records;
+mod saturation;
+mod steady;
 mod summary;
 
 pub use arrivals::{ArrivalClock, Arrivals, LoadError, LoadMode};
 pub use driver::{run_point, PointPlan, PointRun, Target};
 pub use records::{RequestRecord, RequestRecords};
-pub use summary::{summarize, Distribution, PointSummary, Slo};
+pub use saturation::SaturationRule;
+pub use steady::{steady_window, SteadyRule, SteadyState};
+pub use summary::{summarize, Distribution, EarlyStoppingEstimates, PointSummary, Slo};

@@ -18,6 +18,10 @@ struct Slot {
     first_token_ns: AtomicI64,
     completed_ns: AtomicI64,
     output_tokens: AtomicU64,
+    /// Set by the target when it knows them (0: unknown).
+    input_tokens: AtomicU64,
+    /// The output tokens as the client's tokenizer counts the answer (u64::MAX: not counted).
+    counted_tokens: AtomicU64,
     failed: AtomicBool,
 }
 
@@ -30,7 +34,12 @@ pub struct RequestRecord {
     pub first_token_ns: Option<i64>,
     /// When it ended, answered or failed; None if it never did.
     pub completed_ns: Option<i64>,
+    /// As the target reported them (an LLM server's usage count).
     pub output_tokens: u64,
+    /// The prompt's tokens, when the target counted them.
+    pub input_tokens: Option<u64>,
+    /// The answer's tokens by the client's own tokenizer, when it counted them.
+    pub counted_tokens: Option<u64>,
     pub failed: bool,
 }
 
@@ -81,6 +90,21 @@ impl RequestRecords {
         }
     }
 
+    /// Request `id`'s prompt holds `tokens` tokens.
+    pub fn input_tokens(&self, id: usize, tokens: u64) {
+        if let Some(slot) = self.slot(id) {
+            slot.input_tokens.store(tokens, Ordering::Relaxed);
+        }
+    }
+
+    /// Request `id`'s answer holds `tokens` tokens by the client's tokenizer (called before
+    /// [`RequestRecords::complete`]).
+    pub fn counted_tokens(&self, id: usize, tokens: u64) {
+        if let Some(slot) = self.slot(id) {
+            slot.counted_tokens.store(tokens, Ordering::Relaxed);
+        }
+    }
+
     /// Request `id` ended at `now_ns` with `output_tokens` tokens generated, or `failed`.
     /// Only its first end counts.
     pub fn complete(&self, id: usize, now_ns: i64, output_tokens: u64, failed: bool) {
@@ -126,6 +150,7 @@ impl RequestRecords {
         let slot = unsafe { &*self.chunks[index].load(Ordering::Relaxed).add(id % CHUNK) };
         slot.scheduled_ns.store(scheduled_ns, Ordering::Relaxed);
         slot.sent_ns.store(sent_ns, Ordering::Relaxed);
+        slot.counted_tokens.store(u64::MAX, Ordering::Relaxed);
         self.in_flight.fetch_add(1, Ordering::AcqRel);
         self.started.store(id + 1, Ordering::Release);
         id
@@ -138,10 +163,10 @@ impl RequestRecords {
 
     /// Waits (parked, woken by a completion) until fewer than `limit` requests are in flight,
     /// or until `deadline_ns` (false then); called by the issue thread only.
-    pub(crate) fn wait_for_room(&self, limit: usize, deadline_ns: i64) -> bool {
+    pub(crate) fn wait_for_room(&self, limit: usize, deadline_ns: i64, stop: &AtomicBool) -> bool {
         let _ = self.issuer.set(std::thread::current());
         while self.in_flight() >= limit {
-            if mlperf_loadgen::monotonic_ns() >= deadline_ns {
+            if mlperf_loadgen::monotonic_ns() >= deadline_ns || stop.load(Ordering::Relaxed) {
                 return false;
             }
             self.issuer_waiting.store(true, Ordering::Release);
@@ -152,6 +177,48 @@ impl RequestRecords {
             self.issuer_waiting.store(false, Ordering::Release);
         }
         true
+    }
+
+    /// How late the last started request was sent (0 before the first).
+    pub(crate) fn last_lateness_ns(&self) -> i64 {
+        match self.started().checked_sub(1).and_then(|id| self.slot(id)) {
+            Some(slot) => {
+                slot.sent_ns.load(Ordering::Relaxed) - slot.scheduled_ns.load(Ordering::Relaxed)
+            }
+            None => 0,
+        }
+    }
+
+    /// The times to first token that came in `[since_ns, now_ns)` (an answer that did not
+    /// stream came whole: its end is its first token), scanning from `*oldest`, the oldest
+    /// request that may still wait, which moves past those that do not. When none came, the
+    /// oldest waiting request's wait so far (a lower bound), if one waits.
+    pub(crate) fn ttft_since(&self, oldest: &mut usize, since_ns: i64, now_ns: i64) -> Vec<f64> {
+        let came = |slot: &Slot| {
+            let first = slot.first_token_ns.load(Ordering::Acquire);
+            let end = slot.completed_ns.load(Ordering::Acquire);
+            [first, end].into_iter().find(|&t| t != 0)
+        };
+        let mut ttft = Vec::new();
+        let mut waiting = None;
+        for id in *oldest..self.started() {
+            let Some(slot) = self.slot(id) else { break };
+            let sent = slot.sent_ns.load(Ordering::Relaxed);
+            match came(slot) {
+                Some(at) if at >= since_ns => ttft.push((at - sent) as f64),
+                Some(_) => {}
+                None => {
+                    waiting.get_or_insert(sent);
+                }
+            }
+            if waiting.is_none() {
+                *oldest = id + 1;
+            }
+        }
+        if ttft.is_empty() {
+            ttft.extend(waiting.map(|sent| (now_ns - sent) as f64));
+        }
+        ttft
     }
 
     /// Every started request's record, in id order.
@@ -166,6 +233,10 @@ impl RequestRecords {
                     first_token_ns: at(&slot.first_token_ns),
                     completed_ns: at(&slot.completed_ns),
                     output_tokens: slot.output_tokens.load(Ordering::Relaxed),
+                    input_tokens: Some(slot.input_tokens.load(Ordering::Relaxed))
+                        .filter(|&n| n != 0),
+                    counted_tokens: Some(slot.counted_tokens.load(Ordering::Relaxed))
+                        .filter(|&n| n != u64::MAX),
                     failed: slot.failed.load(Ordering::Relaxed),
                 }
             })

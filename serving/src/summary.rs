@@ -1,10 +1,12 @@
 //! A point's figures from its records, over a window of it: the requests sent inside the
 //! window count, and rates are per second of the window.
 
+use mlperf_loadgen::early_stopping::percentile_estimate;
+
 use crate::records::RequestRecord;
 
 /// A latency's spread, in nanoseconds (percentiles at LoadGen's rank: the value at
-/// `floor(p * n)` of the sorted samples).
+/// `floor(p * n)` of the sorted samples), with LoadGen's early-stopping estimate beside each.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Distribution {
     pub count: usize,
@@ -14,6 +16,18 @@ pub struct Distribution {
     pub p95: f64,
     pub p99: f64,
     pub max: f64,
+    pub estimates: EarlyStoppingEstimates,
+}
+
+/// What each percentile is, at most, with 99 % confidence, from this many samples (LoadGen's
+/// early-stopping estimate, as its SingleStream results give it): None where the samples are
+/// too few for any estimate (661 for the 99th percentile).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EarlyStoppingEstimates {
+    pub p50: Option<f64>,
+    pub p90: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
 }
 
 impl Distribution {
@@ -24,6 +38,11 @@ impl Distribution {
         values.sort_unstable_by(f64::total_cmp);
         let n = values.len();
         let at = |p: f64| values[((p * n as f64) as usize).min(n - 1)];
+        let estimate = |p: f64| {
+            percentile_estimate(n as u64, p)
+                .index()
+                .map(|index| values[index.min(n - 1)])
+        };
         Distribution {
             count: n,
             mean: values.iter().sum::<f64>() / n as f64,
@@ -32,6 +51,12 @@ impl Distribution {
             p95: at(0.95),
             p99: at(0.99),
             max: values[n - 1],
+            estimates: EarlyStoppingEstimates {
+                p50: estimate(0.5),
+                p90: estimate(0.9),
+                p95: estimate(0.95),
+                p99: estimate(0.99),
+            },
         }
     }
 }
@@ -54,6 +79,15 @@ pub struct PointSummary {
     pub unfinished: usize,
     pub requests_per_s: f64,
     pub output_tokens_per_s: f64,
+    /// Prompt tokens of the answered requests, per second (0 when the target counts none).
+    pub input_tokens_per_s: f64,
+    /// Tokens per answered request: the prompt's (where counted) and the answer's.
+    pub input_tokens: Distribution,
+    pub output_tokens: Distribution,
+    /// Answers whose tokens the client counted, and of those, how many differ from the
+    /// target's own count (an LLM server's usage).
+    pub tokens_counted: usize,
+    pub token_count_mismatches: usize,
     /// Each answered request's output tokens over its generation time, averaged.
     pub tokens_per_s_per_user: f64,
     /// Requests in flight, averaged over the window, and at most.
@@ -118,6 +152,23 @@ pub fn summarize(records: &[RequestRecord], from_ns: i64, to_ns: i64, slo: &Slo)
         requests_per_s: answered.len() as f64 / window_s,
         output_tokens_per_s: answered.iter().map(|r| r.output_tokens).sum::<u64>() as f64
             / window_s,
+        input_tokens_per_s: answered.iter().filter_map(|r| r.input_tokens).sum::<u64>() as f64
+            / window_s,
+        input_tokens: Distribution::of(
+            answered
+                .iter()
+                .filter_map(|r| r.input_tokens.map(|n| n as f64))
+                .collect(),
+        ),
+        output_tokens: Distribution::of(answered.iter().map(|r| r.output_tokens as f64).collect()),
+        tokens_counted: answered
+            .iter()
+            .filter(|r| r.counted_tokens.is_some())
+            .count(),
+        token_count_mismatches: answered
+            .iter()
+            .filter(|r| r.counted_tokens.is_some_and(|n| n != r.output_tokens))
+            .count(),
         tokens_per_s_per_user: match per_user.len() {
             0 => 0.0,
             n => per_user.iter().sum::<f64>() / n as f64,
@@ -172,6 +223,8 @@ mod tests {
             first_token_ns: Some(first),
             completed_ns: Some(end),
             output_tokens: tokens,
+            input_tokens: None,
+            counted_tokens: None,
             failed: false,
         }
     }
@@ -218,5 +271,29 @@ mod tests {
         let d = Distribution::of((1..=100).map(f64::from).collect());
         assert_eq!((d.p50, d.p90, d.p99, d.max), (51.0, 91.0, 100.0, 100.0));
         assert_eq!(Distribution::of(Vec::new()).count, 0);
+    }
+
+    #[test]
+    fn early_stopping_estimates_need_enough_samples_and_lie_above_the_percentile() {
+        // LoadGen's estimate of a 99th percentile needs 662 samples; of a 90th, 64.
+        let few = Distribution::of((1..=661).map(f64::from).collect());
+        assert_eq!(few.estimates.p99, None);
+        assert!(few.estimates.p90.is_some());
+        let many = Distribution::of((1..=10_000).map(f64::from).collect());
+        // Values are their ranks: the estimate lies above the percentile by about 2.3
+        // standard deviations of a binomial count (99 % one-sided), never below it.
+        for (p, percentile, estimate) in [
+            (0.5f64, many.p50, many.estimates.p50),
+            (0.9, many.p90, many.estimates.p90),
+            (0.99, many.p99, many.estimates.p99),
+        ] {
+            let estimate = estimate.expect("enough samples");
+            let sd = (10_000.0 * p * (1.0 - p)).sqrt();
+            assert!(estimate >= percentile + sd, "{estimate} vs {percentile}");
+            assert!(
+                estimate <= percentile + 3.0 * sd,
+                "{estimate} vs {percentile}"
+            );
+        }
     }
 }

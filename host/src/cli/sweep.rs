@@ -6,17 +6,28 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::ValueEnum;
+use mlperf_host::benchmark::Benchmark;
+use mlperf_host::loadgen::TestScenario;
+use mlperf_host::plugin::isolated::Isolation;
 use mlperf_host::session::{PluginPlan, SamplePlan};
 use mlperf_host::sweep::{self, SweepPlan, SweepPoint};
-use mlperf_serving::{Arrivals, LoadMode, Slo};
+use mlperf_serving::{Arrivals, LoadMode, SaturationRule, Slo, SteadyRule};
+
+use super::plugin_flags::IsolateArg;
 
 /// `mlperf-host sweep`.
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("load").required(true).multiple(true).args(["concurrency", "rate"])))]
 pub(crate) struct Args {
-    /// The backend plugin (a path or a name), as for `run`.
-    #[arg(long, default_value = "null")]
-    pub plugin: String,
+    /// A benchmark definition (a name in configs/benchmarks/, or a .toml path): its data set,
+    /// its plugin configured as for the Server scenario (answers streamed), and its tokenizer
+    /// counting each prompt's and each answer's tokens. --plugin-set still applies.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub benchmark: Option<String>,
+    /// The backend plugin (a path or a name), as for `run` (default: the benchmark's, else
+    /// null).
+    #[arg(long)]
+    pub plugin: Option<String>,
     /// Set a plugin config key (TOML value), after --plugin-config. Repeatable.
     #[arg(long = "plugin-set", value_name = "KEY=VALUE", value_parser = super::plugin_flags::parse_plugin_set)]
     pub plugin_set: Vec<(String, String)>,
@@ -26,6 +37,10 @@ pub(crate) struct Args {
     /// A .npy data set whose samples the requests carry; without one, index-only samples.
     #[arg(long, value_name = "FILE")]
     pub dataset: Option<PathBuf>,
+    /// A tokenizer.json counting each prompt's and each answer's tokens (answers in text),
+    /// beside the plugin's count (an LLM server's usage); default: the benchmark's.
+    #[arg(long, value_name = "FILE")]
+    pub tokenizer: Option<PathBuf>,
     /// Index-only samples the requests go round (without --dataset).
     #[arg(long, default_value_t = 1024)]
     pub samples: usize,
@@ -62,7 +77,17 @@ pub(crate) struct Args {
     /// How long a point's last requests may take to end.
     #[arg(long, value_parser = super::parse_seconds, default_value = "60s")]
     pub drain_timeout: Duration,
-    /// Where sweep.json and sweep.csv go (created if missing).
+    /// Keep running a point whose requests pile up (by default it ends, and the sweep with
+    /// it, when requests in flight and TTFT keep rising, or a capped load falls behind).
+    #[arg(long)]
+    pub no_saturation_stop: bool,
+    /// Where the plugin runs: `process` isolates it, as for `run`.
+    #[arg(long, value_enum, default_value = "none")]
+    pub isolate: IsolateArg,
+    /// With --isolate process: how long a call into the plugin may take.
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
+    pub stall_timeout: Duration,
+    /// Where sweep.json, sweep.csv and each point's point-N.json go (created if missing).
     #[arg(long, default_value = "sweep")]
     pub out: PathBuf,
 }
@@ -80,22 +105,40 @@ pub(crate) fn main(args: &Args) -> ExitCode {
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {
+    let benchmark = args
+        .benchmark
+        .as_deref()
+        .map(super::benchmark::open)
+        .transpose()?;
+    let mut plugin = plugin_plan(args, benchmark.as_ref())?;
+    if args.isolate == IsolateArg::Process {
+        plugin.isolation = Some(Isolation {
+            executable: std::env::current_exe()
+                .context("--isolate process: cannot find this executable")?,
+            stall_timeout: args.stall_timeout,
+            timed_preprocess: None,
+        });
+    }
     let plan = SweepPlan {
-        plugin: PluginPlan::new(
-            args.plugin.clone(),
-            super::plugins::plugin_config(
-                toml::Table::new(),
-                args.plugin_config.as_deref(),
-                &args.plugin_set,
-            )?,
-        ),
-        samples: match &args.dataset {
-            Some(path) => SamplePlan::dataset(path.clone()),
-            None => SamplePlan::Indices {
+        plugin,
+        samples: match (&args.dataset, &benchmark) {
+            (Some(path), _) => SamplePlan::dataset(path.clone()),
+            (None, Some(benchmark)) => benchmark_samples(benchmark),
+            (None, None) => SamplePlan::Indices {
                 total: args.samples.max(1),
                 performance: args.samples.max(1),
             },
         },
+        tokenizer: args
+            .tokenizer
+            .clone()
+            .or_else(|| benchmark.as_ref().and_then(|b| b.tokenizer.clone())),
+        steady: SteadyRule::default(),
+        saturation: (!args.no_saturation_stop).then(|| SaturationRule {
+            // A few checks per point at least, never more than 4 a second.
+            check_every: (args.duration / 20).max(Duration::from_millis(250)),
+            ..SaturationRule::default()
+        }),
         points: points(args),
         duration: args.duration,
         warmup: args.warmup,
@@ -110,8 +153,9 @@ fn run(args: &Args) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     println!(
-        "{:<28} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "{:<28} {:>8} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
         "load",
+        "result",
         "req/s",
         "tok/s",
         "in flight",
@@ -121,17 +165,76 @@ fn run(args: &Args) -> anyhow::Result<()> {
         "E2E p99",
         "goodput/s"
     );
-    let points = sweep::run_sweep(&plan, print_point)?;
+    let result = sweep::run_sweep(&plan, print_point)?;
+    if let Some(why) = &result.stopped {
+        println!("sweep stopped: {why}");
+    }
+    for (index, point) in result.points.iter().enumerate() {
+        let file = sweep::point_file(&args.out, index);
+        std::fs::write(
+            &file,
+            serde_json::to_string_pretty(&sweep::point_json(point))?,
+        )
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    }
     let (json, csv) = sweep::files(&args.out);
     std::fs::write(
         &json,
-        serde_json::to_string_pretty(&sweep::points_json(&points))?,
+        serde_json::to_string_pretty(&sweep::sweep_json(&result))?,
     )
     .with_context(|| format!("cannot write {}", json.display()))?;
-    std::fs::write(&csv, sweep::points_csv(&points))
+    std::fs::write(&csv, sweep::points_csv(&result.points))
         .with_context(|| format!("cannot write {}", csv.display()))?;
     println!("wrote {} and {}", json.display(), csv.display());
     Ok(())
+}
+
+/// The benchmark's data set, its performance sample count and pinned sha256.
+fn benchmark_samples(benchmark: &Benchmark) -> SamplePlan {
+    let mut plan = SamplePlan::dataset(benchmark.inputs.clone());
+    if let SamplePlan::Dataset {
+        performance,
+        expected_sha256,
+        ..
+    } = &mut plan
+    {
+        *performance = benchmark.performance_sample_count;
+        expected_sha256.clone_from(&benchmark.inputs_sha256);
+    }
+    plan
+}
+
+/// `--plugin`, else the benchmark's plugin as it serves the Server scenario (streaming),
+/// else null; then --plugin-config and --plugin-set. The benchmark's tokenizer is left out
+/// of the plugin's configuration: the plugin then answers in text with the server's own
+/// token count, and the sweep counts the text's tokens beside it.
+fn plugin_plan(args: &Args, benchmark: Option<&Benchmark>) -> anyhow::Result<PluginPlan> {
+    let benchmark = benchmark.filter(|b| {
+        args.plugin
+            .as_deref()
+            .is_none_or(|spec| spec == b.plugin.name)
+    });
+    let (spec, base) = match benchmark {
+        Some(benchmark) => {
+            let mut config = benchmark.plugin_config(TestScenario::Server);
+            config.remove("tokenizer");
+            (benchmark.plugin.name.clone(), config)
+        }
+        None => (
+            args.plugin.clone().unwrap_or_else(|| "null".to_string()),
+            toml::Table::new(),
+        ),
+    };
+    let config =
+        super::plugins::plugin_config(base, args.plugin_config.as_deref(), &args.plugin_set)?;
+    let mut plan = PluginPlan::new(spec, config);
+    if let Some(benchmark) = benchmark {
+        plan.context = Some(format!(
+            "benchmark {}: cannot start its plugin",
+            benchmark.name
+        ));
+    }
+    Ok(plan)
 }
 
 fn points(args: &Args) -> Vec<LoadMode> {
@@ -154,8 +257,9 @@ fn print_point(point: &SweepPoint) {
     let s = &point.summary;
     let ms = |ns: f64| format!("{:.2} ms", ns / 1e6);
     println!(
-        "{:<28} {:>10.1} {:>10.1} {:>9.2} {:>10} {:>10} {:>10} {:>10} {:>10.1}",
+        "{:<28} {:>8} {:>10.1} {:>10.1} {:>9.2} {:>10} {:>10} {:>10} {:>10} {:>10.1}",
         sweep::mode_label(&point.mode),
+        if point.valid() { "VALID" } else { "INVALID" },
         s.requests_per_s,
         s.output_tokens_per_s,
         s.mean_concurrency,
@@ -165,6 +269,18 @@ fn print_point(point: &SweepPoint) {
         ms(s.e2e.p99),
         s.goodput_per_s,
     );
+    for why in &point.invalid {
+        println!("    INVALID: {why}");
+    }
+    if point.steady.dropped_bins > 0 {
+        println!("    {}", point.steady.reason);
+    }
+    if s.token_count_mismatches > 0 {
+        println!(
+            "    {} of {} answers: the tokenizer's count differs from the plugin's",
+            s.token_count_mismatches, s.tokens_counted
+        );
+    }
 }
 
 /// `ttft=500,tpot=50,e2e=10000` (milliseconds) into an [`Slo`].

@@ -10,7 +10,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mlperf_loadgen::{TestScenario, TestSettings};
-use mlperf_serving::{run_point, summarize, LoadError, LoadMode, PointPlan, PointSummary, Slo};
+use mlperf_serving::{
+    run_point, steady_window, summarize, LoadError, LoadMode, PointPlan, PointSummary,
+    SaturationRule, Slo, SteadyRule, SteadyState,
+};
+use mlperf_tokenizer::Tokenizer;
 
 use crate::plugin::{DataFormat, RunDescription};
 use crate::session::{open_plugin, PluginPlan, SampleLibrary, SamplePlan, SessionError};
@@ -29,15 +33,41 @@ pub struct SweepPlan {
     pub slo: Slo,
     pub seed: u64,
     pub drain_timeout: Duration,
+    /// Counts each prompt's tokens and each answer's (answers as UTF-8 text), beside the
+    /// plugin's own count (an LLM server's usage).
+    pub tokenizer: Option<PathBuf>,
+    /// Which part of each measured window counts.
+    pub steady: SteadyRule,
+    /// Ends a point, and the sweep, when the server is over-saturated (none: never).
+    pub saturation: Option<SaturationRule>,
 }
 
 /// One point's load and figures.
 #[derive(Debug, Clone)]
 pub struct SweepPoint {
     pub mode: LoadMode,
+    /// Figures over the steady part of the measured window.
     pub summary: PointSummary,
+    pub steady: SteadyState,
     /// Requests still unanswered when the drain after the point timed out.
     pub abandoned: usize,
+    /// Why the point was ended early.
+    pub saturated: Option<String>,
+    /// Why the point is not VALID (empty: it is).
+    pub invalid: Vec<String>,
+}
+
+impl SweepPoint {
+    pub fn valid(&self) -> bool {
+        self.invalid.is_empty()
+    }
+}
+
+/// A sweep's points, and why it stopped before its last, if it did.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub points: Vec<SweepPoint>,
+    pub stopped: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -52,16 +82,22 @@ pub enum SweepError {
     PluginFailed { point: usize, message: String },
     #[error("a sweep needs at least one point (--concurrency or --rate)")]
     NoPoints,
+    #[error("tokenizer: {0}")]
+    Tokenizer(String),
 }
 
-/// Runs the points in order, handing each to `each` as it ends.
-pub fn run_sweep(
-    plan: &SweepPlan,
-    mut each: impl FnMut(&SweepPoint),
-) -> Result<Vec<SweepPoint>, SweepError> {
+/// Runs the points in order, handing each to `each` as it ends; an over-saturated point
+/// ends the sweep.
+pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<Sweep, SweepError> {
     if plan.points.is_empty() {
         return Err(SweepError::NoPoints);
     }
+    let tokenizer = plan
+        .tokenizer
+        .as_deref()
+        .map(Tokenizer::from_file)
+        .transpose()
+        .map_err(|e| SweepError::Tokenizer(e.to_string()))?;
     for (point, mode) in plan.points.iter().enumerate() {
         mode.check()
             .map_err(|source| SweepError::Load { point, source })?;
@@ -92,10 +128,16 @@ pub fn run_sweep(
         .load_samples(&indices)
         .map_err(|e| SweepError::Samples(e.to_string()))?;
 
-    let sink = Arc::new(RecordSink::new(plan.points.len()));
+    let input_tokens = match &tokenizer {
+        Some(tokenizer) => prompt_tokens(&library, &indices, tokenizer)?,
+        None => Vec::new(),
+    };
+
+    let sink = Arc::new(RecordSink::new(plan.points.len(), tokenizer));
     let mut points = Vec::with_capacity(plan.points.len());
+    let mut stopped = None;
     for (point, &mode) in plan.points.iter().enumerate() {
-        let target = PluginTarget::new(&sut, Arc::clone(&sink), point);
+        let target = PluginTarget::new(&sut, Arc::clone(&sink), point, &input_tokens);
         let run = run_point(
             &target,
             &PointPlan {
@@ -105,6 +147,7 @@ pub fn run_sweep(
                 samples: performance,
                 seed: plan.seed.wrapping_add(point as u64),
                 drain_timeout: plan.drain_timeout,
+                saturation: plan.saturation,
             },
         )
         .map_err(|source| SweepError::Load { point, source })?;
@@ -112,37 +155,140 @@ pub fn run_sweep(
             return Err(SweepError::PluginFailed { point, message });
         }
         let from = run.start_ns + plan.warmup.as_nanos() as i64;
-        let to = run.start_ns + (plan.duration + plan.warmup).as_nanos() as i64;
+        let to = (run.start_ns + (plan.duration + plan.warmup).as_nanos() as i64)
+            .min(run.issue_end_ns + 1)
+            .max(from + 1);
+        let steady = steady_window(&run.records, from, to, &plan.steady);
+        let summary = summarize(&run.records, steady.from_ns, steady.to_ns, &plan.slo);
         let swept = SweepPoint {
+            invalid: invalid_because(&summary, &steady, run.abandoned, run.saturated.as_deref()),
             mode,
-            summary: summarize(&run.records, from, to.min(run.issue_end_ns + 1), &plan.slo),
+            summary,
+            steady,
             abandoned: run.abandoned,
+            saturated: run.saturated,
         };
         each(&swept);
+        let saturated = swept.saturated.is_some();
         points.push(swept);
+        if saturated && point + 1 < plan.points.len() {
+            stopped = Some(format!(
+                "point {} ({}) was over-saturated: the {} point(s) after it were not run",
+                point + 1,
+                mode_label(&mode),
+                plan.points.len() - point - 1
+            ));
+            break;
+        }
     }
     if let Err(error) = sut.backend().unload_samples(&indices) {
         tracing::warn!("{error}");
     }
     let _ = library.as_qsl().unload_samples_from_ram(&indices);
-    Ok(points)
+    Ok(Sweep { points, stopped })
 }
 
-/// What a sweep writes: each point's mode and figures (sweep.json).
-pub fn points_json(points: &[SweepPoint]) -> serde_json::Value {
-    serde_json::Value::Array(points.iter().map(point_json).collect())
+/// Why a point's figures do not stand: the server or the load went wrong, or the point never
+/// settled.
+fn invalid_because(
+    summary: &PointSummary,
+    steady: &SteadyState,
+    abandoned: usize,
+    saturated: Option<&str>,
+) -> Vec<String> {
+    let mut invalid = Vec::new();
+    if let Some(reason) = saturated {
+        invalid.push(reason.to_string());
+    }
+    if summary.completed == 0 {
+        invalid.push("no request was answered in the measured window".to_string());
+    }
+    if summary.failed > 0 {
+        invalid.push(format!("{} request(s) failed", summary.failed));
+    }
+    if abandoned > 0 {
+        invalid.push(format!("{abandoned} request(s) never ended"));
+    }
+    if !steady.steady {
+        invalid.push(steady.reason.clone());
+    }
+    invalid
 }
 
-fn point_json(point: &SweepPoint) -> serde_json::Value {
+/// Each loaded sample's prompt tokens: UTF-8 text (NUL padding dropped) through the
+/// tokenizer, or int32 token ids counted as they are.
+fn prompt_tokens(
+    library: &SampleLibrary,
+    indices: &[usize],
+    tokenizer: &Tokenizer,
+) -> Result<Vec<u64>, SweepError> {
+    let SampleLibrary::Dataset { library, .. } = library else {
+        return Err(SweepError::Tokenizer(
+            "counting prompt tokens needs a data set of prompts (--dataset or --benchmark)"
+                .to_string(),
+        ));
+    };
+    let arena = library.arena();
+    let loaded = arena
+        .read()
+        .ok_or_else(|| SweepError::Samples("the samples are not loaded".to_string()))?;
+    let mut counts = vec![0; indices.iter().max().map_or(0, |&i| i + 1)];
+    for &index in indices {
+        let sample = loaded.get(index).ok_or_else(|| {
+            SweepError::Samples(format!("sample {index} is not in the host's memory"))
+        })?;
+        counts[index] = match sample.dtype {
+            mlperf_plugin_api::sdk::DType::I32 => (sample.data.len() / 4) as u64,
+            _ => {
+                let end = sample
+                    .data
+                    .iter()
+                    .position(|&b| b == 0)
+                    .unwrap_or(sample.data.len());
+                let text = std::str::from_utf8(&sample.data[..end]).map_err(|e| {
+                    SweepError::Tokenizer(format!("sample {index} is not UTF-8 text: {e}"))
+                })?;
+                tokenizer
+                    .encode(text)
+                    .map_err(|e| SweepError::Tokenizer(format!("sample {index}: {e}")))?
+                    .len() as u64
+            }
+        };
+    }
+    Ok(counts)
+}
+
+/// What a sweep writes (sweep.json): each point's mode and figures, and why it stopped early.
+pub fn sweep_json(sweep: &Sweep) -> serde_json::Value {
+    serde_json::json!({
+        "points": sweep.points.iter().map(point_json).collect::<Vec<_>>(),
+        "stopped": sweep.stopped,
+    })
+}
+
+/// One point's load, verdict and figures (times in ns; the early-stopping estimate beside
+/// each percentile, null where the samples are too few).
+pub fn point_json(point: &SweepPoint) -> serde_json::Value {
     let s = &point.summary;
     let distribution = |d: &mlperf_serving::Distribution| {
+        let e = &d.estimates;
         serde_json::json!({
-            "count": d.count, "mean_ns": d.mean, "p50_ns": d.p50, "p90_ns": d.p90,
-            "p95_ns": d.p95, "p99_ns": d.p99, "max_ns": d.max,
+            "count": d.count, "mean": d.mean, "p50": d.p50, "p90": d.p90,
+            "p95": d.p95, "p99": d.p99, "max": d.max,
+            "early_stopping": {"p50": e.p50, "p90": e.p90, "p95": e.p95, "p99": e.p99},
         })
     };
     serde_json::json!({
         "load": mode_json(&point.mode),
+        "result": if point.valid() { "VALID" } else { "INVALID" },
+        "invalid_because": point.invalid,
+        "steady_state": {
+            "steady": point.steady.steady,
+            "reason": point.steady.reason,
+            "dropped_bins": point.steady.dropped_bins,
+            "bins": point.steady.bins,
+        },
+        "saturated": point.saturated,
         "window_s": s.window_s,
         "completed": s.completed,
         "failed": s.failed,
@@ -154,10 +300,15 @@ fn point_json(point: &SweepPoint) -> serde_json::Value {
         "mean_concurrency": s.mean_concurrency,
         "max_concurrency": s.max_concurrency,
         "goodput_per_s": s.goodput_per_s,
-        "ttft": distribution(&s.ttft),
-        "tpot": distribution(&s.tpot),
-        "e2e": distribution(&s.e2e),
-        "send_lateness": distribution(&s.send_lateness),
+        "input_tokens_per_s": s.input_tokens_per_s,
+        "tokens_counted": s.tokens_counted,
+        "token_count_mismatches": s.token_count_mismatches,
+        "input_tokens": distribution(&s.input_tokens),
+        "output_tokens": distribution(&s.output_tokens),
+        "ttft_ns": distribution(&s.ttft),
+        "tpot_ns": distribution(&s.tpot),
+        "e2e_ns": distribution(&s.e2e),
+        "send_lateness_ns": distribution(&s.send_lateness),
     })
 }
 
@@ -187,7 +338,7 @@ fn mode_json(mode: &LoadMode) -> serde_json::Value {
 /// The curve as CSV (sweep.csv): one line per point.
 pub fn points_csv(points: &[SweepPoint]) -> String {
     let mut csv = String::from(
-        "load,requests_per_s,output_tokens_per_s,tokens_per_s_per_user,mean_concurrency,\
+        "load,result,requests_per_s,output_tokens_per_s,tokens_per_s_per_user,mean_concurrency,\
          ttft_p50_ms,ttft_p90_ms,ttft_p99_ms,tpot_p50_ms,tpot_p90_ms,e2e_p50_ms,e2e_p99_ms,\
          goodput_per_s,completed,failed\n",
     );
@@ -195,8 +346,9 @@ pub fn points_csv(points: &[SweepPoint]) -> String {
         let s = &point.summary;
         let ms = |ns: f64| ns / 1e6;
         csv.push_str(&format!(
-            "{},{:.3},{:.3},{:.3},{:.3},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.3},{},{}\n",
+            "{},{},{:.3},{:.3},{:.3},{:.3},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.3},{},{}\n",
             mode_label(&point.mode),
+            if point.valid() { "VALID" } else { "INVALID" },
             s.requests_per_s,
             s.output_tokens_per_s,
             s.tokens_per_s_per_user,
@@ -239,4 +391,9 @@ pub fn mode_label(mode: &LoadMode) -> String {
 /// Where a sweep's files go.
 pub fn files(out: &std::path::Path) -> (PathBuf, PathBuf) {
     (out.join("sweep.json"), out.join("sweep.csv"))
+}
+
+/// Where point `index` (from 0)'s own JSON goes: point-1.json, point-2.json, ...
+pub fn point_file(out: &std::path::Path, index: usize) -> PathBuf {
+    out.join(format!("point-{}.json", index + 1))
 }

@@ -8,6 +8,7 @@ use mlperf_loadgen::{
     SystemUnderTest,
 };
 use mlperf_serving::{RequestRecords, Target};
+use mlperf_tokenizer::Tokenizer;
 
 use crate::plugin::Instance;
 
@@ -19,13 +20,16 @@ const POINT_SHIFT: u32 = 40;
 pub(super) struct RecordSink {
     points: Vec<OnceLock<Arc<RequestRecords>>>,
     failure: Mutex<Option<String>>,
+    /// Counts each answer's tokens (answers in UTF-8 text) beside the plugin's count.
+    tokenizer: Option<Tokenizer>,
 }
 
 impl RecordSink {
-    pub(super) fn new(points: usize) -> RecordSink {
+    pub(super) fn new(points: usize, tokenizer: Option<Tokenizer>) -> RecordSink {
         RecordSink {
             points: (0..points).map(|_| OnceLock::new()).collect(),
             failure: Mutex::new(None),
+            tokenizer,
         }
     }
 
@@ -48,6 +52,14 @@ impl CompletionSink for RecordSink {
         let now = monotonic_ns();
         for response in responses {
             if let Some((records, request)) = self.records(response.id) {
+                // After the time is taken: counting is the client's work, not the server's.
+                let counted = self.tokenizer.as_ref().and_then(|tokenizer| {
+                    let text = std::str::from_utf8(response.data).ok()?;
+                    tokenizer.encode(text).ok().map(|ids| ids.len() as u64)
+                });
+                if let Some(tokens) = counted {
+                    records.counted_tokens(request, tokens);
+                }
                 records.complete(request, now, response.n_tokens.max(0) as u64, false);
             }
         }
@@ -77,15 +89,23 @@ pub(super) struct PluginTarget<'a> {
     sink: Arc<RecordSink>,
     completer: Completer,
     point: usize,
+    /// Each sample's prompt tokens, where counted.
+    input_tokens: &'a [u64],
 }
 
 impl<'a> PluginTarget<'a> {
-    pub(super) fn new(sut: &'a Instance, sink: Arc<RecordSink>, point: usize) -> PluginTarget<'a> {
+    pub(super) fn new(
+        sut: &'a Instance,
+        sink: Arc<RecordSink>,
+        point: usize,
+        input_tokens: &'a [u64],
+    ) -> PluginTarget<'a> {
         PluginTarget {
             sut,
             completer: Completer::forwarding_to(Arc::clone(&sink) as Arc<dyn CompletionSink>),
             sink,
             point,
+            input_tokens,
         }
     }
 }
@@ -95,6 +115,9 @@ impl Target for PluginTarget<'_> {
         let slot = &self.sink.points[self.point];
         if slot.get().is_none() {
             let _ = slot.set(Arc::clone(records));
+        }
+        if let Some(&tokens) = self.input_tokens.get(sample) {
+            records.input_tokens(id, tokens);
         }
         let query = [QuerySample {
             id: ResponseId(((self.point as u64) << POINT_SHIFT) | id as u64),

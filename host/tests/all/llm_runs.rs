@@ -717,3 +717,67 @@ fn a_server_without_the_model_is_refused_before_the_run() {
     );
     assert!(!out.path().join("mlperf_log_summary.txt").exists());
 }
+
+#[test]
+fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token_counts() {
+    let _serial = one_at_a_time();
+    require_prompts();
+    let server = Server::start(Kind::Llama, "smollm2");
+    let out = TempDir::new();
+    let output = Command::new(EXE)
+        .args(["sweep", "--benchmark", "smollm2", "--plugin-set"])
+        .arg(format!("endpoints=[{:?}]", server.http()))
+        .args([
+            "--concurrency",
+            "1,2",
+            "--rate",
+            "0.5",
+            "--arrivals",
+            "poisson",
+        ])
+        .args(["--duration", "6s", "--warmup", "1s", "--seed", "3"])
+        .arg("--out")
+        .arg(out.path())
+        .current_dir(repo())
+        .output()
+        .expect("run mlperf-host sweep");
+    assert!(output.status.success(), "{}", describe(&output));
+    let sweep: serde_json::Value =
+        serde_json::from_str(&read(out.path(), "sweep.json")).expect("sweep.json");
+    let points = sweep["points"].as_array().expect("points");
+    assert_eq!(points.len(), 3, "{sweep:#}");
+    assert!(sweep["stopped"].is_null(), "{sweep:#}");
+    for (index, point) in points.iter().enumerate() {
+        assert_eq!(point["result"], "VALID", "{point:#}");
+        // Each answer counted by the model's tokenizer equals the server's usage count.
+        let completed = point["completed"].as_u64().unwrap();
+        assert!(completed >= 1, "{point:#}");
+        assert_eq!(
+            point["tokens_counted"].as_u64(),
+            Some(completed),
+            "{point:#}"
+        );
+        assert_eq!(point["token_count_mismatches"], 0, "{point:#}");
+        // The prompts (committed, 4-30 words) and the answers (at most max_tokens = 32).
+        let input = point["input_tokens"]["mean"].as_f64().unwrap();
+        let output = point["output_tokens"]["max"].as_f64().unwrap();
+        assert!((3.0..60.0).contains(&input), "{point:#}");
+        assert!((1.0..=32.0).contains(&output), "{point:#}");
+        assert!(point["ttft_ns"]["p50"].as_f64().unwrap() > 0.0, "{point:#}");
+        assert!(point["tpot_ns"]["p50"].as_f64().unwrap() > 0.0, "{point:#}");
+        // Each point's own file holds the same figures.
+        let own: serde_json::Value =
+            serde_json::from_str(&read(out.path(), &format!("point-{}.json", index + 1)))
+                .expect("point json");
+        assert_eq!(&own, point);
+    }
+    // A closed loop of 2 keeps 2 in flight.
+    let in_flight = points[1]["mean_concurrency"].as_f64().unwrap();
+    assert!(in_flight > 1.8, "{in_flight}");
+    let csv = read(out.path(), "sweep.csv");
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",VALID,")).count(),
+        3,
+        "{csv}"
+    );
+}

@@ -8,17 +8,20 @@ use crate::support::{self, null_plugin, TempDir};
 
 const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
 
-fn sweep(out: &std::path::Path, load: &[&str]) -> std::process::Output {
-    Command::new(EXE)
+/// A sweep through the null plugin answering 1,000 requests a second at most.
+fn null_sweep() -> Command {
+    let mut command = Command::new(EXE);
+    command
         .arg("sweep")
         .arg("--plugin")
         .arg(null_plugin())
-        .args([
-            "--plugin-set",
-            "workers=2",
-            "--plugin-set",
-            "service_us=2000",
-        ])
+        .args(["--plugin-set", "workers=2"])
+        .args(["--plugin-set", "service_us=2000"]);
+    command
+}
+
+fn sweep(out: &std::path::Path, load: &[&str]) -> std::process::Output {
+    null_sweep()
         .args(["--plugin-set", "tokens=true"])
         .args(["--duration", "1s", "--warmup", "200ms", "--slo", "ttft=1"])
         .arg("--out")
@@ -49,12 +52,13 @@ fn a_sweep_measures_each_point_and_writes_the_curve() {
         stdout.contains("concurrency 4") && stdout.contains("constant 250/s"),
         "{stdout}"
     );
-    let points: serde_json::Value =
+    let sweep: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
-    let points = points.as_array().unwrap();
+    let points = sweep["points"].as_array().unwrap();
     assert_eq!(points.len(), 3);
+    assert!(sweep["stopped"].is_null(), "{sweep}");
     let rate = |p: &serde_json::Value| p["requests_per_s"].as_f64().unwrap();
-    let ttft_p50_ms = |p: &serde_json::Value| p["ttft"]["p50_ns"].as_f64().unwrap() / 1e6;
+    let ttft_p50_ms = |p: &serde_json::Value| p["ttft_ns"]["p50"].as_f64().unwrap() / 1e6;
     // One in flight: a request every 2 ms. Four on two workers: twice that, and each waits
     // for a worker about one service time before its first token.
     assert!(
@@ -91,14 +95,82 @@ fn a_sweep_measures_each_point_and_writes_the_curve() {
         points[2]
     );
     // Tokens: 2 to 8 per request, so TPOT is measured.
-    assert!(points[0]["tpot"]["count"].as_u64().unwrap() > 0);
+    assert!(points[0]["tpot_ns"]["count"].as_u64().unwrap() > 0);
     assert!(points[0]["output_tokens_per_s"].as_f64().unwrap() > 2.0 * rate(&points[0]));
+    // Over 1,000 requests a point: the early-stopping estimate of the 90th percentile lies
+    // at or above it.
+    let ttft = &points[1]["ttft_ns"];
+    assert!(ttft["early_stopping"]["p90"].as_f64().unwrap() >= ttft["p90"].as_f64().unwrap());
+    for point in points {
+        assert_eq!(point["result"], "VALID", "{point}");
+    }
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 4, "{csv}");
     assert!(
-        csv.lines().nth(2).unwrap().starts_with("concurrency 4,"),
+        csv.lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("concurrency 4,VALID,"),
         "{csv}"
     );
+}
+
+#[test]
+fn an_over_saturated_point_ends_early_and_the_sweep_with_it() {
+    // The plugin answers 1,000 a second at most; the second point asks 3,000.
+    let dir = TempDir::new();
+    let out = dir.path().join("sweep");
+    let output = Command::new(EXE)
+        .arg("sweep")
+        .arg("--plugin")
+        .arg(null_plugin())
+        .args([
+            "--plugin-set",
+            "workers=2",
+            "--plugin-set",
+            "service_us=2000",
+        ])
+        .args([
+            "--rate",
+            "400,3000,5000",
+            "--duration",
+            "4s",
+            "--warmup",
+            "0s",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("run mlperf-host sweep");
+    support::assert_ok(&output);
+    let stdout = support::text(&output.stdout);
+    assert!(
+        stdout.contains("sweep stopped: point 2 (poisson 3000/s)"),
+        "{stdout}"
+    );
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let points = sweep["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{sweep}");
+    assert_eq!(points[0]["result"], "VALID", "{}", points[0]);
+    assert!(points[0]["saturated"].is_null());
+    let saturated = points[1]["saturated"].as_str().expect("a reason");
+    assert!(
+        saturated.contains("requests in flight and rising"),
+        "{saturated}"
+    );
+    assert_eq!(points[1]["result"], "INVALID");
+    // Ended before its 4 s were up.
+    assert!(
+        points[1]["window_s"].as_f64().unwrap() < 3.5,
+        "{}",
+        points[1]
+    );
+    assert!(sweep["stopped"]
+        .as_str()
+        .unwrap()
+        .contains("1 point(s) after it were not run"));
+    assert!(!out.join("point-3.json").exists());
 }
 
 #[test]

@@ -5,7 +5,10 @@ mod simulated;
 
 use std::time::Duration;
 
-use mlperf_serving::{run_point, summarize, Arrivals, LoadMode, PointPlan, PointRun, Slo};
+use mlperf_serving::{
+    run_point, steady_window, summarize, Arrivals, LoadMode, PointPlan, PointRun, SaturationRule,
+    Slo, SteadyRule,
+};
 use simulated::SimulatedServer;
 
 const MS: i64 = 1_000_000;
@@ -18,6 +21,7 @@ fn plan(mode: LoadMode, seconds: f64) -> PointPlan {
         samples: 10,
         seed: 1,
         drain_timeout: Duration::from_secs(5),
+        saturation: None,
     }
 }
 
@@ -184,4 +188,67 @@ fn a_request_cap_ends_the_point_and_a_stuck_server_is_abandoned() {
     plan.drain_timeout = Duration::from_millis(50);
     let run = run_point(&*stuck, &plan).unwrap();
     assert_eq!((run.records.len(), run.abandoned), (3, 3));
+}
+
+#[test]
+fn a_server_saturating_at_a_known_rate_ends_the_point_early_with_the_reason() {
+    // One request at a time, 5 ms each: 200 a second at most.
+    let server = SimulatedServer::serial(Duration::from_millis(5), 4);
+    let watched = |rate: f64, cap: Option<usize>, seconds: f64| {
+        let mut plan = plan(
+            LoadMode::Rate {
+                arrivals: Arrivals::Poisson { rate },
+                max_concurrency: cap,
+            },
+            seconds,
+        );
+        plan.saturation = Some(SaturationRule {
+            check_every: Duration::from_millis(250),
+            ..SaturationRule::default()
+        });
+        plan.drain_timeout = Duration::from_secs(20);
+        run_point(&*server, &plan).unwrap()
+    };
+    // Twice what it can take: the queue and TTFT grow, the 10 s point ends within a few
+    // seconds (5 checks of 250 ms at the least).
+    let run = watched(400.0, None, 10.0);
+    let reason = run.saturated.expect("over-saturated");
+    assert!(reason.contains("requests in flight"), "{reason}");
+    let lasted = (run.issue_end_ns - run.start_ns) as f64 / 1e9;
+    assert!((1.0..5.0).contains(&lasted), "{lasted} s: {reason}");
+    // Capped at 4 in flight, the pile waits in the client: arrivals fall behind.
+    let run = watched(400.0, Some(4), 10.0);
+    let reason = run.saturated.expect("over-saturated");
+    assert!(reason.contains("late"), "{reason}");
+    // Half of what it can take: never stopped, and steady.
+    let run = watched(100.0, None, 3.0);
+    assert_eq!(run.saturated, None);
+    let verdict = steady_window(
+        &run.records,
+        run.start_ns,
+        run.start_ns + 3_000 * MS,
+        &SteadyRule::default(),
+    );
+    assert!(verdict.steady, "{}", verdict.reason);
+}
+
+#[test]
+fn a_point_whose_queue_keeps_growing_is_not_steady() {
+    // 300 a second against 200 a second, not stopped: requests in flight grow throughout.
+    let server = SimulatedServer::serial(Duration::from_millis(5), 4);
+    let mode = LoadMode::Rate {
+        arrivals: Arrivals::Constant { rate: 300.0 },
+        max_concurrency: None,
+    };
+    let mut plan = plan(mode, 2.0);
+    plan.drain_timeout = Duration::from_secs(10);
+    let run = run_point(&*server, &plan).unwrap();
+    let verdict = steady_window(
+        &run.records,
+        run.start_ns,
+        run.start_ns + 2_000 * MS,
+        &SteadyRule::default(),
+    );
+    assert!(!verdict.steady, "{}", verdict.reason);
+    assert!(verdict.reason.contains("in flight"), "{}", verdict.reason);
 }
