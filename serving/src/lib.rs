@@ -20,4 +20,6 @@ pub use driver::{run_point, PointPlan, PointRun, Target};
 pub use records::{RequestRecord, RequestRecords};
 pub use saturation::SaturationRule;
 pub use steady::{steady_window, SteadyRule, SteadyState};
-pub use summary::{summarize, Distribution, EarlyStoppingEstimates, PointSummary, Slo};
+pub use summary::{
+    series, summarize, Distribution, EarlyStoppingEstimates, PointSummary, Series, Slo,
+};

@@ -104,6 +104,64 @@ pub struct PointSummary {
     pub goodput_per_s: f64,
 }
 
+/// The answered requests' values over a window, each series in request order (for files
+/// that keep whole distributions, as MLPerf Endpoints' result summary does).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Series {
+    /// Requests sent in the window, and of those, failed ones and ones never ended.
+    pub issued: usize,
+    pub failed: usize,
+    pub unfinished: usize,
+    /// ns.
+    pub ttft: Vec<f64>,
+    pub tpot: Vec<f64>,
+    pub e2e: Vec<f64>,
+    /// Tokens (input: where counted).
+    pub input_tokens: Vec<f64>,
+    pub output_tokens: Vec<f64>,
+}
+
+fn e2e_of(r: &RequestRecord) -> f64 {
+    (r.completed_ns.unwrap_or(r.sent_ns) - r.sent_ns) as f64
+}
+
+fn ttft_of(r: &RequestRecord) -> Option<f64> {
+    r.first_token_ns.map(|t| (t - r.sent_ns) as f64)
+}
+
+/// (end − first token) / (tokens after the first), for answers of 2 tokens or more.
+fn tpot_of(r: &RequestRecord) -> Option<f64> {
+    match (r.first_token_ns, r.completed_ns) {
+        (Some(first), Some(end)) if r.output_tokens > 1 => {
+            Some((end - first) as f64 / (r.output_tokens - 1) as f64)
+        }
+        _ => None,
+    }
+}
+
+/// The series of the requests sent in `[from_ns, to_ns)`.
+pub fn series(records: &[RequestRecord], from_ns: i64, to_ns: i64) -> Series {
+    let inside = records
+        .iter()
+        .filter(|r| r.sent_ns >= from_ns && r.sent_ns < to_ns);
+    let mut series = Series::default();
+    for r in inside {
+        series.issued += 1;
+        match r.completed_ns {
+            None => series.unfinished += 1,
+            Some(_) if r.failed => series.failed += 1,
+            Some(_) => {
+                series.ttft.extend(ttft_of(r));
+                series.tpot.extend(tpot_of(r));
+                series.e2e.push(e2e_of(r));
+                series.input_tokens.extend(r.input_tokens.map(|n| n as f64));
+                series.output_tokens.push(r.output_tokens as f64);
+            }
+        }
+    }
+    series
+}
+
 /// The figures of the requests sent in `[from_ns, to_ns)`.
 pub fn summarize(records: &[RequestRecord], from_ns: i64, to_ns: i64, slo: &Slo) -> PointSummary {
     let window_ns = (to_ns - from_ns).max(1);
@@ -117,14 +175,6 @@ pub fn summarize(records: &[RequestRecord], from_ns: i64, to_ns: i64, slo: &Slo)
         .copied()
         .filter(|r| r.completed_ns.is_some() && !r.failed)
         .collect();
-    let e2e_of = |r: &RequestRecord| (r.completed_ns.unwrap_or(r.sent_ns) - r.sent_ns) as f64;
-    let ttft_of = |r: &RequestRecord| r.first_token_ns.map(|t| (t - r.sent_ns) as f64);
-    let tpot_of = |r: &RequestRecord| match (r.first_token_ns, r.completed_ns) {
-        (Some(first), Some(end)) if r.output_tokens > 1 => {
-            Some((end - first) as f64 / (r.output_tokens - 1) as f64)
-        }
-        _ => None,
-    };
     let per_user: Vec<f64> = answered
         .iter()
         .filter_map(|r| {

@@ -10,6 +10,7 @@ use mlperf_host::benchmark::Benchmark;
 use mlperf_host::loadgen::TestScenario;
 use mlperf_host::plugin::isolated::Isolation;
 use mlperf_host::session::{PluginPlan, SamplePlan};
+use mlperf_host::sweep::endpoints::{self, EndpointsRun};
 use mlperf_host::sweep::{self, SweepPlan, SweepPoint};
 use mlperf_serving::{Arrivals, LoadMode, SaturationRule, Slo, SteadyRule};
 
@@ -169,7 +170,15 @@ fn run(args: &Args) -> anyhow::Result<()> {
     if let Some(why) = &result.stopped {
         println!("sweep stopped: {why}");
     }
+    let endpoints = EndpointsRun {
+        model: model_name(args, benchmark.as_ref()),
+        seed: args.seed,
+        warmup: args.warmup,
+        duration: args.duration,
+    };
     for (index, point) in result.points.iter().enumerate() {
+        endpoints::write_point(&args.out, index, point, &endpoints)
+            .with_context(|| format!("cannot write the Endpoints files of point {}", index + 1))?;
         let file = sweep::point_file(&args.out, index);
         std::fs::write(
             &file,
@@ -187,6 +196,21 @@ fn run(args: &Args) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {}", csv.display()))?;
     println!("wrote {} and {}", json.display(), csv.display());
     Ok(())
+}
+
+/// The model the Endpoints files name: the benchmark's, else the plugin's `model` key, else
+/// the plugin.
+fn model_name(args: &Args, benchmark: Option<&Benchmark>) -> String {
+    if let Some(benchmark) = benchmark {
+        return benchmark.name.clone();
+    }
+    args.plugin_set
+        .iter()
+        .rev()
+        .find(|(key, _)| key == "model")
+        .map(|(_, value)| value.trim_matches('"').to_string())
+        .or_else(|| args.plugin.clone())
+        .unwrap_or_else(|| "null".to_string())
 }
 
 /// The benchmark's data set, its performance sample count and pinned sha256.

@@ -3,6 +3,7 @@
 //! after another, each summed up over its measured window (after a warm-up that does not
 //! count).
 
+pub mod endpoints;
 mod target;
 
 use std::path::PathBuf;
@@ -11,8 +12,8 @@ use std::time::Duration;
 
 use mlperf_loadgen::{TestScenario, TestSettings};
 use mlperf_serving::{
-    run_point, steady_window, summarize, LoadError, LoadMode, PointPlan, PointSummary,
-    SaturationRule, Slo, SteadyRule, SteadyState,
+    run_point, series, steady_window, summarize, LoadError, LoadMode, PointPlan, PointSummary,
+    SaturationRule, Series, Slo, SteadyRule, SteadyState,
 };
 use mlperf_tokenizer::Tokenizer;
 
@@ -48,6 +49,8 @@ pub struct SweepPoint {
     pub mode: LoadMode,
     /// Figures over the steady part of the measured window.
     pub summary: PointSummary,
+    /// The answered requests' values over that part.
+    pub series: Series,
     pub steady: SteadyState,
     /// Requests still unanswered when the drain after the point timed out.
     pub abandoned: usize,
@@ -163,6 +166,7 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         let swept = SweepPoint {
             invalid: invalid_because(&summary, &steady, run.abandoned, run.saturated.as_deref()),
             mode,
+            series: series(&run.records, steady.from_ns, steady.to_ns),
             summary,
             steady,
             abandoned: run.abandoned,

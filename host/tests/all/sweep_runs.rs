@@ -101,9 +101,24 @@ fn a_sweep_measures_each_point_and_writes_the_curve() {
     // at or above it.
     let ttft = &points[1]["ttft_ns"];
     assert!(ttft["early_stopping"]["p90"].as_f64().unwrap() >= ttft["p90"].as_f64().unwrap());
-    for point in points {
+    for (index, point) in points.iter().enumerate() {
         assert_eq!(point["result"], "VALID", "{point}");
+        // MLPerf Endpoints' files of the point carry its figures.
+        let endpoints = out.join(format!("endpoints/point-{}", index + 1));
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(endpoints.join("performance/result_summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(summary["n_samples_completed"], point["completed"]);
+        assert_eq!(summary["qps"], point["requests_per_s"]);
+        let config = std::fs::read_to_string(endpoints.join("config.yaml")).unwrap();
+        assert!(config.contains("type: online\n"), "{config}");
     }
+    let config = std::fs::read_to_string(out.join("endpoints/point-2/config.yaml")).unwrap();
+    assert!(
+        config.contains("    type: concurrency\n    target_concurrency: 4\n"),
+        "{config}"
+    );
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 4, "{csv}");
     assert!(

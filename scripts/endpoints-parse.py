@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""Reads an MLPerf Endpoints scenario folder (config.yaml, performance/result_summary.json)
+with the official submission checker's endpoints parser, and prints what it read as JSON
+(each LoadGen key's first value).
+
+The checker is not installable from PyPI: pass a checkout of mlcommons/inference.
+Usage: python3 scripts/endpoints-parse.py INFERENCE_CHECKOUT SCENARIO_DIR
+Needs PyYAML.
+"""
+import json
+import sys
+from pathlib import Path
+
+
+def main() -> int:
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    checkout, scenario = Path(sys.argv[1]), Path(sys.argv[2])
+    sys.path.insert(0, str(checkout / "tools" / "submission"))
+    from submission_checker.parsers.endpoints_parser import EndpointsParser
+
+    parser = EndpointsParser(str(scenario), "performance")
+    read = {key: parser[key] for key in sorted(parser.get_keys())}
+    print(json.dumps(read, indent=2, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
