@@ -13,7 +13,8 @@ Reads each run folder's mlperf_log_summary.txt, mlperf_log_detail.txt, mlperf_lo
 spl.txt (power runs). The HTML file holds everything it shows (inline SVG, no script): it can \
 be mailed or archived as it is.")]
 pub(crate) struct Args {
-    /// Run folders (each holding a run's LoadGen logs).
+    /// Run folders (each holding a run's LoadGen logs), or sweep folders (`sweep --out`: the
+    /// points' table, the Pareto plot, latency against load).
     #[arg(value_name = "RUN_DIR", required = true)]
     pub runs: Vec<PathBuf>,
     /// The HTML file to write.
@@ -33,12 +34,20 @@ pub(crate) fn main(args: &Args) -> ExitCode {
     }))
 }
 
-/// Reads `runs` and writes their report to `out`.
+/// Reads `runs` (run folders, or sweep folders: those holding a sweep.json) and writes
+/// their report to `out`.
 pub(crate) fn write_report(runs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
-    let data = runs
+    use mlperf_host::report;
+    let (sweeps, runs): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        runs.iter().partition(|dir| report::is_sweep(dir));
+    let runs = runs
         .iter()
-        .map(|dir| mlperf_host::report::read_run(dir))
+        .map(|dir| report::read_run(dir))
         .collect::<Result<Vec<_>, _>>()?;
-    let html = mlperf_host::report::render(&data);
+    let sweeps = sweeps
+        .iter()
+        .map(|dir| report::read_sweep(dir))
+        .collect::<Result<Vec<_>, _>>()?;
+    let html = report::render_with_sweeps(&runs, &sweeps);
     std::fs::write(out, html).with_context(|| format!("cannot write {}", out.display()))
 }

@@ -88,6 +88,10 @@ pub(crate) struct Args {
     /// With --isolate process: how long a call into the plugin may take.
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
     pub stall_timeout: Duration,
+    /// Also write the HTML report of the sweep (Pareto plot, latency against load) to
+    /// OUT/report.html.
+    #[arg(long)]
+    pub report: bool,
     /// Where sweep.json, sweep.csv and each point's point-N.json go (created if missing).
     #[arg(long, default_value = "sweep")]
     pub out: PathBuf,
@@ -195,6 +199,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
     std::fs::write(&csv, sweep::points_csv(&result.points))
         .with_context(|| format!("cannot write {}", csv.display()))?;
     println!("wrote {} and {}", json.display(), csv.display());
+    if args.report {
+        let html = args.out.join("report.html");
+        super::report::write_report(std::slice::from_ref(&args.out), &html)?;
+        println!("wrote {}", html.display());
+    }
     Ok(())
 }
 

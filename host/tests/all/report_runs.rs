@@ -2,9 +2,6 @@
 //! summary's figures, and renders in headless Chromium (`MLPERF_HOST_CHROMIUM`, set by
 //! scripts/test.sh) with every plot drawn, found by its colour in a screenshot.
 
-use std::path::Path;
-use std::process::Command;
-
 use crate::support::{self, TempDir};
 
 use crate::support::mlperf_host;
@@ -117,7 +114,16 @@ fn report_draws_every_run_and_agrees_with_the_summaries() {
     );
     assert!(!html.contains("<script"), "no script");
 
-    screenshot_shows_every_plot(dir.path());
+    support::screenshot::shows_every_plot(
+        &dir.path().join("both.html"),
+        &[
+            ("histogram", mlperf_host::report::HISTOGRAM_COLOR),
+            ("percentile curve", mlperf_host::report::PERCENTILE_COLOR),
+            ("issued rate", mlperf_host::report::ISSUED_COLOR),
+            ("completed rate", mlperf_host::report::COMPLETED_COLOR),
+            ("power trace", mlperf_host::report::POWER_COLOR),
+        ],
+    );
 }
 
 #[test]
@@ -218,71 +224,4 @@ fn report_refuses_a_folder_without_logs() {
     let stderr = support::text(&output.stderr);
     assert!(stderr.contains("empty: not a run folder"), "{stderr}");
     assert!(!dir.path().join("report.html").exists());
-}
-
-/// Renders both.html in headless Chromium and finds each plot's colour in the screenshot.
-fn screenshot_shows_every_plot(dir: &Path) {
-    let Some(chromium) = std::env::var_os("MLPERF_HOST_CHROMIUM") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI sets MLPERF_HOST_CHROMIUM (scripts/test.sh)"
-        );
-        eprintln!("MLPERF_HOST_CHROMIUM is not set: the screenshot check is skipped");
-        return;
-    };
-    let page = format!("file://{}", dir.join("both.html").display());
-    let shot = dir.join("shot.png");
-    let output = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--window-size=1400,4000",
-        ])
-        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(&page)
-        .output()
-        .expect("start chromium");
-    assert!(
-        shot.is_file(),
-        "no screenshot\n{}",
-        support::describe(&output)
-    );
-
-    let decoder = png::Decoder::new(std::fs::File::open(&shot).unwrap());
-    let mut reader = decoder.read_info().unwrap();
-    let mut pixels = vec![0; reader.output_buffer_size()];
-    let frame = reader.next_frame(&mut pixels).unwrap();
-    let channels = frame.color_type.samples();
-    assert!(channels >= 3, "{:?}", frame.color_type);
-    let pixels = &pixels[..frame.buffer_size()];
-    for (plot, color) in [
-        ("histogram", mlperf_host::report::HISTOGRAM_COLOR),
-        ("percentile curve", mlperf_host::report::PERCENTILE_COLOR),
-        ("issued rate", mlperf_host::report::ISSUED_COLOR),
-        ("completed rate", mlperf_host::report::COMPLETED_COLOR),
-        ("power trace", mlperf_host::report::POWER_COLOR),
-    ] {
-        let rgb = [
-            u8::from_str_radix(&color[1..3], 16).unwrap(),
-            u8::from_str_radix(&color[3..5], 16).unwrap(),
-            u8::from_str_radix(&color[5..7], 16).unwrap(),
-        ];
-        let count = pixels
-            .chunks_exact(channels)
-            .filter(|pixel| pixel[..3] == rgb)
-            .count();
-        // The legend's swatch alone is 12 x 8 = 96 pixels per chart.
-        assert!(
-            count > 200,
-            "the {plot} ({color}) has {count} pixels in the screenshot: not drawn"
-        );
-    }
 }

@@ -23,7 +23,15 @@ fn null_sweep() -> Command {
 fn sweep(out: &std::path::Path, load: &[&str]) -> std::process::Output {
     null_sweep()
         .args(["--plugin-set", "tokens=true"])
-        .args(["--duration", "1s", "--warmup", "200ms", "--slo", "ttft=1"])
+        .args([
+            "--duration",
+            "1s",
+            "--warmup",
+            "200ms",
+            "--slo",
+            "ttft=1",
+            "--report",
+        ])
         .arg("--out")
         .arg(out)
         .args(load)
@@ -114,6 +122,20 @@ fn a_sweep_measures_each_point_and_writes_the_curve() {
         let config = std::fs::read_to_string(endpoints.join("config.yaml")).unwrap();
         assert!(config.contains("type: online\n"), "{config}");
     }
+    // The report: the points' table, the Pareto plot and latency against load, drawn.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Pareto: system against per-user speed"));
+    assert_eq!(html.matches("<td>concurrency ").count(), 2, "{html}");
+    assert!(html.contains("TTFT against load"));
+    support::screenshot::shows_every_plot(
+        &out.join("report.html"),
+        &[
+            ("Pareto frontier", mlperf_host::report::PARETO_COLOR),
+            ("p50 against load", mlperf_host::report::P50_COLOR),
+            ("p90 against load", mlperf_host::report::P90_COLOR),
+            ("p99 against load", mlperf_host::report::P99_COLOR),
+        ],
+    );
     let config = std::fs::read_to_string(out.join("endpoints/point-2/config.yaml")).unwrap();
     assert!(
         config.contains("    type: concurrency\n    target_concurrency: 4\n"),

@@ -7,12 +7,17 @@
 mod breakdown;
 mod data;
 mod svg;
+mod sweep;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 pub use data::{read_run, RunData};
 use svg::{escape, Chart, Series};
+pub use sweep::{
+    is_sweep, pareto_frontier, read_sweep, SweepData, SweepPointData, P50_COLOR, P90_COLOR,
+    P99_COLOR, PARETO_COLOR, SWEEP_POINTS_COLOR,
+};
 
 use crate::results::ResultsError;
 use crate::run_folder::UNNAMED_MODEL;
@@ -42,19 +47,33 @@ pub enum ReportError {
 
 /// The report of these runs, as one HTML document.
 pub fn render(runs: &[RunData]) -> String {
+    render_with_sweeps(runs, &[])
+}
+
+/// The report of these runs and load sweeps, as one HTML document.
+pub fn render_with_sweeps(runs: &[RunData], sweeps: &[SweepData]) -> String {
     let mut html = String::from(HEAD);
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
     let _ = write!(
         html,
-        "<h1>MLPerf Inference results</h1><p class=\"note\">mlperf-host {} · {} run{}</p>",
+        "<h1>MLPerf Inference results</h1><p class=\"note\">mlperf-host {} · {} run{}{}</p>",
         env!("CARGO_PKG_VERSION"),
         runs.len(),
-        if runs.len() == 1 { "" } else { "s" }
+        plural(runs.len()),
+        if sweeps.is_empty() {
+            String::new()
+        } else {
+            format!(" · {} sweep{}", sweeps.len(), plural(sweeps.len()))
+        }
     );
     if runs.len() > 1 {
         html.push_str(&comparison(runs));
     }
     for (n, run) in runs.iter().enumerate() {
         html.push_str(&run_section(n + 1, run));
+    }
+    for (n, sweep) in sweeps.iter().enumerate() {
+        html.push_str(&sweep::sweep_section(runs.len() + n + 1, sweep));
     }
     html.push_str("</body></html>\n");
     html
@@ -250,6 +269,7 @@ fn charts(run: &RunData) -> Vec<Chart> {
             }],
             bars: None,
             shade: None,
+            markers: false,
         });
     }
     if let Some(samples) = run.samples.as_ref().filter(|s| !s.is_empty()) {
@@ -271,6 +291,7 @@ fn charts(run: &RunData) -> Vec<Chart> {
                 power.window.1,
                 "measured window".to_string(),
             )),
+            markers: false,
         });
     }
     charts
@@ -301,6 +322,7 @@ fn histogram(sorted_ms: &[f64]) -> Chart {
         }],
         bars: Some(width),
         shade: None,
+        markers: false,
     }
 }
 
@@ -350,6 +372,7 @@ fn rates(samples: &[(f64, f64)]) -> Chart {
         series,
         bars: None,
         shade: None,
+        markers: false,
     }
 }
 

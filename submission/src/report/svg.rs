@@ -28,6 +28,8 @@ pub(super) struct Chart {
     pub bars: Option<f64>,
     /// A shaded x range and its label (power: the run's window).
     pub shade: Option<(f64, f64, String)>,
+    /// A dot at each point of each line (a sweep's points).
+    pub markers: bool,
 }
 
 impl Chart {
@@ -134,6 +136,17 @@ impl Chart {
                         series.color,
                         path.join(" ")
                     );
+                    if self.markers {
+                        for &(x, y) in &series.points {
+                            let _ = write!(
+                                svg,
+                                r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="{}"/>"#,
+                                sx(x),
+                                sy(y),
+                                series.color
+                            );
+                        }
+                    }
                 }
             }
             let legend_x = LEFT + plot_w - 150.0;
@@ -246,11 +259,13 @@ mod tests {
             ],
             bars: None,
             shade: Some((0.2, 0.8, "window".into())),
+            markers: true,
         };
         let svg = chart.to_svg();
         assert!(svg.contains("Latency &lt;p99&gt;"));
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.contains(r##"stroke="#123456""##));
         assert!(svg.contains("window"));
+        assert_eq!(svg.matches("<circle").count(), 3);
     }
 }

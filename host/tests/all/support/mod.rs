@@ -1,6 +1,7 @@
 //! Shared pieces of the host's integration tests: a recording QSL, the built plugins, temporary
 //! directories, C plugins compiled on the fly, the installed ONNX Runtime and data sets.
 
+pub(crate) mod screenshot;
 pub(crate) mod servers;
 
 pub(crate) use mlperf_host::loadgen::testing::RecordingQsl;
