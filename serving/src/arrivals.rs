@@ -37,6 +37,10 @@ pub enum LoadError {
     Burstiness(f64),
     #[error("the concurrency must be at least 1")]
     Concurrency,
+    #[error("concurrency regions need C_min in 1..=32 and C_max above 32 and C_min, not {c_min}:{c_max}")]
+    Regions { c_min: usize, c_max: usize },
+    #[error("{0} points: a curve has at most 32")]
+    TooManyPoints(usize),
 }
 
 impl Arrivals {

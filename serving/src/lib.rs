@@ -11,6 +11,7 @@ mod arrivals;
 mod driver;
 mod gamma;
 mod records;
+mod regions;
 mod saturation;
 mod steady;
 mod summary;
@@ -18,6 +19,7 @@ mod summary;
 pub use arrivals::{ArrivalClock, Arrivals, LoadError, LoadMode};
 pub use driver::{run_point, PointPlan, PointRun, Target};
 pub use records::{RequestRecord, RequestRecords};
+pub use regions::{region_points, regions, Region, MOST_POINTS};
 pub use saturation::SaturationRule;
 pub use steady::{steady_window, SteadyRule, SteadyState};
 pub use summary::{

@@ -12,13 +12,13 @@ use mlperf_host::plugin::isolated::Isolation;
 use mlperf_host::session::{PluginPlan, SamplePlan};
 use mlperf_host::sweep::endpoints::{self, EndpointsRun};
 use mlperf_host::sweep::{self, SweepPlan, SweepPoint};
-use mlperf_serving::{Arrivals, LoadMode, SaturationRule, Slo, SteadyRule};
+use mlperf_serving::{region_points, Arrivals, LoadMode, Region, SaturationRule, Slo, SteadyRule};
 
 use super::plugin_flags::IsolateArg;
 
 /// `mlperf-host sweep`.
 #[derive(clap::Args, Debug)]
-#[command(group(clap::ArgGroup::new("load").required(true).multiple(true).args(["concurrency", "rate"])))]
+#[command(group(clap::ArgGroup::new("load").required(true).multiple(true).args(["concurrency", "rate", "regions"])))]
 pub(crate) struct Args {
     /// A benchmark definition (a name in configs/benchmarks/, or a .toml path): its data set,
     /// its plugin configured as for the Server scenario (answers streamed), and its tokenizer
@@ -48,6 +48,11 @@ pub(crate) struct Args {
     /// Closed-loop points: requests in flight, a comma-separated list (e.g. 1,2,4,8).
     #[arg(long, value_delimiter = ',', value_name = "N,...")]
     pub concurrency: Vec<usize>,
+    /// Closed-loop points over MLPerf Endpoints' concurrency regions from C_MIN (1-32, the
+    /// Ultra-Low point) to C_MAX (above 32): PER_REGION points (default 2) in each of Low,
+    /// Medium and High, the last at the region's end. Run before --concurrency's points.
+    #[arg(long, value_name = "C_MIN:C_MAX[:PER_REGION]", value_parser = parse_regions)]
+    pub regions: Option<(usize, usize, usize)>,
     /// Open-loop points: requests per second, a comma-separated list.
     #[arg(long, value_delimiter = ',', value_name = "RATE,...")]
     pub rate: Vec<f64>,
@@ -124,8 +129,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
             timed_preprocess: None,
         });
     }
+    let (points, regions) = points(args)?;
     let plan = SweepPlan {
         plugin,
+        regions,
         samples: match (&args.dataset, &benchmark) {
             (Some(path), _) => SamplePlan::dataset(path.clone()),
             (None, Some(benchmark)) => benchmark_samples(benchmark),
@@ -144,7 +151,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
             check_every: (args.duration / 20).max(Duration::from_millis(250)),
             ..SaturationRule::default()
         }),
-        points: points(args),
+        points,
         duration: args.duration,
         warmup: args.warmup,
         max_requests: args.max_requests,
@@ -270,7 +277,31 @@ fn plugin_plan(args: &Args, benchmark: Option<&Benchmark>) -> anyhow::Result<Plu
     Ok(plan)
 }
 
-fn points(args: &Args) -> Vec<LoadMode> {
+/// `1:512` or `1:512:3`.
+fn parse_regions(text: &str) -> Result<(usize, usize, usize), String> {
+    let numbers: Vec<usize> = text
+        .split(':')
+        .map(|part| part.trim().parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("{text:?}: expected C_MIN:C_MAX or C_MIN:C_MAX:PER_REGION"))?;
+    match numbers[..] {
+        [c_min, c_max] => Ok((c_min, c_max, 2)),
+        [c_min, c_max, per_region] => Ok((c_min, c_max, per_region)),
+        _ => Err(format!(
+            "{text:?}: expected C_MIN:C_MAX or C_MIN:C_MAX:PER_REGION"
+        )),
+    }
+}
+
+/// The region points, then --concurrency's, then --rate's; and the region of each.
+fn points(args: &Args) -> anyhow::Result<(Vec<LoadMode>, Vec<Region>)> {
+    let regional = match args.regions {
+        Some((c_min, c_max, per_region)) => region_points(c_min, c_max, per_region)
+            .map_err(|e| anyhow::anyhow!("--regions: {e}"))?,
+        None => Vec::new(),
+    };
+    let regions = regional.iter().map(|&(_, region)| region).collect();
+    let regional = regional.iter().map(|&(n, _)| LoadMode::Concurrency(n));
     let concurrency = args.concurrency.iter().map(|&n| LoadMode::Concurrency(n));
     let rates = args.rate.iter().map(|&rate| LoadMode::Rate {
         arrivals: match args.arrivals {
@@ -283,7 +314,7 @@ fn points(args: &Args) -> Vec<LoadMode> {
         },
         max_concurrency: args.max_concurrency,
     });
-    concurrency.chain(rates).collect()
+    Ok((regional.chain(concurrency).chain(rates).collect(), regions))
 }
 
 fn print_point(point: &SweepPoint) {
@@ -291,7 +322,10 @@ fn print_point(point: &SweepPoint) {
     let ms = |ns: f64| format!("{:.2} ms", ns / 1e6);
     println!(
         "{:<28} {:>8} {:>10.1} {:>10.1} {:>9.2} {:>10} {:>10} {:>10} {:>10} {:>10.1}",
-        sweep::mode_label(&point.mode),
+        match point.region {
+            Some(region) => format!("{} ({})", sweep::mode_label(&point.mode), region.name()),
+            None => sweep::mode_label(&point.mode),
+        },
         if point.valid() { "VALID" } else { "INVALID" },
         s.requests_per_s,
         s.output_tokens_per_s,

@@ -304,6 +304,7 @@ mod tests {
         let (from, to) = (0, 10_000 * ms);
         SweepPoint {
             mode: LoadMode::Concurrency(8),
+            region: None,
             summary: summarize(&records, from, to, &Slo::default()),
             series: series(&records, from, to),
             steady: SteadyState {

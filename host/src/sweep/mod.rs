@@ -13,7 +13,7 @@ use std::time::Duration;
 use mlperf_loadgen::{TestScenario, TestSettings};
 use mlperf_serving::{
     run_point, series, steady_window, summarize, LoadError, LoadMode, PointPlan, PointSummary,
-    SaturationRule, Series, Slo, SteadyRule, SteadyState,
+    Region, SaturationRule, Series, Slo, SteadyRule, SteadyState,
 };
 use mlperf_tokenizer::Tokenizer;
 
@@ -26,6 +26,9 @@ pub struct SweepPlan {
     pub plugin: PluginPlan,
     pub samples: SamplePlan,
     pub points: Vec<LoadMode>,
+    /// Each point's Endpoints concurrency region, where the points were made from regions
+    /// (empty: none).
+    pub regions: Vec<Region>,
     /// Each point's requests are started for this long; those started in the first
     /// `warmup` of it do not count.
     pub duration: Duration,
@@ -47,6 +50,8 @@ pub struct SweepPlan {
 #[derive(Debug, Clone)]
 pub struct SweepPoint {
     pub mode: LoadMode,
+    /// Its Endpoints concurrency region, if the points were made from regions.
+    pub region: Option<Region>,
     /// Figures over the steady part of the measured window.
     pub summary: PointSummary,
     /// The answered requests' values over that part.
@@ -166,6 +171,7 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         let swept = SweepPoint {
             invalid: invalid_because(&summary, &steady, run.abandoned, run.saturated.as_deref()),
             mode,
+            region: plan.regions.get(point).copied(),
             series: series(&run.records, steady.from_ns, steady.to_ns),
             summary,
             steady,
@@ -284,6 +290,7 @@ pub fn point_json(point: &SweepPoint) -> serde_json::Value {
     };
     serde_json::json!({
         "load": mode_json(&point.mode),
+        "region": point.region.map(Region::name),
         "result": if point.valid() { "VALID" } else { "INVALID" },
         "invalid_because": point.invalid,
         "steady_state": {

@@ -20,6 +20,16 @@ fn null_sweep() -> Command {
     command
 }
 
+/// `null_sweep` with `args`, into `out`.
+fn null_sweep_into(out: &std::path::Path, args: &[&str]) -> std::process::Output {
+    null_sweep()
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("run mlperf-host sweep")
+}
+
 fn sweep(out: &std::path::Path, load: &[&str]) -> std::process::Output {
     null_sweep()
         .args(["--plugin-set", "tokens=true"])
@@ -157,28 +167,17 @@ fn an_over_saturated_point_ends_early_and_the_sweep_with_it() {
     // The plugin answers 1,000 a second at most; the second point asks 3,000.
     let dir = TempDir::new();
     let out = dir.path().join("sweep");
-    let output = Command::new(EXE)
-        .arg("sweep")
-        .arg("--plugin")
-        .arg(null_plugin())
-        .args([
-            "--plugin-set",
-            "workers=2",
-            "--plugin-set",
-            "service_us=2000",
-        ])
-        .args([
+    let output = null_sweep_into(
+        &out,
+        &[
             "--rate",
             "400,3000,5000",
             "--duration",
             "4s",
             "--warmup",
             "0s",
-        ])
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("run mlperf-host sweep");
+        ],
+    );
     support::assert_ok(&output);
     let stdout = support::text(&output.stdout);
     assert!(
@@ -211,6 +210,45 @@ fn an_over_saturated_point_ends_early_and_the_sweep_with_it() {
 }
 
 #[test]
+fn endpoints_regions_make_a_point_in_each_region() {
+    // C_min 1, C_max 40: I = log2(39)/3; Low ends at round(1 + 3.39) = 4, Medium at
+    // round(1 + 11.5002) = 13, High at 40; one point per region at its end.
+    let dir = TempDir::new();
+    let out = dir.path().join("sweep");
+    let output = null_sweep_into(
+        &out,
+        &[
+            "--regions",
+            "1:40:1",
+            "--duration",
+            "300ms",
+            "--warmup",
+            "0s",
+        ],
+    );
+    support::assert_ok(&output);
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let points: Vec<(u64, &str)> = sweep["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["load"]["concurrency"].as_u64().unwrap(),
+                p["region"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        points,
+        [(1, "Ultra-Low"), (4, "Low"), (13, "Medium"), (40, "High")]
+    );
+    let stdout = support::text(&output.stdout);
+    assert!(stdout.contains("concurrency 13 (Medium)"), "{stdout}");
+}
+
+#[test]
 fn loads_that_cannot_run_are_refused_by_name() {
     let dir = TempDir::new();
     for (load, expected) in [
@@ -225,6 +263,10 @@ fn loads_that_cannot_run_are_refused_by_name() {
         (
             vec!["--rate", "10", "--arrivals", "gamma", "--burstiness", "0"],
             "burstiness factor must be a positive number",
+        ),
+        (
+            vec!["--regions", "40:64"],
+            "--regions: concurrency regions need C_min in 1..=32",
         ),
     ] {
         let output = sweep(&dir.path().join("refused"), &load);
