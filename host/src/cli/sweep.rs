@@ -83,6 +83,11 @@ pub(crate) struct Args {
     /// How long a point's last requests may take to end.
     #[arg(long, value_parser = super::parse_seconds, default_value = "60s")]
     pub drain_timeout: Duration,
+    /// Measure power over each point (as for `run`: sim:WATTS, ptd://HOST:PORT, nvml, rapl,
+    /// hwmon, plugin:...; repeatable, the meters' readings summed): tokens per joule and
+    /// output tokens/s per kW.
+    #[arg(long, value_name = "SOURCE")]
+    pub power: Vec<String>,
     /// Keep running a point whose requests pile up (by default it ends, and the sweep with
     /// it, when requests in flight and TTFT keep rising, or a capped load falls behind).
     #[arg(long)]
@@ -146,6 +151,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
             .clone()
             .or_else(|| benchmark.as_ref().and_then(|b| b.tokenizer.clone())),
         steady: SteadyRule::default(),
+        power: args.power.clone(),
         saturation: (!args.no_saturation_stop).then(|| SaturationRule {
             // A few checks per point at least, never more than 4 a second.
             check_every: (args.duration / 20).max(Duration::from_millis(250)),
@@ -341,6 +347,14 @@ fn print_point(point: &SweepPoint) {
     }
     if point.steady.dropped_bins > 0 {
         println!("    {}", point.steady.reason);
+    }
+    match &point.power {
+        Some(Ok(power)) => println!(
+            "    power: {:.1} W, {:.4} tokens/J, {:.1} output tokens/s per kW",
+            power.mean_watts, power.tokens_per_joule, power.tokens_per_s_per_kw
+        ),
+        Some(Err(why)) => println!("    power: none ({why})"),
+        None => {}
     }
     if s.token_count_mismatches > 0 {
         println!(

@@ -317,6 +317,7 @@ mod tests {
             },
             abandoned: 0,
             saturated: None,
+            power: None,
             invalid: Vec::new(),
         }
     }

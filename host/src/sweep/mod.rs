@@ -4,6 +4,7 @@
 //! count).
 
 pub mod endpoints;
+mod power;
 mod target;
 
 use std::path::PathBuf;
@@ -19,6 +20,8 @@ use mlperf_tokenizer::Tokenizer;
 
 use crate::plugin::{DataFormat, RunDescription};
 use crate::session::{open_plugin, PluginPlan, SampleLibrary, SamplePlan, SessionError};
+pub use power::PointPower;
+use power::{point_power, ClockPair};
 use target::{PluginTarget, RecordSink};
 
 /// A sweep: its points, in order, through one plugin instance.
@@ -44,6 +47,8 @@ pub struct SweepPlan {
     pub steady: SteadyRule,
     /// Ends a point, and the sweep, when the server is over-saturated (none: never).
     pub saturation: Option<SaturationRule>,
+    /// `--power` meters, started before each point and stopped after it.
+    pub power: Vec<String>,
 }
 
 /// One point's load and figures.
@@ -61,6 +66,8 @@ pub struct SweepPoint {
     pub abandoned: usize,
     /// Why the point was ended early.
     pub saturated: Option<String>,
+    /// With `--power`: its figures over the steady window, or why there are none.
+    pub power: Option<Result<PointPower, String>>,
     /// Why the point is not VALID (empty: it is).
     pub invalid: Vec<String>,
 }
@@ -92,6 +99,8 @@ pub enum SweepError {
     NoPoints,
     #[error("tokenizer: {0}")]
     Tokenizer(String),
+    #[error(transparent)]
+    Power(#[from] crate::power::PowerError),
 }
 
 /// Runs the points in order, handing each to `each` as it ends; an over-saturated point
@@ -124,6 +133,8 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             inputs: library.named_inputs(&plan.samples)?,
             logged_outputs: Vec::new(),
         });
+    // Opened before anything runs: a meter that cannot be reached is refused here.
+    let mut meters = crate::power::Meters::open(&plan.power, plan.plugin.isolation.as_ref())?;
     let mut sut = open_plugin(&plan.plugin, &plan.samples, &run)?;
     library.attach(&mut sut);
     // One set, loaded untimed before the first point and kept through the sweep.
@@ -146,6 +157,11 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
     let mut stopped = None;
     for (point, &mode) in plan.points.iter().enumerate() {
         let target = PluginTarget::new(&sut, Arc::clone(&sink), point, &input_tokens);
+        let mark = match meters.as_mut() {
+            Some(meters) => Some(meters.start(mlperf_power::Phase::Testing)?),
+            None => None,
+        };
+        let clocks = ClockPair::now();
         let run = run_point(
             &target,
             &PointPlan {
@@ -159,6 +175,7 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             },
         )
         .map_err(|source| SweepError::Load { point, source })?;
+        let recording = meters.as_mut().zip(mark).map(|(m, mark)| m.stop(mark));
         if let Some(message) = sink.failure() {
             return Err(SweepError::PluginFailed { point, message });
         }
@@ -168,7 +185,12 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             .max(from + 1);
         let steady = steady_window(&run.records, from, to, &plan.steady);
         let summary = summarize(&run.records, steady.from_ns, steady.to_ns, &plan.slo);
+        let power = recording.map(|recording| {
+            let tokens = summary.output_tokens_per_s * summary.window_s;
+            point_power(&recording, clocks, steady.from_ns, steady.to_ns, tokens)
+        });
         let swept = SweepPoint {
+            power,
             invalid: invalid_because(&summary, &steady, run.abandoned, run.saturated.as_deref()),
             mode,
             region: plan.regions.get(point).copied(),
@@ -300,6 +322,15 @@ pub fn point_json(point: &SweepPoint) -> serde_json::Value {
             "bins": point.steady.bins,
         },
         "saturated": point.saturated,
+        "power": match &point.power {
+            None => serde_json::Value::Null,
+            Some(Ok(p)) => serde_json::json!({
+                "mean_watts": p.mean_watts, "joules": p.joules, "readings": p.readings,
+                "tokens_per_joule": p.tokens_per_joule,
+                "output_tokens_per_s_per_kw": p.tokens_per_s_per_kw,
+            }),
+            Some(Err(why)) => serde_json::json!({ "error": why }),
+        },
         "window_s": s.window_s,
         "completed": s.completed,
         "failed": s.failed,

@@ -249,6 +249,53 @@ fn endpoints_regions_make_a_point_in_each_region() {
 }
 
 #[test]
+fn power_over_each_point_gives_tokens_per_joule_and_per_kw() {
+    // A simulated meter drawing a constant 50 W, read every 100 ms.
+    let dir = TempDir::new();
+    let out = dir.path().join("sweep");
+    let output = null_sweep_into(
+        &out,
+        &[
+            "--plugin-set",
+            "tokens=true",
+            "--concurrency",
+            "2",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--power",
+            "sim:50?period_ms=100",
+        ],
+    );
+    support::assert_ok(&output);
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let point = &sweep["points"][0];
+    let power = &point["power"];
+    let tokens_per_s = point["output_tokens_per_s"].as_f64().unwrap();
+    assert!(tokens_per_s > 1000.0, "{point}");
+    assert_eq!(power["mean_watts"], 50.0, "{power}");
+    assert!(power["readings"].as_u64().unwrap() >= 8, "{power}");
+    let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-9;
+    assert!(
+        close(
+            power["tokens_per_joule"].as_f64().unwrap(),
+            tokens_per_s / 50.0
+        ),
+        "{power}"
+    );
+    assert!(
+        close(
+            power["output_tokens_per_s_per_kw"].as_f64().unwrap(),
+            tokens_per_s * 20.0
+        ),
+        "{power}"
+    );
+    assert!(support::text(&output.stdout).contains("tokens/J"));
+}
+
+#[test]
 fn loads_that_cannot_run_are_refused_by_name() {
     let dir = TempDir::new();
     for (load, expected) in [
@@ -267,6 +314,10 @@ fn loads_that_cannot_run_are_refused_by_name() {
         (
             vec!["--regions", "40:64"],
             "--regions: concurrency regions need C_min in 1..=32",
+        ),
+        (
+            vec!["--concurrency", "1", "--power", "nonsense:1"],
+            "--power nonsense:1: the meter cannot be used",
         ),
     ] {
         let output = sweep(&dir.path().join("refused"), &load);
