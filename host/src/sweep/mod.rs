@@ -247,8 +247,19 @@ fn invalid_because(
     invalid
 }
 
+/// The token ids in int32 `bytes` before their negative padding.
+fn token_ids_in(bytes: &[u8]) -> u64 {
+    let ids: Vec<i32> = bytes
+        .chunks_exact(4)
+        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    ids.iter()
+        .rposition(|&id| id >= 0)
+        .map_or(0, |last| last + 1) as u64
+}
+
 /// Each loaded sample's prompt tokens: UTF-8 text (NUL padding dropped) through the
-/// tokenizer, or int32 token ids counted as they are.
+/// tokenizer, or int32 token ids counted as they are (negative padding dropped).
 fn prompt_tokens(
     library: &SampleLibrary,
     indices: &[usize],
@@ -270,7 +281,9 @@ fn prompt_tokens(
             SweepError::Samples(format!("sample {index} is not in the host's memory"))
         })?;
         counts[index] = match sample.dtype {
-            mlperf_plugin_api::sdk::DType::I32 => (sample.data.len() / 4) as u64,
+            // Token ids, padded at the end with negative ids (as the network plugin reads
+            // them).
+            mlperf_plugin_api::sdk::DType::I32 => token_ids_in(sample.data),
             _ => {
                 let end = sample
                     .data
@@ -438,4 +451,20 @@ pub fn files(out: &std::path::Path) -> (PathBuf, PathBuf) {
 /// Where point `index` (from 0)'s own JSON goes: point-1.json, point-2.json, ...
 pub fn point_file(out: &std::path::Path, index: usize) -> PathBuf {
     out.join(format!("point-{}.json", index + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_id_prompts_are_counted_without_their_padding() {
+        let bytes =
+            |ids: &[i32]| -> Vec<u8> { ids.iter().flat_map(|id| id.to_le_bytes()).collect() };
+        assert_eq!(token_ids_in(&bytes(&[5, 0, 7, -1, -1])), 3);
+        // Token 0 is a token; a negative inside the prompt is not padding.
+        assert_eq!(token_ids_in(&bytes(&[0, -1, 4])), 3);
+        assert_eq!(token_ids_in(&bytes(&[-1, -1])), 0);
+        assert_eq!(token_ids_in(&[]), 0);
+    }
 }
