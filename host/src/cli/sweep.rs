@@ -12,7 +12,9 @@ use mlperf_host::plugin::isolated::Isolation;
 use mlperf_host::session::{PluginPlan, SamplePlan};
 use mlperf_host::sweep::endpoints::{self, EndpointsRun};
 use mlperf_host::sweep::{self, SweepPlan, SweepPoint};
-use mlperf_serving::{region_points, Arrivals, LoadMode, Region, SaturationRule, Slo, SteadyRule};
+use mlperf_serving::{
+    region_points, Arrivals, Lengths, LoadMode, Region, SaturationRule, Slo, SteadyRule,
+};
 
 use super::plugin_flags::IsolateArg;
 
@@ -42,6 +44,16 @@ pub(crate) struct Args {
     /// beside the plugin's count (an LLM server's usage); default: the benchmark's.
     #[arg(long, value_name = "FILE")]
     pub tokenizer: Option<PathBuf>,
+    /// Synthetic prompts instead of a data set: random token ids, each prompt exactly
+    /// fixed:N, uniform:LOW:HIGH or normal:MEAN:SD tokens long (written to
+    /// OUT/synthetic-prompts.npy, int32, -1 padded). The network plugin is set to send them as
+    /// token ids (`prompt = "token_ids"`, `api = "completions"`) unless --plugin-set says
+    /// otherwise; answers stay as long as its `max_tokens`.
+    #[arg(long, value_name = "LENGTHS", value_parser = Lengths::parse, conflicts_with = "dataset")]
+    pub synthetic_input: Option<Lengths>,
+    /// How many synthetic prompts the requests go round.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub synthetic_count: usize,
     /// Index-only samples the requests go round (without --dataset).
     #[arg(long, default_value_t = 1024)]
     pub samples: usize,
@@ -135,10 +147,21 @@ fn run(args: &Args) -> anyhow::Result<()> {
         });
     }
     let (points, regions) = points(args)?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let synthetic = match args.synthetic_input {
+        Some(lengths) => {
+            let path = args.out.join("synthetic-prompts.npy");
+            sweep::synthetic::write_prompts(&path, lengths, args.synthetic_count.max(1), args.seed)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Some(path)
+        }
+        None => None,
+    };
     let plan = SweepPlan {
         plugin,
         regions,
-        samples: match (&args.dataset, &benchmark) {
+        samples: match (args.dataset.as_ref().or(synthetic.as_ref()), &benchmark) {
             (Some(path), _) => SamplePlan::dataset(path.clone()),
             (None, Some(benchmark)) => benchmark_samples(benchmark),
             (None, None) => SamplePlan::Indices {
@@ -168,8 +191,6 @@ fn run(args: &Args) -> anyhow::Result<()> {
         seed: args.seed,
         drain_timeout: args.drain_timeout,
     };
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
     println!(
         "{:<28} {:>8} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
         "load",
@@ -271,8 +292,14 @@ fn plugin_plan(args: &Args, benchmark: Option<&Benchmark>) -> anyhow::Result<Plu
             toml::Table::new(),
         ),
     };
-    let config =
-        super::plugins::plugin_config(base, args.plugin_config.as_deref(), &args.plugin_set)?;
+    // Synthetic prompts go to the network plugin as token ids (what --plugin-set says wins).
+    let mut sets = Vec::new();
+    if args.synthetic_input.is_some() && spec == "network" {
+        sets.push(("prompt".to_string(), "\"token_ids\"".to_string()));
+        sets.push(("api".to_string(), "\"completions\"".to_string()));
+    }
+    sets.extend(args.plugin_set.iter().cloned());
+    let config = super::plugins::plugin_config(base, args.plugin_config.as_deref(), &sets)?;
     let mut plan = PluginPlan::new(spec, config);
     if let Some(benchmark) = benchmark {
         plan.context = Some(format!(

@@ -5,6 +5,7 @@
 
 pub mod endpoints;
 mod power;
+pub mod synthetic;
 mod target;
 
 use std::path::PathBuf;
@@ -147,10 +148,7 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         .load_samples(&indices)
         .map_err(|e| SweepError::Samples(e.to_string()))?;
 
-    let input_tokens = match &tokenizer {
-        Some(tokenizer) => prompt_tokens(&library, &indices, tokenizer)?,
-        None => Vec::new(),
-    };
+    let input_tokens = prompt_tokens(&library, &indices, tokenizer.as_ref())?;
 
     let sink = Arc::new(RecordSink::new(plan.points.len(), tokenizer));
     let mut points = Vec::with_capacity(plan.points.len());
@@ -258,18 +256,16 @@ fn token_ids_in(bytes: &[u8]) -> u64 {
         .map_or(0, |last| last + 1) as u64
 }
 
-/// Each loaded sample's prompt tokens: UTF-8 text (NUL padding dropped) through the
-/// tokenizer, or int32 token ids counted as they are (negative padding dropped).
+/// Each loaded sample's prompt tokens: int32 token ids counted as they are (negative padding
+/// dropped), or UTF-8 text (NUL padding dropped) through the tokenizer; 0 where unknown
+/// (text without a tokenizer, samples without data).
 fn prompt_tokens(
     library: &SampleLibrary,
     indices: &[usize],
-    tokenizer: &Tokenizer,
+    tokenizer: Option<&Tokenizer>,
 ) -> Result<Vec<u64>, SweepError> {
     let SampleLibrary::Dataset { library, .. } = library else {
-        return Err(SweepError::Tokenizer(
-            "counting prompt tokens needs a data set of prompts (--dataset or --benchmark)"
-                .to_string(),
-        ));
+        return Ok(Vec::new());
     };
     let arena = library.arena();
     let loaded = arena
@@ -277,14 +273,18 @@ fn prompt_tokens(
         .ok_or_else(|| SweepError::Samples("the samples are not loaded".to_string()))?;
     let mut counts = vec![0; indices.iter().max().map_or(0, |&i| i + 1)];
     for &index in indices {
-        let sample = loaded.get(index).ok_or_else(|| {
-            SweepError::Samples(format!("sample {index} is not in the host's memory"))
-        })?;
+        // A set in a device's memory is not read here: its lengths stay unknown.
+        let Some(sample) = loaded.get(index) else {
+            continue;
+        };
         counts[index] = match sample.dtype {
             // Token ids, padded at the end with negative ids (as the network plugin reads
             // them).
             mlperf_plugin_api::sdk::DType::I32 => token_ids_in(sample.data),
             _ => {
+                let Some(tokenizer) = tokenizer else {
+                    continue;
+                };
                 let end = sample
                     .data
                     .iter()

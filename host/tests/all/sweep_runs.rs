@@ -296,6 +296,50 @@ fn power_over_each_point_gives_tokens_per_joule_and_per_kw() {
 }
 
 #[test]
+fn synthetic_prompts_have_exactly_the_lengths_drawn() {
+    let dir = TempDir::new();
+    let out = dir.path().join("sweep");
+    let output = null_sweep_into(
+        &out,
+        &[
+            "--synthetic-input",
+            "uniform:16:64",
+            "--synthetic-count",
+            "500",
+            "--concurrency",
+            "2",
+            "--duration",
+            "500ms",
+            "--warmup",
+            "0s",
+        ],
+    );
+    support::assert_ok(&output);
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let input = &sweep["points"][0]["input_tokens"];
+    // Every request's prompt counted (token ids, padding dropped): uniform over 16..=64.
+    assert!(input["count"].as_u64().unwrap() > 200, "{input}");
+    let (min, max, mean) = (
+        input["p50"].as_f64().unwrap(),
+        input["max"].as_f64().unwrap(),
+        input["mean"].as_f64().unwrap(),
+    );
+    assert!((60.0..=64.0).contains(&max), "{input}");
+    assert!(
+        (30.0..50.0).contains(&min) && (36.0..44.0).contains(&mean),
+        "{input}"
+    );
+    // The data set: 500 rows as wide as the longest prompt.
+    let header = std::fs::read(out.join("synthetic-prompts.npy")).unwrap();
+    let header = String::from_utf8_lossy(&header[..128]);
+    assert!(
+        header.contains("'descr': '<i4'") && header.contains("(500, 64)"),
+        "{header}"
+    );
+}
+
+#[test]
 fn loads_that_cannot_run_are_refused_by_name() {
     let dir = TempDir::new();
     for (load, expected) in [
