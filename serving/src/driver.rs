@@ -40,7 +40,8 @@ pub struct PointPlan {
 #[derive(Debug, Clone)]
 pub struct PointRun {
     pub records: Vec<RequestRecord>,
-    /// When the first request was due, and when the last one was started.
+    /// When issuing started, and when it stopped: the end of the duration, or earlier when
+    /// the request cap was reached or the point was stopped as over-saturated.
     pub start_ns: i64,
     pub issue_end_ns: i64,
     /// Requests still in flight when the drain timed out.
@@ -101,7 +102,7 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
     })
 }
 
-/// The issue loop: (first due time, last start time).
+/// The issue loop: (its start, when it stopped issuing).
 fn issue(
     target: &dyn Target,
     plan: &PointPlan,
@@ -124,7 +125,6 @@ fn issue(
     };
     // Due times accumulate in f64 seconds from the start, as gaps are drawn.
     let mut due_s = 0.0;
-    let mut last_ns = start_ns;
     for id in 0..most {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -158,9 +158,13 @@ fn issue(
         let started = records.start(scheduled_ns, sent_ns);
         debug_assert_eq!(started, id);
         target.send(id, id % samples, records);
-        last_ns = sent_ns;
     }
-    (start_ns, last_ns)
+    let capped = records.started() >= most;
+    if capped || stop.load(Ordering::Relaxed) {
+        (start_ns, monotonic_ns().min(end_ns))
+    } else {
+        (start_ns, end_ns)
+    }
 }
 
 /// Sleeps until shortly before `due_ns`, then spins to it.

@@ -44,11 +44,12 @@ pub(crate) struct Args {
     /// beside the plugin's count (an LLM server's usage); default: the benchmark's.
     #[arg(long, value_name = "FILE")]
     pub tokenizer: Option<PathBuf>,
-    /// Synthetic prompts instead of a data set: random token ids, each prompt exactly
-    /// fixed:N, uniform:LOW:HIGH or normal:MEAN:SD tokens long (written to
-    /// OUT/synthetic-prompts.npy, int32, -1 padded). The network plugin is set to send them as
-    /// token ids (`prompt = "token_ids"`, `api = "completions"`) unless --plugin-set says
-    /// otherwise; answers stay as long as its `max_tokens`.
+    /// Synthetic prompts instead of a data set, each exactly fixed:N, uniform:LOW:HIGH or
+    /// normal:MEAN:SD tokens long (written to OUT/synthetic-prompts.npy): text exact in tokens
+    /// by the tokenizer (--tokenizer, or the benchmark's), else random token ids (int32, -1
+    /// padded) that the network plugin is set to send as token ids (`prompt = "token_ids"`,
+    /// `api = "completions"`) unless --plugin-set says otherwise. Answers stay as long as the
+    /// plugin's `max_tokens`.
     #[arg(long, value_name = "LENGTHS", value_parser = Lengths::parse, conflicts_with = "dataset")]
     pub synthetic_input: Option<Lengths>,
     /// How many synthetic prompts the requests go round.
@@ -149,13 +150,12 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let (points, regions) = points(args)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let tokenizer = args
+        .tokenizer
+        .clone()
+        .or_else(|| benchmark.as_ref().and_then(|b| b.tokenizer.clone()));
     let synthetic = match args.synthetic_input {
-        Some(lengths) => {
-            let path = args.out.join("synthetic-prompts.npy");
-            sweep::synthetic::write_prompts(&path, lengths, args.synthetic_count.max(1), args.seed)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            Some(path)
-        }
+        Some(lengths) => Some(synthetic_prompts(args, lengths, tokenizer.as_deref())?),
         None => None,
     };
     let plan = SweepPlan {
@@ -169,10 +169,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
                 performance: args.samples.max(1),
             },
         },
-        tokenizer: args
-            .tokenizer
-            .clone()
-            .or_else(|| benchmark.as_ref().and_then(|b| b.tokenizer.clone())),
+        tokenizer,
         steady: SteadyRule::default(),
         power: args.power.clone(),
         saturation: (!args.no_saturation_stop).then(|| SaturationRule {
@@ -241,6 +238,29 @@ fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// OUT/synthetic-prompts.npy: text exact in tokens by `tokenizer`, else token ids.
+fn synthetic_prompts(
+    args: &Args,
+    lengths: Lengths,
+    tokenizer: Option<&std::path::Path>,
+) -> anyhow::Result<PathBuf> {
+    let path = args.out.join("synthetic-prompts.npy");
+    let count = args.synthetic_count.max(1);
+    match tokenizer {
+        Some(file) => {
+            let tokenizer = mlperf_tokenizer::Tokenizer::from_file(file)
+                .map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
+            sweep::synthetic::write_text_prompts(&path, lengths, count, args.seed, &tokenizer)
+                .map_err(anyhow::Error::msg)?;
+        }
+        None => {
+            sweep::synthetic::write_prompts(&path, lengths, count, args.seed)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    Ok(path)
+}
+
 /// The model the Endpoints files name: the benchmark's, else the plugin's `model` key, else
 /// the plugin.
 fn model_name(args: &Args, benchmark: Option<&Benchmark>) -> String {
@@ -292,9 +312,11 @@ fn plugin_plan(args: &Args, benchmark: Option<&Benchmark>) -> anyhow::Result<Plu
             toml::Table::new(),
         ),
     };
-    // Synthetic prompts go to the network plugin as token ids (what --plugin-set says wins).
+    // Synthetic prompts without a tokenizer go to the network plugin as token ids (what
+    // --plugin-set says wins).
     let mut sets = Vec::new();
-    if args.synthetic_input.is_some() && spec == "network" {
+    let tokenizer = args.tokenizer.is_some() || benchmark.is_some_and(|b| b.tokenizer.is_some());
+    if args.synthetic_input.is_some() && !tokenizer && spec == "network" {
         sets.push(("prompt".to_string(), "\"token_ids\"".to_string()));
         sets.push(("api".to_string(), "\"completions\"".to_string()));
     }

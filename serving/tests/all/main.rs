@@ -252,3 +252,23 @@ fn a_point_whose_queue_keeps_growing_is_not_steady() {
     assert!(!verdict.steady, "{}", verdict.reason);
     assert!(verdict.reason.contains("in flight"), "{}", verdict.reason);
 }
+
+#[test]
+fn a_point_issues_for_its_whole_duration_even_when_one_request_outlasts_it() {
+    // One request in flight taking 1 s, in a point of 300 ms: the window is the 300 ms, not
+    // the instant of the one send (a rate over it would be absurd).
+    let server = SimulatedServer::new(Duration::from_millis(500), Duration::from_secs(1), 4);
+    let run = run_point(&*server, &plan(LoadMode::Concurrency(1), 0.3)).unwrap();
+    assert_eq!(run.records.len(), 1);
+    assert_eq!(run.issue_end_ns - run.start_ns, 300 * MS);
+    let summary = summarize(
+        &run.records,
+        run.start_ns,
+        run.issue_end_ns,
+        &Slo::default(),
+    );
+    assert!(
+        (summary.requests_per_s - 1.0 / 0.3).abs() < 1e-9,
+        "{summary:?}"
+    );
+}
