@@ -30,6 +30,11 @@ fn null_sweep_into(out: &std::path::Path, args: &[&str]) -> std::process::Output
         .expect("run mlperf-host sweep")
 }
 
+/// The sweep.json a sweep wrote into `out`.
+fn sweep_json(out: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap()
+}
+
 fn sweep(out: &std::path::Path, load: &[&str]) -> std::process::Output {
     null_sweep()
         .args(["--plugin-set", "tokens=true"])
@@ -70,8 +75,7 @@ fn a_sweep_measures_each_point_and_writes_the_curve() {
         stdout.contains("concurrency 4") && stdout.contains("constant 250/s"),
         "{stdout}"
     );
-    let sweep: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let sweep = sweep_json(&out);
     let points = sweep["points"].as_array().unwrap();
     assert_eq!(points.len(), 3);
     assert!(sweep["stopped"].is_null(), "{sweep}");
@@ -187,8 +191,7 @@ fn an_over_saturated_point_ends_early_and_the_sweep_with_it() {
         stdout.contains("sweep stopped: point 2 (poisson 3000/s)"),
         "{stdout}"
     );
-    let sweep: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let sweep = sweep_json(&out);
     let points = sweep["points"].as_array().unwrap();
     assert_eq!(points.len(), 2, "{sweep}");
     assert_eq!(points[0]["result"], "VALID", "{}", points[0]);
@@ -230,8 +233,7 @@ fn endpoints_regions_make_a_point_in_each_region() {
         ],
     );
     support::assert_ok(&output);
-    let sweep: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let sweep = sweep_json(&out);
     let points: Vec<(u64, &str)> = sweep["points"]
         .as_array()
         .unwrap()
@@ -272,8 +274,7 @@ fn power_over_each_point_gives_tokens_per_joule_and_per_kw() {
         ],
     );
     support::assert_ok(&output);
-    let sweep: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let sweep = sweep_json(&out);
     let point = &sweep["points"][0];
     let power = &point["power"];
     let tokens_per_s = point["output_tokens_per_s"].as_f64().unwrap();
@@ -318,8 +319,7 @@ fn synthetic_prompts_have_exactly_the_lengths_drawn() {
         ],
     );
     support::assert_ok(&output);
-    let sweep: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let sweep = sweep_json(&out);
     let input = &sweep["points"][0]["input_tokens"];
     // Every request's prompt counted (token ids, padding dropped): uniform over 16..=64.
     assert!(input["count"].as_u64().unwrap() > 200, "{input}");
