@@ -1,5 +1,5 @@
 /*
- * mlperf_plugin.h — the plugin ABI of mlperf-host, version 1.4.
+ * mlperf_plugin.h — the plugin ABI of mlperf-host, version 1.5.
  *
  * A plugin is a shared library exporting the symbol MLPERF_PLUGIN_ENTRY_SYMBOL
  * ("mlperf_plugin_entry"), of type mlperf_plugin_entry_fn. The host calls it with the highest
@@ -18,7 +18,8 @@
  * appended to mlperf_plugin_api), named inputs and outputs (mlperf_input, mlperf_output,
  * mlperf_named_response; `inputs` in the run description, `complete_named` appended to
  * mlperf_host_api); 1.4 devices (mlperf_device, `devices` appended to mlperf_plugin_api;
- * `device`, `instance_index` and `instance_count` appended to mlperf_run_description).
+ * `device`, `instance_index` and `instance_count` appended to mlperf_run_description); 1.5
+ * the tokens of a streamed answer after its first (`next_tokens` appended to mlperf_host_api).
  *
  * Compatibility rules:
  *   - A different major version is refused. Within a major, the host offers its highest minor
@@ -66,7 +67,7 @@ extern "C" {
 #endif
 
 #define MLPERF_PLUGIN_ABI_MAJOR 1u
-#define MLPERF_PLUGIN_ABI_MINOR 4u
+#define MLPERF_PLUGIN_ABI_MINOR 5u
 #define MLPERF_PLUGIN_ENTRY_SYMBOL "mlperf_plugin_entry"
 /* Since 1.1: the power meter of a library whose mlperf_plugin_entry is its SUT. */
 #define MLPERF_POWER_PLUGIN_ENTRY_SYMBOL "mlperf_power_plugin_entry"
@@ -473,6 +474,17 @@ typedef struct mlperf_host_api {
     /* Where samples' time went (records strided by struct_size); for a plugin with
      * MLPERF_CAP_SAMPLE_TIMING, before the samples complete. Thread-safe, non-blocking. */
     void (*report_timing)(void *context, const mlperf_sample_timing *timings, size_t count);
+
+    /* ---- Appended in 1.5: read only when struct_size covers it ---- */
+
+    /* More tokens of streamed answers arrived: for each response, `n_tokens` tokens of sample
+     * `id` came now, after its first token (which first_token reports, not this); `data` holds
+     * their bytes (NULL with length 0 when not kept). The host stamps the call with its own
+     * clock, so call it as each piece of the stream arrives, not later in a batch: the gaps
+     * between the calls are the answer's inter-token latencies. Optional (a plugin that does
+     * not call it reports no inter-token latency); never after the sample's complete.
+     * Thread-safe, non-blocking, any thread, like first_token. */
+    void (*next_tokens)(void *context, const mlperf_response *responses, size_t count);
 } mlperf_host_api;
 
 /* ---- Power meters (since 1.1) ------------------------------------------------------------- *

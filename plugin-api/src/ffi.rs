@@ -13,7 +13,7 @@ use std::ffi::{c_char, c_void};
 use abi_stable::StableAbi;
 
 pub const ABI_MAJOR: u32 = 1;
-pub const ABI_MINOR: u32 = 4;
+pub const ABI_MINOR: u32 = 5;
 /// The entry symbol every plugin exports, NUL-terminated for `dlsym`.
 pub const ENTRY_SYMBOL: &[u8] = b"mlperf_plugin_entry\0";
 /// Since 1.1: the power meter's entry in a library whose [`ENTRY_SYMBOL`] is a SUT.
@@ -268,6 +268,10 @@ pub struct mlperf_host_api {
             count: usize,
         ),
     >,
+    // Appended in 1.5: read only when `struct_size` covers it (see [`HOST_SIZE_1_4`]).
+    pub next_tokens: Option<
+        unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize),
+    >,
 }
 
 /// Since 1.1: what a power meter measures.
@@ -405,6 +409,8 @@ pub const RUN_SIZE_1_3: usize = std::mem::offset_of!(mlperf_run_description, dev
 pub const HOST_SIZE_1_2: usize = std::mem::offset_of!(mlperf_host_api, run);
 /// `sizeof(mlperf_host_api)` of ABI 1.3, before `now_ns`.
 pub const HOST_SIZE_1_3: usize = std::mem::offset_of!(mlperf_host_api, now_ns);
+/// `sizeof(mlperf_host_api)` of ABI 1.4, before `next_tokens`.
+pub const HOST_SIZE_1_4: usize = std::mem::offset_of!(mlperf_host_api, next_tokens);
 
 // SAFETY: the table is immutable static data and its pointers name static strings and
 // functions; sharing it across threads is what the ABI intends.
@@ -439,7 +445,7 @@ const _: () = {
     assert!(size_of::<mlperf_named_response>() == 56);
     assert!(offset_of!(mlperf_named_response, n_tokens) == 32);
     assert!(offset_of!(mlperf_named_response, outputs) == 40);
-    assert!(size_of::<mlperf_host_api>() == 96);
+    assert!(size_of::<mlperf_host_api>() == 104);
     assert!(offset_of!(mlperf_host_api, context) == 24);
     assert!(offset_of!(mlperf_host_api, log) == 48);
     // 1.0's and 1.1's host table ended here; 1.2 appended `fail`.
@@ -450,6 +456,8 @@ const _: () = {
     // 1.3's host table ended here; 1.4 appended the clock and the timing report.
     assert!(HOST_SIZE_1_3 == 80);
     assert!(offset_of!(mlperf_host_api, report_timing) == 88);
+    // 1.4's host table ended here; 1.5 appended the tokens after the first.
+    assert!(HOST_SIZE_1_4 == 96);
     assert!(size_of::<mlperf_sample_timing>() == 40);
     assert!(offset_of!(mlperf_sample_timing, compute_end_ns) == 32);
     assert!(size_of::<mlperf_run_description>() == 160);

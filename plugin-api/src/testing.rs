@@ -24,6 +24,7 @@ pub struct Answer {
 struct Recorded {
     completed: Mutex<Vec<Answer>>,
     first_tokens: Mutex<Vec<Answer>>,
+    next_tokens: Mutex<Vec<Answer>>,
     logs: Mutex<Vec<(i32, String)>>,
     fails: Mutex<Vec<String>>,
     timings: Mutex<Vec<ffi::mlperf_sample_timing>>,
@@ -63,6 +64,7 @@ impl RecordingHost {
             0 | 1 => (std::mem::offset_of!(mlperf_host_api, fail), None),
             2 => (ffi::HOST_SIZE_1_2, Some(fail as FailFn)),
             3 => (ffi::HOST_SIZE_1_3, Some(fail as FailFn)),
+            4 => (ffi::HOST_SIZE_1_4, Some(fail as FailFn)),
             _ => (size_of::<mlperf_host_api>(), Some(fail as FailFn)),
         };
         let api = mlperf_host_api {
@@ -80,6 +82,7 @@ impl RecordingHost {
             complete_named: (minor >= 3).then_some(complete_named as CompleteNamedFn),
             now_ns: (minor >= 4).then_some(now_ns as NowFn),
             report_timing: (minor >= 4).then_some(report_timing as ReportTimingFn),
+            next_tokens: (minor >= 5).then_some(next_tokens as CompleteFn),
         };
         RecordingHost {
             recorded,
@@ -113,6 +116,11 @@ impl RecordingHost {
 
     pub fn first_tokens(&self) -> Vec<Answer> {
         lock(&self.recorded.first_tokens).clone()
+    }
+
+    /// The tokens after the first (ABI 1.5), as the plugin reported them, in order.
+    pub fn next_tokens(&self) -> Vec<Answer> {
+        lock(&self.recorded.next_tokens).clone()
     }
 
     pub fn logs(&self) -> Vec<(i32, String)> {
@@ -289,6 +297,20 @@ unsafe extern "C" fn first_token(
     // SAFETY: `responses` points to `n` responses, valid for this call.
     unsafe { record(&recorded.first_tokens, responses, n, false) };
 }
+
+unsafe extern "C" fn next_tokens(
+    context: *mut c_void,
+    responses: *const mlperf_response,
+    n: usize,
+) {
+    // SAFETY: as in complete().
+    let recorded = unsafe { &*context.cast::<Recorded>() };
+    // SAFETY: `responses` points to `n` responses, valid for this call.
+    unsafe { record(&recorded.next_tokens, responses, n, false) };
+}
+
+type CompleteFn =
+    unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize);
 
 unsafe extern "C" fn log(context: *mut c_void, level: i32, message: *const c_char, length: usize) {
     // SAFETY: as in complete(); the message is `length` bytes.

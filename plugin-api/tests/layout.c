@@ -87,6 +87,7 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_host_api, complete_named),
     FIELD(mlperf_host_api, now_ns),
     FIELD(mlperf_host_api, report_timing),
+    FIELD(mlperf_host_api, next_tokens),
 
     SIZE(mlperf_sample_timing),
     FIELD(mlperf_sample_timing, struct_size),

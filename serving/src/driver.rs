@@ -8,6 +8,7 @@ use std::time::Duration;
 use mlperf_loadgen::monotonic_ns;
 
 use crate::arrivals::{ArrivalClock, LoadError, LoadMode};
+use crate::gaps::TokenGap;
 use crate::records::{RequestRecord, RequestRecords};
 use crate::saturation::{self, SaturationRule};
 
@@ -40,6 +41,8 @@ pub struct PointPlan {
 #[derive(Debug, Clone)]
 pub struct PointRun {
     pub records: Vec<RequestRecord>,
+    /// The gaps between streamed pieces of the answers (for targets that report them).
+    pub token_gaps: Vec<TokenGap>,
     /// When issuing started, and when it stopped: the end of the duration, or earlier when
     /// the request cap was reached or the point was stopped as over-saturated.
     pub start_ns: i64,
@@ -95,6 +98,7 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
     }
     Ok(PointRun {
         records: records.snapshot(),
+        token_gaps: records.token_gaps(),
         start_ns,
         issue_end_ns,
         abandoned: records.in_flight(),

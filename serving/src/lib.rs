@@ -10,6 +10,7 @@
 mod arrivals;
 mod driver;
 mod gamma;
+mod gaps;
 mod lengths;
 mod records;
 mod regions;
@@ -19,6 +20,7 @@ mod summary;
 
 pub use arrivals::{ArrivalClock, Arrivals, LoadError, LoadMode};
 pub use driver::{run_point, PointPlan, PointRun, Target};
+pub use gaps::TokenGap;
 pub use lengths::Lengths;
 pub use records::{RequestRecord, RequestRecords};
 pub use regions::{region_points, regions, Region, MOST_POINTS};

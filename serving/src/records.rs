@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize
 use std::sync::OnceLock;
 use std::thread::Thread;
 
+use crate::gaps::{GapLog, TokenGap};
+
 /// Records per chunk, and chunks at most: 2^28 requests in one point.
 const CHUNK: usize = 1 << 14;
 const CHUNKS: usize = 1 << 14;
@@ -16,6 +18,8 @@ struct Slot {
     scheduled_ns: AtomicI64,
     sent_ns: AtomicI64,
     first_token_ns: AtomicI64,
+    /// The last streamed piece so far (the first token, then each of `next_tokens`).
+    last_token_ns: AtomicI64,
     completed_ns: AtomicI64,
     output_tokens: AtomicU64,
     /// Set by the target when it knows them (0: unknown).
@@ -52,6 +56,7 @@ pub struct RequestRecords {
     /// The issue thread, woken when a request ends while it waits for room.
     issuer: OnceLock<Thread>,
     issuer_waiting: AtomicBool,
+    gaps: GapLog,
 }
 
 impl Default for RequestRecords {
@@ -64,6 +69,7 @@ impl Default for RequestRecords {
             in_flight: AtomicUsize::new(0),
             issuer: OnceLock::new(),
             issuer_waiting: AtomicBool::new(false),
+            gaps: GapLog::default(),
         }
     }
 }
@@ -81,13 +87,40 @@ impl RequestRecords {
     /// The first token of request `id` arrived at `now_ns` (later calls are ignored).
     pub fn first_token(&self, id: usize, now_ns: i64) {
         if let Some(slot) = self.slot(id) {
-            let _ = slot.first_token_ns.compare_exchange(
-                0,
-                now_ns,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
+            if slot
+                .first_token_ns
+                .compare_exchange(0, now_ns, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                let _ = slot.last_token_ns.compare_exchange(
+                    0,
+                    now_ns,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                );
+            }
         }
+    }
+
+    /// More of request `id`'s answer arrived at `now_ns`, after its first token: the gap since
+    /// the piece before is an inter-token latency. Ignored before the first token and after
+    /// the end.
+    pub fn next_tokens(&self, id: usize, now_ns: i64) {
+        let Some(slot) = self.slot(id) else {
+            return;
+        };
+        if slot.completed_ns.load(Ordering::Acquire) != 0 {
+            return;
+        }
+        let before = slot.last_token_ns.swap(now_ns, Ordering::AcqRel);
+        if before != 0 {
+            self.gaps.push(id, now_ns - before);
+        }
+    }
+
+    /// The gaps between streamed pieces noted so far.
+    pub fn token_gaps(&self) -> Vec<TokenGap> {
+        self.gaps.snapshot()
     }
 
     /// Request `id`'s prompt holds `tokens` tokens.

@@ -3,6 +3,7 @@
 
 use mlperf_loadgen::early_stopping::percentile_estimate;
 
+use crate::gaps::TokenGap;
 use crate::records::RequestRecord;
 
 /// A latency's spread, in nanoseconds (percentiles at LoadGen's rank: the value at
@@ -96,6 +97,9 @@ pub struct PointSummary {
     pub ttft: Distribution,
     /// Per request: (end − first token) / (output tokens − 1), for requests of 2+ tokens.
     pub tpot: Distribution,
+    /// The gaps between streamed pieces of the answers, pooled over requests (as vLLM's bench
+    /// serve gives ITL): none when the target reports only first tokens and ends.
+    pub itl: Distribution,
     pub e2e: Distribution,
     /// How late requests were sent after they were due (a concurrency cap, or an issue
     /// thread that could not keep up).
@@ -162,8 +166,15 @@ pub fn series(records: &[RequestRecord], from_ns: i64, to_ns: i64) -> Series {
     series
 }
 
-/// The figures of the requests sent in `[from_ns, to_ns)`.
-pub fn summarize(records: &[RequestRecord], from_ns: i64, to_ns: i64, slo: &Slo) -> PointSummary {
+/// The figures of the requests sent in `[from_ns, to_ns)`; `records` in id order (as a
+/// [`crate::PointRun`] has them), `gaps` naming requests by id.
+pub fn summarize(
+    records: &[RequestRecord],
+    gaps: &[TokenGap],
+    from_ns: i64,
+    to_ns: i64,
+    slo: &Slo,
+) -> PointSummary {
     let window_ns = (to_ns - from_ns).max(1);
     let window_s = window_ns as f64 / 1e9;
     let inside: Vec<&RequestRecord> = records
@@ -227,6 +238,19 @@ pub fn summarize(records: &[RequestRecord], from_ns: i64, to_ns: i64, slo: &Slo)
         max_concurrency,
         ttft: Distribution::of(answered.iter().filter_map(|r| ttft_of(r)).collect()),
         tpot: Distribution::of(answered.iter().filter_map(|r| tpot_of(r)).collect()),
+        itl: Distribution::of(
+            gaps.iter()
+                .filter(|gap| {
+                    records.get(gap.request).is_some_and(|r| {
+                        r.sent_ns >= from_ns
+                            && r.sent_ns < to_ns
+                            && r.completed_ns.is_some()
+                            && !r.failed
+                    })
+                })
+                .map(|gap| gap.gap_ns as f64)
+                .collect(),
+        ),
         e2e: Distribution::of(answered.iter().map(|r| e2e_of(r)).collect()),
         send_lateness: Distribution::of(
             inside
@@ -294,12 +318,30 @@ mod tests {
             ttft_ns: Some(100.0 * ms as f64),
             ..Slo::default()
         };
-        let summary = summarize(&records, 0, 1_000 * ms, &slo);
+        let gaps = [
+            TokenGap {
+                request: 0,
+                gap_ns: 8 * ms,
+            },
+            TokenGap {
+                request: 1,
+                gap_ns: 12 * ms,
+            },
+            // A request sent after the window: its gaps do not count.
+            TokenGap {
+                request: 2,
+                gap_ns: 50 * ms,
+            },
+        ];
+        let summary = summarize(&records, &gaps, 0, 1_000 * ms, &slo);
         assert_eq!(summary.completed, 2);
         assert_eq!(summary.requests_per_s, 2.0);
         assert_eq!(summary.output_tokens_per_s, 20.0);
         assert_eq!(summary.ttft.mean, 100.0 * ms as f64);
         assert_eq!(summary.tpot.p99, 10.0 * ms as f64);
+        assert_eq!(summary.itl.count, 2);
+        assert_eq!(summary.itl.mean, 10.0 * ms as f64);
+        assert_eq!(summary.itl.max, 12.0 * ms as f64);
         assert_eq!(summary.e2e.max, 190.0 * ms as f64);
         // 10 tokens over 90 ms of generation each.
         assert!((summary.tokens_per_s_per_user - 10.0 / 0.09).abs() < 1e-6);
@@ -311,7 +353,7 @@ mod tests {
             ..Slo::default()
         };
         assert_eq!(
-            summarize(&records, 0, 1_000 * ms, &strict).goodput_per_s,
+            summarize(&records, &gaps, 0, 1_000 * ms, &strict).goodput_per_s,
             0.0
         );
     }

@@ -27,6 +27,14 @@ pub(crate) struct HostContext {
     logged_outputs: Box<[Box<[u8]>]>,
     /// Where the plugin's timing reports go, when the run divides its latencies.
     timing: OnceLock<Arc<dyn TimingReports>>,
+    /// Where the tokens after each answer's first go, when a sweep times them.
+    tokens: OnceLock<Arc<dyn TokenReports>>,
+}
+
+/// Takes a plugin's `next_tokens` (ABI 1.5): `tokens` more tokens of response `id` arrived at
+/// `now_ns` (the host's clock, read once per call).
+pub(crate) trait TokenReports: Send + Sync {
+    fn next_tokens(&self, id: u64, tokens: i64, now_ns: i64);
 }
 
 /// Takes a plugin's `report_timing` records (ABI 1.4).
@@ -58,12 +66,18 @@ impl HostContext {
                 .map(|name| name.as_bytes().into())
                 .collect(),
             timing: OnceLock::new(),
+            tokens: OnceLock::new(),
         })
     }
 
     /// From now on the plugin's timing reports go to `reports` (set once per instance).
     pub(crate) fn report_timing_to(&self, reports: Arc<dyn TimingReports>) {
         let _ = self.timing.set(reports);
+    }
+
+    /// From now on the tokens after each answer's first go to `reports` (set once).
+    pub(crate) fn report_tokens_to(&self, reports: Arc<dyn TokenReports>) {
+        let _ = self.tokens.set(reports);
     }
 
     /// From now on callbacks are late: the plugin's destroy has returned.
@@ -112,6 +126,7 @@ pub(crate) fn host_api(
         complete_named: Some(host_complete_named),
         now_ns: Some(host_now_ns),
         report_timing: Some(host_report_timing),
+        next_tokens: Some(host_next_tokens),
     }
 }
 
@@ -506,6 +521,34 @@ unsafe extern "C" fn host_first_token(
             completer.first_token_complete(batch)
         })
     };
+}
+
+unsafe extern "C" fn host_next_tokens(
+    context: *mut c_void,
+    responses: *const ffi::mlperf_response,
+    count: usize,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let now_ns = crate::loadgen::monotonic_ns();
+        // SAFETY: as in host_complete.
+        let context = unsafe { &*(context as *const HostContext) };
+        if context.late() || responses.is_null() || count == 0 {
+            return;
+        }
+        let Some(reports) = context.tokens.get() else {
+            return;
+        };
+        // SAFETY: `count` responses strided by the first one's struct_size, valid for the call.
+        let stride = unsafe { (*responses).struct_size };
+        if stride < std::mem::size_of::<ffi::mlperf_response>() {
+            return;
+        }
+        for k in 0..count {
+            // SAFETY: response k lies k * stride bytes in; only its id and count are read.
+            let response = unsafe { &*responses.byte_add(k * stride) };
+            reports.next_tokens(response.id, response.n_tokens, now_ns);
+        }
+    }));
 }
 
 /// A plugin's message: `length` bytes of UTF-8, not NUL-terminated (invalid UTF-8 replaced).

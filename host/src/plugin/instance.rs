@@ -129,6 +129,18 @@ impl Instance {
         }
     }
 
+    /// The tokens after each answer's first (ABI 1.5) go to `reports`: true where they can,
+    /// an instance in this process; an isolated one's stay in its process.
+    pub(crate) fn report_tokens_to(&self, reports: Arc<dyn super::TokenReports>) -> bool {
+        match self {
+            Instance::InProcess(sut) => {
+                sut.report_tokens_to(reports);
+                true
+            }
+            Instance::Isolated(_) | Instance::Devices(_) => false,
+        }
+    }
+
     /// It runs in this process (every instance, for one per device).
     pub fn in_process(&self) -> bool {
         match self {

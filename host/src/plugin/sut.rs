@@ -244,6 +244,12 @@ impl PluginSut {
         self.context.report_timing_to(reports);
     }
 
+    /// The tokens after each answer's first go to `reports` (a sweep's inter-token times);
+    /// an isolated plugin's stay in its process.
+    pub(crate) fn report_tokens_to(&self, reports: Arc<dyn super::host_api::TokenReports>) {
+        self.context.report_tokens_to(reports);
+    }
+
     /// Runs `preprocessing` on every issued sample before the plugin sees it, inside the timed
     /// path (the arena holds the raw samples).
     pub fn preprocess_timed(&mut self, preprocessing: Arc<Preprocessing>) {

@@ -305,7 +305,7 @@ mod tests {
         SweepPoint {
             mode: LoadMode::Concurrency(8),
             region: None,
-            summary: summarize(&records, from, to, &Slo::default()),
+            summary: summarize(&records, &[], from, to, &Slo::default()),
             series: series(&records, from, to),
             steady: SteadyState {
                 from_ns: from,

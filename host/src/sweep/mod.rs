@@ -151,6 +151,10 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
     let input_tokens = prompt_tokens(&library, &indices, tokenizer.as_ref())?;
 
     let sink = Arc::new(RecordSink::new(plan.points.len(), tokenizer));
+    // Inter-token gaps reach a sweep only from a plugin in this process.
+    if !sut.report_tokens_to(Arc::clone(&sink) as Arc<dyn crate::plugin::TokenReports>) {
+        tracing::info!("an isolated plugin's tokens after the first are not timed: no ITL");
+    }
     let mut points = Vec::with_capacity(plan.points.len());
     let mut stopped = None;
     for (point, &mode) in plan.points.iter().enumerate() {
@@ -182,7 +186,13 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             .min(run.issue_end_ns + 1)
             .max(from + 1);
         let steady = steady_window(&run.records, from, to, &plan.steady);
-        let summary = summarize(&run.records, steady.from_ns, steady.to_ns, &plan.slo);
+        let summary = summarize(
+            &run.records,
+            &run.token_gaps,
+            steady.from_ns,
+            steady.to_ns,
+            &plan.slo,
+        );
         let power = recording.map(|recording| {
             let tokens = summary.output_tokens_per_s * summary.window_s;
             point_power(&recording, clocks, steady.from_ns, steady.to_ns, tokens)
@@ -362,6 +372,7 @@ pub fn point_json(point: &SweepPoint) -> serde_json::Value {
         "output_tokens": distribution(&s.output_tokens),
         "ttft_ns": distribution(&s.ttft),
         "tpot_ns": distribution(&s.tpot),
+        "itl_ns": distribution(&s.itl),
         "e2e_ns": distribution(&s.e2e),
         "send_lateness_ns": distribution(&s.send_lateness),
     })
@@ -394,14 +405,14 @@ fn mode_json(mode: &LoadMode) -> serde_json::Value {
 pub fn points_csv(points: &[SweepPoint]) -> String {
     let mut csv = String::from(
         "load,result,requests_per_s,output_tokens_per_s,tokens_per_s_per_user,mean_concurrency,\
-         ttft_p50_ms,ttft_p90_ms,ttft_p99_ms,tpot_p50_ms,tpot_p90_ms,e2e_p50_ms,e2e_p99_ms,\
-         goodput_per_s,completed,failed\n",
+         ttft_p50_ms,ttft_p90_ms,ttft_p99_ms,tpot_p50_ms,tpot_p90_ms,itl_p50_ms,itl_p99_ms,\
+         e2e_p50_ms,e2e_p99_ms,goodput_per_s,completed,failed\n",
     );
     for point in points {
         let s = &point.summary;
         let ms = |ns: f64| ns / 1e6;
         csv.push_str(&format!(
-            "{},{},{:.3},{:.3},{:.3},{:.3},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.3},{},{}\n",
+            "{},{},{:.3},{:.3},{:.3},{:.3},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.3},{},{}\n",
             mode_label(&point.mode),
             if point.valid() { "VALID" } else { "INVALID" },
             s.requests_per_s,
@@ -413,6 +424,8 @@ pub fn points_csv(points: &[SweepPoint]) -> String {
             ms(s.ttft.p99),
             ms(s.tpot.p50),
             ms(s.tpot.p90),
+            ms(s.itl.p50),
+            ms(s.itl.p99),
             ms(s.e2e.p50),
             ms(s.e2e.p99),
             s.goodput_per_s,

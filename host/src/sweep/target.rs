@@ -83,6 +83,14 @@ impl CompletionSink for RecordSink {
     }
 }
 
+impl crate::plugin::TokenReports for RecordSink {
+    fn next_tokens(&self, id: u64, _tokens: i64, now_ns: i64) {
+        if let Some((records, request)) = self.records(ResponseId(id)) {
+            records.next_tokens(request, now_ns);
+        }
+    }
+}
+
 /// One point's view of the plugin.
 pub(super) struct PluginTarget<'a> {
     sut: &'a Instance,

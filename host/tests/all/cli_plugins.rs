@@ -36,7 +36,7 @@ fn inspect_shows_abi_kind_capabilities_attributes_and_sha256() {
     assert!(output.status.success(), "{output:?}");
     let text = String::from_utf8(output.stdout).unwrap();
     for expected in [
-        "abi           : 1.4",
+        "abi           : 1.5",
         "kind          : sut",
         "capabilities  : async_completion, concurrent_issue, tokens",
         "layout check  : passed",
@@ -359,7 +359,7 @@ fn the_faulty_plugin_fails_the_conformance_checks_its_fault_breaks() {
         assert!(!passed, "{fault}: {text}");
         assert!(text.contains("DOES NOT CONFORM"), "{fault}: {text}");
         assert!(
-            text.contains("  ok    loads (faulty 0.1.0, ABI 1.4"),
+            text.contains("  ok    loads (faulty 0.1.0, ABI 1.5"),
             "{fault}: {text}"
         );
         for scenario in ["SingleStream", "MultiStream", "Server", "Offline"] {
@@ -453,9 +453,9 @@ fn the_sdk_builds_a_conforming_plugin_from_its_pkg_config_file() {
     support::assert_ok(&output);
     let prefix = prefix.canonicalize().unwrap();
     let header = std::fs::read_to_string(prefix.join("include/mlperf_plugin.h")).unwrap();
-    assert!(header.contains("#define MLPERF_PLUGIN_ABI_MINOR 4u"));
+    assert!(header.contains("#define MLPERF_PLUGIN_ABI_MINOR 5u"));
     let pc = std::fs::read_to_string(prefix.join("lib/pkgconfig/mlperf-plugin.pc")).unwrap();
-    assert!(pc.contains("Version: 1.4\n"), "{pc}");
+    assert!(pc.contains("Version: 1.5\n"), "{pc}");
     let cflags = pc_cflags(&pc);
     assert_eq!(cflags, format!("-I{}/include", prefix.display()));
     // pkg-config itself, where this machine has it, reads the file the same way.
@@ -522,7 +522,7 @@ fn the_sdk_builds_a_conforming_plugin_from_its_pkg_config_file() {
     let (passed, text) = conformance(&library, &["--plugin-set", "workers=1"]);
     assert!(passed, "{text}");
     assert!(
-        text.contains("  ok    loads (example-c 0.1.0, ABI 1.4"),
+        text.contains("  ok    loads (example-c 0.1.0, ABI 1.5"),
         "{text}"
     );
 }

@@ -764,7 +764,22 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
         assert!((3.0..60.0).contains(&input), "{point:#}");
         assert!((1.0..=32.0).contains(&output), "{point:#}");
         assert!(point["ttft_ns"]["p50"].as_f64().unwrap() > 0.0, "{point:#}");
-        assert!(point["tpot_ns"]["p50"].as_f64().unwrap() > 0.0, "{point:#}");
+        let tpot = point["tpot_ns"]["p50"].as_f64().unwrap();
+        assert!(tpot > 0.0, "{point:#}");
+        // Inter-token latency, one gap per streamed event after the first (the server streams
+        // a token an event): about as many gaps as tokens after each first, their median near
+        // the median TPOT.
+        let tokens = point["output_tokens"]["mean"].as_f64().unwrap() * completed as f64;
+        let gaps = point["itl_ns"]["count"].as_f64().unwrap();
+        assert!(
+            gaps >= 0.8 * (tokens - completed as f64) && gaps <= tokens,
+            "{gaps} gaps for {tokens} tokens: {point:#}"
+        );
+        let itl = point["itl_ns"]["p50"].as_f64().unwrap();
+        assert!(
+            itl > 0.5 * tpot && itl < 2.0 * tpot,
+            "ITL {itl} TPOT {tpot}"
+        );
         // Each point's own file holds the same figures.
         let own: serde_json::Value =
             serde_json::from_str(&read(out.path(), &format!("point-{}.json", index + 1)))

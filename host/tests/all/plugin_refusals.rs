@@ -79,7 +79,7 @@ fn bad_plugins_are_refused_with_the_reason() {
     );
 
     let cases = [
-        ("refuses", "return 0;", "refused ABI 1.4"),
+        ("refuses", "return 0;", "refused ABI 1.5"),
         (
             "major2",
             "api.abi_major = 2;",
@@ -114,7 +114,7 @@ fn bad_plugins_are_refused_with_the_reason() {
     // The control: the same table untouched loads, reports itself and creates an instance.
     let good = compile_c_plugin(&dir, "good", &plugin_source(""));
     let plugin = Plugin::open(&good).unwrap();
-    assert_eq!(plugin.info.abi, "1.4");
+    assert_eq!(plugin.info.abi, "1.5");
     assert_eq!(plugin.info.kind, "sut");
     assert_eq!(plugin.info.sha256.len(), 64);
     assert!(

@@ -82,9 +82,14 @@ impl Host {
             false => None,
         };
         // Appended in 1.4: the clock and the timing report come together.
-        let (now_ns, report_timing) = match host.struct_size >= size_of::<mlperf_host_api>() {
+        let (now_ns, report_timing) = match host.struct_size >= ffi::HOST_SIZE_1_4 {
             true => (host.now_ns, host.report_timing),
             false => (None, None),
+        };
+        // Appended in 1.5.
+        let next_tokens = match host.struct_size >= size_of::<mlperf_host_api>() {
+            true => host.next_tokens,
+            false => None,
         };
         let complete = match host.complete {
             Some(complete) => complete,
@@ -104,6 +109,7 @@ impl Host {
                 now_ns,
                 report_timing,
                 first_token: host.first_token,
+                next_tokens,
                 fail,
                 log: host.log,
             },
@@ -155,6 +161,8 @@ pub struct Completer {
     now_ns: Option<NowFn>,
     report_timing: Option<ReportTimingFn>,
     first_token: Option<CompleteFn>,
+    /// None when the host predates it (ABI 1.5).
+    next_tokens: Option<CompleteFn>,
     /// None when the host predates ABI 1.2.
     fail: Option<FailFn>,
     /// Where [`Completer::fail`] goes without a `fail` callback.
@@ -235,6 +243,21 @@ impl Completer {
         }
         // SAFETY: as in complete().
         unsafe { first_token(self.context, responses.as_ptr().cast(), responses.len()) }
+    }
+
+    /// More tokens of streamed answers arrived, after each one's first (each response's
+    /// `n_tokens` = how many came now; its data may be empty): call it as each piece of a
+    /// stream arrives, since the host times the call. Ignored by a host older than ABI 1.5.
+    #[inline]
+    pub fn next_tokens(&self, responses: &[Response<'_>]) {
+        let Some(next_tokens) = self.next_tokens else {
+            return;
+        };
+        if responses.is_empty() {
+            return;
+        }
+        // SAFETY: as in complete().
+        unsafe { next_tokens(self.context, responses.as_ptr().cast(), responses.len()) }
     }
 
     /// Tells the host that samples this plugin accepted can no longer be completed (a batch

@@ -154,7 +154,8 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             run,
             complete_named,
             now_ns,
-            report_timing
+            report_timing,
+            next_tokens
         }
     );
     rust_layout!(

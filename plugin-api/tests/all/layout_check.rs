@@ -41,6 +41,13 @@ macro_rules! abi_copy {
                         count: usize,
                     ),
                 >,
+                pub next_tokens: Option<
+                    unsafe extern "C" fn(
+                        context: *mut c_void,
+                        responses: *const mlperf_response,
+                        count: usize,
+                    ),
+                >,
             },
             sample { $($sample)* },
             response { $($response)* }
@@ -474,6 +481,13 @@ abi_copy!(
                 count: usize,
             ),
         >,
+        pub next_tokens: Option<
+            unsafe extern "C" fn(
+                context: *mut c_void,
+                responses: *const mlperf_response,
+                count: usize,
+            ),
+        >,
     },
     sample {
         pub struct_size: usize,
@@ -539,7 +553,7 @@ fn the_host_tables_fail_is_part_of_the_checked_layout() {
     assert!(message.contains("`mlperf_host_api`"), "{message}");
     assert!(
         message.contains(
-            "missing field(s) [\"fail\", \"run\", \"complete_named\", \"now_ns\", \"report_timing\"]"
+            "missing field(s) [\"fail\", \"run\", \"complete_named\", \"now_ns\", \"report_timing\", \"next_tokens\"]"
         ),
         "{message}"
     );

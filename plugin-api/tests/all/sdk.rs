@@ -89,6 +89,11 @@ impl SutPlugin for Echo {
             })
             .collect();
         completer.first_token(&responses[..responses.len().min(1)]);
+        // The first answer streams on: 1 token, then 2 in one piece.
+        if let Some(first) = responses.first() {
+            completer.next_tokens(&[Response::new(first.id(), b"").with_tokens(1)]);
+            completer.next_tokens(&[Response::new(first.id(), b"").with_tokens(2)]);
+        }
         if self.inputs.is_empty() {
             completer.complete(&responses);
         } else {
@@ -272,6 +277,32 @@ fn issues_and_completes_through_the_table() {
             (ffi::LOG_WARN, "flush fails".to_owned())
         ]
     );
+}
+
+#[test]
+fn tokens_after_the_first_reach_a_host_of_1_5_and_are_skipped_for_older_hosts() {
+    for (minor, expected) in [(5, vec![(21, 1), (21, 2)]), (4, vec![])] {
+        let host = RecordingHost::of_minor(minor);
+        // SAFETY: our own table; `host` outlives the instance.
+        let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+        instance
+            .issue(&[sample(21, 0, b"ab"), sample(22, 1, b"c")])
+            .unwrap();
+        let next: Vec<(u64, i64)> = host
+            .next_tokens()
+            .iter()
+            .map(|a| (a.id, a.n_tokens))
+            .collect();
+        assert_eq!(next, expected, "host of 1.{minor}");
+        // Between the first token and the end, in order.
+        let first = host.first_tokens()[0].at;
+        let end = host.completed()[0].at;
+        assert!(host
+            .next_tokens()
+            .iter()
+            .all(|a| a.at >= first && a.at <= end));
+        assert_eq!(host.completed().len(), 2);
+    }
 }
 
 #[test]

@@ -36,7 +36,7 @@ impl Plugin {
                 .expect("entry symbol");
             entry(ffi::ABI_MAJOR, ffi::ABI_MINOR)
         };
-        assert!(!api.is_null(), "the plugin refused ABI 1.4");
+        assert!(!api.is_null(), "the plugin refused ABI 1.5");
         Plugin {
             api,
             _library: library,
@@ -84,6 +84,7 @@ impl Plugin {
             complete_named: None,
             now_ns: None,
             report_timing: None,
+            next_tokens: None,
         });
         edit(&mut host);
         let mut instance = ptr::null_mut();
@@ -388,13 +389,13 @@ fn entry_answers_abi_1_3_and_refuses_other_majors() {
     assert!(plugin.entry(0, 0).is_null());
     assert!(plugin.entry(2, 0).is_null());
     assert!(plugin.entry(u32::MAX, 0).is_null());
-    // A host of a later 1.x minor gets the 1.4 table.
+    // A host of a later 1.x minor gets the 1.5 table.
     assert_eq!(plugin.entry(1, 7), plugin.api);
 
     let api = plugin.api();
     assert_eq!(api.struct_size, size_of::<ffi::mlperf_plugin_api>());
     assert!(api.next.is_null());
-    assert_eq!((api.abi_major, api.abi_minor), (1, 4));
+    assert_eq!((api.abi_major, api.abi_minor), (1, 5));
     assert_eq!(api.kind, ffi::KIND_SUT);
     // SAFETY: static NUL-terminated strings.
     let (name, version) = unsafe { (CStr::from_ptr(api.name), CStr::from_ptr(api.version)) };
@@ -428,7 +429,7 @@ fn the_second_entry_is_a_power_meter() {
         &*entry(ffi::ABI_MAJOR, ffi::ABI_MINOR)
     };
     assert_eq!(api.kind, ffi::KIND_POWER);
-    assert_eq!((api.abi_major, api.abi_minor), (1, 4));
+    assert_eq!((api.abi_major, api.abi_minor), (1, 5));
     assert_eq!(api.struct_size, size_of::<ffi::mlperf_plugin_api>());
     assert!(api.issue_query.is_none() && api.flush_queries.is_none());
 

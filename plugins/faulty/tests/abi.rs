@@ -21,7 +21,7 @@ fn api(library: &Library) -> &ffi::mlperf_plugin_api {
             .expect("entry symbol");
         entry(ffi::ABI_MAJOR, ffi::ABI_MINOR)
             .as_ref()
-            .expect("a table for ABI 1.4")
+            .expect("a table for ABI 1.5")
     }
 }
 

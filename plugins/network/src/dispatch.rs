@@ -17,7 +17,7 @@ use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::{Balance, PromptFormat};
-use crate::protocol::openai::{FirstToken, Generate, Generated, Prompt};
+use crate::protocol::openai::{Generate, Generated, Piece, Prompt};
 use crate::protocol::{Client, Infer, Target};
 use mlperf_tokenizer::Tokenizer;
 
@@ -350,11 +350,12 @@ impl Shared {
         let prompt = read_prompt(format, bytes)?;
         let id = sample.id;
         let Some(tokenizer) = tokenizer else {
-            let mut first_token = |first: FirstToken<'_>| {
-                self.completer.first_token(&[Response::new(id, first.text)])
+            let mut on_piece = |piece: Piece<'_>| match piece.first {
+                true => self.completer.first_token(&[Response::new(id, piece.text)]),
+                false => self.next_tokens(id, piece.tokens),
             };
             let Generated { text, n_tokens, .. } =
-                client.generate(settings, &prompt, &mut first_token).await?;
+                client.generate(settings, &prompt, &mut on_piece).await?;
             return Ok(Answer {
                 output: text,
                 n_tokens: Some(n_tokens),
@@ -363,10 +364,13 @@ impl Shared {
         // In token ids: the server's own when it sends them, else those of the text. A first
         // token that fails to encode (cut inside a character) is left empty: the answer's own
         // encoding below reports the failure.
-        let mut first_token = |first: FirstToken<'_>| {
-            let ids = match first.ids {
+        let mut on_piece = |piece: Piece<'_>| {
+            if !piece.first {
+                return self.next_tokens(id, piece.tokens);
+            }
+            let ids = match piece.ids {
                 Some(ids) => ids.to_vec(),
-                None => std::str::from_utf8(first.text)
+                None => std::str::from_utf8(piece.text)
                     .ok()
                     .and_then(|text| tokenizer.encode(text).ok())
                     .unwrap_or_default(),
@@ -374,7 +378,7 @@ impl Shared {
             self.completer
                 .first_token(&[Response::new(id, &token_bytes(&ids))]);
         };
-        let generated = client.generate(settings, &prompt, &mut first_token).await?;
+        let generated = client.generate(settings, &prompt, &mut on_piece).await?;
         let ids = match generated.token_ids {
             Some(ids) => ids,
             None => {
@@ -388,6 +392,12 @@ impl Shared {
             output: token_bytes(&ids),
             n_tokens: Some(ids.len() as i64),
         })
+    }
+
+    /// `tokens` more tokens of sample `id`'s streamed answer arrived (the host times them).
+    fn next_tokens(&self, id: u64, tokens: i64) {
+        self.completer
+            .next_tokens(&[Response::new(id, &[]).with_tokens(tokens)]);
     }
 
     fn complete(&self, node: usize, work: &Work, answer: &Answer) {

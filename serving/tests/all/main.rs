@@ -45,6 +45,7 @@ fn a_closed_loop_keeps_its_concurrency_and_the_rate_follows_the_service_time() {
     assert_eq!(run.abandoned, 0);
     let summary = summarize(
         &run.records,
+        &run.token_gaps,
         run.start_ns,
         run.issue_end_ns,
         &Slo::default(),
@@ -97,6 +98,7 @@ fn poisson_gamma_and_constant_arrivals_keep_their_rate_and_dispersion() {
         let run = run_point(&*server, &plan(mode, 3.0)).unwrap();
         let summary = summarize(
             &run.records,
+            &run.token_gaps,
             run.start_ns,
             run.start_ns + 3_000 * MS,
             &Slo::default(),
@@ -130,6 +132,7 @@ fn a_concurrency_cap_holds_the_rate_to_what_the_server_can_take() {
     let run = run_point(&*server, &plan(mode, 2.0)).unwrap();
     let summary = summarize(
         &run.records,
+        &run.token_gaps,
         run.start_ns,
         run.issue_end_ns,
         &Slo::default(),
@@ -164,7 +167,13 @@ fn goodput_counts_only_requests_within_every_slo() {
             max_concurrency: None,
         };
         let run = run_point(&*server, &plan(mode, 1.0)).unwrap();
-        let summary = summarize(&run.records, run.start_ns, run.start_ns + 1_000 * MS, &slo);
+        let summary = summarize(
+            &run.records,
+            &run.token_gaps,
+            run.start_ns,
+            run.start_ns + 1_000 * MS,
+            &slo,
+        );
         goodput.push((summary.requests_per_s, summary.goodput_per_s));
     }
     // Below saturation every answered request meets the SLO; above it, few do.
@@ -263,6 +272,7 @@ fn a_point_issues_for_its_whole_duration_even_when_one_request_outlasts_it() {
     assert_eq!(run.issue_end_ns - run.start_ns, 300 * MS);
     let summary = summarize(
         &run.records,
+        &run.token_gaps,
         run.start_ns,
         run.issue_end_ns,
         &Slo::default(),

@@ -47,15 +47,19 @@ pub(crate) struct Generated {
     pub token_ids: Option<Vec<u32>>,
 }
 
-/// An answer's first token as it arrived: its text, and its ids when the server sent them.
+/// A piece of an answer as it arrived: the first token, or the tokens of a later event; its
+/// text, and its ids when the server sent them.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct FirstToken<'a> {
+pub(crate) struct Piece<'a> {
+    pub first: bool,
+    /// Tokens in the piece: the ids sent, else one per event.
+    pub tokens: i64,
     pub text: &'a [u8],
     pub ids: Option<&'a [u32]>,
 }
 
-/// Called once per answer with its first token.
-pub(crate) type OnFirstToken<'a> = dyn FnMut(FirstToken<'_>) + Send + 'a;
+/// Called for each piece of an answer as it arrives (a whole answer is one first piece).
+pub(crate) type OnPiece<'a> = dyn FnMut(Piece<'_>) + Send + 'a;
 
 #[derive(Clone)]
 pub(crate) struct OpenAiClient {
@@ -142,13 +146,13 @@ impl OpenAiClient {
             .collect())
     }
 
-    /// Generates one answer; `first_token` gets the first token's text as soon as it
-    /// arrives (for a whole answer: just before this returns).
+    /// Generates one answer; `on_piece` gets the first token's text as soon as it arrives,
+    /// then each later event's (for a whole answer: all of it, just before this returns).
     pub(crate) async fn generate(
         &self,
         settings: &Generate,
         prompt: &Prompt,
-        first_token: &mut OnFirstToken<'_>,
+        on_piece: &mut OnPiece<'_>,
     ) -> Result<Generated, String> {
         let path = settings.api.path();
         let body = request_body(settings, prompt);
@@ -164,7 +168,9 @@ impl OpenAiClient {
             let body = self.read_body(path, body).await?;
             let generated =
                 whole_answer(settings.api, &body).map_err(|e| format!("POST {path}: {e}"))?;
-            first_token(FirstToken {
+            on_piece(Piece {
+                first: true,
+                tokens: generated.n_tokens,
                 text: &generated.text,
                 ids: generated.token_ids.as_deref(),
             });
@@ -176,7 +182,7 @@ impl OpenAiClient {
                  although stream = true was asked"
             ));
         }
-        self.read_stream(settings.api, body, first_token)
+        self.read_stream(settings.api, body, on_piece)
             .await
             .map_err(|e| format!("POST {path}: {e}"))
     }
@@ -185,7 +191,7 @@ impl OpenAiClient {
         &self,
         api: Api,
         mut body: hyper::body::Incoming,
-        first_token: &mut OnFirstToken<'_>,
+        on_piece: &mut OnPiece<'_>,
     ) -> Result<Generated, String> {
         let mut decoder = SseDecoder::default();
         let mut answer = StreamedAnswer::default();
@@ -221,7 +227,7 @@ impl OpenAiClient {
             }
             decoder.push(&data);
             while let Some(event) = decoder.next_event()? {
-                if answer.take(api, &event, first_token)? {
+                if answer.take(api, &event, on_piece)? {
                     return Ok(answer.finish());
                 }
             }
@@ -361,12 +367,7 @@ struct StreamedAnswer {
 
 impl StreamedAnswer {
     /// Takes one event; true at `[DONE]`.
-    fn take(
-        &mut self,
-        api: Api,
-        event: &str,
-        first_token: &mut OnFirstToken<'_>,
-    ) -> Result<bool, String> {
+    fn take(&mut self, api: Api, event: &str, on_piece: &mut OnPiece<'_>) -> Result<bool, String> {
         if event.trim() == "[DONE]" {
             // A complete answer says why it ended; llama.cpp's server, for one, ends a request
             // it interrupts for a newer one with a bare [DONE].
@@ -405,12 +406,12 @@ impl StreamedAnswer {
         // its own); the finishing event counts only if it carries text.
         if let Some(text) = choice_text(api, choice, "delta") {
             if !finish || !text.is_empty() {
-                if self.chunks == 0 {
-                    first_token(FirstToken {
-                        text: text.as_bytes(),
-                        ids: ids.as_deref(),
-                    });
-                }
+                on_piece(Piece {
+                    first: self.chunks == 0,
+                    tokens: ids.as_ref().map_or(1, |ids| ids.len() as i64),
+                    text: text.as_bytes(),
+                    ids: ids.as_deref(),
+                });
                 self.chunks += 1;
                 self.text.extend_from_slice(text.as_bytes());
             }
@@ -471,7 +472,14 @@ mod tests {
     fn stream(api: Api, events: &[&str]) -> (Result<Generated, String>, Vec<Vec<u8>>) {
         let mut firsts = Vec::new();
         let mut answer = StreamedAnswer::default();
-        let mut record = |first: FirstToken<'_>| firsts.push(first.text.to_vec());
+        let mut record = |piece: Piece<'_>| {
+            if piece.first {
+                firsts.push(piece.text.to_vec());
+            } else {
+                assert!(!firsts.is_empty(), "a later piece before the first");
+                firsts.push([b"+".as_slice(), piece.text].concat());
+            }
+        };
         for event in events {
             match answer.take(api, event, &mut record) {
                 Ok(true) => return (Ok(answer.finish()), firsts),
@@ -496,7 +504,11 @@ mod tests {
         let answer = answer.unwrap();
         assert_eq!(answer.text, b"Hello world");
         assert_eq!(answer.n_tokens, 3);
-        assert_eq!(firsts, [b"Hello".to_vec()]);
+        // The first token, then each later event's, as they came.
+        assert_eq!(
+            firsts,
+            [b"Hello".to_vec(), b"+".to_vec(), b"+ world".to_vec()]
+        );
     }
 
     #[test]
@@ -560,7 +572,11 @@ mod tests {
         ];
         let mut firsts = Vec::new();
         let mut answer = StreamedAnswer::default();
-        let mut record = |first: FirstToken<'_>| firsts.push(first.ids.map(<[u32]>::to_vec));
+        let mut record = |piece: Piece<'_>| {
+            if piece.first {
+                firsts.push(piece.ids.map(<[u32]>::to_vec));
+            }
+        };
         for event in events {
             answer.take(Api::Completions, event, &mut record).unwrap();
         }
