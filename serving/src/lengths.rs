@@ -1,10 +1,10 @@
-//! Token lengths for synthetic requests: fixed, uniform or normal, drawn from LoadGen's
-//! mt19937 so that a seed gives the same lengths on every machine.
+//! Token lengths for synthetic requests: fixed, uniform, normal or from a histogram file,
+//! drawn from LoadGen's mt19937 so that a seed gives the same lengths on every machine.
 
 use mlperf_loadgen::rng::{generate_canonical, uniform_int, Mt19937};
 
-/// How many tokens each synthetic prompt holds.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// How many tokens each synthetic prompt (or answer) holds.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Lengths {
     Fixed(usize),
     /// Uniform over `[low, high]`, both included.
@@ -17,14 +17,28 @@ pub enum Lengths {
         mean: f64,
         sd: f64,
     },
+    /// Lengths in proportion to their weights (a histogram file's lines).
+    Histogram {
+        lengths: Vec<usize>,
+        /// Running sums of the weights, the last their total.
+        cumulative: Vec<f64>,
+    },
 }
 
 impl Lengths {
-    /// `fixed:N`, `uniform:LOW:HIGH` or `normal:MEAN:SD`.
+    /// `fixed:N`, `uniform:LOW:HIGH`, `normal:MEAN:SD` or `hist:FILE`.
     pub fn parse(text: &str) -> Result<Lengths, String> {
+        if let Some(file) = text.strip_prefix("hist:") {
+            let histogram = std::fs::read_to_string(file)
+                .map_err(|e| format!("{text:?}: cannot read {file}: {e}"))?;
+            return Lengths::histogram(&histogram).map_err(|why| format!("{file}: {why}"));
+        }
         let parts: Vec<&str> = text.split(':').collect();
-        let bad =
-            || format!("{text:?}: expected fixed:N, uniform:LOW:HIGH or normal:MEAN:SD (tokens)");
+        let bad = || {
+            format!(
+                "{text:?}: expected fixed:N, uniform:LOW:HIGH, normal:MEAN:SD or hist:FILE (tokens)"
+            )
+        };
         let count = |s: &str| s.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(bad);
         let real = |s: &str| {
             s.parse::<f64>()
@@ -55,17 +69,67 @@ impl Lengths {
         }
     }
 
+    /// A histogram's text: a line per length, `LENGTH,WEIGHT` (or `LENGTH WEIGHT`; a weight
+    /// of any non-negative size), `#` comments and blank lines skipped.
+    pub fn histogram(text: &str) -> Result<Lengths, String> {
+        let (mut lengths, mut cumulative, mut total) = (Vec::new(), Vec::new(), 0.0);
+        for (number, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let fields: Vec<&str> = line
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|f| !f.is_empty())
+                .collect();
+            let bad = || format!("line {}: {line:?}: expected LENGTH,WEIGHT", number + 1);
+            let [length, weight] = fields[..] else {
+                return Err(bad());
+            };
+            let length = length
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(bad)?;
+            let weight = weight
+                .parse::<f64>()
+                .ok()
+                .filter(|w| w.is_finite() && *w >= 0.0)
+                .ok_or_else(bad)?;
+            total += weight;
+            lengths.push(length);
+            cumulative.push(total);
+        }
+        if total <= 0.0 {
+            return Err("no length has a weight above 0".to_string());
+        }
+        Ok(Lengths::Histogram {
+            lengths,
+            cumulative,
+        })
+    }
+
     /// The longest length it draws (normal: mean + 6 standard deviations).
     pub fn most(&self) -> usize {
         match *self {
             Lengths::Fixed(n) => n,
             Lengths::Uniform { high, .. } => high,
             Lengths::Normal { mean, sd } => (mean + 6.0 * sd).ceil() as usize,
+            Lengths::Histogram { ref lengths, .. } => lengths.iter().copied().max().unwrap_or(1),
         }
     }
 
     pub fn draw(&self, rng: &mut Mt19937) -> usize {
         match *self {
+            Lengths::Histogram {
+                ref lengths,
+                ref cumulative,
+            } => {
+                let total = cumulative.last().copied().unwrap_or(0.0);
+                let at = generate_canonical(rng) * total;
+                let bin = cumulative.partition_point(|&sum| sum <= at);
+                lengths[bin.min(lengths.len() - 1)]
+            }
             Lengths::Fixed(n) => n,
             Lengths::Uniform { low, high } => uniform_int(rng, low as u64, high as u64) as usize,
             Lengths::Normal { mean, sd } => {
@@ -108,6 +172,28 @@ mod tests {
             "{mean} {sd}"
         );
         assert!(min >= 1);
+    }
+
+    #[test]
+    fn a_histogram_draws_its_lengths_in_proportion_to_their_weights() {
+        let lengths =
+            Lengths::histogram("# length, weight\n16,1\n64 3\n\n100,0 # never\n").unwrap();
+        let mut rng = Mt19937::new(9);
+        let draws: Vec<usize> = (0..40_000).map(|_| lengths.draw(&mut rng)).collect();
+        let share = draws.iter().filter(|&&n| n == 64).count() as f64 / draws.len() as f64;
+        // 3 of 4; 3 binomial standard deviations of 40,000 draws are 0.0065.
+        assert!((share - 0.75).abs() < 0.0065, "{share}");
+        assert!(draws.iter().all(|&n| n == 16 || n == 64));
+        assert_eq!(lengths.most(), 100);
+        for (text, why) in [
+            ("16", "line 1: \"16\": expected LENGTH,WEIGHT"),
+            ("0,1", "expected LENGTH,WEIGHT"),
+            ("8,-1", "expected LENGTH,WEIGHT"),
+            ("8,0", "no length has a weight above 0"),
+        ] {
+            let error = Lengths::histogram(text).unwrap_err();
+            assert!(error.contains(why), "{text}: {error}");
+        }
     }
 
     #[test]

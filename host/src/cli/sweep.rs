@@ -48,10 +48,16 @@ pub(crate) struct Args {
     /// normal:MEAN:SD tokens long (written to OUT/synthetic-prompts.npy): text exact in tokens
     /// by the tokenizer (--tokenizer, or the benchmark's), else random token ids (int32, -1
     /// padded) that the network plugin is set to send as token ids (`prompt = "token_ids"`,
-    /// `api = "completions"`) unless --plugin-set says otherwise. Answers stay as long as the
-    /// plugin's `max_tokens`.
+    /// `api = "completions"`) unless --plugin-set says otherwise. Answers are as long as the
+    /// plugin's `max_tokens`, or --synthetic-output draws them.
     #[arg(long, value_name = "LENGTHS", value_parser = Lengths::parse, conflicts_with = "dataset")]
     pub synthetic_input: Option<Lengths>,
+    /// Answers of drawn lengths (with --synthetic-input): fixed:N, uniform:LOW:HIGH,
+    /// normal:MEAN:SD or hist:FILE (lines of LENGTH,WEIGHT) tokens, one per prompt (written
+    /// to OUT/synthetic-output-tokens.npy, the `max_tokens` input beside the `prompt` one);
+    /// the network plugin asks for every token (`exact_output`: min_tokens and ignore_eos).
+    #[arg(long, value_name = "LENGTHS", value_parser = Lengths::parse, requires = "synthetic_input")]
+    pub synthetic_output: Option<Lengths>,
     /// How many synthetic prompts the requests go round.
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub synthetic_count: usize,
@@ -154,17 +160,18 @@ fn run(args: &Args) -> anyhow::Result<()> {
         .tokenizer
         .clone()
         .or_else(|| benchmark.as_ref().and_then(|b| b.tokenizer.clone()));
-    let synthetic = match args.synthetic_input {
+    let synthetic = match &args.synthetic_input {
         Some(lengths) => Some(synthetic_prompts(args, lengths, tokenizer.as_deref())?),
         None => None,
     };
     let plan = SweepPlan {
         plugin,
         regions,
-        samples: match (args.dataset.as_ref().or(synthetic.as_ref()), &benchmark) {
-            (Some(path), _) => SamplePlan::dataset(path.clone()),
-            (None, Some(benchmark)) => benchmark_samples(benchmark),
-            (None, None) => SamplePlan::Indices {
+        samples: match (args.dataset.as_ref(), synthetic, &benchmark) {
+            (Some(path), _, _) => SamplePlan::dataset(path.clone()),
+            (None, Some(samples), _) => samples,
+            (None, None, Some(benchmark)) => benchmark_samples(benchmark),
+            (None, None, None) => SamplePlan::Indices {
                 total: args.samples.max(1),
                 performance: args.samples.max(1),
             },
@@ -238,12 +245,14 @@ fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// OUT/synthetic-prompts.npy: text exact in tokens by `tokenizer`, else token ids.
+/// OUT/synthetic-prompts.npy: text exact in tokens by `tokenizer`, else token ids; with
+/// --synthetic-output, beside OUT/synthetic-output-tokens.npy, as the inputs `prompt` and
+/// `max_tokens`.
 fn synthetic_prompts(
     args: &Args,
-    lengths: Lengths,
+    lengths: &Lengths,
     tokenizer: Option<&std::path::Path>,
-) -> anyhow::Result<PathBuf> {
+) -> anyhow::Result<SamplePlan> {
     let path = args.out.join("synthetic-prompts.npy");
     let count = args.synthetic_count.max(1);
     match tokenizer {
@@ -258,7 +267,20 @@ fn synthetic_prompts(
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
-    Ok(path)
+    let Some(outputs) = &args.synthetic_output else {
+        return Ok(SamplePlan::dataset(path));
+    };
+    let lengths_file = args.out.join("synthetic-output-tokens.npy");
+    sweep::synthetic::write_output_lengths(&lengths_file, outputs, count, args.seed)
+        .with_context(|| format!("cannot write {}", lengths_file.display()))?;
+    let mut plan = SamplePlan::dataset(path.clone());
+    if let SamplePlan::Dataset { input_files, .. } = &mut plan {
+        *input_files = vec![
+            ("prompt".to_string(), path),
+            ("max_tokens".to_string(), lengths_file),
+        ];
+    }
+    Ok(plan)
 }
 
 /// The model the Endpoints files name: the benchmark's, else the plugin's `model` key, else
@@ -319,6 +341,9 @@ fn plugin_plan(args: &Args, benchmark: Option<&Benchmark>) -> anyhow::Result<Plu
     if args.synthetic_input.is_some() && !tokenizer && spec == "network" {
         sets.push(("prompt".to_string(), "\"token_ids\"".to_string()));
         sets.push(("api".to_string(), "\"completions\"".to_string()));
+    }
+    if args.synthetic_output.is_some() && spec == "network" {
+        sets.push(("exact_output".to_string(), "true".to_string()));
     }
     sets.extend(args.plugin_set.iter().cloned());
     let config = super::plugins::plugin_config(base, args.plugin_config.as_deref(), &sets)?;

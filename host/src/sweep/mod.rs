@@ -148,7 +148,13 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         .load_samples(&indices)
         .map_err(|e| SweepError::Samples(e.to_string()))?;
 
-    let input_tokens = prompt_tokens(&library, &indices, tokenizer.as_ref())?;
+    let prompt_input = run
+        .format()
+        .inputs
+        .iter()
+        .find(|input| input.name == "prompt")
+        .map(|input| (input.offset as usize, input.length as usize, input.dtype));
+    let input_tokens = prompt_tokens(&library, &indices, prompt_input, tokenizer.as_ref())?;
 
     let sink = Arc::new(RecordSink::new(plan.points.len(), tokenizer));
     // Inter-token gaps reach a sweep only from a plugin in this process.
@@ -272,6 +278,7 @@ fn token_ids_in(bytes: &[u8]) -> u64 {
 fn prompt_tokens(
     library: &SampleLibrary,
     indices: &[usize],
+    prompt_input: Option<(usize, usize, i32)>,
     tokenizer: Option<&Tokenizer>,
 ) -> Result<Vec<u64>, SweepError> {
     let SampleLibrary::Dataset { library, .. } = library else {
@@ -287,20 +294,24 @@ fn prompt_tokens(
         let Some(sample) = loaded.get(index) else {
             continue;
         };
-        counts[index] = match sample.dtype {
+        // The input named `prompt`, where the samples have named inputs.
+        let (data, dtype) = match prompt_input {
+            Some((offset, length, dtype)) => (
+                sample.data.get(offset..offset + length).unwrap_or_default(),
+                mlperf_plugin_api::sdk::DType::from_raw(dtype),
+            ),
+            None => (sample.data, sample.dtype),
+        };
+        counts[index] = match dtype {
             // Token ids, padded at the end with negative ids (as the network plugin reads
             // them).
-            mlperf_plugin_api::sdk::DType::I32 => token_ids_in(sample.data),
+            mlperf_plugin_api::sdk::DType::I32 => token_ids_in(data),
             _ => {
                 let Some(tokenizer) = tokenizer else {
                     continue;
                 };
-                let end = sample
-                    .data
-                    .iter()
-                    .position(|&b| b == 0)
-                    .unwrap_or(sample.data.len());
-                let text = std::str::from_utf8(&sample.data[..end]).map_err(|e| {
+                let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+                let text = std::str::from_utf8(&data[..end]).map_err(|e| {
                     SweepError::Tokenizer(format!("sample {index} is not UTF-8 text: {e}"))
                 })?;
                 tokenizer

@@ -1,7 +1,8 @@
 //! Synthetic prompts of drawn lengths, exact in tokens: with the model's tokenizer, text whose
 //! encoding has exactly that length (for servers that take text, as llama.cpp's does);
 //! without one, token ids drawn at random, written as an int32 data set (rows padded with -1,
-//! which the network plugin drops with `prompt = "token_ids"`).
+//! which the network plugin drops with `prompt = "token_ids"`). Answers of drawn lengths are
+//! a second input beside the prompts, `max_tokens`, one int32 per sample.
 
 use std::path::Path;
 
@@ -16,7 +17,7 @@ pub const TOKEN_IDS: (u32, u32) = (1_000, 9_999);
 /// Writes `count` prompts of `lengths` tokens to `path`; returns each prompt's length.
 pub fn write_prompts(
     path: &Path,
-    lengths: Lengths,
+    lengths: &Lengths,
     count: usize,
     seed: u64,
 ) -> std::io::Result<Vec<usize>> {
@@ -38,13 +39,35 @@ pub fn write_prompts(
     Ok(drawn)
 }
 
+/// Writes `count` output lengths drawn from `lengths` to `path` (int32, one per sample: the
+/// network plugin's `max_tokens` input); returns them.
+pub fn write_output_lengths(
+    path: &Path,
+    lengths: &Lengths,
+    count: usize,
+    seed: u64,
+) -> std::io::Result<Vec<usize>> {
+    // A stream of its own: the prompts' draws stay as they are with or without it.
+    let mut rng = Mt19937::new(seed ^ OUTPUT_SEED);
+    let drawn: Vec<usize> = (0..count).map(|_| lengths.draw(&mut rng)).collect();
+    let data: Vec<u8> = drawn
+        .iter()
+        .flat_map(|&n| (n.min(i32::MAX as usize) as i32).to_le_bytes())
+        .collect();
+    mlperf_submission::npy::write_npy(path, "<i4", count, &[1], &data)?;
+    Ok(drawn)
+}
+
+/// Set apart the output lengths' random stream from the prompts'.
+const OUTPUT_SEED: u64 = 0x6f75_7470_7574;
+
 /// Writes `count` text prompts to `path` (uint8 rows, NUL padded), each exactly as many
 /// tokens long by `tokenizer` as its drawn length (random ids decoded, re-encoded, and cut or
 /// topped up until the text's own encoding has that length); returns each prompt's length.
 /// For servers that take text only.
 pub fn write_text_prompts(
     path: &Path,
-    lengths: Lengths,
+    lengths: &Lengths,
     count: usize,
     seed: u64,
     tokenizer: &Tokenizer,

@@ -795,4 +795,48 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
         3,
         "{csv}"
     );
+
+    // Synthetic requests on the same server: prompts exactly 24 tokens by the model's
+    // tokenizer, answers of drawn lengths (4 to 12), every token of them asked for.
+    let synthetic = TempDir::new();
+    let output = Command::new(EXE)
+        .args(["sweep", "--benchmark", "smollm2", "--plugin-set"])
+        .arg(format!("endpoints=[{:?}]", server.http()))
+        .args(["--synthetic-input", "fixed:24", "--synthetic-output"])
+        .args([
+            "uniform:4:12",
+            "--synthetic-count",
+            "16",
+            "--concurrency",
+            "1",
+        ])
+        .args(["--duration", "4s", "--warmup", "0s", "--out"])
+        .arg(synthetic.path())
+        .current_dir(repo())
+        .output()
+        .expect("run mlperf-host sweep");
+    assert!(output.status.success(), "{}", describe(&output));
+    let sweep: serde_json::Value =
+        serde_json::from_str(&read(synthetic.path(), "sweep.json")).expect("sweep.json");
+    let point = &sweep["points"][0];
+    assert_eq!(point["result"], "VALID", "{point:#}");
+    assert!(point["completed"].as_u64().unwrap() >= 2, "{point:#}");
+    assert_eq!(point["token_count_mismatches"], 0, "{point:#}");
+    let input = &point["input_tokens"];
+    assert_eq!(
+        (input["mean"].as_f64(), input["max"].as_f64()),
+        (Some(24.0), Some(24.0))
+    );
+    // The server's usage counts: each answer as long as its request asked.
+    let summary: serde_json::Value = serde_json::from_str(&read(
+        synthetic.path(),
+        "endpoints/point-1/performance/result_summary.json",
+    ))
+    .expect("result_summary.json");
+    let lengths = &summary["output_sequence_lengths"];
+    let (min, max) = (
+        lengths["min"].as_f64().unwrap(),
+        lengths["max"].as_f64().unwrap(),
+    );
+    assert!(min >= 4.0 && max <= 12.0, "{lengths:#}");
 }

@@ -57,6 +57,9 @@ pub struct Config {
     pub prompt: PromptFormat,
     /// OpenAI: the most tokens generated per sample.
     pub max_tokens: u32,
+    /// OpenAI: ask for every one of `max_tokens` (a sample's own, or the run's): `min_tokens`
+    /// and `ignore_eos` in each request, for answers of known lengths.
+    pub exact_output: bool,
     /// OpenAI: 0 for greedy decoding.
     pub temperature: f64,
     /// OpenAI: the sampling seed sent with every request (none when unset).
@@ -94,6 +97,7 @@ impl Default for Config {
             api: Api::Completions,
             prompt: PromptFormat::Text,
             max_tokens: 128,
+            exact_output: false,
             temperature: 0.0,
             seed: None,
             stream: true,

@@ -17,6 +17,7 @@ use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::{Balance, PromptFormat};
+use crate::prompt_layout::PromptLayout;
 use crate::protocol::openai::{Generate, Generated, Piece, Prompt};
 use crate::protocol::{Client, Infer, Target};
 use mlperf_tokenizer::Tokenizer;
@@ -104,6 +105,14 @@ fn token_bytes(ids: &[u32]) -> Vec<u8> {
         .collect()
 }
 
+/// How a generation request reads its sample.
+#[derive(Clone, Copy)]
+struct Request<'a> {
+    format: PromptFormat,
+    layout: &'a PromptLayout,
+    tokenizer: Option<&'a Tokenizer>,
+}
+
 /// What each request does.
 pub(crate) enum Job {
     /// KServe: one inference over the request's samples; each gets its row of the output.
@@ -112,6 +121,8 @@ pub(crate) enum Job {
     Generate {
         settings: Generate,
         prompt: PromptFormat,
+        /// Where each sample's prompt lies, and its own output length.
+        layout: PromptLayout,
         /// Answers completed as token ids of their text, rather than the text (boxed: the
         /// tokenizer is large and other jobs do not carry one).
         tokenizer: Option<Box<Tokenizer>>,
@@ -311,12 +322,17 @@ impl Shared {
                     Job::Generate {
                         settings,
                         prompt,
+                        layout,
                         tokenizer,
                     },
                     Client::OpenAi(client),
                 ) => {
-                    self.generate(client, settings, *prompt, tokenizer.as_deref(), work)
-                        .await
+                    let request = Request {
+                        format: *prompt,
+                        layout,
+                        tokenizer: tokenizer.as_deref(),
+                    };
+                    self.generate(client, settings, &request, work).await
                 }
                 (Job::Generate { .. }, _) => Err("not an OpenAI endpoint".to_string()),
             }
@@ -335,10 +351,14 @@ impl Shared {
         &self,
         client: &crate::protocol::openai::OpenAiClient,
         settings: &Generate,
-        format: PromptFormat,
-        tokenizer: Option<&Tokenizer>,
+        request: &Request<'_>,
         work: &Work,
     ) -> Result<Answer, String> {
+        let Request {
+            format,
+            layout,
+            tokenizer,
+        } = *request;
         let [sample] = work.samples.as_slice() else {
             return Err(format!(
                 "{} samples in one generation request",
@@ -347,15 +367,17 @@ impl Shared {
         };
         // SAFETY: see SampleRef: the sample is not completed yet.
         let bytes = unsafe { std::slice::from_raw_parts(sample.data, sample.length) };
-        let prompt = read_prompt(format, bytes)?;
+        let prompt = read_prompt(format, layout.prompt(bytes))?;
+        let max_tokens = layout.max_tokens(bytes).unwrap_or(settings.max_tokens);
         let id = sample.id;
         let Some(tokenizer) = tokenizer else {
             let mut on_piece = |piece: Piece<'_>| match piece.first {
                 true => self.completer.first_token(&[Response::new(id, piece.text)]),
                 false => self.next_tokens(id, piece.tokens),
             };
-            let Generated { text, n_tokens, .. } =
-                client.generate(settings, &prompt, &mut on_piece).await?;
+            let Generated { text, n_tokens, .. } = client
+                .generate(settings, &prompt, max_tokens, &mut on_piece)
+                .await?;
             return Ok(Answer {
                 output: text,
                 n_tokens: Some(n_tokens),
@@ -378,7 +400,9 @@ impl Shared {
             self.completer
                 .first_token(&[Response::new(id, &token_bytes(&ids))]);
         };
-        let generated = client.generate(settings, &prompt, &mut on_piece).await?;
+        let generated = client
+            .generate(settings, &prompt, max_tokens, &mut on_piece)
+            .await?;
         let ids = match generated.token_ids {
             Some(ids) => ids,
             None => {

@@ -13,6 +13,7 @@ mod dispatch;
 mod health;
 mod model;
 mod openai_sut;
+mod prompt_layout;
 mod protocol;
 mod tensor;
 
@@ -24,7 +25,7 @@ pub mod kserve {
 use mlperf_plugin_api::ffi::{
     CAP_ASYNC_COMPLETION, CAP_CONCURRENT_ISSUE, CAP_NEEDS_SAMPLE_DATA, CAP_TOKENS,
 };
-use mlperf_plugin_api::sdk::{Completer, Host, Level, PluginError, Sample, SutPlugin};
+use mlperf_plugin_api::sdk::{Completer, DType, Host, Level, PluginError, Sample, SutPlugin};
 
 pub use config::{Api, Balance, Config, PromptFormat, Protocol};
 
@@ -45,7 +46,11 @@ enum Mode {
     /// KServe v2: samples are tensors, sent in requests of up to `max_batch`.
     Kserve { io: Io, max_batch: usize },
     /// OpenAI: each sample is a prompt, one request each.
-    OpenAi { prompt: PromptFormat },
+    OpenAi {
+        prompt: PromptFormat,
+        /// The prompt input's type, when the run names inputs.
+        prompt_dtype: Option<DType>,
+    },
 }
 
 impl SutPlugin for NetworkPlugin {
@@ -122,8 +127,11 @@ impl SutPlugin for NetworkPlugin {
         self.dispatcher.check()?;
         let (io, max_batch) = match &self.mode {
             Mode::Kserve { io, max_batch } => (io, *max_batch),
-            Mode::OpenAi { prompt } => {
-                openai_sut::check_prompts(samples, *prompt)?;
+            Mode::OpenAi {
+                prompt,
+                prompt_dtype,
+            } => {
+                openai_sut::check_prompts(samples, *prompt, *prompt_dtype)?;
                 for sample in samples {
                     let work = Work::new(std::slice::from_ref(sample), Vec::new());
                     self.dispatcher.send(work);

@@ -8,6 +8,7 @@ use mlperf_tokenizer::Tokenizer;
 
 use crate::config::{invalid, Config, PromptFormat};
 use crate::dispatch::{Dispatcher, Job, Node, Settings};
+use crate::prompt_layout::PromptLayout;
 use crate::protocol::openai::Generate;
 use crate::{health, protocol_name, Mode, NetworkPlugin};
 
@@ -36,8 +37,13 @@ pub(crate) fn create(
         temperature: config.temperature,
         seed: config.seed,
         stream: config.stream,
+        exact_output: config.exact_output,
         token_ids: tokenizer.is_some(),
     };
+    let inputs = host.run().map_or(&[][..], |run| &run.inputs[..]);
+    let layout = PromptLayout::of(inputs).map_err(|e| invalid(format!("network plugin: {e}")))?;
+    let prompt_dtype = layout.prompt_dtype(DType::U8);
+    let named = !inputs.is_empty();
     host.logger().log(
         Level::Info,
         &format!(
@@ -63,6 +69,7 @@ pub(crate) fn create(
         job: Job::Generate {
             settings: generate,
             prompt: config.prompt,
+            layout,
             tokenizer,
         },
         timeout: config.timeout(),
@@ -73,6 +80,8 @@ pub(crate) fn create(
     Ok(NetworkPlugin {
         mode: Mode::OpenAi {
             prompt: config.prompt,
+            // With named inputs the prompt's own type is checked, once, here.
+            prompt_dtype: named.then_some(prompt_dtype),
         },
         dispatcher,
         attributes,
@@ -83,17 +92,19 @@ pub(crate) fn create(
 pub(crate) fn check_prompts(
     samples: &[Sample<'_>],
     format: PromptFormat,
+    prompt_dtype: Option<DType>,
 ) -> Result<(), PluginError> {
     let fits = |dtype: DType| match format {
         PromptFormat::Text => matches!(dtype, DType::U8 | DType::I8 | DType::Bytes),
         PromptFormat::TokenIds => dtype == DType::I32,
     };
-    match samples.iter().find(|s| !fits(s.dtype())) {
+    let dtype = |s: &Sample<'_>| prompt_dtype.unwrap_or(s.dtype());
+    match samples.iter().find(|s| !fits(dtype(s))) {
         None => Ok(()),
         Some(sample) => Err(PluginError::invalid_argument(format!(
             "network plugin: sample {} is {:?}, but prompt = \"{}\" takes {}",
             sample.index(),
-            sample.dtype(),
+            dtype(sample),
             format.name(),
             match format {
                 PromptFormat::Text => "uint8 UTF-8 text",

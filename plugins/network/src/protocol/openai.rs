@@ -26,6 +26,8 @@ pub(crate) struct Generate {
     pub temperature: f64,
     pub seed: Option<i64>,
     pub stream: bool,
+    /// Ask for exactly `max_tokens` tokens (no early end of sequence).
+    pub exact_output: bool,
     /// Ask for the generated token ids (`return_token_ids`, vLLM): answers in token ids use
     /// the server's own when it sends them.
     pub token_ids: bool,
@@ -152,10 +154,11 @@ impl OpenAiClient {
         &self,
         settings: &Generate,
         prompt: &Prompt,
+        max_tokens: u32,
         on_piece: &mut OnPiece<'_>,
     ) -> Result<Generated, String> {
         let path = settings.api.path();
-        let body = request_body(settings, prompt);
+        let body = request_body(settings, prompt, max_tokens);
         let response = self.send(Method::POST, path, Some(body)).await?;
         let status = response.status();
         let streamed = is_event_stream(response.headers());
@@ -254,17 +257,22 @@ fn is_event_stream(headers: &http::HeaderMap) -> bool {
         .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
 }
 
-fn request_body(settings: &Generate, prompt: &Prompt) -> Vec<u8> {
+fn request_body(settings: &Generate, prompt: &Prompt, max_tokens: u32) -> Vec<u8> {
     let prompt_value = match prompt {
         Prompt::Text(text) => Value::from(text.as_str()),
         Prompt::TokenIds(ids) => json!(ids),
     };
     let mut body = json!({
         "model": settings.model,
-        "max_tokens": settings.max_tokens,
+        "max_tokens": max_tokens,
         "temperature": settings.temperature,
         "stream": settings.stream,
     });
+    if settings.exact_output {
+        // Every token asked for: vLLM and SGLang take ignore_eos, llama.cpp and vLLM min_tokens.
+        body["min_tokens"] = Value::from(max_tokens);
+        body["ignore_eos"] = Value::from(true);
+    }
     match settings.api {
         Api::Completions => body["prompt"] = prompt_value,
         Api::Chat => body["messages"] = json!([{"role": "user", "content": prompt_value}]),
@@ -441,6 +449,7 @@ mod tests {
             temperature: 0.0,
             seed: Some(3),
             stream,
+            exact_output: false,
             token_ids: false,
         }
     }
@@ -450,6 +459,7 @@ mod tests {
         let body: Value = serde_json::from_slice(&request_body(
             &settings(Api::Completions, true),
             &Prompt::Text("Hi".into()),
+            16,
         ))
         .unwrap();
         assert_eq!(
@@ -460,6 +470,7 @@ mod tests {
         let body: Value = serde_json::from_slice(&request_body(
             &settings(Api::Chat, false),
             &Prompt::TokenIds(vec![1, 2]),
+            16,
         ))
         .unwrap();
         assert_eq!(
@@ -467,6 +478,19 @@ mod tests {
             json!([{"role": "user", "content": [1, 2]}])
         );
         assert!(body.get("stream_options").is_none() && body.get("prompt").is_none());
+        // A request's own length, every token of it when exact output is asked.
+        let mut exact = settings(Api::Completions, true);
+        exact.exact_output = true;
+        let body: Value =
+            serde_json::from_slice(&request_body(&exact, &Prompt::Text("Hi".into()), 7)).unwrap();
+        assert_eq!(
+            (
+                &body["max_tokens"],
+                &body["min_tokens"],
+                &body["ignore_eos"]
+            ),
+            (&json!(7), &json!(7), &json!(true))
+        );
     }
 
     fn stream(api: Api, events: &[&str]) -> (Result<Generated, String>, Vec<Vec<u8>>) {
@@ -524,7 +548,8 @@ mod tests {
         let (answer, firsts) = stream(Api::Chat, &events);
         let answer = answer.unwrap();
         assert_eq!((answer.text.as_slice(), answer.n_tokens), (&b"AB"[..], 4));
-        assert_eq!(firsts, [b"A".to_vec()]);
+        // The role event is no token; the finishing one carries the last.
+        assert_eq!(firsts, [b"A".to_vec(), b"+B".to_vec()]);
     }
 
     #[test]
@@ -561,7 +586,7 @@ mod tests {
         let mut asking = settings(Api::Completions, true);
         asking.token_ids = true;
         let body: Value =
-            serde_json::from_slice(&request_body(&asking, &Prompt::Text("Hi".into()))).unwrap();
+            serde_json::from_slice(&request_body(&asking, &Prompt::Text("Hi".into()), 16)).unwrap();
         assert_eq!(body["return_token_ids"], json!(true));
         // As vLLM streams with return_token_ids: each event's choice has its tokens' ids.
         let events = [
