@@ -11,6 +11,7 @@ use mlperf_host::loadgen::TestScenario;
 use mlperf_host::plugin::isolated::Isolation;
 use mlperf_host::session::{PluginPlan, SamplePlan};
 use mlperf_host::sweep::endpoints::{self, EndpointsRun};
+use mlperf_host::sweep::synthetic::{PromptPlan, SharedPrefix};
 use mlperf_host::sweep::{self, SweepPlan, SweepPoint};
 use mlperf_serving::{
     region_points, Arrivals, Lengths, LoadMode, Region, SaturationRule, Slo, SteadyRule,
@@ -58,6 +59,10 @@ pub(crate) struct Args {
     /// the network plugin asks for every token (`exact_output`: min_tokens and ignore_eos).
     #[arg(long, value_name = "LENGTHS", value_parser = Lengths::parse, requires = "synthetic_input")]
     pub synthetic_output: Option<Lengths>,
+    /// Groups of N synthetic prompts that begin with the same L tokens (each group its own):
+    /// each prompt is then L tokens of its group's prefix and its own --synthetic-input length.
+    #[arg(long, value_name = "N:L", value_parser = SharedPrefix::parse, requires = "synthetic_input")]
+    pub shared_prefix: Option<SharedPrefix>,
     /// How many synthetic prompts the requests go round.
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub synthetic_count: usize,
@@ -255,15 +260,21 @@ fn synthetic_prompts(
 ) -> anyhow::Result<SamplePlan> {
     let path = args.out.join("synthetic-prompts.npy");
     let count = args.synthetic_count.max(1);
+    let prompts = PromptPlan {
+        lengths,
+        count,
+        seed: args.seed,
+        shared_prefix: args.shared_prefix,
+    };
     match tokenizer {
         Some(file) => {
             let tokenizer = mlperf_tokenizer::Tokenizer::from_file(file)
                 .map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
-            sweep::synthetic::write_text_prompts(&path, lengths, count, args.seed, &tokenizer)
+            sweep::synthetic::write_text_prompts(&path, &prompts, &tokenizer)
                 .map_err(anyhow::Error::msg)?;
         }
         None => {
-            sweep::synthetic::write_prompts(&path, lengths, count, args.seed)
+            sweep::synthetic::write_prompts(&path, &prompts)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
     }

@@ -796,13 +796,15 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
         "{csv}"
     );
 
-    // Synthetic requests on the same server: prompts exactly 24 tokens by the model's
-    // tokenizer, answers of drawn lengths (4 to 12), every token of them asked for.
+    // Synthetic requests on the same server: groups of 4 prompts sharing 16 tokens, then 24
+    // of their own, exact by the model's tokenizer; answers of drawn lengths (4 to 12), every
+    // token of them asked for.
     let synthetic = TempDir::new();
     let output = Command::new(EXE)
         .args(["sweep", "--benchmark", "smollm2", "--plugin-set"])
         .arg(format!("endpoints=[{:?}]", server.http()))
-        .args(["--synthetic-input", "fixed:24", "--synthetic-output"])
+        .args(["--synthetic-input", "fixed:24", "--shared-prefix", "4:16"])
+        .arg("--synthetic-output")
         .args([
             "uniform:4:12",
             "--synthetic-count",
@@ -825,8 +827,27 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
     let input = &point["input_tokens"];
     assert_eq!(
         (input["mean"].as_f64(), input["max"].as_f64()),
-        (Some(24.0), Some(24.0))
+        (Some(40.0), Some(40.0))
     );
+    // The prompts' rows (uint8, NUL padded): alike for 16 tokens within a group of 4.
+    let npy = std::fs::read(synthetic.path().join("synthetic-prompts.npy")).unwrap();
+    let header = String::from_utf8_lossy(&npy[..128]).into_owned();
+    let width: usize = header
+        .split("(16, ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{header}"));
+    let rows = &npy[npy.len() - 16 * width..];
+    let row = |k: usize| &rows[k * width..(k + 1) * width];
+    let common = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    assert!(
+        common(row(0), row(3)) >= 16,
+        "{:?}",
+        String::from_utf8_lossy(row(0))
+    );
+    assert!(common(row(4), row(7)) >= 16);
+    assert!(common(row(0), row(4)) < 16);
     // The server's usage counts: each answer as long as its request asked.
     let summary: serde_json::Value = serde_json::from_str(&read(
         synthetic.path(),
