@@ -27,6 +27,9 @@ pub enum LoadMode {
         arrivals: Arrivals,
         max_concurrency: Option<usize>,
     },
+    /// Open loop at recorded times: request k at the k-th time of the point's schedule (a
+    /// trace), on sample k; with `max_concurrency`, as for a rate.
+    Replay { max_concurrency: Option<usize> },
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -39,6 +42,8 @@ pub enum LoadError {
     Concurrency,
     #[error("concurrency regions need C_min in 1..=32 and C_max above 32 and C_min, not {c_min}:{c_max}")]
     Regions { c_min: usize, c_max: usize },
+    #[error("a replay needs the times of its requests (a trace)")]
+    NoSchedule,
     #[error("{0} points: a curve has at most 32")]
     TooManyPoints(usize),
 }
@@ -74,8 +79,11 @@ impl LoadMode {
             | LoadMode::Rate {
                 max_concurrency: Some(0),
                 ..
+            }
+            | LoadMode::Replay {
+                max_concurrency: Some(0),
             } => Err(LoadError::Concurrency),
-            LoadMode::Concurrency(_) => Ok(()),
+            LoadMode::Concurrency(_) | LoadMode::Replay { .. } => Ok(()),
             LoadMode::Rate { arrivals, .. } => arrivals.check(),
         }
     }

@@ -35,6 +35,9 @@ pub struct PointPlan {
     pub drain_timeout: Duration,
     /// Ends the point early when the server is over-saturated (none: never).
     pub saturation: Option<SaturationRule>,
+    /// A replay's request times, ns after the point's start, in order (request k on sample
+    /// k); issuing ends after the last.
+    pub schedule: Option<Arc<[i64]>>,
 }
 
 /// What a point did.
@@ -62,6 +65,8 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
     let mut clock = match plan.mode {
         LoadMode::Rate { arrivals, .. } => Some(ArrivalClock::new(arrivals, plan.seed)?),
         LoadMode::Concurrency(_) => None,
+        LoadMode::Replay { .. } if plan.schedule.is_none() => return Err(LoadError::NoSchedule),
+        LoadMode::Replay { .. } => None,
     };
     let records = Arc::new(RequestRecords::default());
     let samples = plan.samples.max(1);
@@ -71,6 +76,8 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
         LoadMode::Rate {
             max_concurrency: Some(_),
             ..
+        } | LoadMode::Replay {
+            max_concurrency: Some(_)
         }
     );
     let ((start_ns, issue_end_ns), saturated) = std::thread::scope(|scope| {
@@ -85,7 +92,7 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
         // A closed loop cannot pile requests up: its load is fixed.
         let watched = plan
             .saturation
-            .filter(|_| matches!(plan.mode, LoadMode::Rate { .. }))
+            .filter(|_| !matches!(plan.mode, LoadMode::Concurrency(_)))
             .map(|rule| saturation::watch(&records, &rule, capped, &done, &stop));
         (
             issuer.join().expect("the issue thread does not panic"),
@@ -125,8 +132,11 @@ fn issue(
         LoadMode::Concurrency(n) => Some(n),
         LoadMode::Rate {
             max_concurrency, ..
-        } => max_concurrency,
+        }
+        | LoadMode::Replay { max_concurrency } => max_concurrency,
     };
+    let schedule = plan.schedule.as_deref().filter(|_| clock.is_none());
+    let most = schedule.map_or(most, |times| most.min(times.len()));
     // Due times accumulate in f64 seconds from the start, as gaps are drawn.
     let mut due_s = 0.0;
     for id in 0..most {
@@ -145,7 +155,17 @@ fn issue(
                 wait_until(due);
                 due
             }
-            None => 0,
+            None => match schedule {
+                Some(times) => {
+                    let due = start_ns + times[id];
+                    if due >= end_ns {
+                        break;
+                    }
+                    wait_until(due);
+                    due
+                }
+                None => 0,
+            },
         };
         if limit.is_some_and(|limit| !records.wait_for_room(limit, end_ns, stop)) {
             break;
@@ -154,7 +174,7 @@ fn issue(
         if sent_ns >= end_ns {
             break;
         }
-        let scheduled_ns = if clock.is_some() {
+        let scheduled_ns = if clock.is_some() || schedule.is_some() {
             scheduled_ns
         } else {
             sent_ns

@@ -12,6 +12,7 @@ use mlperf_host::plugin::isolated::Isolation;
 use mlperf_host::session::{PluginPlan, SamplePlan};
 use mlperf_host::sweep::endpoints::{self, EndpointsRun};
 use mlperf_host::sweep::synthetic::{PromptPlan, SharedPrefix};
+use mlperf_host::sweep::trace::{Trace, TracePrompt};
 use mlperf_host::sweep::{self, SweepPlan, SweepPoint};
 use mlperf_serving::{
     region_points, Arrivals, Lengths, LoadMode, Region, SaturationRule, Slo, SteadyRule,
@@ -21,7 +22,7 @@ use super::plugin_flags::IsolateArg;
 
 /// `mlperf-host sweep`.
 #[derive(clap::Args, Debug)]
-#[command(group(clap::ArgGroup::new("load").required(true).multiple(true).args(["concurrency", "rate", "regions"])))]
+#[command(group(clap::ArgGroup::new("load").required(true).multiple(true).args(["concurrency", "rate", "regions", "trace"])))]
 pub(crate) struct Args {
     /// A benchmark definition (a name in configs/benchmarks/, or a .toml path): its data set,
     /// its plugin configured as for the Server scenario (answers streamed), and its tokenizer
@@ -63,6 +64,16 @@ pub(crate) struct Args {
     /// each prompt is then L tokens of its group's prefix and its own --synthetic-input length.
     #[arg(long, value_name = "N:L", value_parser = SharedPrefix::parse, requires = "synthetic_input")]
     pub shared_prefix: Option<SharedPrefix>,
+    /// Replay a trace instead of a load: a JSONL file of requests (`timestamp` in ms from the
+    /// start, `input_length` or `text`, and `output_length` on every line or none; see
+    /// docs/guide.md), each sent at its time on a prompt of its own, as one point that lasts
+    /// until the last request (--warmup of it not counted; --max-concurrency caps it).
+    #[arg(
+        long,
+        value_name = "FILE.jsonl",
+        conflicts_with_all = ["dataset", "synthetic_input", "concurrency", "rate", "regions"]
+    )]
+    pub trace: Option<PathBuf>,
     /// How many synthetic prompts the requests go round.
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub synthetic_count: usize,
@@ -86,7 +97,7 @@ pub(crate) struct Args {
     /// Gamma arrivals' shape: below 1 burstier than Poisson, above steadier.
     #[arg(long, default_value_t = 1.0)]
     pub burstiness: f64,
-    /// With --rate: arrivals wait while this many requests are in flight.
+    /// With --rate or --trace: arrivals wait while this many requests are in flight.
     #[arg(long, value_name = "N")]
     pub max_concurrency: Option<usize>,
     /// How long each point is measured.
@@ -149,7 +160,13 @@ fn run(args: &Args) -> anyhow::Result<()> {
         .as_deref()
         .map(super::benchmark::open)
         .transpose()?;
-    let mut plugin = plugin_plan(args, benchmark.as_ref())?;
+    let trace = args
+        .trace
+        .as_deref()
+        .map(Trace::read)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let mut plugin = plugin_plan(args, benchmark.as_ref(), trace.as_ref())?;
     if args.isolate == IsolateArg::Process {
         plugin.isolation = Some(Isolation {
             executable: std::env::current_exe()
@@ -158,16 +175,41 @@ fn run(args: &Args) -> anyhow::Result<()> {
             timed_preprocess: None,
         });
     }
-    let (points, regions) = points(args)?;
+    let (points, regions) = match &trace {
+        Some(_) => (
+            vec![LoadMode::Replay {
+                max_concurrency: args.max_concurrency,
+            }],
+            Vec::new(),
+        ),
+        None => points(args)?,
+    };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let tokenizer = args
         .tokenizer
         .clone()
         .or_else(|| benchmark.as_ref().and_then(|b| b.tokenizer.clone()));
-    let synthetic = match &args.synthetic_input {
-        Some(lengths) => Some(synthetic_prompts(args, lengths, tokenizer.as_deref())?),
-        None => None,
+    let synthetic = match (&args.synthetic_input, &trace) {
+        (Some(lengths), _) => Some(synthetic_prompts(args, lengths, tokenizer.as_deref())?),
+        (None, Some(trace)) => Some(trace_samples(args, trace, tokenizer.as_deref())?),
+        (None, None) => None,
+    };
+    // A replay lasts until its last request.
+    let duration = match &trace {
+        Some(trace) => {
+            let last = trace.times.last().copied().unwrap_or(0).max(0) as u64;
+            let length = Duration::from_nanos(last) + Duration::from_millis(1);
+            if length <= args.warmup {
+                anyhow::bail!(
+                    "the trace's requests span {:.3} s, no longer than --warmup {:.3} s:                      nothing would be measured",
+                    length.as_secs_f64(),
+                    args.warmup.as_secs_f64()
+                );
+            }
+            length - args.warmup
+        }
+        None => args.duration,
     };
     let plan = SweepPlan {
         plugin,
@@ -190,7 +232,8 @@ fn run(args: &Args) -> anyhow::Result<()> {
             ..SaturationRule::default()
         }),
         points,
-        duration: args.duration,
+        schedule: trace.map(|trace| trace.times.into()),
+        duration,
         warmup: args.warmup,
         max_requests: args.max_requests,
         slo: match &args.slo {
@@ -294,6 +337,36 @@ fn synthetic_prompts(
     Ok(plan)
 }
 
+/// OUT/trace-prompts.npy from the trace's lines (with OUT/trace-output-tokens.npy as the
+/// `max_tokens` input when the trace gives output lengths).
+fn trace_samples(
+    args: &Args,
+    trace: &Trace,
+    tokenizer: Option<&std::path::Path>,
+) -> anyhow::Result<SamplePlan> {
+    let tokenizer = tokenizer
+        .map(mlperf_tokenizer::Tokenizer::from_file)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
+    let path = args.out.join("trace-prompts.npy");
+    trace
+        .write_prompts(&path, args.seed, tokenizer.as_ref())
+        .map_err(anyhow::Error::msg)?;
+    let mut plan = SamplePlan::dataset(path.clone());
+    if let Some(outputs) = &trace.outputs {
+        let lengths = args.out.join("trace-output-tokens.npy");
+        sweep::synthetic::write_length_rows(&lengths, outputs)
+            .with_context(|| format!("cannot write {}", lengths.display()))?;
+        if let SamplePlan::Dataset { input_files, .. } = &mut plan {
+            *input_files = vec![
+                ("prompt".to_string(), path),
+                ("max_tokens".to_string(), lengths),
+            ];
+        }
+    }
+    Ok(plan)
+}
+
 /// The model the Endpoints files name: the benchmark's, else the plugin's `model` key, else
 /// the plugin.
 fn model_name(args: &Args, benchmark: Option<&Benchmark>) -> String {
@@ -328,7 +401,11 @@ fn benchmark_samples(benchmark: &Benchmark) -> SamplePlan {
 /// else null; then --plugin-config and --plugin-set. The benchmark's tokenizer is left out
 /// of the plugin's configuration: the plugin then answers in text with the server's own
 /// token count, and the sweep counts the text's tokens beside it.
-fn plugin_plan(args: &Args, benchmark: Option<&Benchmark>) -> anyhow::Result<PluginPlan> {
+fn plugin_plan(
+    args: &Args,
+    benchmark: Option<&Benchmark>,
+    trace: Option<&Trace>,
+) -> anyhow::Result<PluginPlan> {
     let benchmark = benchmark.filter(|b| {
         args.plugin
             .as_deref()
@@ -349,11 +426,17 @@ fn plugin_plan(args: &Args, benchmark: Option<&Benchmark>) -> anyhow::Result<Plu
     // --plugin-set says wins).
     let mut sets = Vec::new();
     let tokenizer = args.tokenizer.is_some() || benchmark.is_some_and(|b| b.tokenizer.is_some());
-    if args.synthetic_input.is_some() && !tokenizer && spec == "network" {
+    let lengths_only = trace.is_some_and(|t| {
+        t.prompts
+            .iter()
+            .all(|p| matches!(p, TracePrompt::Tokens(_)))
+    });
+    if (args.synthetic_input.is_some() || lengths_only) && !tokenizer && spec == "network" {
         sets.push(("prompt".to_string(), "\"token_ids\"".to_string()));
         sets.push(("api".to_string(), "\"completions\"".to_string()));
     }
-    if args.synthetic_output.is_some() && spec == "network" {
+    let output_lengths = trace.is_some_and(|t| t.outputs.is_some());
+    if (args.synthetic_output.is_some() || output_lengths) && spec == "network" {
         sets.push(("exact_output".to_string(), "true".to_string()));
     }
     sets.extend(args.plugin_set.iter().cloned());

@@ -110,7 +110,7 @@ pub fn result_summary(point: &SweepPoint, run: &EndpointsRun) -> Value {
 }
 
 /// The load as Endpoints names it: `concurrency` or `poisson` (gamma and constant arrivals
-/// have no Endpoints name and keep ours).
+/// and trace replays have no Endpoints name and keep ours).
 fn load_pattern(mode: &LoadMode) -> Value {
     match *mode {
         LoadMode::Concurrency(n) => {
@@ -133,6 +133,9 @@ fn load_pattern(mode: &LoadMode) -> Value {
             }
             pattern
         }
+        LoadMode::Replay { max_concurrency } => json!({
+            "type": "replay", "target_qps": null, "target_concurrency": max_concurrency,
+        }),
     }
 }
 

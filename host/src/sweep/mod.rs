@@ -7,6 +7,7 @@ pub mod endpoints;
 mod power;
 pub mod synthetic;
 mod target;
+pub mod trace;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -50,6 +51,8 @@ pub struct SweepPlan {
     pub saturation: Option<SaturationRule>,
     /// `--power` meters, started before each point and stopped after it.
     pub power: Vec<String>,
+    /// A replay's request times (ns from the start; request k on sample k).
+    pub schedule: Option<Arc<[i64]>>,
 }
 
 /// One point's load and figures.
@@ -180,6 +183,7 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
                 seed: plan.seed.wrapping_add(point as u64),
                 drain_timeout: plan.drain_timeout,
                 saturation: plan.saturation,
+                schedule: plan.schedule.clone(),
             },
         )
         .map_err(|source| SweepError::Load { point, source })?;
@@ -191,7 +195,18 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         let to = (run.start_ns + (plan.duration + plan.warmup).as_nanos() as i64)
             .min(run.issue_end_ns + 1)
             .max(from + 1);
-        let steady = steady_window(&run.records, from, to, &plan.steady);
+        let steady = match mode {
+            // A trace's load changes as it was recorded: the whole window counts.
+            LoadMode::Replay { .. } => SteadyState {
+                from_ns: from,
+                to_ns: to,
+                dropped_bins: 0,
+                bins: 0,
+                steady: true,
+                reason: "a replay is measured over its whole window".to_string(),
+            },
+            _ => steady_window(&run.records, from, to, &plan.steady),
+        };
         let summary = summarize(
             &run.records,
             &run.token_gaps,
@@ -409,6 +424,9 @@ fn mode_json(mode: &LoadMode) -> serde_json::Value {
                 "max_concurrency": max_concurrency,
             })
         }
+        LoadMode::Replay { max_concurrency } => {
+            serde_json::json!({ "arrivals": "replay", "max_concurrency": max_concurrency })
+        }
     }
 }
 
@@ -463,6 +481,10 @@ pub fn mode_label(mode: &LoadMode) -> String {
             };
             let cap = max_concurrency.map_or(String::new(), |n| format!(" cap {n}"));
             format!("{kind} {}/s{cap}", arrivals.rate())
+        }
+        LoadMode::Replay { max_concurrency } => {
+            let cap = max_concurrency.map_or(String::new(), |n| format!(" cap {n}"));
+            format!("trace replay{cap}")
         }
     }
 }

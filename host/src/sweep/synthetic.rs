@@ -50,7 +50,8 @@ impl SharedPrefix {
     }
 }
 
-fn draw_ids(rng: &mut Mt19937, n: usize) -> Vec<u32> {
+/// `n` token ids drawn from [`TOKEN_IDS`].
+pub fn random_token_ids(rng: &mut Mt19937, n: usize) -> Vec<u32> {
     (0..n)
         .map(|_| uniform_int(rng, u64::from(TOKEN_IDS.0), u64::from(TOKEN_IDS.1)) as u32)
         .collect()
@@ -70,23 +71,38 @@ pub fn write_prompts(path: &Path, plan: &PromptPlan<'_>) -> std::io::Result<Vec<
         .enumerate()
         .map(|(k, &length)| {
             if SharedPrefix::starts_group(plan.shared_prefix, k) {
-                prefix = draw_ids(&mut rng, prefix_tokens);
+                prefix = random_token_ids(&mut rng, prefix_tokens);
             }
             let mut ids = prefix.clone();
-            ids.extend(draw_ids(&mut rng, length));
+            ids.extend(random_token_ids(&mut rng, length));
             ids
         })
         .collect();
+    write_token_id_rows(path, &prompts)?;
+    Ok(prompts.iter().map(Vec::len).collect())
+}
+
+/// Writes prompts of token ids to `path`: int32 rows as wide as the longest, -1 padded.
+pub fn write_token_id_rows(path: &Path, prompts: &[Vec<u32>]) -> std::io::Result<()> {
     let width = prompts.iter().map(Vec::len).max().unwrap_or(1).max(1);
-    let mut data = Vec::with_capacity(plan.count * width * 4);
-    for ids in &prompts {
+    let mut data = Vec::with_capacity(prompts.len() * width * 4);
+    for ids in prompts {
         for position in 0..width {
             let id = ids.get(position).map_or(-1, |&id| id as i32);
             data.extend_from_slice(&id.to_le_bytes());
         }
     }
-    mlperf_submission::npy::write_npy(path, "<i4", plan.count, &[width as i64], &data)?;
-    Ok(prompts.iter().map(Vec::len).collect())
+    mlperf_submission::npy::write_npy(path, "<i4", prompts.len(), &[width as i64], &data)
+}
+
+/// Writes text prompts to `path`: uint8 rows as wide as the longest, NUL padded.
+pub fn write_text_rows(path: &Path, texts: &[String]) -> std::io::Result<()> {
+    let width = texts.iter().map(String::len).max().unwrap_or(1).max(1);
+    let mut data = vec![0u8; texts.len() * width];
+    for (row, text) in data.chunks_exact_mut(width).zip(texts) {
+        row[..text.len()].copy_from_slice(text.as_bytes());
+    }
+    mlperf_submission::npy::write_npy(path, "|u1", texts.len(), &[width as i64], &data)
 }
 
 /// Writes `count` output lengths drawn from `lengths` to `path` (int32, one per sample: the
@@ -100,12 +116,17 @@ pub fn write_output_lengths(
     // A stream of its own: the prompts' draws stay as they are with or without it.
     let mut rng = Mt19937::new(seed ^ OUTPUT_SEED);
     let drawn: Vec<usize> = (0..count).map(|_| lengths.draw(&mut rng)).collect();
-    let data: Vec<u8> = drawn
+    write_length_rows(path, &drawn)?;
+    Ok(drawn)
+}
+
+/// Writes `lengths` to `path`, one int32 per sample (the `max_tokens` input).
+pub fn write_length_rows(path: &Path, lengths: &[usize]) -> std::io::Result<()> {
+    let data: Vec<u8> = lengths
         .iter()
         .flat_map(|&n| (n.min(i32::MAX as usize) as i32).to_le_bytes())
         .collect();
-    mlperf_submission::npy::write_npy(path, "<i4", count, &[1], &data)?;
-    Ok(drawn)
+    mlperf_submission::npy::write_npy(path, "<i4", lengths.len(), &[1], &data)
 }
 
 /// Set apart the output lengths' random stream from the prompts'.
@@ -141,13 +162,7 @@ pub fn write_text_prompts(
         };
         texts.push(text.map_err(|why| format!("synthetic prompt {n} ({length} tokens): {why}"))?);
     }
-    let width = texts.iter().map(String::len).max().unwrap_or(1).max(1);
-    let mut data = vec![0u8; plan.count * width];
-    for (row, text) in data.chunks_exact_mut(width).zip(&texts) {
-        row[..text.len()].copy_from_slice(text.as_bytes());
-    }
-    mlperf_submission::npy::write_npy(path, "|u1", plan.count, &[width as i64], &data)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    write_text_rows(path, &texts).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(drawn.iter().map(|n| n + prefix.1.len()).collect())
 }
 
@@ -175,12 +190,12 @@ fn after_prefix(
 /// Most rounds of decode and re-encode before giving up on a length.
 const ROUNDS: usize = 32;
 
-fn text_of_length(
+pub(super) fn text_of_length(
     length: usize,
     rng: &mut Mt19937,
     tokenizer: &Tokenizer,
 ) -> Result<String, String> {
-    let mut ids = draw_ids(rng, length);
+    let mut ids = random_token_ids(rng, length);
     for _ in 0..ROUNDS {
         let text = tokenizer.decode(&ids).map_err(|e| e.to_string())?;
         // NUL ends a prompt row: a text holding one cannot be written.
@@ -191,7 +206,7 @@ fn text_of_length(
             std::cmp::Ordering::Greater => ids = encoded[..length].to_vec(),
             std::cmp::Ordering::Less => {
                 ids = encoded;
-                ids.extend(draw_ids(rng, length - ids.len()));
+                ids.extend(random_token_ids(rng, length - ids.len()));
             }
         }
     }

@@ -343,6 +343,71 @@ fn synthetic_prompts_have_exactly_the_lengths_drawn() {
 }
 
 #[test]
+fn a_trace_is_replayed_at_its_times_with_its_lengths() {
+    let dir = TempDir::new();
+    let out = dir.path().join("sweep");
+    // Bursts of 10 requests 2 ms apart every 100 ms, prompts of 8 to 17 tokens, answers 3.
+    let lines: Vec<String> = (0..40)
+        .map(|k| {
+            format!(
+                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": 3}}",
+                (k / 10) * 100 + (k % 10) * 2,
+                8 + k % 10
+            )
+        })
+        .collect();
+    let trace = dir.path().join("trace.jsonl");
+    std::fs::write(&trace, lines.join("\n")).unwrap();
+    let output = null_sweep()
+        .arg("--trace")
+        .arg(&trace)
+        .args(["--warmup", "0s", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run mlperf-host sweep");
+    support::assert_ok(&output);
+    let sweep = sweep_json(&out);
+    let point = &sweep["points"][0];
+    assert_eq!(point["load"]["arrivals"], "replay", "{point:#}");
+    assert_eq!(point["result"], "VALID", "{point:#}");
+    assert_eq!(point["completed"], 40, "{point:#}");
+    // Each request on its own prompt: the trace's lengths, 12.5 tokens on average.
+    let input = &point["input_tokens"];
+    assert_eq!(input["mean"].as_f64(), Some(12.5), "{input}");
+    assert_eq!(input["max"].as_f64(), Some(17.0), "{input}");
+    // Sent at the trace's times (the null plugin serves 2 at a time, 2 ms each: a burst of
+    // 10 queues, but arrivals are open-loop and not held back).
+    let late = point["send_lateness_ns"]["p99"].as_f64().unwrap();
+    assert!(late < 5e6, "{late}");
+    // Each line's answer length became its request's max_tokens.
+    let lengths = std::fs::read(out.join("trace-output-tokens.npy")).unwrap();
+    assert!(String::from_utf8_lossy(&lengths[..128]).contains("(40, 1)"));
+    // The window is the trace's 306 ms, not a default duration.
+    let window = point["window_s"].as_f64().unwrap();
+    assert!((0.3..0.32).contains(&window), "{window}");
+
+    // A trace whose lines disagree is refused naming the line.
+    std::fs::write(
+        &trace,
+        "{\"timestamp\": 0, \"input_length\": 4, \"output_length\": 2}\n{\"timestamp\": 1}",
+    )
+    .unwrap();
+    let output = null_sweep()
+        .arg("--trace")
+        .arg(&trace)
+        .args(["--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("trace.jsonl: line 2: needs input_length"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn loads_that_cannot_run_are_refused_by_name() {
     let dir = TempDir::new();
     for (load, expected) in [

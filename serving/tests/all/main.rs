@@ -22,6 +22,7 @@ fn plan(mode: LoadMode, seconds: f64) -> PointPlan {
         seed: 1,
         drain_timeout: Duration::from_secs(5),
         saturation: None,
+        schedule: None,
     }
 }
 
@@ -35,6 +36,39 @@ fn dispersion(run: &PointRun) -> f64 {
     let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
     let variance = gaps.iter().map(|g| (g - mean) * (g - mean)).sum::<f64>() / gaps.len() as f64;
     variance.sqrt() / mean
+}
+
+#[test]
+fn a_replay_sends_each_request_at_its_recorded_time_on_its_own_sample() {
+    // A trace of bursts: 5 requests 1 ms apart every 100 ms, 4 bursts.
+    let times: Vec<i64> = (0..20).map(|k| (k / 5) * 100 * MS + (k % 5) * MS).collect();
+    let server = SimulatedServer::new(Duration::from_millis(1), Duration::from_millis(3), 4);
+    let mut replay = plan(
+        LoadMode::Replay {
+            max_concurrency: None,
+        },
+        1.0,
+    );
+    replay.samples = 20;
+    replay.schedule = Some(times.clone().into());
+    let run = run_point(&*server, &replay).unwrap();
+    assert_eq!(
+        run.records.len(),
+        20,
+        "one request per line, then issuing ends"
+    );
+    for (record, &at) in run.records.iter().zip(&times) {
+        assert_eq!(record.scheduled_ns - run.start_ns, at);
+        // Sent on time (a generous bound for a loaded 2-core machine).
+        assert!(record.sent_ns - record.scheduled_ns < 5 * MS);
+    }
+    // Request k went to sample k: each of the first ten samples once.
+    assert_eq!(server.samples_seen(), vec![1; 10]);
+    // Issuing stopped after the last line, not at the end of the second.
+    assert!(run.issue_end_ns - run.start_ns < 500 * MS);
+    // Without its times a replay cannot run.
+    replay.schedule = None;
+    assert!(run_point(&*server, &replay).is_err());
 }
 
 #[test]
