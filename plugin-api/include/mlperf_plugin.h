@@ -19,7 +19,8 @@
  * mlperf_named_response; `inputs` in the run description, `complete_named` appended to
  * mlperf_host_api); 1.4 devices (mlperf_device, `devices` appended to mlperf_plugin_api;
  * `device`, `instance_index` and `instance_count` appended to mlperf_run_description); 1.5
- * the tokens of a streamed answer after its first (`next_tokens` appended to mlperf_host_api).
+ * the tokens of a streamed answer after its first and the failures of single samples
+ * (mlperf_sample_failure; `next_tokens` and `fail_samples` appended to mlperf_host_api).
  *
  * Compatibility rules:
  *   - A different major version is refused. Within a major, the host offers its highest minor
@@ -423,6 +424,33 @@ typedef struct mlperf_sample_timing {
     uint64_t compute_end_ns;      /* and ended it */
 } mlperf_sample_timing;
 
+/* ---- Failures of single samples (since 1.5) ----------------------------------------------- *
+ *
+ * A plugin that serves samples one request at a time (a network client) may see one request
+ * fail while the others go on: a server's error status, a timeout, a lost connection, a stream
+ * that broke off. It reports each through host->fail_samples: the sample is then finished (do
+ * not complete it as well). What the host does with it depends on the test: a LoadGen run ends
+ * INVALID naming the first, as fail() would; a serving sweep counts the failures by kind and goes
+ * on. A host of 1.4 or older has no fail_samples: call fail() instead.
+ */
+
+typedef enum mlperf_failure_kind {
+    MLPERF_FAILURE_OTHER = 0,
+    MLPERF_FAILURE_STATUS = 1,     /* the server answered with an error status (`status`) */
+    MLPERF_FAILURE_TIMEOUT = 2,    /* no answer in time */
+    MLPERF_FAILURE_CONNECTION = 3, /* no connection, or it was lost before an answer began */
+    MLPERF_FAILURE_STREAM = 4      /* the answer broke off, stalled, or could not be read */
+} mlperf_failure_kind;
+
+typedef struct mlperf_sample_failure {
+    size_t struct_size;
+    uint64_t id;                  /* the sample's id, as issue_query gave it */
+    int32_t kind;                 /* an mlperf_failure_kind */
+    int32_t status;               /* the protocol's status (an HTTP status); 0 when none */
+    const char *message;          /* UTF-8, `length` bytes, not NUL-terminated; copied */
+    uint64_t length;
+} mlperf_sample_failure;
+
 /* ---- The host, as the plugin sees it ------------------------------------------------------ */
 
 typedef enum mlperf_log_level {
@@ -475,7 +503,7 @@ typedef struct mlperf_host_api {
      * MLPERF_CAP_SAMPLE_TIMING, before the samples complete. Thread-safe, non-blocking. */
     void (*report_timing)(void *context, const mlperf_sample_timing *timings, size_t count);
 
-    /* ---- Appended in 1.5: read only when struct_size covers it ---- */
+    /* ---- Appended in 1.5: read only when struct_size covers them ---- */
 
     /* More tokens of streamed answers arrived: for each response, `n_tokens` tokens of sample
      * `id` came now, after its first token (which first_token reports, not this); `data` holds
@@ -485,6 +513,9 @@ typedef struct mlperf_host_api {
      * not call it reports no inter-token latency); never after the sample's complete.
      * Thread-safe, non-blocking, any thread, like first_token. */
     void (*next_tokens)(void *context, const mlperf_response *responses, size_t count);
+    /* Samples that failed each on its own (see "Failures of single samples"; records strided
+     * by struct_size). Thread-safe, non-blocking, any thread, also inline within issue_query. */
+    void (*fail_samples)(void *context, const mlperf_sample_failure *failures, size_t count);
 } mlperf_host_api;
 
 /* ---- Power meters (since 1.1) ------------------------------------------------------------- *

@@ -187,6 +187,25 @@ pub struct mlperf_sample_timing {
     pub compute_end_ns: u64,
 }
 
+/// Since 1.5: the kinds of a single sample's failure.
+pub const FAILURE_OTHER: i32 = 0;
+pub const FAILURE_STATUS: i32 = 1;
+pub const FAILURE_TIMEOUT: i32 = 2;
+pub const FAILURE_CONNECTION: i32 = 3;
+pub const FAILURE_STREAM: i32 = 4;
+
+/// Since 1.5: one sample that failed on its own.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy)]
+pub struct mlperf_sample_failure {
+    pub struct_size: usize,
+    pub id: u64,
+    pub kind: i32,
+    pub status: i32,
+    pub message: *const c_char,
+    pub length: u64,
+}
+
 /// Since 1.3: the test an instance is created for.
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy)]
@@ -268,9 +287,16 @@ pub struct mlperf_host_api {
             count: usize,
         ),
     >,
-    // Appended in 1.5: read only when `struct_size` covers it (see [`HOST_SIZE_1_4`]).
+    // Appended in 1.5: read only when `struct_size` covers them (see [`HOST_SIZE_1_4`]).
     pub next_tokens: Option<
         unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize),
+    >,
+    pub fail_samples: Option<
+        unsafe extern "C" fn(
+            context: *mut c_void,
+            failures: *const mlperf_sample_failure,
+            count: usize,
+        ),
     >,
 }
 
@@ -445,7 +471,10 @@ const _: () = {
     assert!(size_of::<mlperf_named_response>() == 56);
     assert!(offset_of!(mlperf_named_response, n_tokens) == 32);
     assert!(offset_of!(mlperf_named_response, outputs) == 40);
-    assert!(size_of::<mlperf_host_api>() == 104);
+    assert!(size_of::<mlperf_host_api>() == 112);
+    assert!(offset_of!(mlperf_host_api, fail_samples) == 104);
+    assert!(size_of::<mlperf_sample_failure>() == 40);
+    assert!(offset_of!(mlperf_sample_failure, message) == 24);
     assert!(offset_of!(mlperf_host_api, context) == 24);
     assert!(offset_of!(mlperf_host_api, log) == 48);
     // 1.0's and 1.1's host table ended here; 1.2 appended `fail`.

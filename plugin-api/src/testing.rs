@@ -25,6 +25,7 @@ struct Recorded {
     completed: Mutex<Vec<Answer>>,
     first_tokens: Mutex<Vec<Answer>>,
     next_tokens: Mutex<Vec<Answer>>,
+    failures: Mutex<Vec<(u64, i32, i32, String)>>,
     logs: Mutex<Vec<(i32, String)>>,
     fails: Mutex<Vec<String>>,
     timings: Mutex<Vec<ffi::mlperf_sample_timing>>,
@@ -83,6 +84,7 @@ impl RecordingHost {
             now_ns: (minor >= 4).then_some(now_ns as NowFn),
             report_timing: (minor >= 4).then_some(report_timing as ReportTimingFn),
             next_tokens: (minor >= 5).then_some(next_tokens as CompleteFn),
+            fail_samples: (minor >= 5).then_some(fail_samples as FailSamplesFn),
         };
         RecordingHost {
             recorded,
@@ -121,6 +123,11 @@ impl RecordingHost {
     /// The tokens after the first (ABI 1.5), as the plugin reported them, in order.
     pub fn next_tokens(&self) -> Vec<Answer> {
         lock(&self.recorded.next_tokens).clone()
+    }
+
+    /// The single samples' failures (ABI 1.5): id, kind, status and message, in order.
+    pub fn sample_failures(&self) -> Vec<(u64, i32, i32, String)> {
+        lock(&self.recorded.failures).clone()
     }
 
     pub fn logs(&self) -> Vec<(i32, String)> {
@@ -307,6 +314,46 @@ unsafe extern "C" fn next_tokens(
     let recorded = unsafe { &*context.cast::<Recorded>() };
     // SAFETY: `responses` points to `n` responses, valid for this call.
     unsafe { record(&recorded.next_tokens, responses, n, false) };
+}
+
+type FailSamplesFn = unsafe extern "C" fn(
+    context: *mut c_void,
+    failures: *const ffi::mlperf_sample_failure,
+    count: usize,
+);
+
+unsafe extern "C" fn fail_samples(
+    context: *mut c_void,
+    failures: *const ffi::mlperf_sample_failure,
+    n: usize,
+) {
+    // SAFETY: as in complete().
+    let recorded = unsafe { &*context.cast::<Recorded>() };
+    if failures.is_null() || n == 0 {
+        return;
+    }
+    // SAFETY: `n` records strided by the first one's struct_size, valid for this call.
+    let stride = unsafe { (*failures).struct_size };
+    let mut into = lock(&recorded.failures);
+    for i in 0..n {
+        // SAFETY: record i lies i * stride bytes in; its message is `length` bytes.
+        let failure = unsafe { &*failures.byte_add(i * stride) };
+        let bytes = match failure.message.is_null() {
+            true => &[][..],
+            // SAFETY: as above.
+            false => unsafe {
+                slice::from_raw_parts(failure.message.cast::<u8>(), failure.length as usize)
+            },
+        };
+        into.push((
+            failure.id,
+            failure.kind,
+            failure.status,
+            String::from_utf8_lossy(bytes).into_owned(),
+        ));
+    }
+    drop(into);
+    recorded.changed.notify_all();
 }
 
 type CompleteFn =

@@ -88,6 +88,15 @@ const mlperf_layout_entry mlperf_layout_entries[] = {
     FIELD(mlperf_host_api, now_ns),
     FIELD(mlperf_host_api, report_timing),
     FIELD(mlperf_host_api, next_tokens),
+    FIELD(mlperf_host_api, fail_samples),
+
+    SIZE(mlperf_sample_failure),
+    FIELD(mlperf_sample_failure, struct_size),
+    FIELD(mlperf_sample_failure, id),
+    FIELD(mlperf_sample_failure, kind),
+    FIELD(mlperf_sample_failure, status),
+    FIELD(mlperf_sample_failure, message),
+    FIELD(mlperf_sample_failure, length),
 
     SIZE(mlperf_sample_timing),
     FIELD(mlperf_sample_timing, struct_size),
@@ -220,6 +229,11 @@ const unsigned long long mlperf_layout_constants[] = {
     MLPERF_MEMORY_HOST,
     MLPERF_MEMORY_PINNED_HOST,
     MLPERF_MEMORY_DEVICE,
+    MLPERF_FAILURE_OTHER,
+    MLPERF_FAILURE_STATUS,
+    MLPERF_FAILURE_TIMEOUT,
+    MLPERF_FAILURE_CONNECTION,
+    MLPERF_FAILURE_STREAM,
 };
 
 const char mlperf_layout_entry_symbol[] = MLPERF_PLUGIN_ENTRY_SYMBOL;

@@ -29,6 +29,13 @@ pub(crate) struct HostContext {
     timing: OnceLock<Arc<dyn TimingReports>>,
     /// Where the tokens after each answer's first go, when a sweep times them.
     tokens: OnceLock<Arc<dyn TokenReports>>,
+    /// Where single samples' failures go, when a sweep counts them (else they fail the run).
+    failures: OnceLock<Arc<dyn FailureReports>>,
+}
+
+/// Takes a plugin's `fail_samples` (ABI 1.5): sample `id` failed on its own, at `now_ns`.
+pub(crate) trait FailureReports: Send + Sync {
+    fn sample_failed(&self, id: u64, kind: i32, status: i32, message: &str, now_ns: i64);
 }
 
 /// Takes a plugin's `next_tokens` (ABI 1.5): `tokens` more tokens of response `id` arrived at
@@ -67,6 +74,7 @@ impl HostContext {
                 .collect(),
             timing: OnceLock::new(),
             tokens: OnceLock::new(),
+            failures: OnceLock::new(),
         })
     }
 
@@ -78,6 +86,11 @@ impl HostContext {
     /// From now on the tokens after each answer's first go to `reports` (set once).
     pub(crate) fn report_tokens_to(&self, reports: Arc<dyn TokenReports>) {
         let _ = self.tokens.set(reports);
+    }
+
+    /// From now on single samples' failures go to `reports` (set once).
+    pub(crate) fn report_failures_to(&self, reports: Arc<dyn FailureReports>) {
+        let _ = self.failures.set(reports);
     }
 
     /// From now on callbacks are late: the plugin's destroy has returned.
@@ -127,6 +140,7 @@ pub(crate) fn host_api(
         now_ns: Some(host_now_ns),
         report_timing: Some(host_report_timing),
         next_tokens: Some(host_next_tokens),
+        fail_samples: Some(host_fail_samples),
     }
 }
 
@@ -547,6 +561,40 @@ unsafe extern "C" fn host_next_tokens(
             // SAFETY: response k lies k * stride bytes in; only its id and count are read.
             let response = unsafe { &*responses.byte_add(k * stride) };
             reports.next_tokens(response.id, response.n_tokens, now_ns);
+        }
+    }));
+}
+
+unsafe extern "C" fn host_fail_samples(
+    context: *mut c_void,
+    failures: *const ffi::mlperf_sample_failure,
+    count: usize,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let now_ns = crate::loadgen::monotonic_ns();
+        // SAFETY: as in host_complete.
+        let context = unsafe { &*(context as *const HostContext) };
+        if context.late() || failures.is_null() || count == 0 {
+            return;
+        }
+        // SAFETY: `count` records strided by the first one's struct_size, valid for the call.
+        let stride = unsafe { (*failures).struct_size };
+        if stride < std::mem::size_of::<ffi::mlperf_sample_failure>() {
+            return;
+        }
+        for k in 0..count {
+            // SAFETY: record k lies k * stride bytes in; its message is `length` bytes.
+            let failure = unsafe { &*failures.byte_add(k * stride) };
+            let length = usize::try_from(failure.length).unwrap_or(0);
+            // SAFETY: as above.
+            let text = unsafe { message_text(failure.message, length) };
+            match context.failures.get() {
+                Some(reports) => {
+                    reports.sample_failed(failure.id, failure.kind, failure.status, &text, now_ns)
+                }
+                // A LoadGen run cannot lose a sample: the run fails, as with fail().
+                None => context.fail(format!("plugin {} failed: {text}", context.plugin)),
+            }
         }
     }));
 }

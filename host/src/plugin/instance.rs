@@ -141,6 +141,18 @@ impl Instance {
         }
     }
 
+    /// Single samples' failures (ABI 1.5) go to `reports`, for an instance in this process
+    /// (an isolated one's fail its test, as `fail` does).
+    pub(crate) fn report_failures_to(&self, reports: Arc<dyn super::FailureReports>) -> bool {
+        match self {
+            Instance::InProcess(sut) => {
+                sut.report_failures_to(reports);
+                true
+            }
+            Instance::Isolated(_) | Instance::Devices(_) => false,
+        }
+    }
+
     /// It runs in this process (every instance, for one per device).
     pub fn in_process(&self) -> bool {
         match self {

@@ -23,7 +23,7 @@ pub use batching::{HostBatching, REFUSE_THREAD_ENV};
 pub use data_format::DataFormat;
 pub use devices::{DeviceInfo, DeviceSelection, DeviceSelectionError, RunDevice};
 pub use error::PluginError;
-pub(crate) use host_api::TokenReports;
+pub(crate) use host_api::{FailureReports, TokenReports};
 pub use instance::{Destroyed, Instance, PluginBackend};
 pub use loader::{Plugin, PluginInfo};
 pub use resolve::{built_beside, list, resolve, search_dirs, Manifest};

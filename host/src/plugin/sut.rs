@@ -250,6 +250,11 @@ impl PluginSut {
         self.context.report_tokens_to(reports);
     }
 
+    /// Single samples' failures go to `reports` (a sweep counts them by kind).
+    pub(crate) fn report_failures_to(&self, reports: Arc<dyn super::host_api::FailureReports>) {
+        self.context.report_failures_to(reports);
+    }
+
     /// Runs `preprocessing` on every issued sample before the plugin sees it, inside the timed
     /// path (the arena holds the raw samples).
     pub fn preprocess_timed(&mut self, preprocessing: Arc<Preprocessing>) {

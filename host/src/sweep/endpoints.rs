@@ -321,6 +321,7 @@ mod tests {
             abandoned: 0,
             saturated: None,
             power: None,
+            errors: Vec::new(),
             invalid: Vec::new(),
         }
     }

@@ -72,8 +72,19 @@ pub struct SweepPoint {
     pub saturated: Option<String>,
     /// With `--power`: its figures over the steady window, or why there are none.
     pub power: Option<Result<PointPower, String>>,
+    /// Failed requests of the window by kind (`status 503`, `timeout`, ...): how many, and
+    /// the first one's message.
+    pub errors: Vec<ErrorCount>,
     /// Why the point is not VALID (empty: it is).
     pub invalid: Vec<String>,
+}
+
+/// The failed requests of one kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorCount {
+    pub kind: String,
+    pub count: usize,
+    pub first: String,
 }
 
 impl SweepPoint {
@@ -160,10 +171,12 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
     let input_tokens = prompt_tokens(&library, &indices, prompt_input, tokenizer.as_ref())?;
 
     let sink = Arc::new(RecordSink::new(plan.points.len(), tokenizer));
-    // Inter-token gaps reach a sweep only from a plugin in this process.
+    // Inter-token gaps and single requests' failures reach a sweep only from a plugin in this
+    // process (an isolated plugin's failures fail the sweep).
     if !sut.report_tokens_to(Arc::clone(&sink) as Arc<dyn crate::plugin::TokenReports>) {
         tracing::info!("an isolated plugin's tokens after the first are not timed: no ITL");
     }
+    sut.report_failures_to(Arc::clone(&sink) as Arc<dyn crate::plugin::FailureReports>);
     let mut points = Vec::with_capacity(plan.points.len());
     let mut stopped = None;
     for (point, &mode) in plan.points.iter().enumerate() {
@@ -207,6 +220,12 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             },
             _ => steady_window(&run.records, from, to, &plan.steady),
         };
+        let errors = errors_by_kind(
+            sink.take_request_failures(point),
+            &run.records,
+            steady.from_ns,
+            steady.to_ns,
+        );
         let summary = summarize(
             &run.records,
             &run.token_gaps,
@@ -220,7 +239,14 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         });
         let swept = SweepPoint {
             power,
-            invalid: invalid_because(&summary, &steady, run.abandoned, run.saturated.as_deref()),
+            invalid: invalid_because(
+                &summary,
+                &steady,
+                &errors,
+                run.abandoned,
+                run.saturated.as_deref(),
+            ),
+            errors,
             mode,
             region: plan.regions.get(point).copied(),
             series: series(&run.records, steady.from_ns, steady.to_ns),
@@ -254,6 +280,7 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
 fn invalid_because(
     summary: &PointSummary,
     steady: &SteadyState,
+    errors: &[ErrorCount],
     abandoned: usize,
     saturated: Option<&str>,
 ) -> Vec<String> {
@@ -265,7 +292,18 @@ fn invalid_because(
         invalid.push("no request was answered in the measured window".to_string());
     }
     if summary.failed > 0 {
-        invalid.push(format!("{} request(s) failed", summary.failed));
+        let kinds: Vec<String> = errors
+            .iter()
+            .map(|e| format!("{}: {}", e.kind, e.count))
+            .collect();
+        invalid.push(match kinds.is_empty() {
+            true => format!("{} request(s) failed", summary.failed),
+            false => format!(
+                "{} request(s) failed ({})",
+                summary.failed,
+                kinds.join(", ")
+            ),
+        });
     }
     if abandoned > 0 {
         invalid.push(format!("{abandoned} request(s) never ended"));
@@ -274,6 +312,35 @@ fn invalid_because(
         invalid.push(steady.reason.clone());
     }
     invalid
+}
+
+/// The failures of requests sent in `[from_ns, to_ns)`, counted by kind, most first.
+fn errors_by_kind(
+    failures: Vec<(usize, target::RequestFailure)>,
+    records: &[mlperf_serving::RequestRecord],
+    from_ns: i64,
+    to_ns: i64,
+) -> Vec<ErrorCount> {
+    let mut counts: Vec<ErrorCount> = Vec::new();
+    for (request, failure) in failures {
+        let inside = records
+            .get(request)
+            .is_some_and(|r| r.sent_ns >= from_ns && r.sent_ns < to_ns);
+        if !inside {
+            continue;
+        }
+        let kind = failure.label();
+        match counts.iter_mut().find(|c| c.kind == kind) {
+            Some(count) => count.count += 1,
+            None => counts.push(ErrorCount {
+                kind,
+                count: 1,
+                first: failure.message,
+            }),
+        }
+    }
+    counts.sort_by(|a, b| b.count.cmp(&a.count).then(a.kind.cmp(&b.kind)));
+    counts
 }
 
 /// The token ids in int32 `bytes` before their negative padding.
@@ -383,6 +450,9 @@ pub fn point_json(point: &SweepPoint) -> serde_json::Value {
         "window_s": s.window_s,
         "completed": s.completed,
         "failed": s.failed,
+        "errors": point.errors.iter().map(|e| {
+            (e.kind.clone(), serde_json::json!({"count": e.count, "first": e.first}))
+        }).collect::<serde_json::Map<_, _>>(),
         "unfinished": s.unfinished,
         "abandoned": point.abandoned,
         "requests_per_s": s.requests_per_s,

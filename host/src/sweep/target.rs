@@ -7,6 +7,7 @@ use mlperf_loadgen::{
     monotonic_ns, Completer, CompletionSink, QuerySample, QuerySampleResponse, ResponseId,
     SystemUnderTest,
 };
+use mlperf_plugin_api::sdk::FailureKind;
 use mlperf_serving::{RequestRecords, Target};
 use mlperf_tokenizer::Tokenizer;
 
@@ -20,6 +21,8 @@ const POINT_SHIFT: u32 = 40;
 pub(super) struct RecordSink {
     points: Vec<OnceLock<Arc<RequestRecords>>>,
     failure: Mutex<Option<String>>,
+    /// Single requests' failures, as (point, request, failure): rare, so a lock will do.
+    request_failures: Mutex<Vec<(usize, usize, RequestFailure)>>,
     /// Counts each answer's tokens (answers in UTF-8 text) beside the plugin's count.
     tokenizer: Option<Tokenizer>,
 }
@@ -29,6 +32,7 @@ impl RecordSink {
         RecordSink {
             points: (0..points).map(|_| OnceLock::new()).collect(),
             failure: Mutex::new(None),
+            request_failures: Mutex::new(Vec::new()),
             tokenizer,
         }
     }
@@ -38,6 +42,21 @@ impl RecordSink {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// Point `point`'s failed requests, by request id (taken: each point's once).
+    pub(super) fn take_request_failures(&self, point: usize) -> Vec<(usize, RequestFailure)> {
+        let mut all = self
+            .request_failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let (mine, rest) = std::mem::take(&mut *all)
+            .into_iter()
+            .partition(|(p, _, _)| *p == point);
+        *all = rest;
+        mine.into_iter()
+            .map(|(_, request, f)| (request, f))
+            .collect()
     }
 
     fn records(&self, id: ResponseId) -> Option<(&RequestRecords, usize)> {
@@ -87,6 +106,46 @@ impl crate::plugin::TokenReports for RecordSink {
     fn next_tokens(&self, id: u64, _tokens: i64, now_ns: i64) {
         if let Some((records, request)) = self.records(ResponseId(id)) {
             records.next_tokens(request, now_ns);
+        }
+    }
+}
+
+impl crate::plugin::FailureReports for RecordSink {
+    fn sample_failed(&self, id: u64, kind: i32, status: i32, message: &str, now_ns: i64) {
+        let point = (id >> POINT_SHIFT) as usize;
+        if let Some((records, request)) = self.records(ResponseId(id)) {
+            // Noted before the end: a point's failures are all in once its requests ended.
+            self.request_failures
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((
+                    point,
+                    request,
+                    RequestFailure {
+                        kind: FailureKind::from_raw(kind),
+                        status,
+                        message: message.to_string(),
+                    },
+                ));
+            records.complete(request, now_ns, 0, true);
+        }
+    }
+}
+
+/// Why one request failed, as its plugin said.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct RequestFailure {
+    pub(super) kind: FailureKind,
+    pub(super) status: i32,
+    pub(super) message: String,
+}
+
+impl RequestFailure {
+    /// How failures are counted: the kind, and the status where there is one (`status 503`).
+    pub(super) fn label(&self) -> String {
+        match (self.kind, self.status) {
+            (kind, 0) => kind.name().to_string(),
+            (kind, status) => format!("{} {status}", kind.name()),
         }
     }
 }

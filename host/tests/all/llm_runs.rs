@@ -545,7 +545,12 @@ enum Broken {
     /// request asks for them (`return_token_ids`), the last one the end-of-sequence token.
     /// (vLLM does not run on this machine.)
     VllmTokenIds,
+    /// Every other completion refused with 503 (an overloaded server), the rest answered.
+    Busy,
 }
+
+/// Completions a `Busy` server has taken.
+static BUSY_REQUESTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// An OpenAI-compatible server that lists `model` and answers every completion as `broken`
 /// says; it serves until the test process ends.
@@ -593,11 +598,22 @@ fn serve_broken(stream: TcpStream, model: &str, broken: Broken) {
             );
             continue;
         }
+        let busy = matches!(broken, Broken::Busy)
+            && BUSY_REQUESTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 1;
+        if busy {
+            let json = r#"{"error":{"message":"server busy"}}"#;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{json}",
+                json.len()
+            );
+            continue;
+        }
         let _ = write!(
             stream,
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
         );
-        if let Broken::VllmTokenIds = broken {
+        if let Broken::VllmTokenIds | Broken::Busy = broken {
             let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
             let ids = |ids: &str| match body["return_token_ids"].as_bool() {
                 Some(true) => format!(",\"token_ids\":{ids}"),
@@ -634,7 +650,7 @@ fn serve_broken(stream: TcpStream, model: &str, broken: Broken) {
                 let _ = stream.write_all(b"data: {\"choices\": [oops\n\n");
             }
             // Answered whole above.
-            Broken::CutShort | Broken::VllmTokenIds => {}
+            Broken::CutShort | Broken::VllmTokenIds | Broken::Busy => {}
             Broken::Interrupted => {
                 let _ = stream.write_all(b"data: [DONE]\n\n");
             }
@@ -699,6 +715,43 @@ fn broken_streams_end_the_run_invalid_naming_the_endpoint_and_the_fault() {
         );
         assert!(out.path().join("result.json").is_file(), "{broken:?}");
     }
+}
+
+#[test]
+fn a_sweep_counts_failed_requests_by_kind_and_goes_on() {
+    require_prompts();
+    let endpoint = broken_server("smollm2", Broken::Busy);
+    let out = TempDir::new();
+    let output = Command::new(EXE)
+        .args(["sweep", "--benchmark", "smollm2", "--plugin-set"])
+        .arg(format!("endpoints=[{endpoint:?}]"))
+        .args(["--concurrency", "1", "--duration", "1s", "--warmup", "0s"])
+        .arg("--out")
+        .arg(out.path())
+        .current_dir(repo())
+        .output()
+        .expect("run mlperf-host sweep");
+    assert!(output.status.success(), "{}", describe(&output));
+    let sweep: serde_json::Value =
+        serde_json::from_str(&read(out.path(), "sweep.json")).expect("sweep.json");
+    let point = &sweep["points"][0];
+    // Half the requests refused, each counted under its status; the other half answered.
+    let failed = point["failed"].as_u64().unwrap();
+    let completed = point["completed"].as_u64().unwrap();
+    assert!(failed >= 5 && completed >= 5, "{point:#}");
+    assert!(failed.abs_diff(completed) <= 1, "{point:#}");
+    let busy = &point["errors"]["status 503"];
+    assert_eq!(busy["count"].as_u64(), Some(failed), "{point:#}");
+    let first = busy["first"].as_str().unwrap();
+    assert!(
+        first.contains(&format!(
+            "endpoint {endpoint}: POST /v1/chat/completions: 503"
+        )),
+        "{first}"
+    );
+    assert_eq!(point["result"], "INVALID");
+    let why = point["invalid_because"][0].as_str().unwrap();
+    assert!(why.contains("request(s) failed (status 503: "), "{why}");
 }
 
 #[test]

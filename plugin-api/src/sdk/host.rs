@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 
 use crate::ffi::{self, mlperf_host_api, mlperf_named_response, mlperf_output, mlperf_response};
 
-use super::{DType, PluginError, RunDescription, SampleTiming};
+use super::{DType, FailureKind, PluginError, RunDescription, SampleTiming};
 
 type CompleteFn =
     unsafe extern "C" fn(context: *mut c_void, responses: *const mlperf_response, count: usize);
@@ -19,6 +19,11 @@ type CompleteNamedFn = unsafe extern "C" fn(
     count: usize,
 );
 type NowFn = unsafe extern "C" fn(context: *mut c_void) -> u64;
+type FailSamplesFn = unsafe extern "C" fn(
+    context: *mut c_void,
+    failures: *const ffi::mlperf_sample_failure,
+    count: usize,
+);
 type ReportTimingFn = unsafe extern "C" fn(
     context: *mut c_void,
     timings: *const ffi::mlperf_sample_timing,
@@ -87,9 +92,9 @@ impl Host {
             false => (None, None),
         };
         // Appended in 1.5.
-        let next_tokens = match host.struct_size >= size_of::<mlperf_host_api>() {
-            true => host.next_tokens,
-            false => None,
+        let (next_tokens, fail_samples) = match host.struct_size >= size_of::<mlperf_host_api>() {
+            true => (host.next_tokens, host.fail_samples),
+            false => (None, None),
         };
         let complete = match host.complete {
             Some(complete) => complete,
@@ -110,6 +115,7 @@ impl Host {
                 report_timing,
                 first_token: host.first_token,
                 next_tokens,
+                fail_samples,
                 fail,
                 log: host.log,
             },
@@ -161,8 +167,9 @@ pub struct Completer {
     now_ns: Option<NowFn>,
     report_timing: Option<ReportTimingFn>,
     first_token: Option<CompleteFn>,
-    /// None when the host predates it (ABI 1.5).
+    /// None when the host predates them (ABI 1.5).
     next_tokens: Option<CompleteFn>,
+    fail_samples: Option<FailSamplesFn>,
     /// None when the host predates ABI 1.2.
     fail: Option<FailFn>,
     /// Where [`Completer::fail`] goes without a `fail` callback.
@@ -258,6 +265,34 @@ impl Completer {
         }
         // SAFETY: as in complete().
         unsafe { next_tokens(self.context, responses.as_ptr().cast(), responses.len()) }
+    }
+
+    /// The host takes single samples' failures ([`Completer::fail_sample`], ABI 1.5).
+    #[inline]
+    pub fn can_fail_samples(&self) -> bool {
+        self.fail_samples.is_some()
+    }
+
+    /// Sample `id` failed on its own (its request refused, timed out, cut short): it is
+    /// finished, not to be completed as well. A LoadGen run ends INVALID with `message`, a
+    /// sweep counts it by `kind` and goes on. False (nothing reported) from a host older than
+    /// ABI 1.5: call [`Completer::fail`] then.
+    #[inline]
+    pub fn fail_sample(&self, id: u64, kind: FailureKind, status: i32, message: &str) -> bool {
+        let Some(fail_samples) = self.fail_samples else {
+            return false;
+        };
+        let failure = ffi::mlperf_sample_failure {
+            struct_size: size_of::<ffi::mlperf_sample_failure>(),
+            id,
+            kind: kind.as_raw(),
+            status,
+            message: message.as_ptr().cast(),
+            length: message.len() as u64,
+        };
+        // SAFETY: one record, valid for the call; the host copies the message.
+        unsafe { fail_samples(self.context, &failure, 1) };
+        true
     }
 
     /// Tells the host that samples this plugin accepted can no longer be completed (a batch

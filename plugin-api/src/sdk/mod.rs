@@ -8,6 +8,7 @@
 mod device;
 mod error;
 mod export;
+mod failure;
 mod host;
 mod plugin;
 mod power;
@@ -19,6 +20,7 @@ mod timing;
 
 pub use device::{Device, DeviceKind};
 pub use error::{config_error_text, PluginError};
+pub use failure::FailureKind;
 pub use host::{Completer, Host, Level, Logger, NamedResponse, Output, Response};
 pub use plugin::SutPlugin;
 pub use power::{PowerInfo, PowerMeter, PowerReading, PowerScope};

@@ -19,7 +19,7 @@ struct Entry {
 extern "C" {
     static mlperf_layout_entries: [Entry; 0];
     static mlperf_layout_count: usize;
-    static mlperf_layout_constants: [u64; 43];
+    static mlperf_layout_constants: [u64; 48];
     static mlperf_layout_entry_symbol: [c_char; 20];
     static mlperf_layout_power_entry_symbol: [c_char; 26];
 }
@@ -155,7 +155,20 @@ fn rust_layout() -> (BTreeMap<String, usize>, Vec<String>) {
             complete_named,
             now_ns,
             report_timing,
-            next_tokens
+            next_tokens,
+            fail_samples
+        }
+    );
+    rust_layout!(
+        map,
+        fields,
+        mlperf_sample_failure {
+            struct_size,
+            id,
+            kind,
+            status,
+            message,
+            length
         }
     );
     rust_layout!(
@@ -300,7 +313,7 @@ fn every_rust_field_is_measured_in_c() {
 
 #[test]
 fn constants_match_the_header() {
-    let rust: [u64; 43] = [
+    let rust: [u64; 48] = [
         ABI_MAJOR.into(),
         ABI_MINOR.into(),
         CAP_ASYNC_COMPLETION,
@@ -344,6 +357,11 @@ fn constants_match_the_header() {
         MEMORY_HOST.into(),
         MEMORY_PINNED_HOST.into(),
         MEMORY_DEVICE.into(),
+        FAILURE_OTHER as u64,
+        FAILURE_STATUS as u64,
+        FAILURE_TIMEOUT as u64,
+        FAILURE_CONNECTION as u64,
+        FAILURE_STREAM as u64,
     ];
     // SAFETY: layout.c defines both arrays with exactly these lengths.
     let (c, symbol, power_symbol) = unsafe {

@@ -48,6 +48,13 @@ macro_rules! abi_copy {
                         count: usize,
                     ),
                 >,
+                pub fail_samples: Option<
+                    unsafe extern "C" fn(
+                        context: *mut c_void,
+                        failures: *const mlperf_sample_failure,
+                        count: usize,
+                    ),
+                >,
             },
             sample { $($sample)* },
             response { $($response)* }
@@ -210,6 +217,17 @@ macro_rules! abi_copy {
                 pub dequeued_ns: u64,
                 pub compute_start_ns: u64,
                 pub compute_end_ns: u64,
+            }
+
+            #[repr(C)]
+            #[derive(StableAbi)]
+            pub struct mlperf_sample_failure {
+                pub struct_size: usize,
+                pub id: u64,
+                pub kind: i32,
+                pub status: i32,
+                pub message: *const c_char,
+                pub length: u64,
             }
 
             // Parameter names are part of what abi_stable compares.
@@ -488,6 +506,13 @@ abi_copy!(
                 count: usize,
             ),
         >,
+        pub fail_samples: Option<
+            unsafe extern "C" fn(
+                context: *mut c_void,
+                failures: *const mlperf_sample_failure,
+                count: usize,
+            ),
+        >,
     },
     sample {
         pub struct_size: usize,
@@ -553,7 +578,7 @@ fn the_host_tables_fail_is_part_of_the_checked_layout() {
     assert!(message.contains("`mlperf_host_api`"), "{message}");
     assert!(
         message.contains(
-            "missing field(s) [\"fail\", \"run\", \"complete_named\", \"now_ns\", \"report_timing\", \"next_tokens\"]"
+            "missing field(s) [\"fail\", \"run\", \"complete_named\", \"now_ns\", \"report_timing\", \"next_tokens\", \"fail_samples\"]"
         ),
         "{message}"
     );

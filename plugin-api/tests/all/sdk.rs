@@ -8,8 +8,8 @@ use std::time::Duration;
 use ::mlperf_plugin_api::ffi::{self, mlperf_plugin_api, mlperf_sample};
 use ::mlperf_plugin_api::layout::check_layout;
 use ::mlperf_plugin_api::sdk::{
-    Completer, DType, Device, DeviceKind, Host, Input, Level, Logger, NamedResponse, Output,
-    PluginError, Response, Sample, SutPlugin,
+    Completer, DType, Device, DeviceKind, FailureKind, Host, Input, Level, Logger, NamedResponse,
+    Output, PluginError, Response, Sample, SutPlugin,
 };
 use ::mlperf_plugin_api::testing::{run_description, sample, RawInstance, RecordingHost};
 
@@ -80,9 +80,15 @@ impl SutPlugin for Echo {
         if samples.iter().any(|s| s.index() == 666) {
             panic!("boom at index 666");
         }
+        // Index 888: the sample fails on its own (a busy server), as the host allows.
+        for busy in samples.iter().filter(|s| s.index() == 888) {
+            if !completer.fail_sample(busy.id(), FailureKind::Status, 503, "busy") {
+                completer.fail("busy");
+            }
+        }
         let responses: Vec<Response<'_>> = samples
             .iter()
-            .filter(|s| s.index() != 777)
+            .filter(|s| s.index() != 777 && s.index() != 888)
             .map(|s| {
                 assert_eq!(s.dtype(), DType::U8);
                 Response::new(s.id(), s.data()).with_tokens(s.shape().len() as i64)
@@ -303,6 +309,31 @@ fn tokens_after_the_first_reach_a_host_of_1_5_and_are_skipped_for_older_hosts() 
             .all(|a| a.at >= first && a.at <= end));
         assert_eq!(host.completed().len(), 2);
     }
+}
+
+#[test]
+fn a_single_samples_failure_reaches_a_host_of_1_5_and_is_a_run_failure_for_older_hosts() {
+    let host = RecordingHost::of_minor(5);
+    // SAFETY: our own table; `host` outlives the instance.
+    let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    instance
+        .issue(&[sample(31, 888, b""), sample(32, 1, b"c")])
+        .unwrap();
+    assert_eq!(
+        host.sample_failures(),
+        [(31, ffi::FAILURE_STATUS, 503, "busy".to_string())]
+    );
+    assert!(host.fails().is_empty());
+    let completed: Vec<u64> = host.completed().iter().map(|a| a.id).collect();
+    assert_eq!(completed, [32]);
+    drop(instance);
+
+    let host = RecordingHost::of_minor(4);
+    // SAFETY: as above.
+    let instance = unsafe { RawInstance::create(table(), &host, "") }.unwrap();
+    instance.issue(&[sample(41, 888, b"")]).unwrap();
+    assert!(host.sample_failures().is_empty());
+    assert_eq!(host.fails(), ["busy"]);
 }
 
 #[test]

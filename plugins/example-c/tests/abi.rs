@@ -85,6 +85,7 @@ impl Plugin {
             now_ns: None,
             report_timing: None,
             next_tokens: None,
+            fail_samples: None,
         });
         edit(&mut host);
         let mut instance = ptr::null_mut();

@@ -12,14 +12,16 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::BytesMut;
-use mlperf_plugin_api::sdk::{Completer, Level, Logger, PluginError, Response, Sample};
+use mlperf_plugin_api::sdk::{
+    Completer, FailureKind, Level, Logger, PluginError, Response, Sample,
+};
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::{Balance, PromptFormat};
 use crate::prompt_layout::PromptLayout;
 use crate::protocol::openai::{Generate, Generated, Piece, Prompt};
-use crate::protocol::{Client, Infer, Target};
+use crate::protocol::{Client, Failure, Infer, Target};
 use mlperf_tokenizer::Tokenizer;
 
 /// One server.
@@ -148,7 +150,7 @@ struct Shared {
 /// How a request ended.
 enum Ended {
     Answered(Answer),
-    Failed(String),
+    Failed(Failure),
     /// The run already failed, or the plugin is being destroyed: not sent.
     Dropped,
 }
@@ -279,7 +281,7 @@ async fn send_loop(
                 shared.nodes[node].answered.fetch_add(1, Ordering::Relaxed);
                 shared.complete(node, &work, &answer)
             }
-            Ended::Failed(message) => shared.fail(node, work.samples.len(), &message),
+            Ended::Failed(failure) => shared.fail(node, &work, &failure),
             Ended::Dropped => {}
         }
         shared.nodes[node]
@@ -309,15 +311,14 @@ impl Shared {
         let client = &self.nodes[node].client;
         let answer = async {
             match (&self.job, client) {
-                (Job::Infer(target), _) => {
-                    client
-                        .infer(target, work.request())
-                        .await
-                        .map(|output| Answer {
-                            output,
-                            n_tokens: None,
-                        })
-                }
+                (Job::Infer(target), _) => client
+                    .infer(target, work.request())
+                    .await
+                    .map(|output| Answer {
+                        output,
+                        n_tokens: None,
+                    })
+                    .map_err(Failure::from),
                 (
                     Job::Generate {
                         settings,
@@ -334,15 +335,20 @@ impl Shared {
                     };
                     self.generate(client, settings, &request, work).await
                 }
-                (Job::Generate { .. }, _) => Err("not an OpenAI endpoint".to_string()),
+                (Job::Generate { .. }, _) => {
+                    Err(Failure::from("not an OpenAI endpoint".to_string()))
+                }
             }
         };
         match tokio::time::timeout(self.timeout, answer).await {
             Ok(Ok(answer)) => Ended::Answered(answer),
-            Ok(Err(message)) => Ended::Failed(message),
-            Err(_) => Ended::Failed(format!(
-                "no answer within {} ms (timeout_ms)",
-                self.timeout.as_millis()
+            Ok(Err(failure)) => Ended::Failed(failure),
+            Err(_) => Ended::Failed(Failure::of(
+                FailureKind::Timeout,
+                format!(
+                    "no answer within {} ms (timeout_ms)",
+                    self.timeout.as_millis()
+                ),
             )),
         }
     }
@@ -353,17 +359,17 @@ impl Shared {
         settings: &Generate,
         request: &Request<'_>,
         work: &Work,
-    ) -> Result<Answer, String> {
+    ) -> Result<Answer, Failure> {
         let Request {
             format,
             layout,
             tokenizer,
         } = *request;
         let [sample] = work.samples.as_slice() else {
-            return Err(format!(
+            return Err(Failure::from(format!(
                 "{} samples in one generation request",
                 work.samples.len()
-            ));
+            )));
         };
         // SAFETY: see SampleRef: the sample is not completed yet.
         let bytes = unsafe { std::slice::from_raw_parts(sample.data, sample.length) };
@@ -437,7 +443,7 @@ impl Shared {
                 "the answer's output has {} bytes, which do not split into {count} samples",
                 output.len(),
             );
-            return self.fail(node, count, &message);
+            return self.fail(node, work, &Failure::from(message));
         }
         let row = output.len() / count;
         if let [sample] = work.samples.as_slice() {
@@ -453,11 +459,22 @@ impl Shared {
         self.completer.complete(&responses);
     }
 
-    fn fail(&self, node: usize, samples: usize, message: &str) {
+    /// A request failed: its samples fail on their own where the host takes that (ABI 1.5: a
+    /// sweep goes on, a LoadGen run ends), else the run fails and later requests are dropped.
+    fn fail(&self, node: usize, work: &Work, failure: &Failure) {
         let text = format!(
-            "endpoint {}: {message} ({samples} sample(s) of this request not completed)",
-            self.nodes[node].name
+            "endpoint {}: {} ({} sample(s) of this request not completed)",
+            self.nodes[node].name,
+            failure.message,
+            work.samples.len()
         );
+        if self.completer.can_fail_samples() {
+            for sample in &work.samples {
+                self.completer
+                    .fail_sample(sample.id, failure.kind, failure.status, &text);
+            }
+            return;
+        }
         if self.failure.set(text.clone()).is_ok() {
             self.completer.fail(&text);
         }

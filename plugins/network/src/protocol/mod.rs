@@ -7,9 +7,44 @@ pub(crate) mod openai;
 pub(crate) mod sse;
 
 use bytes::Bytes;
+use mlperf_plugin_api::sdk::FailureKind;
 
 use crate::config::{Config, Protocol};
 use crate::tensor::Datatype;
+
+/// Why one request failed, and what kind of failure it was (the host counts them by kind).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Failure {
+    pub kind: FailureKind,
+    /// The HTTP status, for `FailureKind::Status`; else 0.
+    pub status: i32,
+    pub message: String,
+}
+
+impl Failure {
+    pub(crate) fn connection(message: String) -> Failure {
+        Failure::of(FailureKind::Connection, message)
+    }
+
+    pub(crate) fn stream(message: String) -> Failure {
+        Failure::of(FailureKind::Stream, message)
+    }
+
+    pub(crate) fn of(kind: FailureKind, message: String) -> Failure {
+        Failure {
+            kind,
+            status: 0,
+            message,
+        }
+    }
+}
+
+/// Errors not classified further.
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure::of(FailureKind::Other, message)
+    }
+}
 
 /// A tensor as model metadata describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,8 +14,9 @@ use serde_json::{json, Value};
 
 use super::http::pooled_client;
 use super::sse::SseDecoder;
-use super::{excerpt, with_causes};
+use super::{excerpt, with_causes, Failure};
 use crate::config::Api;
+use mlperf_plugin_api::sdk::FailureKind;
 
 /// What every request of a run asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,21 +157,28 @@ impl OpenAiClient {
         prompt: &Prompt,
         max_tokens: u32,
         on_piece: &mut OnPiece<'_>,
-    ) -> Result<Generated, String> {
+    ) -> Result<Generated, Failure> {
         let path = settings.api.path();
         let body = request_body(settings, prompt, max_tokens);
-        let response = self.send(Method::POST, path, Some(body)).await?;
+        let response = self
+            .send(Method::POST, path, Some(body))
+            .await
+            .map_err(Failure::connection)?;
         let status = response.status();
         let streamed = is_event_stream(response.headers());
         let body = response.into_body();
         if status != StatusCode::OK {
             let body = self.read_body(path, body).await.unwrap_or_default();
-            return Err(format!("POST {path}: {status}: {}", excerpt(&body)));
+            return Err(Failure {
+                kind: FailureKind::Status,
+                status: i32::from(status.as_u16()),
+                message: format!("POST {path}: {status}: {}", excerpt(&body)),
+            });
         }
         if !settings.stream {
-            let body = self.read_body(path, body).await?;
-            let generated =
-                whole_answer(settings.api, &body).map_err(|e| format!("POST {path}: {e}"))?;
+            let body = self.read_body(path, body).await.map_err(Failure::stream)?;
+            let generated = whole_answer(settings.api, &body)
+                .map_err(|e| Failure::stream(format!("POST {path}: {e}")))?;
             on_piece(Piece {
                 first: true,
                 tokens: generated.n_tokens,
@@ -180,14 +188,14 @@ impl OpenAiClient {
             return Ok(generated);
         }
         if !streamed {
-            return Err(format!(
+            return Err(Failure::stream(format!(
                 "POST {path}: the answer is not an event stream (content-type text/event-stream) \
                  although stream = true was asked"
-            ));
+            )));
         }
         self.read_stream(settings.api, body, on_piece)
             .await
-            .map_err(|e| format!("POST {path}: {e}"))
+            .map_err(|e| Failure::stream(format!("POST {path}: {e}")))
     }
 
     async fn read_stream(
