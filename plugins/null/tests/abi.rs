@@ -82,7 +82,7 @@ fn by_id(answers: &[Answer]) -> BTreeMap<u64, (Vec<u8>, i64)> {
 fn entry_negotiates_and_refuses_another_major() {
     let api = table();
     assert_eq!(api.struct_size, size_of::<mlperf_plugin_api>());
-    assert_eq!((api.abi_major, api.abi_minor), (1, 4));
+    assert_eq!((api.abi_major, api.abi_minor), (1, 5));
     assert_eq!(api.kind, ffi::KIND_SUT);
     assert!(api.power_info.is_none() && api.read_power.is_none());
     assert!(api.load_samples.is_some() && api.unload_samples.is_some());
