@@ -7,7 +7,11 @@ const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 300.0;
 const LEFT: f64 = 72.0;
 const RIGHT: f64 = 16.0;
-const TOP: f64 = 34.0;
+/// The title's row, then the legend's, above the plot.
+const TOP: f64 = 44.0;
+const LEGEND_Y: f64 = 36.0;
+/// About the width of a character of the legend's 11 px text.
+const LEGEND_CHAR: f64 = 6.2;
 const BOTTOM: f64 = 46.0;
 
 /// One line of a chart.
@@ -149,16 +153,20 @@ impl Chart {
                     }
                 }
             }
-            let legend_x = LEFT + plot_w - 150.0;
-            let legend_y = TOP + 14.0 + 16.0 * n as f64;
+        }
+        // The legend in one row above the plot, ending at its right edge: never over a point.
+        let mut legend_x = LEFT + plot_w;
+        for series in self.series.iter().rev() {
+            legend_x -= 16.0 + LEGEND_CHAR * series.label.chars().count() as f64;
             let _ = write!(
                 svg,
-                r#"<rect x="{legend_x:.1}" y="{:.1}" width="12" height="8" fill="{}"/><text x="{:.1}" y="{legend_y:.1}" class="legend">{}</text>"#,
-                legend_y - 8.0,
+                r#"<rect x="{legend_x:.1}" y="{:.1}" width="12" height="8" fill="{}"/><text x="{:.1}" y="{LEGEND_Y:.1}" class="legend">{}</text>"#,
+                LEGEND_Y - 8.0,
                 series.color,
                 legend_x + 16.0,
                 escape(&series.label)
             );
+            legend_x -= 12.0;
         }
         svg.push_str("</svg>");
         svg

@@ -34,7 +34,11 @@ pub struct SweepPointData {
     pub goodput_per_s: f64,
     pub ttft_ms: [f64; 3],
     pub tpot_ms: [f64; 3],
+    /// Inter-token latency, where the plugin reported the tokens after the first.
+    pub itl_ms: Option<[f64; 3]>,
     pub e2e_ms: [f64; 3],
+    /// Failed requests of the window.
+    pub failed: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -111,20 +115,27 @@ fn read_point(point: &Value) -> Result<SweepPointData, String> {
         goodput_per_s: number("/goodput_per_s")?,
         ttft_ms: ms("ttft_ns")?,
         tpot_ms,
+        itl_ms: ms("itl_ns")
+            .ok()
+            .filter(|_| point["itl_ns"]["count"].as_u64() > Some(0)),
         e2e_ms: ms("e2e_ns")?,
+        failed: point["failed"].as_u64().unwrap_or(0),
     })
 }
 
-/// `concurrency 8`, `poisson 2/s cap 4`.
+/// `concurrency 8`, `poisson 2/s cap 4`, `trace replay`.
 fn label(load: &Value) -> String {
     if let Some(n) = load["concurrency"].as_u64() {
         return format!("concurrency {n}");
     }
     let kind = load["arrivals"].as_str().unwrap_or("rate");
-    let rate = load["rate"].as_f64().unwrap_or(0.0);
     let cap = load["max_concurrency"]
         .as_u64()
         .map_or(String::new(), |n| format!(" cap {n}"));
+    if kind == "replay" {
+        return format!("trace replay{cap}");
+    }
+    let rate = load["rate"].as_f64().unwrap_or(0.0);
     format!("{kind} {rate}/s{cap}")
 }
 
@@ -160,7 +171,8 @@ pub(super) fn sweep_section(n: usize, sweep: &SweepData) -> String {
     html.push_str(
         "<table><tr><th>load</th><th>result</th><th>req/s</th><th>output tok/s</th>\
          <th>tok/s per user</th><th>in flight</th><th>TTFT p50 / p90 / p99 (ms)</th>\
-         <th>TPOT p50 / p90 / p99 (ms)</th><th>E2E p50 / p99 (ms)</th><th>goodput/s</th></tr>",
+         <th>TPOT p50 / p90 / p99 (ms)</th><th>ITL p50 / p90 / p99 (ms)</th>\
+         <th>E2E p50 / p99 (ms)</th><th>goodput/s</th><th>failed</th></tr>",
     );
     for point in &sweep.points {
         let (class, verdict) = if point.valid {
@@ -172,8 +184,8 @@ pub(super) fn sweep_section(n: usize, sweep: &SweepData) -> String {
         let _ = write!(
             html,
             "<tr><td>{}</td><td class=\"{class}\" title=\"{}\">{verdict}</td><td>{:.2}</td>\
-             <td>{:.1}</td><td>{:.1}</td><td>{:.2}</td><td>{}</td><td>{}</td>\
-             <td>{:.1} / {:.1}</td><td>{:.2}</td></tr>",
+             <td>{:.1}</td><td>{:.1}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{:.1} / {:.1}</td><td>{:.2}</td><td>{}</td></tr>",
             escape(&point.load),
             escape(&point.invalid_because.join("; ")),
             point.requests_per_s,
@@ -182,9 +194,11 @@ pub(super) fn sweep_section(n: usize, sweep: &SweepData) -> String {
             point.mean_concurrency,
             three(&point.ttft_ms),
             three(&point.tpot_ms),
+            point.itl_ms.as_ref().map_or("-".to_string(), three),
             point.e2e_ms[0],
             point.e2e_ms[2],
             point.goodput_per_s,
+            point.failed,
         );
     }
     html.push_str("</table><div class=\"charts\">");
