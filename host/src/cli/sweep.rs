@@ -74,6 +74,13 @@ pub(crate) struct Args {
         conflicts_with_all = ["dataset", "synthetic_input", "concurrency", "rate", "regions"]
     )]
     pub trace: Option<PathBuf>,
+    /// Multi-turn conversations: N sessions of T turns each, every turn a synthetic user
+    /// message (--synthetic-input long) sent through the chat API with the session's history
+    /// (its earlier messages and the server's own answers to them), after the turn before it
+    /// ended. Turns go out turn by turn across the sessions: keep fewer requests in flight than
+    /// N, or turns wait for their previous one. Needs a tokenizer (text prompts).
+    #[arg(long, value_name = "N:T", value_parser = parse_sessions, requires = "synthetic_input")]
+    pub sessions: Option<(usize, usize)>,
     /// How many synthetic prompts the requests go round.
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub synthetic_count: usize,
@@ -302,7 +309,13 @@ fn synthetic_prompts(
     tokenizer: Option<&std::path::Path>,
 ) -> anyhow::Result<SamplePlan> {
     let path = args.out.join("synthetic-prompts.npy");
-    let count = args.synthetic_count.max(1);
+    let count = match args.sessions {
+        Some((sessions, turns)) => sessions * turns,
+        None => args.synthetic_count.max(1),
+    };
+    if args.sessions.is_some() && tokenizer.is_none() {
+        anyhow::bail!("--sessions needs a tokenizer (--tokenizer, or the benchmark's): the chat API takes text");
+    }
     let prompts = PromptPlan {
         lengths,
         count,
@@ -321,18 +334,30 @@ fn synthetic_prompts(
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
-    let Some(outputs) = &args.synthetic_output else {
-        return Ok(SamplePlan::dataset(path));
-    };
-    let lengths_file = args.out.join("synthetic-output-tokens.npy");
-    sweep::synthetic::write_output_lengths(&lengths_file, outputs, count, args.seed)
-        .with_context(|| format!("cannot write {}", lengths_file.display()))?;
+    let mut inputs = Vec::new();
+    let written = |file: &std::path::Path| format!("cannot write {}", file.display());
+    if let Some(outputs) = &args.synthetic_output {
+        let file = args.out.join("synthetic-output-tokens.npy");
+        sweep::synthetic::write_output_lengths(&file, outputs, count, args.seed)
+            .with_context(|| written(&file))?;
+        inputs.push(("max_tokens".to_string(), file));
+    }
+    if let Some((sessions, _)) = args.sessions {
+        // Sample k is turn k / N of session k % N: each turn goes round every session.
+        let session: Vec<usize> = (0..count).map(|k| k % sessions).collect();
+        let turn: Vec<usize> = (0..count).map(|k| k / sessions).collect();
+        for (name, values) in [("session", session), ("turn", turn)] {
+            let file = args.out.join(format!("synthetic-{name}.npy"));
+            sweep::synthetic::write_int32_rows(&file, &values).with_context(|| written(&file))?;
+            inputs.push((name.to_string(), file));
+        }
+    }
     let mut plan = SamplePlan::dataset(path.clone());
-    if let SamplePlan::Dataset { input_files, .. } = &mut plan {
-        *input_files = vec![
-            ("prompt".to_string(), path),
-            ("max_tokens".to_string(), lengths_file),
-        ];
+    if !inputs.is_empty() {
+        if let SamplePlan::Dataset { input_files, .. } = &mut plan {
+            inputs.insert(0, ("prompt".to_string(), path));
+            *input_files = inputs;
+        }
     }
     Ok(plan)
 }
@@ -355,7 +380,7 @@ fn trace_samples(
     let mut plan = SamplePlan::dataset(path.clone());
     if let Some(outputs) = &trace.outputs {
         let lengths = args.out.join("trace-output-tokens.npy");
-        sweep::synthetic::write_length_rows(&lengths, outputs)
+        sweep::synthetic::write_int32_rows(&lengths, outputs)
             .with_context(|| format!("cannot write {}", lengths.display()))?;
         if let SamplePlan::Dataset { input_files, .. } = &mut plan {
             *input_files = vec![
@@ -365,6 +390,17 @@ fn trace_samples(
         }
     }
     Ok(plan)
+}
+
+/// `N:T`: N sessions of T turns.
+fn parse_sessions(text: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("{text:?}: expected N:T (N sessions of T turns, both at least 1)");
+    let (sessions, turns) = text.split_once(':').ok_or_else(bad)?;
+    let number = |s: &str| s.trim().parse::<usize>().ok().filter(|&n| n > 0);
+    match (number(sessions), number(turns)) {
+        (Some(sessions), Some(turns)) => Ok((sessions, turns)),
+        _ => Err(bad()),
+    }
 }
 
 /// The model the Endpoints files name: the benchmark's, else the plugin's `model` key, else
@@ -434,6 +470,9 @@ fn plugin_plan(
     if (args.synthetic_input.is_some() || lengths_only) && !tokenizer && spec == "network" {
         sets.push(("prompt".to_string(), "\"token_ids\"".to_string()));
         sets.push(("api".to_string(), "\"completions\"".to_string()));
+    }
+    if args.sessions.is_some() && spec == "network" {
+        sets.push(("api".to_string(), "\"chat\"".to_string()));
     }
     let output_lengths = trace.is_some_and(|t| t.outputs.is_some());
     if (args.synthetic_output.is_some() || output_lengths) && spec == "network" {

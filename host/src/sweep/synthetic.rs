@@ -116,17 +116,18 @@ pub fn write_output_lengths(
     // A stream of its own: the prompts' draws stay as they are with or without it.
     let mut rng = Mt19937::new(seed ^ OUTPUT_SEED);
     let drawn: Vec<usize> = (0..count).map(|_| lengths.draw(&mut rng)).collect();
-    write_length_rows(path, &drawn)?;
+    write_int32_rows(path, &drawn)?;
     Ok(drawn)
 }
 
-/// Writes `lengths` to `path`, one int32 per sample (the `max_tokens` input).
-pub fn write_length_rows(path: &Path, lengths: &[usize]) -> std::io::Result<()> {
-    let data: Vec<u8> = lengths
+/// Writes `values` to `path`, one int32 per sample (the `max_tokens`, `session` and `turn`
+/// inputs).
+pub fn write_int32_rows(path: &Path, values: &[usize]) -> std::io::Result<()> {
+    let data: Vec<u8> = values
         .iter()
         .flat_map(|&n| (n.min(i32::MAX as usize) as i32).to_le_bytes())
         .collect();
-    mlperf_submission::npy::write_npy(path, "<i4", lengths.len(), &[1], &data)
+    mlperf_submission::npy::write_npy(path, "<i4", values.len(), &[1], &data)
 }
 
 /// Set apart the output lengths' random stream from the prompts'.

@@ -58,6 +58,20 @@ fn benchmark(name: &str, out: &Path, endpoint: &str, args: &[&str]) -> Command {
     command
 }
 
+/// `mlperf-host sweep --benchmark smollm2` against the server at `endpoint`, with `args`, into
+/// `out`.
+fn llm_sweep(endpoint: &str, out: &Path, args: &[&str]) -> Output {
+    Command::new(EXE)
+        .args(["sweep", "--benchmark", "smollm2", "--plugin-set"])
+        .arg(format!("endpoints=[{endpoint:?}]"))
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .current_dir(repo())
+        .output()
+        .expect("run mlperf-host sweep")
+}
+
 fn run(out: &Path, endpoint: &str, args: &[&str]) -> Output {
     smollm2(out, endpoint, args)
         .output()
@@ -547,7 +561,14 @@ enum Broken {
     VllmTokenIds,
     /// Every other completion refused with 503 (an overloaded server), the rest answered.
     Busy,
+    /// Each chat answered "Answer N" (N counting the requests), the request's messages and the
+    /// answer kept in `CONVERSED`.
+    Converses,
 }
+
+/// What a `Converses` server was sent (each request's messages) and answered.
+static CONVERSED: std::sync::Mutex<Vec<(serde_json::Value, String)>> =
+    std::sync::Mutex::new(Vec::new());
 
 /// Completions a `Busy` server has taken.
 static BUSY_REQUESTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -613,6 +634,22 @@ fn serve_broken(stream: TcpStream, model: &str, broken: Broken) {
             stream,
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
         );
+        if let Broken::Converses = broken {
+            let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            let mut conversed = CONVERSED.lock().unwrap();
+            let answer = format!("Answer {}", conversed.len());
+            conversed.push((body["messages"].clone(), answer.clone()));
+            drop(conversed);
+            for (text, finish) in [(answer.as_str(), "null"), ("", "\"stop\"")] {
+                let _ = write!(
+                    stream,
+                    "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":{finish}}}]}}\n\n"
+                );
+            }
+            let _ = stream.write_all(b"data: [DONE]\n\n");
+            let _ = stream.flush();
+            return;
+        }
         if let Broken::VllmTokenIds | Broken::Busy = broken {
             let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
             let ids = |ids: &str| match body["return_token_ids"].as_bool() {
@@ -650,7 +687,7 @@ fn serve_broken(stream: TcpStream, model: &str, broken: Broken) {
                 let _ = stream.write_all(b"data: {\"choices\": [oops\n\n");
             }
             // Answered whole above.
-            Broken::CutShort | Broken::VllmTokenIds | Broken::Busy => {}
+            Broken::CutShort | Broken::VllmTokenIds | Broken::Busy | Broken::Converses => {}
             Broken::Interrupted => {
                 let _ = stream.write_all(b"data: [DONE]\n\n");
             }
@@ -722,15 +759,11 @@ fn a_sweep_counts_failed_requests_by_kind_and_goes_on() {
     require_prompts();
     let endpoint = broken_server("smollm2", Broken::Busy);
     let out = TempDir::new();
-    let output = Command::new(EXE)
-        .args(["sweep", "--benchmark", "smollm2", "--plugin-set"])
-        .arg(format!("endpoints=[{endpoint:?}]"))
-        .args(["--concurrency", "1", "--duration", "1s", "--warmup", "0s"])
-        .arg("--out")
-        .arg(out.path())
-        .current_dir(repo())
-        .output()
-        .expect("run mlperf-host sweep");
+    let output = llm_sweep(
+        &endpoint,
+        out.path(),
+        &["--concurrency", "1", "--duration", "1s", "--warmup", "0s"],
+    );
     assert!(output.status.success(), "{}", describe(&output));
     let sweep: serde_json::Value =
         serde_json::from_str(&read(out.path(), "sweep.json")).expect("sweep.json");
@@ -752,6 +785,67 @@ fn a_sweep_counts_failed_requests_by_kind_and_goes_on() {
     assert_eq!(point["result"], "INVALID");
     let why = point["invalid_because"][0].as_str().unwrap();
     assert!(why.contains("request(s) failed (status 503: "), "{why}");
+}
+
+#[test]
+fn conversation_turns_carry_their_sessions_history_with_the_servers_own_answers() {
+    require_prompts();
+    let endpoint = broken_server("smollm2", Broken::Converses);
+    let out = TempDir::new();
+    // 3 sessions of 3 turns, 2 in flight: turn t of a session goes 3 requests after turn t-1.
+    let output = llm_sweep(
+        &endpoint,
+        out.path(),
+        &[
+            "--synthetic-input",
+            "fixed:6",
+            "--sessions",
+            "3:3",
+            "--concurrency",
+            "2",
+            "--max-requests",
+            "9",
+            "--duration",
+            "5s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(output.status.success(), "{}", describe(&output));
+    let conversed = CONVERSED.lock().unwrap().clone();
+    assert_eq!(conversed.len(), 9);
+    let messages = |k: usize| conversed[k].0.as_array().unwrap().clone();
+    // Three of each turn: 1, 3 and 5 messages (two a turn before it, then its own).
+    let mut lengths: Vec<usize> = (0..9).map(|k| messages(k).len()).collect();
+    lengths.sort_unstable();
+    assert_eq!(lengths, [1, 1, 1, 3, 3, 3, 5, 5, 5]);
+    for k in 0..9 {
+        let sent = messages(k);
+        if sent.len() == 1 {
+            continue;
+        }
+        // The turn before it: a request that sent exactly its earlier messages, and whose
+        // answer is the assistant's message before its own.
+        let before = (0..9)
+            .find(|&j| messages(j)[..] == sent[..sent.len() - 2])
+            .unwrap_or_else(|| panic!("request {k} follows no earlier turn: {sent:?}"));
+        let assistant = &sent[sent.len() - 2];
+        assert_eq!(assistant["role"], "assistant");
+        assert_eq!(
+            assistant["content"],
+            conversed[before].1.as_str(),
+            "{sent:?}"
+        );
+    }
+    // The sessions say different things.
+    let openings: std::collections::BTreeSet<String> = (0..9)
+        .filter(|&k| messages(k).len() == 1)
+        .map(|k| messages(k)[0]["content"].to_string())
+        .collect();
+    assert_eq!(openings.len(), 3);
+    let sweep: serde_json::Value =
+        serde_json::from_str(&read(out.path(), "sweep.json")).expect("sweep.json");
+    assert_eq!(sweep["points"][0]["failed"], 0, "{sweep:#}");
 }
 
 #[test]
@@ -777,23 +871,24 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
     require_prompts();
     let server = Server::start(Kind::Llama, "smollm2");
     let out = TempDir::new();
-    let output = Command::new(EXE)
-        .args(["sweep", "--benchmark", "smollm2", "--plugin-set"])
-        .arg(format!("endpoints=[{:?}]", server.http()))
-        .args([
+    let output = llm_sweep(
+        &server.http(),
+        out.path(),
+        &[
             "--concurrency",
             "1,2",
             "--rate",
             "0.5",
             "--arrivals",
             "poisson",
-        ])
-        .args(["--duration", "6s", "--warmup", "1s", "--seed", "3"])
-        .arg("--out")
-        .arg(out.path())
-        .current_dir(repo())
-        .output()
-        .expect("run mlperf-host sweep");
+            "--duration",
+            "6s",
+            "--warmup",
+            "1s",
+            "--seed",
+            "3",
+        ],
+    );
     assert!(output.status.success(), "{}", describe(&output));
     let sweep: serde_json::Value =
         serde_json::from_str(&read(out.path(), "sweep.json")).expect("sweep.json");
@@ -853,23 +948,26 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
     // of their own, exact by the model's tokenizer; answers of drawn lengths (4 to 12), every
     // token of them asked for.
     let synthetic = TempDir::new();
-    let output = Command::new(EXE)
-        .args(["sweep", "--benchmark", "smollm2", "--plugin-set"])
-        .arg(format!("endpoints=[{:?}]", server.http()))
-        .args(["--synthetic-input", "fixed:24", "--shared-prefix", "4:16"])
-        .arg("--synthetic-output")
-        .args([
+    let output = llm_sweep(
+        &server.http(),
+        synthetic.path(),
+        &[
+            "--synthetic-input",
+            "fixed:24",
+            "--shared-prefix",
+            "4:16",
+            "--synthetic-output",
             "uniform:4:12",
             "--synthetic-count",
             "16",
             "--concurrency",
             "1",
-        ])
-        .args(["--duration", "4s", "--warmup", "0s", "--out"])
-        .arg(synthetic.path())
-        .current_dir(repo())
-        .output()
-        .expect("run mlperf-host sweep");
+            "--duration",
+            "4s",
+            "--warmup",
+            "0s",
+        ],
+    );
     assert!(output.status.success(), "{}", describe(&output));
     let sweep: serde_json::Value =
         serde_json::from_str(&read(synthetic.path(), "sweep.json")).expect("sweep.json");

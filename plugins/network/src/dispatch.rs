@@ -22,6 +22,7 @@ use crate::config::{Balance, PromptFormat};
 use crate::prompt_layout::PromptLayout;
 use crate::protocol::openai::{Generate, Generated, Piece, Prompt};
 use crate::protocol::{Client, Failure, Infer, Target};
+use crate::sessions::Sessions;
 use mlperf_tokenizer::Tokenizer;
 
 /// One server.
@@ -140,6 +141,8 @@ struct Shared {
     completer: Completer,
     logger: Logger,
     failure: OnceLock<String>,
+    /// Conversations, where the samples are turns of them.
+    sessions: Sessions,
     /// Set at destroy: senders stop without sending or completing.
     stop: watch::Sender<bool>,
     /// Sender tasks not yet ended, and the signal that the last one has.
@@ -186,6 +189,7 @@ impl Dispatcher {
             completer,
             logger,
             failure: OnceLock::new(),
+            sessions: Sessions::default(),
             stop: watch::Sender::new(false),
             senders: Mutex::new(0),
             senders_done: Condvar::new(),
@@ -340,7 +344,11 @@ impl Shared {
                 }
             }
         };
-        match tokio::time::timeout(self.timeout, answer).await {
+        let ended = tokio::time::timeout(self.timeout, answer).await;
+        if !matches!(ended, Ok(Ok(_))) {
+            self.end_failed_turn(work);
+        }
+        match ended {
             Ok(Ok(answer)) => Ended::Answered(answer),
             Ok(Err(failure)) => Ended::Failed(failure),
             Err(_) => Ended::Failed(Failure::of(
@@ -373,8 +381,14 @@ impl Shared {
         };
         // SAFETY: see SampleRef: the sample is not completed yet.
         let bytes = unsafe { std::slice::from_raw_parts(sample.data, sample.length) };
-        let prompt = read_prompt(format, layout.prompt(bytes))?;
+        let mut prompt = read_prompt(format, layout.prompt(bytes))?;
         let max_tokens = layout.max_tokens(bytes).unwrap_or(settings.max_tokens);
+        if let (Some((session, turn)), Prompt::Text(text)) = (layout.session(bytes), &prompt) {
+            prompt = Prompt::Conversation {
+                history: self.sessions.history(session, turn).await,
+                text: text.clone(),
+            };
+        }
         let id = sample.id;
         let Some(tokenizer) = tokenizer else {
             let mut on_piece = |piece: Piece<'_>| match piece.first {
@@ -384,6 +398,7 @@ impl Shared {
             let Generated { text, n_tokens, .. } = client
                 .generate(settings, &prompt, max_tokens, &mut on_piece)
                 .await?;
+            self.end_turn(layout, bytes, &prompt, &text);
             return Ok(Answer {
                 output: text,
                 n_tokens: Some(n_tokens),
@@ -409,6 +424,7 @@ impl Shared {
         let generated = client
             .generate(settings, &prompt, max_tokens, &mut on_piece)
             .await?;
+        self.end_turn(layout, bytes, &prompt, &generated.text);
         let ids = match generated.token_ids {
             Some(ids) => ids,
             None => {
@@ -422,6 +438,46 @@ impl Shared {
             output: token_bytes(&ids),
             n_tokens: Some(ids.len() as i64),
         })
+    }
+
+    /// A failed turn still ends, answered with nothing, so that its session goes on.
+    fn end_failed_turn(&self, work: &Work) {
+        let (
+            Job::Generate {
+                prompt: format,
+                layout,
+                ..
+            },
+            [sample],
+        ) = (&self.job, work.samples.as_slice())
+        else {
+            return;
+        };
+        // SAFETY: see SampleRef: the sample is not completed yet.
+        let bytes = unsafe { std::slice::from_raw_parts(sample.data, sample.length) };
+        if let (Some((session, turn)), Ok(Prompt::Text(text))) = (
+            layout.session(bytes),
+            read_prompt(*format, layout.prompt(bytes)),
+        ) {
+            self.sessions.end(session, turn, text, String::new());
+        }
+    }
+
+    /// Turns that waited for the turn before them (their wait is in their latency).
+    pub(crate) fn turns_waited(&self) -> u64 {
+        self.sessions.waited()
+    }
+
+    /// A turn of a conversation was answered with `answer` (or failed: empty): the session's
+    /// next turn may go.
+    fn end_turn(&self, layout: &PromptLayout, sample: &[u8], prompt: &Prompt, answer: &[u8]) {
+        let (Some((session, turn)), Prompt::Conversation { text, .. }) =
+            (layout.session(sample), prompt)
+        else {
+            return;
+        };
+        let answer = String::from_utf8_lossy(answer).into_owned();
+        self.sessions.end(session, turn, text.clone(), answer);
     }
 
     /// `tokens` more tokens of sample `id`'s streamed answer arrived (the host times them).
@@ -496,6 +552,16 @@ impl Drop for Dispatcher {
         // Normally nothing is in flight here: the host waited for every completion. What is
         // left (a drained run) is dropped unsent, and no callback may follow destroy, so the
         // senders must be done before the runtime goes.
+        let waited = self.shared.turns_waited();
+        if waited > 0 {
+            self.shared.logger.log(
+                Level::Info,
+                &format!(
+                    "network plugin: {waited} conversation turn(s) waited for the turn before \
+                     them (the wait is in their latency; run fewer in flight than sessions)"
+                ),
+            );
+        }
         self.shared.stop.send_replace(true);
         self.queues.clear();
         if !self.shared.wait_senders_ended(Duration::from_secs(10)) {

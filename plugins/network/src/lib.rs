@@ -15,6 +15,7 @@ mod model;
 mod openai_sut;
 mod prompt_layout;
 mod protocol;
+mod sessions;
 mod tensor;
 
 /// The protocol's gRPC messages and client, compiled from proto/kserve_v2.proto.

@@ -6,7 +6,7 @@ use tokio::runtime::Runtime;
 
 use mlperf_tokenizer::Tokenizer;
 
-use crate::config::{invalid, Config, PromptFormat};
+use crate::config::{invalid, Api, Config, PromptFormat};
 use crate::dispatch::{Dispatcher, Job, Node, Settings};
 use crate::prompt_layout::PromptLayout;
 use crate::protocol::openai::Generate;
@@ -43,6 +43,13 @@ pub(crate) fn create(
     let inputs = host.run().map_or(&[][..], |run| &run.inputs[..]);
     let layout = PromptLayout::of(inputs).map_err(|e| invalid(format!("network plugin: {e}")))?;
     let prompt_dtype = layout.prompt_dtype(DType::U8);
+    if layout.has_sessions() && (config.api != Api::Chat || config.prompt != PromptFormat::Text) {
+        return Err(invalid(
+            "network plugin: conversation turns (inputs session and turn) need api = \"chat\" \
+             and prompt = \"text\""
+                .to_string(),
+        ));
+    }
     let named = !inputs.is_empty();
     host.logger().log(
         Level::Info,

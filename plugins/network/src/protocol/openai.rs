@@ -39,6 +39,12 @@ pub(crate) struct Generate {
 pub(crate) enum Prompt {
     Text(String),
     TokenIds(Vec<i32>),
+    /// A turn of a conversation: the exchanges before it (user, assistant), then its text
+    /// (chat only).
+    Conversation {
+        history: Vec<(String, String)>,
+        text: String,
+    },
 }
 
 /// A sample's answer: the generated text and how many tokens made it, and the tokens' ids
@@ -267,7 +273,7 @@ fn is_event_stream(headers: &http::HeaderMap) -> bool {
 
 fn request_body(settings: &Generate, prompt: &Prompt, max_tokens: u32) -> Vec<u8> {
     let prompt_value = match prompt {
-        Prompt::Text(text) => Value::from(text.as_str()),
+        Prompt::Text(text) | Prompt::Conversation { text, .. } => Value::from(text.as_str()),
         Prompt::TokenIds(ids) => json!(ids),
     };
     let mut body = json!({
@@ -283,7 +289,17 @@ fn request_body(settings: &Generate, prompt: &Prompt, max_tokens: u32) -> Vec<u8
     }
     match settings.api {
         Api::Completions => body["prompt"] = prompt_value,
-        Api::Chat => body["messages"] = json!([{"role": "user", "content": prompt_value}]),
+        Api::Chat => {
+            let mut messages = Vec::new();
+            if let Prompt::Conversation { history, .. } = prompt {
+                for (user, assistant) in history {
+                    messages.push(json!({"role": "user", "content": user}));
+                    messages.push(json!({"role": "assistant", "content": assistant}));
+                }
+            }
+            messages.push(json!({"role": "user", "content": prompt_value}));
+            body["messages"] = Value::from(messages);
+        }
     }
     if let Some(seed) = settings.seed {
         body["seed"] = Value::from(seed);
@@ -486,6 +502,18 @@ mod tests {
             json!([{"role": "user", "content": [1, 2]}])
         );
         assert!(body.get("stream_options").is_none() && body.get("prompt").is_none());
+        // A turn of a conversation carries the exchanges before it.
+        let turn = Prompt::Conversation {
+            history: vec![("Hi".into(), "Hello".into())],
+            text: "And?".into(),
+        };
+        let body: Value =
+            serde_json::from_slice(&request_body(&settings(Api::Chat, true), &turn, 8)).unwrap();
+        assert_eq!(
+            body["messages"],
+            json!([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"},
+                   {"role": "user", "content": "And?"}])
+        );
         // A request's own length, every token of it when exact output is asked.
         let mut exact = settings(Api::Completions, true);
         exact.exact_output = true;
