@@ -546,20 +546,14 @@ unsafe extern "C" fn host_next_tokens(
         let now_ns = crate::loadgen::monotonic_ns();
         // SAFETY: as in host_complete.
         let context = unsafe { &*(context as *const HostContext) };
-        if context.late() || responses.is_null() || count == 0 {
+        if context.late() {
             return;
         }
         let Some(reports) = context.tokens.get() else {
             return;
         };
-        // SAFETY: `count` responses strided by the first one's struct_size, valid for the call.
-        let stride = unsafe { (*responses).struct_size };
-        if stride < std::mem::size_of::<ffi::mlperf_response>() {
-            return;
-        }
-        for k in 0..count {
-            // SAFETY: response k lies k * stride bytes in; only its id and count are read.
-            let response = unsafe { &*responses.byte_add(k * stride) };
+        // SAFETY: `count` responses, per the ABI, valid for the call.
+        for response in unsafe { strided(responses, count) } {
             reports.next_tokens(response.id, response.n_tokens, now_ns);
         }
     }));
@@ -574,19 +568,13 @@ unsafe extern "C" fn host_fail_samples(
         let now_ns = crate::loadgen::monotonic_ns();
         // SAFETY: as in host_complete.
         let context = unsafe { &*(context as *const HostContext) };
-        if context.late() || failures.is_null() || count == 0 {
+        if context.late() {
             return;
         }
-        // SAFETY: `count` records strided by the first one's struct_size, valid for the call.
-        let stride = unsafe { (*failures).struct_size };
-        if stride < std::mem::size_of::<ffi::mlperf_sample_failure>() {
-            return;
-        }
-        for k in 0..count {
-            // SAFETY: record k lies k * stride bytes in; its message is `length` bytes.
-            let failure = unsafe { &*failures.byte_add(k * stride) };
+        // SAFETY: `count` records, per the ABI, valid for the call.
+        for failure in unsafe { strided(failures, count) } {
             let length = usize::try_from(failure.length).unwrap_or(0);
-            // SAFETY: as above.
+            // SAFETY: the message is `length` bytes, per the ABI.
             let text = unsafe { message_text(failure.message, length) };
             match context.failures.get() {
                 Some(reports) => {
@@ -597,6 +585,27 @@ unsafe extern "C" fn host_fail_samples(
             }
         }
     }));
+}
+
+/// The `count` records at `records`, strided by the first one's `struct_size` (every ABI record
+/// begins with it): none when `records` is NULL, or when that size is smaller than `T` (a
+/// plugin's bug: its records would be read past their end).
+///
+/// # Safety
+/// `records` is NULL or points to `count` records of `struct_size` bytes each, valid for `'a`.
+unsafe fn strided<'a, T: 'a>(records: *const T, count: usize) -> impl Iterator<Item = &'a T> {
+    let stride = match records.is_null() || count == 0 {
+        true => 0,
+        // SAFETY: a record, per the caller; its first field is its struct_size.
+        false => unsafe { *records.cast::<usize>() },
+    };
+    let count = if stride < std::mem::size_of::<T>() {
+        0
+    } else {
+        count
+    };
+    // SAFETY: record k lies k * stride bytes in, per the caller.
+    (0..count).map(move |k| unsafe { &*records.byte_add(k * stride) })
 }
 
 /// A plugin's message: `length` bytes of UTF-8, not NUL-terminated (invalid UTF-8 replaced).
@@ -637,20 +646,15 @@ unsafe extern "C" fn host_report_timing(
     let _ = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: as in host_complete.
         let context = unsafe { &*(context as *const HostContext) };
-        if context.late() || timings.is_null() || count == 0 {
+        if context.late() {
             return;
         }
         let Some(reports) = context.timing.get() else {
             return;
         };
-        // SAFETY: `count` records strided by the first one's struct_size, valid for the call.
-        let stride = unsafe { (*timings).struct_size };
-        if stride < std::mem::size_of::<ffi::mlperf_sample_timing>() {
-            return;
-        }
-        for k in 0..count {
-            // SAFETY: record k lies k * stride bytes in.
-            reports.report(unsafe { &*timings.byte_add(k * stride) });
+        // SAFETY: `count` records, per the ABI, valid for the call.
+        for timing in unsafe { strided(timings, count) } {
+            reports.report(timing);
         }
     }));
 }
