@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Reads an MLPerf Endpoints scenario folder (config.yaml, performance/result_summary.json)
-with the official submission checker's endpoints parser, and prints what it read as JSON
-(each LoadGen key's first value).
+with the official submission checker's endpoints parser, or a `:::ENDPTS` log file with its
+LoadGen log parser, and prints what it read as JSON (each LoadGen key's first value).
 
 The checker is not installable from PyPI: pass a checkout of mlcommons/inference.
-Usage: python3 scripts/endpoints-parse.py INFERENCE_CHECKOUT SCENARIO_DIR
+Usage: python3 scripts/endpoints-parse.py INFERENCE_CHECKOUT SCENARIO_DIR|LOG_FILE
 Needs PyYAML.
 """
 import json
@@ -18,9 +18,14 @@ def main() -> int:
         return 2
     checkout, scenario = Path(sys.argv[1]), Path(sys.argv[2])
     sys.path.insert(0, str(checkout / "tools" / "submission"))
-    from submission_checker.parsers.endpoints_parser import EndpointsParser
+    if scenario.is_file():
+        from submission_checker.parsers.loadgen_parser import LoadgenParser
 
-    parser = EndpointsParser(str(scenario), "performance")
+        parser = LoadgenParser(str(scenario))
+    else:
+        from submission_checker.parsers.endpoints_parser import EndpointsParser
+
+        parser = EndpointsParser(str(scenario), "performance")
     read = {key: parser[key] for key in sorted(parser.get_keys())}
     print(json.dumps(read, indent=2, sort_keys=True))
     return 0

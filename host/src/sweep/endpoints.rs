@@ -1,7 +1,10 @@
 //! Each point as MLPerf Endpoints' client writes a run (one load point): `config.yaml` and
 //! `performance/result_summary.json`, in the layout and with the metric definitions that the
 //! submission checker's endpoints mode reads (matched against mlcommons/endpoints ea332753
-//! and mlcommons/inference b66003e1: docs/endpoints-format.md).
+//! and mlcommons/inference b66003e1: docs/endpoints-format.md), and the same figures as a
+//! `:::ENDPTS` log (`endpts_log.rs`).
+
+mod endpts_log;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -41,6 +44,10 @@ pub fn write_point(
     let summary =
         serde_json::to_string_pretty(&result_summary(point, run)).expect("a JSON value serializes");
     std::fs::write(dir.join("performance/result_summary.json"), summary)?;
+    std::fs::write(
+        dir.join(endpts_log::FILE_NAME),
+        endpts_log::endpts_log(point, run),
+    )?;
     Ok(dir)
 }
 
@@ -342,7 +349,11 @@ mod tests {
         let out = std::env::temp_dir().join(format!("mlperf-endpoints-{}", std::process::id()));
         let dir = write_point(&out, 0, &known_point(), &known_run()).unwrap();
         let fixture = Path::new(FIXTURE).join("point");
-        for file in ["config.yaml", "performance/result_summary.json"] {
+        for file in [
+            "config.yaml",
+            "performance/result_summary.json",
+            endpts_log::FILE_NAME,
+        ] {
             let written = std::fs::read_to_string(dir.join(file)).unwrap();
             if std::env::var_os("MLPERF_HOST_UPDATE_FIXTURES").is_some() {
                 std::fs::create_dir_all(fixture.join(file).parent().unwrap()).unwrap();
@@ -412,5 +423,69 @@ mod tests {
         assert_eq!(parsed["load_pattern"], "concurrency");
         assert_eq!(read("effective_min_duration_ms"), 10_000.0);
         assert_eq!(read("effective_schedule_rng_seed"), 7.0);
+    }
+
+    fn parsed(file: &str) -> Map<String, Value> {
+        let text = std::fs::read_to_string(Path::new(FIXTURE).join(file)).unwrap();
+        match serde_json::from_str(&text).unwrap() {
+            Value::Object(map) => map,
+            other => panic!("{file}: {other}"),
+        }
+    }
+
+    /// The checker's LoadGen log parser reads from the `:::ENDPTS` log the very figures its
+    /// endpoints parser reads from result_summary.json and config.yaml, under the same keys,
+    /// and more (the verdict, the concurrency); only the names differ where a LoadGen log
+    /// reader expects LoadGen's (the scenario, the version).
+    #[test]
+    fn the_endpts_log_says_what_the_endpoints_files_say() {
+        let from_files = parsed("parsed.json");
+        let from_log = parsed("parsed-log.json");
+        let renamed = ["effective_scenario", "loadgen_version"];
+        for (key, value) in &from_files {
+            if renamed.contains(&key.as_str()) {
+                continue;
+            }
+            assert_eq!(
+                from_log.get(key),
+                Some(value),
+                "{key}: the log says {:?}, the files {value}",
+                from_log.get(key)
+            );
+        }
+        assert_eq!(from_log["effective_scenario"], "Server");
+        assert_eq!(from_log["loadgen_version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(from_log["result_validity"], "VALID");
+        assert_eq!(from_log["effective_max_async_queries"], 8);
+    }
+
+    /// An INVALID point says so, and an estimate that too few answers cannot give (the
+    /// 99.9th of 1,000) is left out rather than written as null.
+    #[test]
+    fn the_endpts_log_carries_the_verdict_and_leaves_out_what_is_unknown() {
+        let mut point = known_point();
+        point.invalid.push("not steady".to_string());
+        let log = endpts_log::endpts_log(&point, &known_run());
+        let records: Vec<Value> = log
+            .lines()
+            .map(|line| {
+                let json = line
+                    .strip_prefix(":::ENDPTS ")
+                    .expect("every line is marked");
+                serde_json::from_str(json).unwrap()
+            })
+            .collect();
+        let value = |key: &str| {
+            records
+                .iter()
+                .find(|record| record["key"] == key)
+                .map(|record| record["value"].clone())
+        };
+        assert_eq!(value("result_validity"), Some(json!("INVALID")));
+        assert_eq!(value("result_99.90_percentile_latency_ns"), None);
+        assert!(value("result_99.00_percentile_latency_ns").is_some());
+        assert!(records
+            .iter()
+            .all(|record| record["metadata"]["is_error"] == false && !record["value"].is_null()));
     }
 }

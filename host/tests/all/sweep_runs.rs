@@ -135,6 +135,17 @@ fn a_sweep_measures_each_point_and_writes_the_curve() {
         assert_eq!(summary["qps"], point["requests_per_s"]);
         let config = std::fs::read_to_string(endpoints.join("config.yaml")).unwrap();
         assert!(config.contains("type: online\n"), "{config}");
+        let log = std::fs::read_to_string(endpoints.join("mlperf_log_details.txt")).unwrap();
+        assert!(log.starts_with(":::ENDPTS {"), "{log}");
+        assert!(
+            log.contains(r#"{"key":"result_validity","value":"VALID","#),
+            "{log}"
+        );
+        let completed = format!(
+            r#"{{"key":"result_query_count","value":{},"#,
+            point["completed"]
+        );
+        assert!(log.contains(&completed), "{log}");
     }
     // The report: the points' table, the Pareto plot and latency against load, drawn.
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
