@@ -13,7 +13,7 @@ use mlperf_host::session::{PluginPlan, SamplePlan};
 use mlperf_host::sweep::endpoints::{self, EndpointsRun};
 use mlperf_host::sweep::synthetic::{PromptPlan, SharedPrefix};
 use mlperf_host::sweep::trace::{Trace, TracePrompt};
-use mlperf_host::sweep::{self, SweepPlan, SweepPoint};
+use mlperf_host::sweep::{self, ProvisionedPower, SweepPlan, SweepPoint};
 use mlperf_serving::{
     region_points, Arrivals, Lengths, LoadMode, Region, SaturationRule, Slo, SteadyRule,
 };
@@ -130,6 +130,11 @@ pub(crate) struct Args {
     /// output tokens/s per kW.
     #[arg(long, value_name = "SOURCE")]
     pub power: Vec<String>,
+    /// The system's provisioned power, in watts (1200, 1200W, 1.2kW) or from its
+    /// system_power.json: each point's output tokens/s per provisioned kW (MLPerf Endpoints'
+    /// system_tps_per_kw, kW rounded to 2 decimals), with or without --power.
+    #[arg(long, value_name = "WATTS|FILE", value_parser = ProvisionedPower::parse)]
+    pub provisioned_power: Option<ProvisionedPower>,
     /// Keep running a point whose requests pile up (by default it ends, and the sweep with
     /// it, when requests in flight and TTFT keep rising, or a capped load falls behind).
     #[arg(long)]
@@ -233,6 +238,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         tokenizer,
         steady: SteadyRule::default(),
         power: args.power.clone(),
+        provisioned: args.provisioned_power.clone(),
         saturation: (!args.no_saturation_stop).then(|| SaturationRule {
             // A few checks per point at least, never more than 4 a second.
             check_every: (args.duration / 20).max(Duration::from_millis(250)),
@@ -562,6 +568,14 @@ fn print_point(point: &SweepPoint) {
         ),
         Some(Err(why)) => println!("    power: none ({why})"),
         None => {}
+    }
+    if let (Some(power), Some(per_kw)) =
+        (&point.provisioned, point.tokens_per_s_per_provisioned_kw())
+    {
+        println!(
+            "    provisioned power {:.2} kW: {per_kw:.1} output tokens/s per kW",
+            power.kw
+        );
     }
     if s.token_count_mismatches > 0 {
         println!(

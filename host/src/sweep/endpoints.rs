@@ -95,6 +95,11 @@ pub fn result_summary(point: &SweepPoint, run: &EndpointsRun) -> Value {
     // definitions but for a Poisson load's legacy LoadGen window, which is not used here).
     put("qps", finite(point.summary.requests_per_s));
     put("tps", finite(point.summary.output_tokens_per_s));
+    // The Endpoints submission checker's optional figure (endpoints-submission-cli 3ebc0641):
+    // tps over the provisioned kW, which it recomputes and holds to 1 %.
+    if let Some(per_kw) = point.tokens_per_s_per_provisioned_kw() {
+        put("system_tps_per_kw", finite(per_kw));
+    }
     // A plugin reports no finish reason: every answer is counted as `other`.
     put(
         "finish_reason_counts",
@@ -328,6 +333,7 @@ mod tests {
             abandoned: 0,
             saturated: None,
             power: None,
+            provisioned: None,
             errors: Vec::new(),
             invalid: Vec::new(),
         }

@@ -5,6 +5,7 @@
 
 pub mod endpoints;
 mod power;
+mod provisioned;
 pub mod synthetic;
 mod target;
 pub mod trace;
@@ -24,6 +25,7 @@ use crate::plugin::{DataFormat, RunDescription};
 use crate::session::{open_plugin, PluginPlan, SampleLibrary, SamplePlan, SessionError};
 pub use power::PointPower;
 use power::{point_power, ClockPair};
+pub use provisioned::ProvisionedPower;
 use target::{PluginTarget, RecordSink};
 
 /// A sweep: its points, in order, through one plugin instance.
@@ -53,6 +55,8 @@ pub struct SweepPlan {
     pub power: Vec<String>,
     /// A replay's request times (ns from the start; request k on sample k).
     pub schedule: Option<Arc<[i64]>>,
+    /// `--provisioned-power`: what output tokens/s per kW divides by.
+    pub provisioned: Option<ProvisionedPower>,
 }
 
 /// One point's load and figures.
@@ -72,6 +76,8 @@ pub struct SweepPoint {
     pub saturated: Option<String>,
     /// With `--power`: its figures over the steady window, or why there are none.
     pub power: Option<Result<PointPower, String>>,
+    /// With `--provisioned-power`: the system's provisioned power (the same for every point).
+    pub provisioned: Option<ProvisionedPower>,
     /// Failed requests of the window by kind (`status 503`, `timeout`, ...): how many, and
     /// the first one's message.
     pub errors: Vec<ErrorCount>,
@@ -90,6 +96,13 @@ pub struct ErrorCount {
 impl SweepPoint {
     pub fn valid(&self) -> bool {
         self.invalid.is_empty()
+    }
+
+    /// Output tokens/s per provisioned kW (MLPerf Endpoints' `system_tps_per_kw`).
+    pub fn tokens_per_s_per_provisioned_kw(&self) -> Option<f64> {
+        self.provisioned
+            .as_ref()
+            .map(|power| power.per_kw(self.summary.output_tokens_per_s))
     }
 }
 
@@ -239,6 +252,7 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         });
         let swept = SweepPoint {
             power,
+            provisioned: plan.provisioned.clone(),
             invalid: invalid_because(
                 &summary,
                 &steady,
@@ -447,6 +461,10 @@ pub fn point_json(point: &SweepPoint) -> serde_json::Value {
             }),
             Some(Err(why)) => serde_json::json!({ "error": why }),
         },
+        "provisioned_power": point.provisioned.as_ref().map(|power| serde_json::json!({
+            "kw": power.kw, "source": power.source,
+            "output_tokens_per_s_per_kw": power.per_kw(s.output_tokens_per_s),
+        })),
         "window_s": s.window_s,
         "completed": s.completed,
         "failed": s.failed,
@@ -505,13 +523,13 @@ pub fn points_csv(points: &[SweepPoint]) -> String {
     let mut csv = String::from(
         "load,result,requests_per_s,output_tokens_per_s,tokens_per_s_per_user,mean_concurrency,\
          ttft_p50_ms,ttft_p90_ms,ttft_p99_ms,tpot_p50_ms,tpot_p90_ms,itl_p50_ms,itl_p99_ms,\
-         e2e_p50_ms,e2e_p99_ms,goodput_per_s,completed,failed\n",
+         e2e_p50_ms,e2e_p99_ms,goodput_per_s,completed,failed,tokens_per_s_per_provisioned_kw\n",
     );
     for point in points {
         let s = &point.summary;
         let ms = |ns: f64| ns / 1e6;
         csv.push_str(&format!(
-            "{},{},{:.3},{:.3},{:.3},{:.3},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.3},{},{}\n",
+            "{},{},{:.3},{:.3},{:.3},{:.3},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.3},{},{},{}\n",
             mode_label(&point.mode),
             if point.valid() { "VALID" } else { "INVALID" },
             s.requests_per_s,
@@ -530,6 +548,9 @@ pub fn points_csv(points: &[SweepPoint]) -> String {
             s.goodput_per_s,
             s.completed,
             s.failed,
+            point
+                .tokens_per_s_per_provisioned_kw()
+                .map_or(String::new(), |v| format!("{v:.3}")),
         ));
     }
     csv

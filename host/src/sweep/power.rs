@@ -16,7 +16,8 @@ pub struct PointPower {
     /// Readings inside the window.
     pub readings: usize,
     pub tokens_per_joule: f64,
-    /// Output tokens/s per kW drawn (measured, not provisioned, power).
+    /// Output tokens/s per kW drawn (measured power; `--provisioned-power` gives the
+    /// Endpoints figure, over provisioned power).
     pub tokens_per_s_per_kw: f64,
 }
 

@@ -67,6 +67,9 @@ fn a_sweep_measures_each_point_and_writes_the_curve() {
             "250",
             "--arrivals",
             "constant",
+            // 2.00 kW once rounded as the Endpoints checker rounds it.
+            "--provisioned-power",
+            "1996W",
         ],
     );
     support::assert_ok(&output);
@@ -133,6 +136,24 @@ fn a_sweep_measures_each_point_and_writes_the_curve() {
         .unwrap();
         assert_eq!(summary["n_samples_completed"], point["completed"]);
         assert_eq!(summary["qps"], point["requests_per_s"]);
+        // Output tokens/s per provisioned kW: ours, and as the Endpoints submission checker
+        // derives it from the file (output tokens over duration_ns, within its 1 %).
+        let per_kw = point["output_tokens_per_s"].as_f64().unwrap() / 2.0;
+        assert_eq!(point["provisioned_power"]["kw"], 2.0);
+        assert_eq!(
+            point["provisioned_power"]["output_tokens_per_s_per_kw"].as_f64(),
+            Some(per_kw)
+        );
+        assert_eq!(summary["system_tps_per_kw"].as_f64(), Some(per_kw));
+        let derived = summary["output_sequence_lengths"]["total"]
+            .as_f64()
+            .unwrap()
+            / (summary["duration_ns"].as_f64().unwrap() / 1e9)
+            / 2.0;
+        assert!(
+            (per_kw / derived - 1.0).abs() < 0.01,
+            "{per_kw} against {derived}"
+        );
         let config = std::fs::read_to_string(endpoints.join("config.yaml")).unwrap();
         assert!(config.contains("type: online\n"), "{config}");
         let log = std::fs::read_to_string(endpoints.join("mlperf_log_details.txt")).unwrap();
@@ -178,6 +199,11 @@ fn a_sweep_measures_each_point_and_writes_the_curve() {
             .starts_with("concurrency 4,VALID,"),
         "{csv}"
     );
+    let per_kw_column = csv.lines().nth(2).unwrap().rsplit(',').next().unwrap();
+    let per_kw = points[1]["provisioned_power"]["output_tokens_per_s_per_kw"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(per_kw_column, format!("{per_kw:.3}"), "{csv}");
 }
 
 #[test]
