@@ -13,7 +13,7 @@ use mlperf_host::session::{PluginPlan, SamplePlan};
 use mlperf_host::sweep::endpoints::{self, EndpointsRun};
 use mlperf_host::sweep::synthetic::{PromptPlan, SharedPrefix};
 use mlperf_host::sweep::trace::{Trace, TracePrompt};
-use mlperf_host::sweep::{self, ProvisionedPower, SweepPlan, SweepPoint};
+use mlperf_host::sweep::{self, AccuracyPass, ProvisionedPower, SweepPlan, SweepPoint};
 use mlperf_serving::{
     region_points, Arrivals, Lengths, LoadMode, Region, SaturationRule, Slo, SteadyRule,
 };
@@ -135,6 +135,19 @@ pub(crate) struct Args {
     /// system_tps_per_kw, kW rounded to 2 decimals), with or without --power.
     #[arg(long, value_name = "WATTS|FILE", value_parser = ProvisionedPower::parse)]
     pub provisioned_power: Option<ProvisionedPower>,
+    /// After the points, ask every sample of the data set once (not timed) and score the
+    /// answers by the benchmark's metric: OUT/accuracy/ (LoadGen's accuracy log,
+    /// accuracy.txt, MLPerf Endpoints' accuracy_results.json, also in each
+    /// endpoints/point-N/accuracy/).
+    #[arg(long)]
+    pub accuracy: bool,
+    /// Requests in flight during the accuracy pass.
+    #[arg(long, value_name = "N", default_value_t = 4, requires = "accuracy")]
+    pub accuracy_concurrency: usize,
+    /// Only the first N samples in the accuracy pass (a quick look; an Endpoints submission
+    /// needs them all).
+    #[arg(long, value_name = "N", requires = "accuracy")]
+    pub accuracy_samples: Option<usize>,
     /// Keep running a point whose requests pile up (by default it ends, and the sweep with
     /// it, when requests in flight and TTFT keep rising, or a capped load falls behind).
     #[arg(long)]
@@ -239,6 +252,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
         steady: SteadyRule::default(),
         power: args.power.clone(),
         provisioned: args.provisioned_power.clone(),
+        accuracy: args.accuracy.then_some(AccuracyPass {
+            concurrency: args.accuracy_concurrency,
+            samples: args.accuracy_samples,
+        }),
         saturation: (!args.no_saturation_stop).then(|| SaturationRule {
             // A few checks per point at least, never more than 4 a second.
             check_every: (args.duration / 20).max(Duration::from_millis(250)),
@@ -288,6 +305,9 @@ fn run(args: &Args) -> anyhow::Result<()> {
             serde_json::to_string_pretty(&sweep::point_json(point))?,
         )
         .with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    if let Some(answers) = &result.accuracy {
+        write_accuracy(args, answers, benchmark.as_ref(), result.points.len())?;
     }
     let (json, csv) = sweep::files(&args.out);
     std::fs::write(
@@ -583,6 +603,58 @@ fn print_point(point: &SweepPoint) {
             s.token_count_mismatches, s.tokens_counted
         );
     }
+}
+
+/// Scores the accuracy pass and writes its files: OUT/accuracy/ and each point's
+/// endpoints/point-N/accuracy/accuracy_results.json.
+fn write_accuracy(
+    args: &Args,
+    answers: &sweep::AccuracyAnswers,
+    benchmark: Option<&Benchmark>,
+    points: usize,
+) -> anyhow::Result<()> {
+    let dataset = match (benchmark, &args.dataset) {
+        (Some(benchmark), _) => benchmark.name.clone(),
+        (None, Some(path)) => path.display().to_string(),
+        (None, None) => "samples".to_string(),
+    };
+    let scored = sweep::accuracy::score_answers(&args.out, answers, benchmark, &dataset)?;
+    let results = serde_json::to_string_pretty(&scored.results)?;
+    let mut files = vec![args.out.join("accuracy/accuracy_results.json")];
+    files.extend((1..=points).map(|n| {
+        args.out.join(format!(
+            "endpoints/point-{n}/accuracy/accuracy_results.json"
+        ))
+    }));
+    for file in &files {
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        std::fs::write(file, &results)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    let answered = answers.answers.iter().flatten().count();
+    print!(
+        "accuracy: {answered} of {} samples answered",
+        answers.answers.len()
+    );
+    match &scored.score {
+        Some(score) => println!(
+            ", {} ({})",
+            score.report().lines().next().unwrap_or_default(),
+            if score.passes() { "PASS" } else { "FAIL" }
+        ),
+        None => println!(", not scored (no benchmark with an accuracy metric)"),
+    }
+    if answers.failed + answers.abandoned > 0 {
+        println!(
+            "    {} failed, {} never ended: the accuracy pass is incomplete",
+            answers.failed, answers.abandoned
+        );
+    }
+    println!("wrote {} and {}", scored.log.display(), files[0].display());
+    Ok(())
 }
 
 /// `ttft=500,tpot=50,e2e=10000` (milliseconds) into an [`Slo`].

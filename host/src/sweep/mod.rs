@@ -3,6 +3,7 @@
 //! after another, each summed up over its measured window (after a warm-up that does not
 //! count).
 
+pub mod accuracy;
 pub mod endpoints;
 mod power;
 mod provisioned;
@@ -57,6 +58,27 @@ pub struct SweepPlan {
     pub schedule: Option<Arc<[i64]>>,
     /// `--provisioned-power`: what output tokens/s per kW divides by.
     pub provisioned: Option<ProvisionedPower>,
+    /// `--accuracy`: after the points, every sample answered once (not timed).
+    pub accuracy: Option<AccuracyPass>,
+}
+
+/// The accuracy pass: samples 0..n in order, each asked once, `concurrency` in flight.
+#[derive(Debug, Clone, Copy)]
+pub struct AccuracyPass {
+    pub concurrency: usize,
+    /// The first this many samples (none: every sample of the data set).
+    pub samples: Option<usize>,
+}
+
+/// What the accuracy pass got back.
+#[derive(Debug, Clone)]
+pub struct AccuracyAnswers {
+    /// Sample k's answer (none: it failed or never ended).
+    pub answers: Vec<Option<Vec<u8>>>,
+    pub failed: usize,
+    pub abandoned: usize,
+    /// From the first request to the last answer.
+    pub duration_s: f64,
 }
 
 /// One point's load and figures.
@@ -111,6 +133,8 @@ impl SweepPoint {
 pub struct Sweep {
     pub points: Vec<SweepPoint>,
     pub stopped: Option<String>,
+    /// With `--accuracy`: the answers of the accuracy pass.
+    pub accuracy: Option<AccuracyAnswers>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -183,7 +207,14 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         .map(|input| (input.offset as usize, input.length as usize, input.dtype));
     let input_tokens = prompt_tokens(&library, &indices, prompt_input, tokenizer.as_ref())?;
 
-    let sink = Arc::new(RecordSink::new(plan.points.len(), tokenizer));
+    let accuracy_requests = plan
+        .accuracy
+        .map(|pass| pass.samples.unwrap_or(total).clamp(1, total.max(1)));
+    let sink = Arc::new(RecordSink::new(
+        plan.points.len(),
+        tokenizer,
+        accuracy_requests,
+    ));
     // Inter-token gaps and single requests' failures reach a sweep only from a plugin in this
     // process (an isolated plugin's failures fail the sweep).
     if !sut.report_tokens_to(Arc::clone(&sink) as Arc<dyn crate::plugin::TokenReports>) {
@@ -282,11 +313,90 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             break;
         }
     }
-    if let Err(error) = sut.backend().unload_samples(&indices) {
+    // The set loaded now: the performance set, or the accuracy pass's when it needed more.
+    let mut loaded = indices;
+    let accuracy = match (plan.accuracy, accuracy_requests) {
+        (Some(pass), Some(requests)) => Some(accuracy_pass(
+            plan,
+            pass,
+            requests,
+            &sut,
+            &sink,
+            &mut library,
+            &mut loaded,
+        )?),
+        _ => None,
+    };
+    if let Err(error) = sut.backend().unload_samples(&loaded) {
         tracing::warn!("{error}");
     }
-    let _ = library.as_qsl().unload_samples_from_ram(&indices);
-    Ok(Sweep { points, stopped })
+    let _ = library.as_qsl().unload_samples_from_ram(&loaded);
+    Ok(Sweep {
+        points,
+        stopped,
+        accuracy,
+    })
+}
+
+/// Samples 0..requests, each asked once in order with `pass.concurrency` in flight, their
+/// answers kept; when they are more than the `loaded` set, they replace it (untimed).
+fn accuracy_pass(
+    plan: &SweepPlan,
+    pass: AccuracyPass,
+    requests: usize,
+    sut: &crate::plugin::Instance,
+    sink: &Arc<RecordSink>,
+    library: &mut SampleLibrary,
+    loaded: &mut Vec<usize>,
+) -> Result<AccuracyAnswers, SweepError> {
+    let point = plan.points.len();
+    if requests > loaded.len() {
+        let samples: Vec<usize> = (0..requests).collect();
+        let samples_error = |e: &dyn std::fmt::Display| SweepError::Samples(e.to_string());
+        sut.backend()
+            .unload_samples(loaded)
+            .map_err(|e| samples_error(&e))?;
+        let qsl = library.as_qsl();
+        qsl.unload_samples_from_ram(loaded)
+            .map_err(|e| samples_error(&e))?;
+        qsl.load_samples_to_ram(&samples)
+            .map_err(|e| samples_error(&e))?;
+        sut.backend()
+            .load_samples(&samples)
+            .map_err(|e| samples_error(&e))?;
+        *loaded = samples;
+    }
+    let target = PluginTarget::new(sut, Arc::clone(sink), point, &[]);
+    let run = run_point(
+        &target,
+        &PointPlan {
+            mode: LoadMode::Concurrency(pass.concurrency.max(1)),
+            // Until every sample is asked: the request count ends it.
+            duration: Duration::from_secs(365 * 24 * 3600),
+            max_requests: Some(requests),
+            samples: requests,
+            seed: plan.seed,
+            drain_timeout: plan.drain_timeout,
+            saturation: None,
+            schedule: None,
+        },
+    )
+    .map_err(|source| SweepError::Load { point, source })?;
+    if let Some(message) = sink.failure() {
+        return Err(SweepError::PluginFailed { point, message });
+    }
+    let last_end = run
+        .records
+        .iter()
+        .filter_map(|record| record.completed_ns)
+        .max()
+        .unwrap_or(run.start_ns);
+    Ok(AccuracyAnswers {
+        answers: sink.take_answers(),
+        failed: run.records.iter().filter(|record| record.failed).count(),
+        abandoned: run.abandoned,
+        duration_s: (last_end - run.start_ns) as f64 / 1e9,
+    })
 }
 
 /// Why a point's figures do not stand: the server or the load went wrong, or the point never

@@ -25,15 +25,49 @@ pub(super) struct RecordSink {
     request_failures: Mutex<Vec<(usize, usize, RequestFailure)>>,
     /// Counts each answer's tokens (answers in UTF-8 text) beside the plugin's count.
     tokenizer: Option<Tokenizer>,
+    /// The accuracy pass's point and each of its requests' answer (kept only there: that
+    /// pass is not timed, so a lock per answer costs nothing that is measured).
+    answers: Option<(usize, Mutex<Answers>)>,
 }
 
+/// Each request's answer, once it came.
+type Answers = Vec<Option<Vec<u8>>>;
+
 impl RecordSink {
-    pub(super) fn new(points: usize, tokenizer: Option<Tokenizer>) -> RecordSink {
+    /// A sink for `points` points; with `accuracy_requests`, one more point after them whose
+    /// answers are kept.
+    pub(super) fn new(
+        points: usize,
+        tokenizer: Option<Tokenizer>,
+        accuracy_requests: Option<usize>,
+    ) -> RecordSink {
+        let slots = points + usize::from(accuracy_requests.is_some());
         RecordSink {
-            points: (0..points).map(|_| OnceLock::new()).collect(),
+            points: (0..slots).map(|_| OnceLock::new()).collect(),
             failure: Mutex::new(None),
             request_failures: Mutex::new(Vec::new()),
             tokenizer,
+            answers: accuracy_requests.map(|n| (points, Mutex::new(vec![None; n]))),
+        }
+    }
+
+    /// The accuracy pass's answers, by request (taken).
+    pub(super) fn take_answers(&self) -> Answers {
+        self.answers.as_ref().map_or_else(Vec::new, |(_, answers)| {
+            std::mem::take(&mut *answers.lock().unwrap_or_else(|p| p.into_inner()))
+        })
+    }
+
+    fn keep_answer(&self, id: ResponseId, data: &[u8]) {
+        let Some((point, answers)) = &self.answers else {
+            return;
+        };
+        if (id.0 >> POINT_SHIFT) as usize == *point {
+            let request = (id.0 & ((1 << POINT_SHIFT) - 1)) as usize;
+            let mut answers = answers.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(slot) = answers.get_mut(request) {
+                *slot = Some(data.to_vec());
+            }
         }
     }
 
@@ -79,6 +113,7 @@ impl CompletionSink for RecordSink {
                 if let Some(tokens) = counted {
                     records.counted_tokens(request, tokens);
                 }
+                self.keep_answer(response.id, response.data);
                 records.complete(request, now, response.n_tokens.max(0) as u64, false);
             }
         }

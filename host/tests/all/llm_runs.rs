@@ -762,12 +762,35 @@ fn a_sweep_counts_failed_requests_by_kind_and_goes_on() {
     let output = llm_sweep(
         &endpoint,
         out.path(),
-        &["--concurrency", "1", "--duration", "1s", "--warmup", "0s"],
+        &[
+            "--concurrency",
+            "1",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--accuracy",
+            "--accuracy-samples",
+            "6",
+        ],
     );
     assert!(output.status.success(), "{}", describe(&output));
     let sweep: serde_json::Value =
         serde_json::from_str(&read(out.path(), "sweep.json")).expect("sweep.json");
     let point = &sweep["points"][0];
+    // The accuracy pass goes on past refused requests and says it is incomplete.
+    let results: serde_json::Value =
+        serde_json::from_str(&read(out.path(), "accuracy/accuracy_results.json")).unwrap();
+    let counts = &results["accuracy_scores"][0]["response_counts"];
+    let missing = counts["missing"].as_u64().unwrap();
+    assert!((2..=4).contains(&missing), "{results:#}");
+    assert_eq!(counts["issued"], 6, "{results:#}");
+    assert_eq!(results["accuracy_scores"][0]["complete"], false);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&format!("{missing} failed, 0 never ended")),
+        "{stdout}"
+    );
     // Half the requests refused, each counted under its status; the other half answered.
     let failed = point["failed"].as_u64().unwrap();
     let completed = point["completed"].as_u64().unwrap();
@@ -887,6 +910,9 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
             "1s",
             "--seed",
             "3",
+            "--accuracy",
+            "--accuracy-samples",
+            "8",
         ],
     );
     assert!(output.status.success(), "{}", describe(&output));
@@ -933,6 +959,26 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
             serde_json::from_str(&read(out.path(), &format!("point-{}.json", index + 1)))
                 .expect("point json");
         assert_eq!(&own, point);
+    }
+    // The accuracy pass: the first 8 prompts answered as the committed greedy references
+    // were, in the LoadGen accuracy log and in each point's Endpoints accuracy results.
+    let accuracy = read(out.path(), "accuracy/accuracy.txt");
+    assert!(
+        accuracy.contains("total=8") && accuracy.contains(": PASS"),
+        "{accuracy}"
+    );
+    let log: Vec<serde_json::Value> =
+        serde_json::from_str(&read(out.path(), "accuracy/mlperf_log_accuracy.json")).unwrap();
+    assert_eq!(log.len(), 8);
+    for index in 1..=3 {
+        let file = format!("endpoints/point-{index}/accuracy/accuracy_results.json");
+        let results: serde_json::Value = serde_json::from_str(&read(out.path(), &file)).unwrap();
+        let entry = &results["accuracy_scores"][0];
+        assert_eq!(entry["dataset_name"], "smollm2", "{results:#}");
+        assert_eq!(entry["complete"], true, "{results:#}");
+        assert_eq!(entry["response_counts"]["scored"], 8, "{results:#}");
+        let rouge1: f64 = entry["score"]["rouge1"].as_str().unwrap().parse().unwrap();
+        assert!(rouge1 >= 99.0, "{results:#}");
     }
     // A closed loop of 2 keeps 2 in flight.
     let in_flight = points[1]["mean_concurrency"].as_f64().unwrap();
