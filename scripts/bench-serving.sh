@@ -28,6 +28,9 @@
 #   AIPERF_ARGS="" (more AIPerf options for every run: with "--request-rate 1000
 #   --arrival-pattern constant" its timing manager paces at 1 kHz instead of busy-polling a core
 #   while every concurrency slot is taken, which starves a server on a small machine)
+#   PIN_SERVER=1 runs part 1's server with one thread on core 1 and each client on core 0
+#   (taskset), so that no client's CPU is taken from the server (unpinned, a busier client
+#   slows the server it measures)
 #   KEEP_TMP=1 keeps the temporary folder (each tool's output and log) instead of removing it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +46,7 @@ CEILING_CONCURRENCY="${CEILING_CONCURRENCY:-64}"
 CEILING_TOKENS="${CEILING_TOKENS:-16}"
 ROUNDS_CEILING="${ROUNDS_CEILING:-$ROUNDS}"
 RESPONDER_THREADS="${RESPONDER_THREADS:-1}"
+PIN_SERVER="${PIN_SERVER:-0}"
 venv="${PEERS_VENV:-.venv-peers}"
 PINS=(aiperf==0.13.0 guidellm==0.8.1)
 MAX_TOKENS=32 # configs/benchmarks/smollm2.toml
@@ -334,16 +338,15 @@ def report(results_path, settings_path, commands_path):
     part1 = [r for r in rows if r["part"] == 1]
     out += [f"## 1. Same load on llama.cpp's server (SmolLM2-135M), median of {s['rounds']} "
             f"round(s)", "",
-            f"llama-cpp-python {s['llama']} on 127.0.0.1 (2 threads, unpinned, sharing the cores "
-            "with the client). The 256 prompts of configs/benchmarks/smollm2/prompts.json, chat "
+            f"llama-cpp-python {s['llama']} on 127.0.0.1 ({s['server_pinning']}). The 256 prompts of configs/benchmarks/smollm2/prompts.json, chat "
             f"completions streamed, max_tokens {s['max_tokens']}, temperature 0, seed 0; "
             f"closed loop, each point {s['duration']} s after a {s['warmup']} s warm-up; the "
             "tools take turns within each round. Each figure is the tool's own (requests/s: "
             "its completed requests over its measured seconds). TPOT: mlperf-host's TPOT, "
             "AIPerf's and GuideLLM's inter-token latency (each (e2e - TTFT) / (tokens - 1) per "
             "request). Client cores: the CPU time of the client's whole process tree over the "
-            "tool's measured phase (sampled 4 times a second from /proc), per second: CPU the "
-            "server, on the same 2 cores, did not get.", "",
+            "tool's measured phase (sampled 4 times a second from /proc), per second (unpinned: "
+            "CPU the server, on the same 2 cores, did not get).", "",
             "| concurrency | client | requests/s | output tokens/s | tokens/request | "
             "TTFT p50 ms | TTFT p90 ms | TPOT p50 ms | client cores | runs |",
             "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -537,20 +540,29 @@ tool_command() {
 
 # --- Part 1: the same load on llama.cpp's server ---
 bash scripts/setup-llm.sh
+if [ "$PIN_SERVER" = 1 ]; then
+    command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ] ||
+        { echo "error: PIN_SERVER=1 needs taskset and 2 cores" >&2; exit 2; }
+    pin_server=(env LLAMA_THREADS=1 taskset -c 1) pin_part1=(taskset -c 0)
+    server_pinning="1 thread pinned to core 1, each client pinned to core 0 (taskset), so no client takes CPU from the server"
+else
+    pin_server=() pin_part1=()
+    server_pinning="2 threads, unpinned, sharing the cores with the client"
+fi
 port="$(free_port)"
-setsid bash scripts/serve.sh llama smollm2 "$port" >"$tmp/llama.log" 2>&1 &
+setsid "${pin_server[@]}" bash scripts/serve.sh llama smollm2 "$port" >"$tmp/llama.log" 2>&1 &
 servers+=($!)
 wait_ready "$port" "$!" "$tmp/llama.log"
-echo "# 1. llama.cpp's server on 127.0.0.1:$port (scripts/serve.sh llama smollm2 $port)" >>"$commands"
+echo "# 1. llama.cpp's server on 127.0.0.1:$port (${pin_server[*]} scripts/serve.sh llama smollm2 $port)" >>"$commands"
 for round in $(seq "$ROUNDS"); do
     for c in $POINTS; do
         for tool in "${TOOLS[@]}"; do
             dir="$tmp/part1/r$round-c$c-$tool"
             log "round $round/$ROUNDS, concurrency $c: $tool (${WARMUP} s warm-up + ${DURATION} s)"
             tool_command "$tool" "$port" "$c" "$MAX_TOKENS" "$WARMUP" "$DURATION" "$dir" 0
-            record "$round" "${cmd[@]}"
+            record "$round" "${pin_part1[@]}" "${cmd[@]}"
             run_tool "$tmp/part1-r$round-c$c-$tool.log" python3 "$tmp/helper.py" run \
-                "$tmp/part1-r$round-c$c-$tool.json" "${cmd[@]}"
+                "$tmp/part1-r$round-c$c-$tool.json" "${pin_part1[@]}" "${cmd[@]}"
             figures="$(helper parse "$tool" "$dir" "$DURATION" "$WARMUP" "$tmp/part1-r$round-c$c-$tool.json")"
             python3 -c 'import json, sys; r = json.loads(sys.argv[1]); r.update(part=1, tool=sys.argv[2], point=int(sys.argv[3]), round=int(sys.argv[4])); print(json.dumps(r))' \
                 "$figures" "$tool" "$c" "$round" >>"$results"
@@ -603,6 +615,7 @@ commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 git diff --quiet HEAD 2>/dev/null || commit="$commit (with local changes)"
 S_HOST="$(nproc) cores, ${cpu_model:-unknown CPU}" S_LOAD_BEFORE="$load_before" \
     S_LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)" S_COMMIT="$commit" S_PINNING="$pinning" \
+    S_SERVER_PINNING="$server_pinning" \
     S_POINTS="$POINTS" S_TMP="$tmp" S_ROOT="$root" S_AIPERF_ARGS="${AIPERF_ARGS:-}" \
     python3 - "$tmp/settings.json" \
     "$ROUNDS" "$MAX_TOKENS" "$DURATION" "$WARMUP" "$ROUNDS_CEILING" "$DURATION_CEILING" \
@@ -615,6 +628,7 @@ env = os.environ
 settings.update(aiperf="0.13.0", guidellm="0.8.1", llama="0.3.36", host=env["S_HOST"],
                 load_before=env["S_LOAD_BEFORE"], load_after=env["S_LOAD_AFTER"],
                 commit=env["S_COMMIT"], pinning=env["S_PINNING"], tmp=env["S_TMP"],
+                server_pinning=env["S_SERVER_PINNING"],
                 root=env["S_ROOT"], aiperf_args=env["S_AIPERF_ARGS"],
                 points=[int(p) for p in env["S_POINTS"].split()])
 json.dump(settings, open(sys.argv[1], "w"))
