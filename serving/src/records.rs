@@ -114,7 +114,9 @@ impl RequestRecords {
         }
         let before = slot.last_token_ns.swap(now_ns, Ordering::AcqRel);
         if before != 0 {
-            self.gaps.push(id, now_ns - before);
+            // Never below 0: an isolated plugin's process stamps its tokens, while the first
+            // one is stamped when the host takes it, a few microseconds later.
+            self.gaps.push(id, (now_ns - before).max(0));
         }
     }
 

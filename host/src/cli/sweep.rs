@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::ValueEnum;
+use mlperf_host::benchmark::accuracy::Score;
 use mlperf_host::benchmark::Benchmark;
 use mlperf_host::loadgen::TestScenario;
 use mlperf_host::plugin::isolated::Isolation;
@@ -306,15 +307,15 @@ fn run(args: &Args) -> anyhow::Result<()> {
         )
         .with_context(|| format!("cannot write {}", file.display()))?;
     }
-    if let Some(answers) = &result.accuracy {
-        write_accuracy(args, answers, benchmark.as_ref(), result.points.len())?;
-    }
+    let accuracy = match &result.accuracy {
+        Some(answers) => write_accuracy(args, answers, benchmark.as_ref(), result.points.len())?,
+        None => serde_json::Value::Null,
+    };
     let (json, csv) = sweep::files(&args.out);
-    std::fs::write(
-        &json,
-        serde_json::to_string_pretty(&sweep::sweep_json(&result))?,
-    )
-    .with_context(|| format!("cannot write {}", json.display()))?;
+    let mut sweep_json = sweep::sweep_json(&result);
+    sweep_json["accuracy"] = accuracy;
+    std::fs::write(&json, serde_json::to_string_pretty(&sweep_json)?)
+        .with_context(|| format!("cannot write {}", json.display()))?;
     std::fs::write(&csv, sweep::points_csv(&result.points))
         .with_context(|| format!("cannot write {}", csv.display()))?;
     println!("wrote {} and {}", json.display(), csv.display());
@@ -606,13 +607,13 @@ fn print_point(point: &SweepPoint) {
 }
 
 /// Scores the accuracy pass and writes its files: OUT/accuracy/ and each point's
-/// endpoints/point-N/accuracy/accuracy_results.json.
+/// endpoints/point-N/accuracy/accuracy_results.json; returns sweep.json's `accuracy`.
 fn write_accuracy(
     args: &Args,
     answers: &sweep::AccuracyAnswers,
     benchmark: Option<&Benchmark>,
     points: usize,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<serde_json::Value> {
     let dataset = match (benchmark, &args.dataset) {
         (Some(benchmark), _) => benchmark.name.clone(),
         (None, Some(path)) => path.display().to_string(),
@@ -654,7 +655,14 @@ fn write_accuracy(
         );
     }
     println!("wrote {} and {}", scored.log.display(), files[0].display());
-    Ok(())
+    Ok(serde_json::json!({
+        "samples": answers.answers.len(),
+        "answered": answered,
+        "failed": answers.failed,
+        "never_ended": answers.abandoned,
+        "score": scored.score.as_ref().map(|score| score.report().lines().next().unwrap_or_default().to_string()),
+        "passes": scored.score.as_ref().map(Score::passes),
+    }))
 }
 
 /// `ttft=500,tpot=50,e2e=10000` (milliseconds) into an [`Slo`].

@@ -130,27 +130,25 @@ impl Instance {
     }
 
     /// The tokens after each answer's first (ABI 1.5) go to `reports`: true where they can,
-    /// an instance in this process; an isolated one's stay in its process.
+    /// an instance in this process or in its own (one per device: not yet).
     pub(crate) fn report_tokens_to(&self, reports: Arc<dyn super::TokenReports>) -> bool {
         match self {
-            Instance::InProcess(sut) => {
-                sut.report_tokens_to(reports);
-                true
-            }
-            Instance::Isolated(_) | Instance::Devices(_) => false,
+            Instance::InProcess(sut) => sut.report_tokens_to(reports),
+            Instance::Isolated(sut) => sut.report_tokens_to(reports),
+            Instance::Devices(_) => return false,
         }
+        true
     }
 
-    /// Single samples' failures (ABI 1.5) go to `reports`, for an instance in this process
-    /// (an isolated one's fail its test, as `fail` does).
+    /// Single samples' failures (ABI 1.5) go to `reports` instead of failing the test: true
+    /// where they can, as for [`Instance::report_tokens_to`].
     pub(crate) fn report_failures_to(&self, reports: Arc<dyn super::FailureReports>) -> bool {
         match self {
-            Instance::InProcess(sut) => {
-                sut.report_failures_to(reports);
-                true
-            }
-            Instance::Isolated(_) | Instance::Devices(_) => false,
+            Instance::InProcess(sut) => sut.report_failures_to(reports),
+            Instance::Isolated(sut) => sut.report_failures_to(reports),
+            Instance::Devices(_) => return false,
         }
+        true
     }
 
     /// It runs in this process (every instance, for one per device).

@@ -215,10 +215,10 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         tokenizer,
         accuracy_requests,
     ));
-    // Inter-token gaps and single requests' failures reach a sweep only from a plugin in this
-    // process (an isolated plugin's failures fail the sweep).
+    // Inter-token gaps and single requests' failures reach a sweep from a plugin in this
+    // process or in its own (not yet from one instance per device: their failures fail it).
     if !sut.report_tokens_to(Arc::clone(&sink) as Arc<dyn crate::plugin::TokenReports>) {
-        tracing::info!("an isolated plugin's tokens after the first are not timed: no ITL");
+        tracing::info!("one instance per device: tokens after the first are not timed, no ITL");
     }
     sut.report_failures_to(Arc::clone(&sink) as Arc<dyn crate::plugin::FailureReports>);
     let mut points = Vec::with_capacity(plan.points.len());

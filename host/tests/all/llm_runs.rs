@@ -82,6 +82,11 @@ fn read(out: &Path, file: &str) -> String {
     std::fs::read_to_string(out.join(file)).unwrap_or_default()
 }
 
+/// The JSON file `file` under `out`.
+fn read_json(out: &Path, file: &str) -> serde_json::Value {
+    serde_json::from_str(&read(out, file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
 #[test]
 fn every_scenario_streams_tokens_from_a_real_llm_server_and_reports_ttft_and_tpot() {
     let _serial = one_at_a_time();
@@ -173,7 +178,7 @@ fn every_scenario_streams_tokens_from_a_real_llm_server_and_reports_ttft_and_tpo
 /// Summary and result.json.
 fn assert_tokens_per_joule(out: &Path, stdout: &str, watts: f64) {
     assert!(stdout.contains("Tokens per joule : "), "{stdout}");
-    let result: serde_json::Value = serde_json::from_str(&read(out, "result.json")).unwrap();
+    let result = read_json(out, "result.json");
     let power = &result["power"];
     assert_eq!(power["performance"]["tokens"], true, "{power}");
     let metric = &power["sources"][0]["metric"];
@@ -758,56 +763,63 @@ fn broken_streams_end_the_run_invalid_naming_the_endpoint_and_the_fault() {
 fn a_sweep_counts_failed_requests_by_kind_and_goes_on() {
     require_prompts();
     let endpoint = broken_server("smollm2", Broken::Busy);
-    let out = TempDir::new();
-    let output = llm_sweep(
-        &endpoint,
-        out.path(),
-        &[
-            "--concurrency",
-            "1",
-            "--duration",
-            "1s",
-            "--warmup",
-            "0s",
-            "--accuracy",
-            "--accuracy-samples",
-            "6",
-        ],
-    );
-    assert!(output.status.success(), "{}", describe(&output));
-    let sweep: serde_json::Value =
-        serde_json::from_str(&read(out.path(), "sweep.json")).expect("sweep.json");
-    let point = &sweep["points"][0];
-    // The accuracy pass goes on past refused requests and says it is incomplete.
-    let results: serde_json::Value =
-        serde_json::from_str(&read(out.path(), "accuracy/accuracy_results.json")).unwrap();
-    let counts = &results["accuracy_scores"][0]["response_counts"];
-    let missing = counts["missing"].as_u64().unwrap();
-    assert!((2..=4).contains(&missing), "{results:#}");
-    assert_eq!(counts["issued"], 6, "{results:#}");
-    assert_eq!(results["accuracy_scores"][0]["complete"], false);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout.contains(&format!("{missing} failed, 0 never ended")),
-        "{stdout}"
-    );
-    // Half the requests refused, each counted under its status; the other half answered.
-    let failed = point["failed"].as_u64().unwrap();
-    let completed = point["completed"].as_u64().unwrap();
-    assert!(failed >= 5 && completed >= 5, "{point:#}");
-    assert!(failed.abs_diff(completed) <= 1, "{point:#}");
-    let busy = &point["errors"]["status 503"];
-    assert_eq!(busy["count"].as_u64(), Some(failed), "{point:#}");
-    let first = busy["first"].as_str().unwrap();
-    assert!(
-        first.contains(&format!(
-            "endpoint {endpoint}: POST /v1/chat/completions: 503"
-        )),
-        "{first}"
-    );
-    assert_eq!(point["result"], "INVALID");
-    let why = point["invalid_because"][0].as_str().unwrap();
-    assert!(why.contains("request(s) failed (status 503: "), "{why}");
+    // In the host's process, and in a process of its own: the plugin's failures and its
+    // later tokens reach the sweep either way.
+    for isolate in ["none", "process"] {
+        let out = TempDir::new();
+        let output = llm_sweep(
+            &endpoint,
+            out.path(),
+            &[
+                "--concurrency",
+                "1",
+                "--duration",
+                "1s",
+                "--warmup",
+                "0s",
+                "--isolate",
+                isolate,
+                "--accuracy",
+                "--accuracy-samples",
+                "6",
+            ],
+        );
+        assert!(output.status.success(), "{isolate}: {}", describe(&output));
+        let sweep = read_json(out.path(), "sweep.json");
+        let point = &sweep["points"][0];
+        // The accuracy pass goes on past refused requests and says it is incomplete.
+        let results = read_json(out.path(), "accuracy/accuracy_results.json");
+        let counts = &results["accuracy_scores"][0]["response_counts"];
+        let missing = counts["missing"].as_u64().unwrap();
+        assert!((2..=4).contains(&missing), "{isolate}: {results:#}");
+        assert_eq!(counts["issued"], 6, "{results:#}");
+        assert_eq!(results["accuracy_scores"][0]["complete"], false);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains(&format!("{missing} failed, 0 never ended")),
+            "{isolate}: {stdout}"
+        );
+        // Half the requests refused, each counted under its status; the other half answered.
+        let failed = point["failed"].as_u64().unwrap();
+        let completed = point["completed"].as_u64().unwrap();
+        assert!(failed >= 5 && completed >= 5, "{isolate}: {point:#}");
+        assert!(failed.abs_diff(completed) <= 1, "{isolate}: {point:#}");
+        let busy = &point["errors"]["status 503"];
+        assert_eq!(busy["count"].as_u64(), Some(failed), "{isolate}: {point:#}");
+        let first = busy["first"].as_str().unwrap();
+        assert!(
+            first.contains(&format!(
+                "endpoint {endpoint}: POST /v1/chat/completions: 503"
+            )),
+            "{first}"
+        );
+        assert_eq!(point["result"], "INVALID");
+        let why = point["invalid_because"][0].as_str().unwrap();
+        assert!(why.contains("request(s) failed (status 503: "), "{why}");
+        // Each answer streams 3 events: 2 gaps after its first, timed either way.
+        let gaps = point["itl_ns"]["count"].as_u64().unwrap();
+        assert!(gaps >= completed, "{isolate}: {gaps} gaps, {point:#}");
+    }
 }
 
 #[test]
@@ -866,8 +878,7 @@ fn conversation_turns_carry_their_sessions_history_with_the_servers_own_answers(
         .map(|k| messages(k)[0]["content"].to_string())
         .collect();
     assert_eq!(openings.len(), 3);
-    let sweep: serde_json::Value =
-        serde_json::from_str(&read(out.path(), "sweep.json")).expect("sweep.json");
+    let sweep = read_json(out.path(), "sweep.json");
     assert_eq!(sweep["points"][0]["failed"], 0, "{sweep:#}");
 }
 
@@ -916,8 +927,7 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
         ],
     );
     assert!(output.status.success(), "{}", describe(&output));
-    let sweep: serde_json::Value =
-        serde_json::from_str(&read(out.path(), "sweep.json")).expect("sweep.json");
+    let sweep = read_json(out.path(), "sweep.json");
     let points = sweep["points"].as_array().expect("points");
     assert_eq!(points.len(), 3, "{sweep:#}");
     assert!(sweep["stopped"].is_null(), "{sweep:#}");
@@ -967,12 +977,11 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
         accuracy.contains("total=8") && accuracy.contains(": PASS"),
         "{accuracy}"
     );
-    let log: Vec<serde_json::Value> =
-        serde_json::from_str(&read(out.path(), "accuracy/mlperf_log_accuracy.json")).unwrap();
-    assert_eq!(log.len(), 8);
+    let log = read_json(out.path(), "accuracy/mlperf_log_accuracy.json");
+    assert_eq!(log.as_array().map(Vec::len), Some(8));
     for index in 1..=3 {
         let file = format!("endpoints/point-{index}/accuracy/accuracy_results.json");
-        let results: serde_json::Value = serde_json::from_str(&read(out.path(), &file)).unwrap();
+        let results = read_json(out.path(), &file);
         let entry = &results["accuracy_scores"][0];
         assert_eq!(entry["dataset_name"], "smollm2", "{results:#}");
         assert_eq!(entry["complete"], true, "{results:#}");
@@ -1015,8 +1024,7 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
         ],
     );
     assert!(output.status.success(), "{}", describe(&output));
-    let sweep: serde_json::Value =
-        serde_json::from_str(&read(synthetic.path(), "sweep.json")).expect("sweep.json");
+    let sweep = read_json(synthetic.path(), "sweep.json");
     let point = &sweep["points"][0];
     assert_eq!(point["result"], "VALID", "{point:#}");
     assert!(point["completed"].as_u64().unwrap() >= 2, "{point:#}");
@@ -1046,11 +1054,10 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
     assert!(common(row(4), row(7)) >= 16);
     assert!(common(row(0), row(4)) < 16);
     // The server's usage counts: each answer as long as its request asked.
-    let summary: serde_json::Value = serde_json::from_str(&read(
+    let summary = read_json(
         synthetic.path(),
         "endpoints/point-1/performance/result_summary.json",
-    ))
-    .expect("result_summary.json");
+    );
     let lengths = &summary["output_sequence_lengths"];
     let (min, max) = (
         lengths["min"].as_f64().unwrap(),

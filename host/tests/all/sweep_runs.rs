@@ -70,6 +70,9 @@ fn a_sweep_measures_each_point_and_writes_the_curve() {
             // 2.00 kW once rounded as the Endpoints checker rounds it.
             "--provisioned-power",
             "1996W",
+            "--accuracy",
+            "--accuracy-samples",
+            "8",
         ],
     );
     support::assert_ok(&output);
@@ -171,6 +174,12 @@ fn a_sweep_measures_each_point_and_writes_the_curve() {
     // The report: the points' table, the Pareto plot and latency against load, drawn.
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("Pareto: system against per-user speed"));
+    // The accuracy pass: 8 samples asked, not scored (no benchmark), said in the report.
+    assert_eq!(sweep["accuracy"]["answered"], 8, "{sweep}");
+    assert!(
+        html.contains("Accuracy pass: 8 of 8 samples answered; not scored"),
+        "{html}"
+    );
     assert_eq!(html.matches("<td>concurrency ").count(), 2, "{html}");
     assert!(html.contains("TTFT against load"));
     // The frontier is a point or a line (one point may beat the others on both axes): its

@@ -46,6 +46,8 @@ pub struct SweepData {
     pub dir: PathBuf,
     pub points: Vec<SweepPointData>,
     pub stopped: Option<String>,
+    /// The accuracy pass in a line, when the sweep had one.
+    pub accuracy: Option<String>,
 }
 
 /// Whether `dir` holds a sweep.
@@ -73,7 +75,23 @@ pub fn read_sweep(dir: &Path) -> Result<SweepData, ReportError> {
         dir: dir.to_path_buf(),
         points,
         stopped: json["stopped"].as_str().map(str::to_string),
+        accuracy: accuracy_line(&json["accuracy"]),
     })
+}
+
+/// `Accuracy pass: 8 of 8 samples answered; rouge1=… (PASS)`, from sweep.json's `accuracy`.
+fn accuracy_line(accuracy: &Value) -> Option<String> {
+    let samples = accuracy["samples"].as_u64()?;
+    let answered = accuracy["answered"].as_u64().unwrap_or(0);
+    let score = match (accuracy["score"].as_str(), accuracy["passes"].as_bool()) {
+        (Some(score), Some(passes)) => {
+            format!("{score} ({})", if passes { "PASS" } else { "FAIL" })
+        }
+        _ => "not scored (no benchmark with an accuracy metric)".to_string(),
+    };
+    Some(format!(
+        "Accuracy pass: {answered} of {samples} samples answered; {score}"
+    ))
 }
 
 /// A point, or the key it lacks.
@@ -167,6 +185,9 @@ pub(super) fn sweep_section(n: usize, sweep: &SweepData) -> String {
             "<p class=\"invalid\">Stopped early: {}</p>",
             escape(why)
         );
+    }
+    if let Some(line) = &sweep.accuracy {
+        let _ = write!(html, "<p>{}</p>", escape(line));
     }
     html.push_str(
         "<table><tr><th>load</th><th>result</th><th>req/s</th><th>output tok/s</th>\

@@ -15,7 +15,7 @@ use super::region::*;
 use super::shm::{receive_fd, Mapping};
 use crate::loadgen::{Completer, CompletionSink, QuerySample, QuerySampleResponse, ResponseId};
 use crate::official::outstanding::OutstandingIds;
-use crate::plugin::host_api::TimingReports;
+use crate::plugin::host_api::{FailureReports, TimingReports, TokenReports};
 use crate::plugin::PluginBackend;
 use crate::plugin::PluginSut;
 use crate::samples::{LoadedSamples, Preprocessing, SampleArena};
@@ -134,6 +134,10 @@ fn serve() -> Result<(), String> {
     let completer = Completer::forwarding_to(Arc::clone(&sink) as Arc<dyn CompletionSink>);
     // The plugin's timing reports go to the host's process the way its completions do.
     sut.report_timing_to(Arc::clone(&sink) as Arc<dyn TimingReports>);
+    // So do its tokens after the first and its single samples' failures (ABI 1.5): the host
+    // hands them on where a sweep takes them, and fails a LoadGen run on a failure.
+    sut.report_tokens_to(Arc::clone(&sink) as Arc<dyn TokenReports>);
+    sut.report_failures_to(Arc::clone(&sink) as Arc<dyn FailureReports>);
     let mut server = Server {
         region: &region,
         sink: &sink,
@@ -643,6 +647,44 @@ impl TimingReports for RingSink {
         let mut producer = self.producer.lock().unwrap_or_else(|p| p.into_inner());
         self.publish(&mut producer, DONE_TIMING, 1, &record, 0);
         // Its completion follows: that one wakes the host.
+    }
+}
+
+impl TokenReports for RingSink {
+    fn next_tokens(&self, id: u64, tokens: i64, now_ns: i64) {
+        let mut record = [0u8; NEXT_TOKENS_RECORD_BYTES as usize];
+        record[..8].copy_from_slice(&id.to_le_bytes());
+        record[8..16].copy_from_slice(&tokens.to_le_bytes());
+        record[16..].copy_from_slice(&now_ns.to_le_bytes());
+        let mut producer = self.producer.lock().unwrap_or_else(|p| p.into_inner());
+        // Not woken for: it carries its own time, and the answer's end follows.
+        self.publish(&mut producer, DONE_NEXT_TOKENS, 1, &record, 0);
+    }
+}
+
+impl FailureReports for RingSink {
+    fn sample_failed(&self, id: u64, kind: i32, status: i32, message: &str, now_ns: i64) {
+        let message = &message.as_bytes()[..message.len().min(64 << 10)];
+        let mut record = Vec::with_capacity(SAMPLE_FAILED_HEAD_BYTES as usize + message.len());
+        record.extend_from_slice(&id.to_le_bytes());
+        record.extend_from_slice(&now_ns.to_le_bytes());
+        record.extend_from_slice(&kind.to_le_bytes());
+        record.extend_from_slice(&status.to_le_bytes());
+        record.extend_from_slice(message);
+        {
+            let mut producer = self.producer.lock().unwrap_or_else(|p| p.into_inner());
+            self.publish(&mut producer, DONE_SAMPLE_FAILED, 1, &record, 0);
+        }
+        let header = self.region.header();
+        wake_unless_polled(&header.done_polled.0, &header.done.consumer_asleep.0);
+        // The sample is finished: nothing reads its memory any more.
+        if let Some(outstanding) = &self.outstanding {
+            outstanding.admit(
+                &[QuerySampleResponse::new(ResponseId(id), &[])],
+                true,
+                |_| {},
+            );
+        }
     }
 }
 

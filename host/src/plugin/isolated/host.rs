@@ -110,6 +110,12 @@ struct Inner {
     /// Where hand-overs and the plugin's timing reports are noted, when the run divides its
     /// latencies.
     timing: std::sync::OnceLock<crate::timing::TimingSink>,
+    /// Where the plugin's tokens after the first and its single samples' failures go (ABI 1.5),
+    /// when a sweep takes them; without, a failure fails the run, as `fail` does.
+    tokens: std::sync::OnceLock<Arc<dyn crate::plugin::TokenReports>>,
+    failures: std::sync::OnceLock<Arc<dyn crate::plugin::FailureReports>>,
+    /// The plugin's name, once its process said it (for the messages it fails a run with).
+    name: std::sync::OnceLock<String>,
 }
 
 /// The next issue entry to write, and the consumer's tail when last read.
@@ -194,6 +200,9 @@ impl IsolatedSut {
             flushes_asked: AtomicU64::new(0),
             stall_timeout: isolation.stall_timeout,
             timing: std::sync::OnceLock::new(),
+            tokens: std::sync::OnceLock::new(),
+            failures: std::sync::OnceLock::new(),
+            name: std::sync::OnceLock::new(),
         });
         let mut threads = Vec::new();
         let spawn = |name: &str, work: Box<dyn FnOnce() + Send>| {
@@ -253,6 +262,7 @@ impl IsolatedSut {
                 attributes,
                 provenance,
             }) => {
+                let _ = sut.inner.name.set(name.clone());
                 sut.name = name;
                 sut.capabilities = capabilities;
                 sut.takes_sample_sets = takes_sample_sets;
@@ -307,6 +317,17 @@ impl IsolatedSut {
                 "the plugin process answered {other:?} to the sample set"
             )),
         }
+    }
+
+    /// The tokens after each answer's first (ABI 1.5) go to `reports` (set once).
+    pub(crate) fn report_tokens_to(&self, reports: Arc<dyn crate::plugin::TokenReports>) {
+        let _ = self.inner.tokens.set(reports);
+    }
+
+    /// Single samples' failures (ABI 1.5) go to `reports` (set once) instead of failing the
+    /// run.
+    pub(crate) fn report_failures_to(&self, reports: Arc<dyn crate::plugin::FailureReports>) {
+        let _ = self.inner.failures.set(reports);
     }
 
     /// Destroys the instance and ends the process, waiting at most `limit` for the plugin's

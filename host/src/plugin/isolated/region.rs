@@ -57,6 +57,17 @@ pub(super) const DONE_BATCH: u64 = 3;
 pub(super) const DONE_TIMING: u64 = 4;
 /// The bytes of a [`DONE_TIMING`] record.
 pub(super) const TIMING_RECORD_BYTES: u64 = 32;
+/// Tokens of an answer after its first (`next_tokens`, ABI 1.5) in the arena: its id, how
+/// many tokens, and when the plugin's process got the call (CLOCK_MONOTONIC is the machine's,
+/// so the stamp is the host's clock too), three 64-bit numbers.
+pub(super) const DONE_NEXT_TOKENS: u64 = 5;
+/// The bytes of a [`DONE_NEXT_TOKENS`] record.
+pub(super) const NEXT_TOKENS_RECORD_BYTES: u64 = 24;
+/// One sample failed on its own (`fail_samples`, ABI 1.5) in the arena: its id (u64), when
+/// (i64), the failure's kind and status (i32 each), then the message. Ends the sample.
+pub(super) const DONE_SAMPLE_FAILED: u64 = 6;
+/// The fixed part of a [`DONE_SAMPLE_FAILED`] record, before its message.
+pub(super) const SAMPLE_FAILED_HEAD_BYTES: u64 = 24;
 
 /// What the plugin's process is doing, in `Header::call`.
 pub(super) const CALL_ISSUE: u32 = 1;
@@ -178,7 +189,8 @@ pub(super) struct DoneEntry {
 const FIRST_TOKEN_BIT: u32 = 1 << 31;
 const FAIL_BIT: u32 = 1 << 30;
 const KIND_BITS: u32 = FIRST_TOKEN_BIT | FAIL_BIT;
-/// Set alone in `DoneEntry::length_kind` for a timing record (lengths stay far below it).
+/// Set in `DoneEntry::length_kind` for a timing record alone, with the first-token bit for
+/// next tokens, with the failure bit for one sample's failure (lengths stay far below it).
 const TIMING_BIT: u32 = 1 << 29;
 
 impl DoneEntry {
@@ -190,6 +202,8 @@ impl DoneEntry {
             DONE_FAIL => FAIL_BIT,
             DONE_BATCH => KIND_BITS,
             DONE_TIMING => TIMING_BIT,
+            DONE_NEXT_TOKENS => TIMING_BIT | FIRST_TOKEN_BIT,
+            DONE_SAMPLE_FAILED => TIMING_BIT | FAIL_BIT,
             _ => 0,
         };
         DoneEntry {
@@ -201,11 +215,14 @@ impl DoneEntry {
     }
 
     pub(super) fn kind(&self) -> u64 {
-        match self.length_kind & KIND_BITS {
-            0 if self.length_kind & TIMING_BIT != 0 => DONE_TIMING,
-            0 => DONE_COMPLETE,
-            FIRST_TOKEN_BIT => DONE_FIRST_TOKEN,
-            FAIL_BIT => DONE_FAIL,
+        let timing = self.length_kind & TIMING_BIT != 0;
+        match (self.length_kind & KIND_BITS, timing) {
+            (0, true) => DONE_TIMING,
+            (0, false) => DONE_COMPLETE,
+            (FIRST_TOKEN_BIT, true) => DONE_NEXT_TOKENS,
+            (FIRST_TOKEN_BIT, false) => DONE_FIRST_TOKEN,
+            (FAIL_BIT, true) => DONE_SAMPLE_FAILED,
+            (FAIL_BIT, false) => DONE_FAIL,
             _ => DONE_BATCH,
         }
     }
@@ -425,4 +442,29 @@ pub(super) fn wake_unless_polled(polled: &AtomicU32, asleep: &AtomicU32) {
 pub(super) fn wake_anyway(asleep: &AtomicU32) {
     asleep.store(0, Ordering::Relaxed);
     futex_wake(asleep);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind of completion entry reads back as itself, with its length and token count.
+    #[test]
+    fn each_done_kind_survives_its_packing() {
+        for kind in [
+            DONE_COMPLETE,
+            DONE_FIRST_TOKEN,
+            DONE_FAIL,
+            DONE_BATCH,
+            DONE_TIMING,
+            DONE_NEXT_TOKENS,
+            DONE_SAMPLE_FAILED,
+        ] {
+            let entry = DoneEntry::new(kind, 7, 4096, MAX_ISOLATED_RESPONSE, -3);
+            assert_eq!(entry.kind(), kind);
+            assert_eq!(entry.length(), MAX_ISOLATED_RESPONSE, "kind {kind}");
+            assert_eq!(entry.n_tokens(), -3);
+            assert_eq!(DoneEntry::new(kind, 0, 0, 0, 0).length(), 0);
+        }
+    }
 }

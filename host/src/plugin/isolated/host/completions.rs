@@ -157,9 +157,28 @@ impl Inner {
                     // Its room is released before the next is read.
                     break;
                 }
-                if entry.kind() == DONE_TIMING {
-                    self.note_timing(response_bytes(self, &entry));
-                    continue;
+                match entry.kind() {
+                    DONE_TIMING => {
+                        self.note_timing(response_bytes(self, &entry));
+                        continue;
+                    }
+                    DONE_NEXT_TOKENS => {
+                        // After the first tokens taken so far: a gap is timed from them.
+                        if self.tokens.get().is_some() {
+                            deliver(link, kind, written(&batch, filled));
+                            (kind, filled) = (None, 0);
+                        }
+                        self.note_tokens(response_bytes(self, &entry));
+                        continue;
+                    }
+                    DONE_SAMPLE_FAILED => {
+                        // Before the completions taken so far: the failure may end the run.
+                        deliver(link, kind, written(&batch, filled));
+                        (kind, filled) = (None, 0);
+                        self.note_sample_failure(response_bytes(self, &entry));
+                        continue;
+                    }
+                    _ => {}
                 }
                 if kind.is_some_and(|k| k != entry.kind()) {
                     deliver(link, kind, written(&batch, filled));
@@ -247,6 +266,46 @@ impl Inner {
         timing.table.report(field(0), field(1), field(2), field(3));
     }
 
+    /// Tokens after an answer's first (see [`DONE_NEXT_TOKENS`]), to whoever takes them.
+    fn note_tokens(&self, record: &[u8]) {
+        let Some(tokens) = self.tokens.get() else {
+            return;
+        };
+        if record.len() as u64 != NEXT_TOKENS_RECORD_BYTES {
+            return;
+        }
+        let [id, count, at] = [0, 1, 2].map(|k| le_u64(record, 8 * k));
+        tokens.next_tokens(id, count as i64, at as i64);
+    }
+
+    /// One sample's failure (see [`DONE_SAMPLE_FAILED`]): it is finished; whoever counts
+    /// failures gets it, else the run fails with it, as in the host's process.
+    fn note_sample_failure(&self, record: &[u8]) {
+        let head = SAMPLE_FAILED_HEAD_BYTES as usize;
+        if record.len() < head {
+            self.link.fail(
+                "plugin process wrote a corrupt sample failure".to_string(),
+                false,
+            );
+            return;
+        }
+        let (id, at) = (le_u64(record, 0), le_u64(record, 8) as i64);
+        let kind = le_u64(record, 16) as u32 as i32;
+        let status = (le_u64(record, 16) >> 32) as u32 as i32;
+        let message = String::from_utf8_lossy(&record[head..]);
+        match self.failures.get() {
+            Some(failures) => failures.sample_failed(id, kind, status, &message, at),
+            None => {
+                let plugin = self.name.get().map_or("?", String::as_str);
+                self.link
+                    .fail(format!("plugin {plugin} failed: {message}"), false);
+            }
+        }
+        // Only the thread holding `consuming` delivers: no locked increment needed.
+        let completed = self.link.completed.load(Ordering::Relaxed);
+        self.link.completed.store(completed + 1, Ordering::Relaxed);
+    }
+
     fn deliver_record<'a>(
         &'a self,
         entry: &DoneEntry,
@@ -317,6 +376,11 @@ impl Inner {
 }
 
 /// The first `filled` responses of `batch`.
+/// The little-endian u64 at `at` of `record` (in bounds: callers check the length).
+fn le_u64(record: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(record[at..at + 8].try_into().expect("eight bytes"))
+}
+
 fn written<'a, 'b>(
     batch: &'b [MaybeUninit<QuerySampleResponse<'a>>],
     filled: usize,
