@@ -143,11 +143,13 @@ pub(crate) struct Args {
     #[arg(long)]
     pub accuracy: bool,
     /// Requests in flight during the accuracy pass.
-    #[arg(long, value_name = "N", default_value_t = 4, requires = "accuracy")]
+    #[arg(long, value_name = "N", default_value_t = 4, requires = "accuracy",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub accuracy_concurrency: usize,
     /// Only the first N samples in the accuracy pass (a quick look; an Endpoints submission
     /// needs them all).
-    #[arg(long, value_name = "N", requires = "accuracy")]
+    #[arg(long, value_name = "N", requires = "accuracy",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub accuracy_samples: Option<usize>,
     /// Keep running a point whose requests pile up (by default it ends, and the sweep with
     /// it, when requests in flight and TTFT keep rising, or a capped load falls behind).
@@ -307,10 +309,24 @@ fn run(args: &Args) -> anyhow::Result<()> {
         )
         .with_context(|| format!("cannot write {}", file.display()))?;
     }
-    let accuracy = match &result.accuracy {
-        Some(answers) => write_accuracy(args, answers, benchmark.as_ref(), result.points.len())?,
-        None => serde_json::Value::Null,
+    // Scored by the benchmark's metric only when its data set was what was asked.
+    let own_samples =
+        args.dataset.is_none() && args.synthetic_input.is_none() && args.trace.is_none();
+    let scoring = benchmark.as_ref().filter(|_| own_samples);
+    let (accuracy, accuracy_failed) = match &result.accuracy {
+        Some(Ok(answers)) => match write_accuracy(args, answers, scoring, result.points.len()) {
+            Ok(json) => (json, None),
+            Err(error) => (
+                serde_json::json!({ "error": format!("{error:#}") }),
+                Some(format!("{error:#}")),
+            ),
+        },
+        Some(Err(why)) => (serde_json::json!({ "error": why }), Some(why.clone())),
+        None => (serde_json::Value::Null, None),
     };
+    if let Some(why) = &accuracy_failed {
+        eprintln!("error: the accuracy pass: {why}");
+    }
     let (json, csv) = sweep::files(&args.out);
     let mut sweep_json = sweep::sweep_json(&result);
     sweep_json["accuracy"] = accuracy;
@@ -324,7 +340,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
         super::report::write_report(std::slice::from_ref(&args.out), &html)?;
         println!("wrote {}", html.display());
     }
-    Ok(())
+    match accuracy_failed {
+        Some(why) => anyhow::bail!("the accuracy pass: {why} (the points' files are written)"),
+        None => Ok(()),
+    }
 }
 
 /// OUT/synthetic-prompts.npy: text exact in tokens by `tokenizer`, else token ids; with
@@ -640,13 +659,34 @@ fn write_accuracy(
         "accuracy: {answered} of {} samples answered",
         answers.answers.len()
     );
-    match &scored.score {
-        Some(score) => println!(
+    // A verdict only for the whole data set answered: a score of some samples is a look.
+    let complete = answered == answers.data_set;
+    let passes = scored
+        .score
+        .as_ref()
+        .map(|score| score.passes())
+        .filter(|_| complete);
+    let headline = |score: &Score| {
+        score
+            .report()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    match (&scored.score, passes) {
+        (Some(score), Some(passes)) => println!(
             ", {} ({})",
-            score.report().lines().next().unwrap_or_default(),
-            if score.passes() { "PASS" } else { "FAIL" }
+            headline(score),
+            if passes { "PASS" } else { "FAIL" }
         ),
-        None => println!(", not scored (no benchmark with an accuracy metric)"),
+        (Some(score), None) => println!(
+            ", {} (no verdict: {} of the data set's {} samples)",
+            headline(score),
+            answered,
+            answers.data_set
+        ),
+        (None, _) => println!(", not scored (no benchmark data set with an accuracy metric)"),
     }
     if answers.failed + answers.abandoned > 0 {
         println!(
@@ -660,8 +700,9 @@ fn write_accuracy(
         "answered": answered,
         "failed": answers.failed,
         "never_ended": answers.abandoned,
-        "score": scored.score.as_ref().map(|score| score.report().lines().next().unwrap_or_default().to_string()),
-        "passes": scored.score.as_ref().map(Score::passes),
+        "data_set": answers.data_set,
+        "score": scored.score.as_ref().map(headline),
+        "passes": passes,
     }))
 }
 

@@ -142,7 +142,8 @@ pub fn accuracy_results(
             "num_repeats": 1,
             "total_samples": issued,
             "duration_s": (answers.duration_s * 1000.0).round() / 1000.0,
-            "complete": missing == 0,
+            // Every sample of the data set answered (not so with --accuracy-samples).
+            "complete": missing == 0 && issued == answers.data_set,
             "dataset_type": "accuracy",
             "response_counts": {
                 "issued": issued, "scored": issued - empty - missing, "empty": empty,
@@ -179,6 +180,7 @@ mod tests {
             failed: 1,
             abandoned: 0,
             duration_s: 1.23456,
+            data_set: 4,
         }
     }
 

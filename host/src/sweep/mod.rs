@@ -79,6 +79,8 @@ pub struct AccuracyAnswers {
     pub abandoned: usize,
     /// From the first request to the last answer.
     pub duration_s: f64,
+    /// The data set's samples (more than were asked with `--accuracy-samples`).
+    pub data_set: usize,
 }
 
 /// One point's load and figures.
@@ -133,8 +135,9 @@ impl SweepPoint {
 pub struct Sweep {
     pub points: Vec<SweepPoint>,
     pub stopped: Option<String>,
-    /// With `--accuracy`: the answers of the accuracy pass.
-    pub accuracy: Option<AccuracyAnswers>,
+    /// With `--accuracy`: the answers of the accuracy pass, or why it could not run (the
+    /// points stand either way).
+    pub accuracy: Option<Result<AccuracyAnswers, String>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -316,15 +319,22 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
     // The set loaded now: the performance set, or the accuracy pass's when it needed more.
     let mut loaded = indices;
     let accuracy = match (plan.accuracy, accuracy_requests) {
-        (Some(pass), Some(requests)) => Some(accuracy_pass(
-            plan,
-            pass,
-            requests,
-            &sut,
-            &sink,
-            &mut library,
-            &mut loaded,
-        )?),
+        (Some(pass), Some(requests)) => {
+            let abandoned = points.iter().map(|p: &SweepPoint| p.abandoned).sum();
+            Some(accuracy_pass(
+                plan,
+                AccuracyRun {
+                    pass,
+                    requests,
+                    data_set: total,
+                    abandoned,
+                },
+                &sut,
+                &sink,
+                &mut library,
+                &mut loaded,
+            ))
+        }
         _ => None,
     };
     if let Err(error) = sut.backend().unload_samples(&loaded) {
@@ -338,39 +348,58 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
     })
 }
 
-/// Samples 0..requests, each asked once in order with `pass.concurrency` in flight, their
-/// answers kept; when they are more than the `loaded` set, they replace it (untimed).
-fn accuracy_pass(
-    plan: &SweepPlan,
+/// What the accuracy pass asks: its settings, how many samples, of how many, and how many
+/// requests of the points never ended.
+struct AccuracyRun {
     pass: AccuracyPass,
     requests: usize,
+    data_set: usize,
+    abandoned: usize,
+}
+
+/// Samples 0..requests, each asked once in order with `pass.concurrency` in flight, their
+/// answers kept; when they are more than the `loaded` set, they replace it (untimed). Its
+/// failure is its own: the points before it stand.
+fn accuracy_pass(
+    plan: &SweepPlan,
+    run: AccuracyRun,
     sut: &crate::plugin::Instance,
     sink: &Arc<RecordSink>,
     library: &mut SampleLibrary,
     loaded: &mut Vec<usize>,
-) -> Result<AccuracyAnswers, SweepError> {
+) -> Result<AccuracyAnswers, String> {
     let point = plan.points.len();
+    let requests = run.requests;
     if requests > loaded.len() {
+        if run.abandoned > 0 {
+            return Err(format!(
+                "{} request(s) of the points never ended, and the pass would unload the samples \
+                 they read to load its {requests}",
+                run.abandoned
+            ));
+        }
         let samples: Vec<usize> = (0..requests).collect();
-        let samples_error = |e: &dyn std::fmt::Display| SweepError::Samples(e.to_string());
+        let reload = |what: &str, e: &dyn std::fmt::Display| format!("{what}: {e}");
         sut.backend()
             .unload_samples(loaded)
-            .map_err(|e| samples_error(&e))?;
+            .map_err(|e| reload("unloading the performance set", &e))?;
         let qsl = library.as_qsl();
         qsl.unload_samples_from_ram(loaded)
-            .map_err(|e| samples_error(&e))?;
+            .map_err(|e| reload("unloading the performance set", &e))?;
+        // Nothing is loaded from here until the new set is: say so to the caller.
+        loaded.clear();
         qsl.load_samples_to_ram(&samples)
-            .map_err(|e| samples_error(&e))?;
+            .map_err(|e| reload("loading the samples", &e))?;
         sut.backend()
             .load_samples(&samples)
-            .map_err(|e| samples_error(&e))?;
+            .map_err(|e| reload("loading the samples", &e))?;
         *loaded = samples;
     }
     let target = PluginTarget::new(sut, Arc::clone(sink), point, &[]);
-    let run = run_point(
+    let records = run_point(
         &target,
         &PointPlan {
-            mode: LoadMode::Concurrency(pass.concurrency.max(1)),
+            mode: LoadMode::Concurrency(run.pass.concurrency.max(1)),
             // Until every sample is asked: the request count ends it.
             duration: Duration::from_secs(365 * 24 * 3600),
             max_requests: Some(requests),
@@ -381,21 +410,33 @@ fn accuracy_pass(
             schedule: None,
         },
     )
-    .map_err(|source| SweepError::Load { point, source })?;
+    .map_err(|e| e.to_string())?;
     if let Some(message) = sink.failure() {
-        return Err(SweepError::PluginFailed { point, message });
+        return Err(format!("the plugin failed: {message}"));
     }
-    let last_end = run
+    let last_end = records
         .records
         .iter()
         .filter_map(|record| record.completed_ns)
         .max()
-        .unwrap_or(run.start_ns);
+        .unwrap_or(records.start_ns);
+    // Only answers that ended the request (not ones a plugin gave after failing it).
+    let mut answers = sink.take_answers();
+    for (answer, record) in answers.iter_mut().zip(&records.records) {
+        if record.failed || record.completed_ns.is_none() {
+            *answer = None;
+        }
+    }
     Ok(AccuracyAnswers {
-        answers: sink.take_answers(),
-        failed: run.records.iter().filter(|record| record.failed).count(),
-        abandoned: run.abandoned,
-        duration_s: (last_end - run.start_ns) as f64 / 1e9,
+        answers,
+        failed: records
+            .records
+            .iter()
+            .filter(|record| record.failed)
+            .count(),
+        abandoned: records.abandoned,
+        duration_s: (last_end - records.start_ns) as f64 / 1e9,
+        data_set: run.data_set,
     })
 }
 

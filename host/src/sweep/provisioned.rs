@@ -49,7 +49,11 @@ impl ProvisionedPower {
 }
 
 fn from_watts(watts: f64, source: String) -> Result<ProvisionedPower, String> {
-    let kw = (watts / 1000.0 * 100.0).round() / 100.0;
+    if !watts.is_finite() {
+        return Err(format!("{source}: {watts} is not a number of watts"));
+    }
+    // Halves to even, as Python's round() that the Endpoints checker uses.
+    let kw = (watts / 1000.0 * 100.0).round_ties_even() / 100.0;
     if !kw.is_finite() || kw <= 0.0 {
         return Err(format!(
             "{source}: {watts} W is {kw:.2} kW rounded to 2 decimals; it must be more than 0"
@@ -92,7 +96,10 @@ fn from_file(path: &Path) -> Result<ProvisionedPower, String> {
             )),
         };
     }
-    if let Some(total) = json.pointer("/computed/total_system_power_w") {
+    if let Some(total) = json
+        .pointer("/computed/total_system_power_w")
+        .filter(|v| !v.is_null())
+    {
         return from_watts(
             positive(total, "computed.total_system_power_w")?,
             source("computed.total_system_power_w"),
@@ -122,6 +129,10 @@ mod tests {
     fn too_little_or_nonsense_is_refused_by_name() {
         let tiny = ProvisionedPower::parse("4W").unwrap_err();
         assert!(tiny.contains("0.00 kW"), "{tiny}");
+        // 125 W is 0.125 kW: to even, 0.12.
+        assert_eq!(ProvisionedPower::parse("125W").unwrap().kw, 0.12);
+        let infinite = ProvisionedPower::parse("inf").unwrap_err();
+        assert!(infinite.contains("not a number of watts"), "{infinite}");
         let nonsense = ProvisionedPower::parse("lots").unwrap_err();
         assert!(nonsense.contains("--provisioned-power lots"), "{nonsense}");
     }

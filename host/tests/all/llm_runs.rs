@@ -972,6 +972,11 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
     }
     // The accuracy pass: the first 8 prompts answered as the committed greedy references
     // were, in the LoadGen accuracy log and in each point's Endpoints accuracy results.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("(no verdict: 8 of the data set's 256 samples)"),
+        "{stdout}"
+    );
     let accuracy = read(out.path(), "accuracy/accuracy.txt");
     assert!(
         accuracy.contains("total=8") && accuracy.contains(": PASS"),
@@ -984,7 +989,8 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
         let results = read_json(out.path(), &file);
         let entry = &results["accuracy_scores"][0];
         assert_eq!(entry["dataset_name"], "smollm2", "{results:#}");
-        assert_eq!(entry["complete"], true, "{results:#}");
+        // 8 of the data set's 256: answered, not complete.
+        assert_eq!(entry["complete"], false, "{results:#}");
         assert_eq!(entry["response_counts"]["scored"], 8, "{results:#}");
         let rouge1: f64 = entry["score"]["rouge1"].as_str().unwrap().parse().unwrap();
         assert!(rouge1 >= 99.0, "{results:#}");
@@ -1021,10 +1027,16 @@ fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token
             "4s",
             "--warmup",
             "0s",
+            "--accuracy",
+            "--accuracy-samples",
+            "2",
         ],
     );
     assert!(output.status.success(), "{}", describe(&output));
     let sweep = read_json(synthetic.path(), "sweep.json");
+    // Synthetic prompts are not the benchmark's: answered, but not scored by its references.
+    assert_eq!(sweep["accuracy"]["answered"], 2, "{sweep:#}");
+    assert!(sweep["accuracy"]["score"].is_null(), "{sweep:#}");
     let point = &sweep["points"][0];
     assert_eq!(point["result"], "VALID", "{point:#}");
     assert!(point["completed"].as_u64().unwrap() >= 2, "{point:#}");

@@ -81,13 +81,17 @@ pub fn read_sweep(dir: &Path) -> Result<SweepData, ReportError> {
 
 /// `Accuracy pass: 8 of 8 samples answered; rouge1=… (PASS)`, from sweep.json's `accuracy`.
 fn accuracy_line(accuracy: &Value) -> Option<String> {
+    if let Some(why) = accuracy["error"].as_str() {
+        return Some(format!("Accuracy pass failed: {why}"));
+    }
     let samples = accuracy["samples"].as_u64()?;
     let answered = accuracy["answered"].as_u64().unwrap_or(0);
     let score = match (accuracy["score"].as_str(), accuracy["passes"].as_bool()) {
         (Some(score), Some(passes)) => {
             format!("{score} ({})", if passes { "PASS" } else { "FAIL" })
         }
-        _ => "not scored (no benchmark with an accuracy metric)".to_string(),
+        (Some(score), None) => format!("{score} (no verdict: not the whole data set)"),
+        _ => "not scored (no benchmark data set with an accuracy metric)".to_string(),
     };
     Some(format!(
         "Accuracy pass: {answered} of {samples} samples answered; {score}"

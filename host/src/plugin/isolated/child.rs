@@ -652,6 +652,9 @@ impl TimingReports for RingSink {
 
 impl TokenReports for RingSink {
     fn next_tokens(&self, id: u64, tokens: i64, now_ns: i64) {
+        if self.region.header().tokens_wanted.0.load(Ordering::Relaxed) == 0 {
+            return;
+        }
         let mut record = [0u8; NEXT_TOKENS_RECORD_BYTES as usize];
         record[..8].copy_from_slice(&id.to_le_bytes());
         record[8..16].copy_from_slice(&tokens.to_le_bytes());

@@ -322,6 +322,8 @@ impl IsolatedSut {
     /// The tokens after each answer's first (ABI 1.5) go to `reports` (set once).
     pub(crate) fn report_tokens_to(&self, reports: Arc<dyn crate::plugin::TokenReports>) {
         let _ = self.inner.tokens.set(reports);
+        let wanted = &self.inner.region.header().tokens_wanted.0;
+        wanted.store(1, Ordering::Release);
     }
 
     /// Single samples' failures (ABI 1.5) go to `reports` (set once) instead of failing the

@@ -122,6 +122,9 @@ pub(super) struct Header {
     pub done_polled: Padded<AtomicU32>,
     /// `flush_queries` calls that have returned in the plugin's process (a running count).
     pub flushes: Padded<AtomicU64>,
+    /// 1 once the host takes the tokens after each answer's first (a sweep): until then the
+    /// plugin's process drops them rather than send a record per streamed piece.
+    pub tokens_wanted: Padded<AtomicU32>,
 }
 
 /// A ring entry: its payload and the stamp that publishes it (the entry's running number
@@ -179,7 +182,7 @@ pub(super) struct IssueEntry {
 pub(super) struct DoneEntry {
     pub id: u64,
     pub offset: u64,
-    /// The length, and [`FIRST_TOKEN_BIT`] for a first token.
+    /// The length, and the kind's bits ([`FIRST_TOKEN_BIT`], [`FAIL_BIT`], [`TIMING_BIT`]).
     length_kind: u32,
     n_tokens: i32,
 }

@@ -172,7 +172,7 @@ impl Inner {
                         continue;
                     }
                     DONE_SAMPLE_FAILED => {
-                        // Before the completions taken so far: the failure may end the run.
+                        // The completions taken so far go first: the failure may end the run.
                         deliver(link, kind, written(&batch, filled));
                         (kind, filled) = (None, 0);
                         self.note_sample_failure(response_bytes(self, &entry));
@@ -376,11 +376,6 @@ impl Inner {
 }
 
 /// The first `filled` responses of `batch`.
-/// The little-endian u64 at `at` of `record` (in bounds: callers check the length).
-fn le_u64(record: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(record[at..at + 8].try_into().expect("eight bytes"))
-}
-
 fn written<'a, 'b>(
     batch: &'b [MaybeUninit<QuerySampleResponse<'a>>],
     filled: usize,
@@ -388,6 +383,11 @@ fn written<'a, 'b>(
     debug_assert!(filled <= batch.len());
     // SAFETY: the first `filled` elements are written (callers).
     unsafe { std::slice::from_raw_parts(batch.as_ptr() as *const QuerySampleResponse<'a>, filled) }
+}
+
+/// The little-endian u64 at `at` of `record` (in bounds: callers check the length).
+fn le_u64(record: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(record[at..at + 8].try_into().expect("eight bytes"))
 }
 
 /// A completion's bytes in the arena; a corrupt entry (the plugin wrote over the shared
