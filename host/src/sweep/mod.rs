@@ -396,12 +396,15 @@ fn accuracy_pass(
         *loaded = samples;
     }
     let target = PluginTarget::new(sut, Arc::clone(sink), point, &[]);
+    let concurrency = run.pass.concurrency.max(1);
+    // The request count ends it; requests that never end, at the latest when each round of
+    // `concurrency` requests could have taken the drain timeout.
+    let rounds = u32::try_from(requests.div_ceil(concurrency)).unwrap_or(u32::MAX);
     let records = run_point(
         &target,
         &PointPlan {
-            mode: LoadMode::Concurrency(run.pass.concurrency.max(1)),
-            // Until every sample is asked: the request count ends it.
-            duration: Duration::from_secs(365 * 24 * 3600),
+            mode: LoadMode::Concurrency(concurrency),
+            duration: plan.drain_timeout.saturating_mul(rounds.saturating_add(1)),
             max_requests: Some(requests),
             samples: requests,
             seed: plan.seed,

@@ -489,3 +489,50 @@ fn loads_that_cannot_run_are_refused_by_name() {
         assert!(stderr.contains(expected), "{load:?}: {stderr}");
     }
 }
+
+/// A plugin that fails during the accuracy pass fails the pass, not the sweep: the point's
+/// files are written, sweep.json says why, and the command ends with the error.
+#[test]
+fn an_accuracy_pass_that_fails_leaves_the_points_standing() {
+    let dir = TempDir::new();
+    let out = dir.path().join("sweep");
+    // The point's 20 requests are samples 0-19 to the plugin; it loses the 26th on.
+    let output = null_sweep_into(
+        &out,
+        &[
+            "--plugin-set",
+            "fail_after=25",
+            "--concurrency",
+            "1",
+            "--max-requests",
+            "20",
+            "--duration",
+            "5s",
+            "--warmup",
+            "0s",
+            "--drain-timeout",
+            "1s",
+            "--accuracy",
+            "--accuracy-samples",
+            "8",
+        ],
+    );
+    assert!(!output.status.success());
+    let stderr = support::text(&output.stderr);
+    assert!(
+        stderr.contains("the accuracy pass: the plugin failed: ")
+            && stderr.contains("fail_after = 25 reached"),
+        "{stderr}"
+    );
+    let sweep = sweep_json(&out);
+    assert_eq!(sweep["points"][0]["completed"], 20, "{sweep}");
+    assert!(
+        sweep["accuracy"]["error"]
+            .as_str()
+            .is_some_and(|why| why.contains("fail_after = 25 reached")),
+        "{sweep}"
+    );
+    assert!(out
+        .join("endpoints/point-1/performance/result_summary.json")
+        .is_file());
+}
