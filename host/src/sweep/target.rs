@@ -16,6 +16,14 @@ use crate::plugin::Instance;
 /// Response ids carry the point above this bit, the request below it.
 const POINT_SHIFT: u32 = 40;
 
+/// A response id's point and request.
+fn split(id: ResponseId) -> (usize, usize) {
+    (
+        (id.0 >> POINT_SHIFT) as usize,
+        (id.0 & ((1 << POINT_SHIFT) - 1)) as usize,
+    )
+}
+
 /// Where every point's completions are recorded: one completer serves the whole sweep (a
 /// plugin keeps the first it is handed).
 pub(super) struct RecordSink {
@@ -62,8 +70,8 @@ impl RecordSink {
         let Some((point, answers)) = &self.answers else {
             return;
         };
-        if (id.0 >> POINT_SHIFT) as usize == *point {
-            let request = (id.0 & ((1 << POINT_SHIFT) - 1)) as usize;
+        let (of_point, request) = split(id);
+        if of_point == *point {
             let mut answers = answers.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(slot) = answers.get_mut(request) {
                 *slot = Some(data.to_vec());
@@ -94,8 +102,7 @@ impl RecordSink {
     }
 
     fn records(&self, id: ResponseId) -> Option<(&RequestRecords, usize)> {
-        let point = (id.0 >> POINT_SHIFT) as usize;
-        let request = (id.0 & ((1 << POINT_SHIFT) - 1)) as usize;
+        let (point, request) = split(id);
         Some((self.points.get(point)?.get()?, request))
     }
 }
@@ -147,7 +154,7 @@ impl crate::plugin::TokenReports for RecordSink {
 
 impl crate::plugin::FailureReports for RecordSink {
     fn sample_failed(&self, id: u64, kind: i32, status: i32, message: &str, now_ns: i64) {
-        let point = (id >> POINT_SHIFT) as usize;
+        let (point, _) = split(ResponseId(id));
         if let Some((records, request)) = self.records(ResponseId(id)) {
             // Noted before the end: a point's failures are all in once its requests ended.
             self.request_failures

@@ -260,10 +260,8 @@ impl Inner {
         if record.len() as u64 != TIMING_RECORD_BYTES {
             return;
         }
-        let field = |k: usize| {
-            u64::from_le_bytes(record[8 * k..8 * k + 8].try_into().expect("eight bytes"))
-        };
-        timing.table.report(field(0), field(1), field(2), field(3));
+        let [id, dequeued, started, ended] = [0, 1, 2, 3].map(|k| le_u64(record, 8 * k));
+        timing.table.report(id, dequeued, started, ended);
     }
 
     /// Tokens after an answer's first (see [`DONE_NEXT_TOKENS`]), to whoever takes them.
