@@ -5,7 +5,7 @@
 #   1. Same load, same real server: llama.cpp's OpenAI server serving SmolLM2-135M
 #      (scripts/serve.sh llama smollm2, started here on a free port), the smollm2 benchmark's 256
 #      prompts (configs/benchmarks/smollm2/prompts.json) as chat completions, streamed,
-#      max_tokens 32, temperature 0, seed 0. Closed-loop concurrency POINTS, each point measured
+#      max_tokens 32, temperature 0, seed 0, every tool sending them in order from the first. Closed-loop concurrency POINTS, each point measured
 #      for DURATION s after a WARMUP s warm-up; the tools take turns (mlperf-host, aiperf,
 #      guidellm, mlperf-host, ...) for ROUNDS rounds. Per tool and point, the median over the
 #      rounds of what each tool reports: requests/s, output tokens/s, TTFT p50 and p90, TPOT p50
@@ -433,6 +433,9 @@ def report(results_path, settings_path, commands_path):
                 f" This run's AIPerf options: {s['aiperf_args']}." if s["aiperf_args"] else ""),
             "- GuideLLM stops when its data runs out, so its prompts file repeats the 256 "
             "prompts; each chat message is sent as a plain string by all three.",
+            "- Prompt order: all three send the prompts in the file's order from the first, "
+            "warm-up included (AIPerf: --dataset-sampling-strategy sequential; its default for "
+            "this data set shuffles), so each point's requests are the same ones for every tool.",
             "", "## Commands", "",
             "Round 1's, as run ($T: the run's temporary folder, removed at the end; "
             "prompts-aiperf.jsonl: {\"text\": prompt} per line; prompts-guidellm.jsonl: "
@@ -516,7 +519,8 @@ tool_command() {
         aiperf)
             cmd=("$venv/bin/aiperf" profile --model smollm2 --url "http://127.0.0.1:$port"
                 --endpoint-type chat --streaming --input-file "$tmp/prompts-aiperf.jsonl"
-                --custom-dataset-type single_turn --extra-inputs "max_tokens:$tokens"
+                --custom-dataset-type single_turn --dataset-sampling-strategy sequential
+                --extra-inputs "max_tokens:$tokens"
                 --extra-inputs temperature:0 --extra-inputs seed:0 --tokenizer local/smollm2
                 --concurrency "$c" --warmup-duration "$warm" --benchmark-duration "$secs"
                 --artifact-dir "$dir" --ui none --no-server-metrics --no-gpu-telemetry)
