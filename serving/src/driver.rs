@@ -17,6 +17,12 @@ pub trait Target: Sync {
     /// Starts request `id` on sample `sample`, without waiting for it. The target reports its
     /// first token (if it streams) and its end to `records`, from any thread, or inline.
     fn send(&self, id: usize, sample: usize, records: &Arc<RequestRecords>);
+
+    /// The issue thread is about to wait: until `until_ns` (on `monotonic_ns`'s clock), when
+    /// the next request is due, or (None) for a request to end. A target that takes its
+    /// completions on the issuing thread while requests are in flight (a plugin in its own
+    /// process) takes them here, then hands them to its own reader for the rest of the wait.
+    fn idle(&self, _until_ns: Option<i64>) {}
 }
 
 /// One point of load.
@@ -152,6 +158,7 @@ fn issue(
                 if due >= end_ns {
                     break;
                 }
+                target.idle(Some(due));
                 wait_until(due);
                 due
             }
@@ -161,14 +168,20 @@ fn issue(
                     if due >= end_ns {
                         break;
                     }
+                    target.idle(Some(due));
                     wait_until(due);
                     due
                 }
                 None => 0,
             },
         };
-        if limit.is_some_and(|limit| !records.wait_for_room(limit, end_ns, stop)) {
-            break;
+        if let Some(limit) = limit {
+            if records.in_flight() >= limit {
+                target.idle(None);
+            }
+            if !records.wait_for_room(limit, end_ns, stop) {
+                break;
+            }
         }
         let sent_ns = monotonic_ns();
         if sent_ns >= end_ns {

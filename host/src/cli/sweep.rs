@@ -158,6 +158,11 @@ pub(crate) struct Args {
     /// Where the plugin runs: `process` isolates it, as for `run`.
     #[arg(long, value_enum, default_value = "none")]
     pub isolate: IsolateArg,
+    /// One instance per device the plugin lists (ABI 1.4), each request to the one with the
+    /// fewest in flight, as for `run`: `all`, a count, ordinals (`0,2`) or one ordinal
+    /// (`device=2`). [default: one instance]
+    #[arg(long, value_name = "all|N|I,J")]
+    pub devices: Option<mlperf_host::plugin::DeviceSelection>,
     /// With --isolate process: how long a call into the plugin may take.
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
     pub stall_timeout: Duration,
@@ -275,6 +280,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         },
         seed: args.seed,
         drain_timeout: args.drain_timeout,
+        sessions: args.sessions.map(|(sessions, _)| sessions),
     };
     println!(
         "{:<28} {:>8} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
@@ -527,6 +533,7 @@ fn plugin_plan(
     sets.extend(args.plugin_set.iter().cloned());
     let config = super::plugins::plugin_config(base, args.plugin_config.as_deref(), &sets)?;
     let mut plan = PluginPlan::new(spec, config);
+    plan.devices = args.devices.clone();
     if let Some(benchmark) = benchmark {
         plan.context = Some(format!(
             "benchmark {}: cannot start its plugin",

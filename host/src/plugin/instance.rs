@@ -129,26 +129,24 @@ impl Instance {
         }
     }
 
-    /// The tokens after each answer's first (ABI 1.5) go to `reports`: true where they can,
-    /// an instance in this process or in its own (one per device: not yet).
-    pub(crate) fn report_tokens_to(&self, reports: Arc<dyn super::TokenReports>) -> bool {
+    /// The tokens after each answer's first (ABI 1.5) go to `reports`, from an instance in
+    /// this process, in its own, or one per device.
+    pub(crate) fn report_tokens_to(&self, reports: Arc<dyn super::TokenReports>) {
         match self {
             Instance::InProcess(sut) => sut.report_tokens_to(reports),
             Instance::Isolated(sut) => sut.report_tokens_to(reports),
-            Instance::Devices(_) => return false,
+            Instance::Devices(spread) => spread.report_tokens_to(reports),
         }
-        true
     }
 
-    /// Single samples' failures (ABI 1.5) go to `reports` instead of failing the test: true
-    /// where they can, as for [`Instance::report_tokens_to`].
-    pub(crate) fn report_failures_to(&self, reports: Arc<dyn super::FailureReports>) -> bool {
+    /// Single samples' failures (ABI 1.5) go to `reports` instead of failing the test, from
+    /// every instance, as for [`Instance::report_tokens_to`].
+    pub(crate) fn report_failures_to(&self, reports: Arc<dyn super::FailureReports>) {
         match self {
             Instance::InProcess(sut) => sut.report_failures_to(reports),
             Instance::Isolated(sut) => sut.report_failures_to(reports),
-            Instance::Devices(_) => return false,
+            Instance::Devices(spread) => spread.report_failures_to(reports),
         }
-        true
     }
 
     /// It runs in this process (every instance, for one per device).

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::devices::DeviceInfo;
 use super::error::PluginError;
+use super::host_api::{FailureReports, TokenReports};
 use super::instance::{Destroyed, Instance, PluginBackend};
 use super::run::even_share;
 use crate::loadgen::{
@@ -174,6 +175,22 @@ impl CompletionSink for CountingSink {
     }
 }
 
+/// Counts an instance's failed samples as finished before the sweep sees them, and names its
+/// device in their messages.
+struct CountingFailures {
+    inner: Arc<dyn FailureReports>,
+    outstanding: Arc<AtomicI64>,
+    device: String,
+}
+
+impl FailureReports for CountingFailures {
+    fn sample_failed(&self, id: u64, kind: i32, status: i32, message: &str, now_ns: i64) {
+        self.outstanding.fetch_sub(1, Ordering::AcqRel);
+        let message = format!("device {}: {message}", self.device);
+        self.inner.sample_failed(id, kind, status, &message, now_ns);
+    }
+}
+
 impl SystemUnderTest for DeviceSpread {
     fn name(&self) -> &str {
         self.instances[0].name()
@@ -275,6 +292,25 @@ impl PluginBackend for DeviceSpread {
 }
 
 impl DeviceSpread {
+    /// Every instance's tokens after each answer's first go to `reports`.
+    pub(crate) fn report_tokens_to(&self, reports: Arc<dyn TokenReports>) {
+        for instance in &self.instances {
+            instance.report_tokens_to(Arc::clone(&reports));
+        }
+    }
+
+    /// Every instance's failed samples go to `reports`, each counted as finished on its
+    /// device (else a device that fails samples would look ever busier and be given none).
+    pub(crate) fn report_failures_to(&self, reports: Arc<dyn FailureReports>) {
+        for (instance, lane) in self.instances.iter().zip(&self.lanes) {
+            instance.report_failures_to(Arc::new(CountingFailures {
+                inner: Arc::clone(&reports),
+                outstanding: Arc::clone(&lane.outstanding),
+                device: lane.device.label(),
+            }));
+        }
+    }
+
     /// See [`Instance::preprocess_timed`]: for each instance.
     pub fn preprocess_timed(&mut self, preprocessing: Arc<Preprocessing>) {
         for instance in &mut self.instances {

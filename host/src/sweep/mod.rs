@@ -4,6 +4,7 @@
 //! count).
 
 pub mod accuracy;
+mod conversation;
 pub mod endpoints;
 mod power;
 mod provisioned;
@@ -60,6 +61,9 @@ pub struct SweepPlan {
     pub provisioned: Option<ProvisionedPower>,
     /// `--accuracy`: after the points, every sample answered once (not timed).
     pub accuracy: Option<AccuracyPass>,
+    /// Multi-turn conversations of this many sessions (sample k: turn k / N of session
+    /// k % N): each turn's input tokens count its session's history.
+    pub sessions: Option<usize>,
 }
 
 /// The accuracy pass: samples 0..n in order, each asked once, `concurrency` in flight.
@@ -218,11 +222,8 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         tokenizer,
         accuracy_requests,
     ));
-    // Inter-token gaps and single requests' failures reach a sweep from a plugin in this
-    // process or in its own (not yet from one instance per device: their failures fail it).
-    if !sut.report_tokens_to(Arc::clone(&sink) as Arc<dyn crate::plugin::TokenReports>) {
-        tracing::info!("one instance per device: tokens after the first are not timed, no ITL");
-    }
+    // Inter-token gaps and single requests' failures reach a sweep from every instance.
+    sut.report_tokens_to(Arc::clone(&sink) as Arc<dyn crate::plugin::TokenReports>);
     sut.report_failures_to(Arc::clone(&sink) as Arc<dyn crate::plugin::FailureReports>);
     let mut points = Vec::with_capacity(plan.points.len());
     let mut stopped = None;
@@ -233,7 +234,7 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             None => None,
         };
         let clocks = ClockPair::now();
-        let run = run_point(
+        let mut run = run_point(
             &target,
             &PointPlan {
                 mode,
@@ -247,6 +248,9 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             },
         )
         .map_err(|source| SweepError::Load { point, source })?;
+        if let Some(sessions) = plan.sessions {
+            conversation::count_histories(&mut run.records, performance, sessions);
+        }
         let recording = meters.as_mut().zip(mark).map(|(m, mark)| m.stop(mark));
         if let Some(message) = sink.failure() {
             return Err(SweepError::PluginFailed { point, message });

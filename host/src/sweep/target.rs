@@ -234,4 +234,19 @@ impl Target for PluginTarget<'_> {
         }];
         self.sut.issue_query(&query, &self.completer);
     }
+
+    /// As LoadGen's issuing thread does before it waits: an isolated plugin's completions are
+    /// then taken as they come (else its process, told the issuing thread takes them, would
+    /// leave them for the reader's next timeout).
+    fn idle(&self, until_ns: Option<i64>) {
+        match until_ns {
+            None => self.sut.issuer_idle(),
+            Some(due) => {
+                let wait = (due - mlperf_loadgen::monotonic_ns()).max(0) as u64;
+                self.sut.issuer_idle_until(
+                    std::time::Instant::now() + std::time::Duration::from_nanos(wait),
+                );
+            }
+        }
+    }
 }

@@ -4,7 +4,10 @@
  * instance aborts at its first sample. With `timing = true` it reports each sample's timing
  * (MLPERF_CAP_SAMPLE_TIMING): dequeued when its thread takes it, compute starting exactly
  * 200 us later and lasting exactly the service time, each waited for on the host's clock
- * before the sample completes. Compiled by the tests. */
+ * before the sample completes. With `tokens = true` (a host of 1.5) each answer streams: its
+ * first token, then two more 200 us apart (next_tokens), then the answer of 3 tokens. With
+ * `fail_slow = true` (a host of 1.5) device 1 fails each of its samples (fail_samples, status
+ * 503) after its service time. Compiled by the tests. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,6 +23,8 @@ typedef struct {
     unsigned service_us;
     int crash;
     int timing;
+    int tokens;
+    int fail;
     uint64_t *queue;
     size_t head, tail;
     int stopping;
@@ -80,7 +85,24 @@ static void *work(void *arg) {
             struct timespec service = {0, (long)self->service_us * 1000};
             nanosleep(&service, NULL);
         }
-        mlperf_response done = {sizeof(mlperf_response), id, NULL, 0, 0};
+        if (self->tokens) {
+            mlperf_response first = {sizeof(mlperf_response), id, NULL, 0, 1};
+            self->host.first_token(self->host.context, &first, 1);
+            for (int k = 0; k < 2; k++) {
+                struct timespec gap = {0, 200000};
+                nanosleep(&gap, NULL);
+                mlperf_response more = {sizeof(mlperf_response), id, NULL, 0, 1};
+                self->host.next_tokens(self->host.context, &more, 1);
+            }
+        }
+        if (self->fail) {
+            static const char why[] = "sim-slow: service unavailable";
+            mlperf_sample_failure failure = {sizeof failure, id, MLPERF_FAILURE_STATUS, 503,
+                                             why, sizeof why - 1};
+            self->host.fail_samples(self->host.context, &failure, 1);
+            continue;
+        }
+        mlperf_response done = {sizeof(mlperf_response), id, NULL, 0, self->tokens ? 3 : 0};
         self->host.complete(self->host.context, &done, 1);
     }
 }
@@ -99,7 +121,13 @@ static mlperf_error *create(const mlperf_host_api *host, const char *config, siz
     self->crash = slow && length > 0 && strstr(config, "crash = true") != NULL;
     /* The clock and the report come with a host of 1.4. */
     self->timing = length > 0 && strstr(config, "timing = true") != NULL &&
-                   host->struct_size >= sizeof(mlperf_host_api);
+                   host->struct_size >=
+                       offsetof(mlperf_host_api, report_timing) + sizeof host->report_timing;
+    /* next_tokens and fail_samples come with a host of 1.5. */
+    int streams =
+        host->struct_size >= offsetof(mlperf_host_api, fail_samples) + sizeof host->fail_samples;
+    self->tokens = streams && length > 0 && strstr(config, "tokens = true") != NULL;
+    self->fail = streams && slow && length > 0 && strstr(config, "fail_slow = true") != NULL;
     pthread_mutex_init(&self->lock, NULL);
     pthread_cond_init(&self->ready, NULL);
     pthread_create(&self->worker, NULL, work, self);

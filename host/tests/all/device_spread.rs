@@ -195,3 +195,63 @@ fn devices_are_refused_clearly_where_the_plugin_lists_none_or_not_those() {
     let stderr = support::text(&output.stderr);
     assert!(stderr.contains("the plugin lists no devices"), "{stderr}");
 }
+
+/// A sweep over both devices, in process and isolated: every device's streamed tokens are
+/// timed (2 gaps an answer), the slow device's failed requests are counted under their status
+/// and named by device, and failing does not make that device look busy: it keeps getting
+/// requests.
+#[test]
+fn a_sweep_over_devices_times_every_answers_tokens_and_counts_each_devices_failures() {
+    let dir = TempDir::new();
+    let plugin = device_plugin(dir.path());
+    for isolate in ["none", "process"] {
+        let out = dir.path().join(format!("sweep-{isolate}"));
+        let output = support::mlperf_host(
+            dir.path(),
+            &[
+                "sweep",
+                "--plugin",
+                plugin.to_str().unwrap(),
+                "--devices",
+                "all",
+                "--isolate",
+                isolate,
+                "--plugin-set",
+                "tokens=true",
+                "--plugin-set",
+                "fail_slow=true",
+                "--concurrency",
+                "2",
+                "--duration",
+                "1s",
+                "--warmup",
+                "100ms",
+                "--no-saturation-stop",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        support::assert_ok(&output);
+        let sweep: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("sweep.json")).unwrap()).unwrap();
+        let point = &sweep["points"][0];
+        let completed = point["completed"].as_u64().unwrap();
+        let failed = point["failed"].as_u64().unwrap();
+        // Device 0 answers in about 1.4 ms, device 1 fails in about 3.4 ms: with 2 in flight
+        // each has one most of the time, so about 2 answers for each failure. A device whose
+        // failures were not counted as finished would have been given its first request only.
+        assert!(completed >= 100, "{isolate}: {point:#}");
+        assert!(failed >= completed / 10, "{isolate}: {point:#}");
+        let unavailable = &point["errors"]["status 503"];
+        assert_eq!(unavailable["count"].as_u64(), Some(failed), "{point:#}");
+        let first = unavailable["first"].as_str().unwrap();
+        assert!(
+            first.contains("device 1 (sim-slow): sim-slow: service unavailable"),
+            "{isolate}: {first}"
+        );
+        // Both devices' answers stream 3 tokens: 2 gaps each, timed from either device.
+        let gaps = point["itl_ns"]["count"].as_u64().unwrap();
+        assert!(gaps >= 2 * completed, "{isolate}: {gaps} gaps, {point:#}");
+        assert_eq!(point["output_tokens"]["max"], 3.0, "{point:#}");
+    }
+}

@@ -879,7 +879,39 @@ fn conversation_turns_carry_their_sessions_history_with_the_servers_own_answers(
         .collect();
     assert_eq!(openings.len(), 3);
     let sweep = read_json(out.path(), "sweep.json");
-    assert_eq!(sweep["points"][0]["failed"], 0, "{sweep:#}");
+    let point = &sweep["points"][0];
+    assert_eq!(point["failed"], 0, "{sweep:#}");
+    // Each request's input tokens are its whole history's: every message it sent, by the
+    // model's tokenizer (each user message 6 tokens, each answer as long as its text).
+    let tokenizer =
+        mlperf_tokenizer::Tokenizer::from_file(&repo().join("data/smollm2/tokenizer.json"))
+            .unwrap();
+    let sent: Vec<usize> = (0..9)
+        .map(|k| {
+            messages(k)
+                .iter()
+                .map(|m| {
+                    tokenizer
+                        .encode(m["content"].as_str().unwrap())
+                        .unwrap()
+                        .len()
+                })
+                .sum()
+        })
+        .collect();
+    let inputs = &point["input_tokens"];
+    assert_eq!(inputs["count"], 9, "{point:#}");
+    let mean = inputs["mean"].as_f64().unwrap();
+    let expected = sent.iter().sum::<usize>() as f64 / 9.0;
+    assert!(
+        (mean - expected).abs() < 1e-9,
+        "{mean} != {expected}: {sent:?}"
+    );
+    assert_eq!(
+        inputs["max"],
+        *sent.iter().max().unwrap() as f64,
+        "{sent:?}"
+    );
 }
 
 #[test]
