@@ -31,12 +31,16 @@
 #   PIN_SERVER=1 runs part 1's server with one thread on core 1 and each client on core 0
 #   (taskset), so that no client's CPU is taken from the server (unpinned, a busier client
 #   slows the server it measures)
+#   HANG_LIMIT=120: a part-1 run still going this many seconds after its point should have
+#   ended is killed and run once more, and named in the report (GuideLLM 0.8.1 once hung after
+#   its last request)
 #   KEEP_TMP=1 keeps the temporary folder (each tool's output and log) instead of removing it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 out_md="${1:-/tmp/bench-serving.md}"
 DURATION="${DURATION:-60}"
+HANG_LIMIT="${HANG_LIMIT:-120}"
 WARMUP="${WARMUP:-5}"
 POINTS="${POINTS:-1 2}"
 ROUNDS="${ROUNDS:-3}"
@@ -52,7 +56,7 @@ PINS=(aiperf==0.13.0 guidellm==0.8.1)
 MAX_TOKENS=32 # configs/benchmarks/smollm2.toml
 TOOLS=(mlperf-host aiperf guidellm)
 read -r -a aiperf_args <<<"${AIPERF_ARGS:-}"
-for n in "$DURATION" "$WARMUP" "$ROUNDS" "$DURATION_CEILING" "$WARMUP_CEILING" \
+for n in "$DURATION" "$WARMUP" "$ROUNDS" "$HANG_LIMIT" "$DURATION_CEILING" "$WARMUP_CEILING" \
     "$CEILING_CONCURRENCY" "$CEILING_TOKENS" "$ROUNDS_CEILING" "$RESPONDER_THREADS" $POINTS; do
     [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "error: '$n' is not a whole number of at least 1" >&2; exit 2; }
 done
@@ -144,7 +148,8 @@ class Client:
     """A client's process: os.wait4 reaps it, for its CPU time with its reaped children's."""
 
     def __init__(self, command):
-        self.pid = subprocess.Popen(command).pid
+        # A session of its own: a client that hangs is killed with every process it started.
+        self.pid = subprocess.Popen(command, start_new_session=True).pid
         self.done = None
 
     def running(self):
@@ -232,15 +237,25 @@ def measure(url, responder, warmup, duration, out, *command):
     sys.exit(result["rc"])
 
 
-def run(out, *command):
-    """Runs a client, sampling its process tree's CPU time 4 times a second."""
+def run(out, limit_s, *command):
+    """Runs a client, sampling its process tree's CPU time 4 times a second; one still running
+    after limit_s seconds is killed with its processes (exit code 124)."""
     started = time.time()
     client = Client(command)
     series = []
+    hung = False
     while client.running():
+        if time.time() - started > float(limit_s):
+            hung = True
+            try:
+                os.killpg(client.pid, 9)
+            except ProcessLookupError:
+                pass
+            break
         series.append((time.time(), tree_cpu(client.pid)))
         time.sleep(0.25)
     rc, cpu = client.wait()
+    rc = 124 if hung else rc
     series.append((time.time(), cpu))
     result = {"rc": rc, "start": started, "end": series[-1][0], "client_total_cpu_s": cpu,
               "series": series}
@@ -372,6 +387,10 @@ def report(results_path, settings_path, commands_path):
                 continue
             ratios = [fmt(med[k] / base[k], 2) if med[k] and base[k] else "n/a" for k in keys]
             out.append(f"| {point} | {names[tool]} | " + " | ".join(ratios) + " |")
+    if s["hung"]:
+        out += ["", f"Killed and run again, having outlived the point by more than "
+                f"{s['hang_limit']} s (the tool hung after its last request): "
+                + "; ".join(s["hung"]) + "."]
     out += ["", "Every run: requests/s, TTFT p50 and TPOT p50 (ms), the requests the tool "
             "counted and over how many seconds, the client's CPU time over its whole run "
             "(start-up included) and that run's wall time:", "", "```"]
@@ -451,7 +470,7 @@ def report(results_path, settings_path, commands_path):
 if __name__ == "__main__":
     {"inputs": lambda a: inputs(a[0], a[1], int(a[2])),
      "measure": lambda a: measure(a[0], int(a[1]), float(a[2]), float(a[3]), a[4], *a[5:]),
-     "run": lambda a: run(*a),
+     "run": lambda a: run(a[0], a[1], *a[2:]),
      "parse": lambda a: parse(*a),
      "report": lambda a: report(*a)}[sys.argv[1]](sys.argv[2:])
 PY
@@ -565,8 +584,26 @@ for round in $(seq "$ROUNDS"); do
             log "round $round/$ROUNDS, concurrency $c: $tool (${WARMUP} s warm-up + ${DURATION} s)"
             tool_command "$tool" "$port" "$c" "$MAX_TOKENS" "$WARMUP" "$DURATION" "$dir" 0
             record "$round" "${pin_part1[@]}" "${cmd[@]}"
-            run_tool "$tmp/part1-r$round-c$c-$tool.log" python3 "$tmp/helper.py" run \
-                "$tmp/part1-r$round-c$c-$tool.json" "${pin_part1[@]}" "${cmd[@]}"
+            # GuideLLM 0.8.1 has hung after its last request: a run that outlives the point by
+            # HANG_LIMIT s is killed and run once more (and named in the report).
+            for attempt in 1 2; do
+                rc=0
+                python3 "$tmp/helper.py" run "$tmp/part1-r$round-c$c-$tool.json" \
+                    "$((WARMUP + DURATION + HANG_LIMIT))" "${pin_part1[@]}" "${cmd[@]}" \
+                    >"$tmp/part1-r$round-c$c-$tool.log" 2>&1 || rc=$?
+                if [ "$rc" = 124 ] && [ "$attempt" = 1 ]; then
+                    log "$tool hung (round $round, concurrency $c): killed, run once more"
+                    echo "$tool, round $round, concurrency $c" >>"$tmp/hung.txt"
+                    rm -rf "$dir"
+                    continue
+                fi
+                if [ "$rc" != 0 ]; then
+                    echo "error: $tool failed (exit $rc, $tmp/part1-r$round-c$c-$tool.log):" >&2
+                    tail -n 40 "$tmp/part1-r$round-c$c-$tool.log" >&2
+                    exit 1
+                fi
+                break
+            done
             figures="$(helper parse "$tool" "$dir" "$DURATION" "$WARMUP" "$tmp/part1-r$round-c$c-$tool.json")"
             python3 -c 'import json, sys; r = json.loads(sys.argv[1]); r.update(part=1, tool=sys.argv[2], point=int(sys.argv[3]), round=int(sys.argv[4])); print(json.dumps(r))' \
                 "$figures" "$tool" "$c" "$round" >>"$results"
@@ -620,6 +657,7 @@ git diff --quiet HEAD 2>/dev/null || commit="$commit (with local changes)"
 S_HOST="$(nproc) cores, ${cpu_model:-unknown CPU}" S_LOAD_BEFORE="$load_before" \
     S_LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)" S_COMMIT="$commit" S_PINNING="$pinning" \
     S_SERVER_PINNING="$server_pinning" \
+    S_HUNG="$(cat "$tmp/hung.txt" 2>/dev/null || true)" S_HANG_LIMIT="$HANG_LIMIT" \
     S_POINTS="$POINTS" S_TMP="$tmp" S_ROOT="$root" S_AIPERF_ARGS="${AIPERF_ARGS:-}" \
     python3 - "$tmp/settings.json" \
     "$ROUNDS" "$MAX_TOKENS" "$DURATION" "$WARMUP" "$ROUNDS_CEILING" "$DURATION_CEILING" \
@@ -634,6 +672,7 @@ settings.update(aiperf="0.13.0", guidellm="0.8.1", llama="0.3.36", host=env["S_H
                 commit=env["S_COMMIT"], pinning=env["S_PINNING"], tmp=env["S_TMP"],
                 server_pinning=env["S_SERVER_PINNING"],
                 root=env["S_ROOT"], aiperf_args=env["S_AIPERF_ARGS"],
+                hung=env["S_HUNG"].splitlines(), hang_limit=int(env["S_HANG_LIMIT"]),
                 points=[int(p) for p in env["S_POINTS"].split()])
 json.dump(settings, open(sys.argv[1], "w"))
 PY
