@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::AccuracyAnswers;
-use crate::benchmark::accuracy::{evaluate_into, AccuracyError, Score};
+use crate::benchmark::accuracy::{evaluate_into, lines_of_sentences, AccuracyError, Score};
 use crate::benchmark::{Accuracy, Benchmark};
 use crate::logs::accuracy::hex;
 
@@ -104,19 +104,24 @@ pub fn accuracy_results(
     let missing = answers.answers.iter().filter(|a| a.is_none()).count();
     let (score_json, extractor) = match score {
         // As the client's ROUGE scorer writes it: percent strings to 4 decimals, the
-        // answers' characters and how many were scored.
+        // answers' characters (stripped, a sentence a line) and how many were scored.
         Some(Score::Rouge(rouge)) => {
             let characters: usize = answers
                 .answers
                 .iter()
                 .flatten()
-                .map(|answer| String::from_utf8_lossy(answer).trim().chars().count())
+                .map(|answer| {
+                    lines_of_sentences(&String::from_utf8_lossy(answer))
+                        .chars()
+                        .count()
+                })
                 .sum();
             (
                 json!({
                     "rouge1": python_float(rouge.rouge1),
                     "rouge2": python_float(rouge.rouge2),
                     "rougeL": python_float(rouge.rouge_l),
+                    "rougeLsum": python_float(rouge.rouge_lsum),
                     "gen_len": characters.to_string(),
                     "gen_num": rouge.total,
                 }),
@@ -172,7 +177,7 @@ mod tests {
     fn answers() -> AccuracyAnswers {
         AccuracyAnswers {
             answers: vec![
-                Some(b" The cat sat. ".to_vec()),
+                Some(b" The cat sat.  It purred. ".to_vec()),
                 None,
                 Some(b"   ".to_vec()),
                 Some("Déjà vu".as_bytes().to_vec()),
@@ -202,6 +207,7 @@ mod tests {
             rouge1: 38.728_749,
             rouge2: 40.0,
             rouge_l: 24.5,
+            rouge_lsum: 24.25,
             tokens_per_sample: None,
             total: 3,
             duplicates: 0,
@@ -219,8 +225,10 @@ mod tests {
         assert_eq!(entry["score"]["rouge1"], "38.7287");
         assert_eq!(entry["score"]["rouge2"], "40.0");
         assert_eq!(entry["score"]["rougeL"], "24.5");
-        // "The cat sat." and "Déjà vu": 12 + 7 characters, trimmed.
-        assert_eq!(entry["score"]["gen_len"], "19");
+        assert_eq!(entry["score"]["rougeLsum"], "24.25");
+        // "The cat sat.\nIt purred." and "Déjà vu": 23 + 7 characters (stripped, the
+        // sentences a line each, as the client counts them after NLTK's split).
+        assert_eq!(entry["score"]["gen_len"], "30");
         assert_eq!(entry["score"]["gen_num"], 3);
         assert_eq!(entry["extractor"], "IdentityExtractor");
         assert_eq!(entry["total_samples"], 4);

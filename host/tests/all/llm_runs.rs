@@ -387,6 +387,8 @@ fn an_accuracy_run_scores_rouge_at_the_committed_references() {
         .and_then(|value| value.parse::<f64>().ok())
         .unwrap_or_else(|| panic!("no rouge1 in:\n{accuracy}"));
     assert!(rouge1 >= 99.0, "{accuracy}");
+    // The same answers, sentence for sentence.
+    assert!(accuracy.contains("rougeLsum=100.0000"), "{accuracy}");
     assert!(accuracy.contains(": PASS"), "{accuracy}");
     // The logged answers are int32 token ids (the benchmark's tokenizer): each sample's the
     // server's own greedy answer, token for token, its token count their number.

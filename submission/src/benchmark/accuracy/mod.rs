@@ -6,12 +6,14 @@
 mod cosine;
 mod porter;
 mod rouge;
+mod sentences;
 mod top1;
 
 use std::path::{Path, PathBuf};
 
 pub use cosine::Cosine;
 pub use rouge::Rouge;
+pub use sentences::lines_of_sentences;
 pub use top1::Top1;
 
 use super::definition::{Accuracy, Benchmark};

@@ -1,12 +1,13 @@
-//! ROUGE-1, ROUGE-2 and ROUGE-L of generated text against reference answers, and the tokens
-//! generated per sample, as MLPerf's LLM accuracy scripts report them: per sample the
-//! F-measure, averaged over the samples and given in percent. Text is tokenised as the
+//! ROUGE-1, ROUGE-2, ROUGE-L and ROUGE-Lsum of generated text against reference answers, and
+//! the tokens generated per sample, as MLPerf's LLM accuracy scripts report them: per sample the
+//! F-measure, averaged over the samples and given in percent. ROUGE-Lsum is `rouge_score`'s
+//! summary-level LCS over the texts' sentences (`sentences.rs`). Text is tokenised as the
 //! `rouge_score` package does with `use_stemmer=True`, as MLPerf's scripts call it: lowercase,
 //! runs of letters and digits, words of more than three characters through the Porter stemmer
 //! (`porter.rs`). Responses are UTF-8 text, or int32 token ids decoded with the benchmark's
 //! tokenizer.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use mlperf_tokenizer::Tokenizer;
@@ -23,6 +24,7 @@ pub struct Rouge {
     pub rouge1: f64,
     pub rouge2: f64,
     pub rouge_l: f64,
+    pub rouge_lsum: f64,
     /// Mean tokens per sample from the accuracy log's token counts (token runs only).
     pub tokens_per_sample: Option<f64>,
     pub total: usize,
@@ -69,8 +71,8 @@ impl Rouge {
     /// `accuracy.txt`: the scores, the references' figures and the verdict.
     pub fn report(&self) -> String {
         let mut text = format!(
-            "rouge1={:.4}, rouge2={:.4}, rougeL={:.4}, total={}",
-            self.rouge1, self.rouge2, self.rouge_l, self.total
+            "rouge1={:.4}, rouge2={:.4}, rougeL={:.4}, rougeLsum={:.4}, total={}",
+            self.rouge1, self.rouge2, self.rouge_l, self.rouge_lsum, self.total
         );
         if let Some(tokens) = self.tokens_per_sample {
             text.push_str(&format!(", tokens_per_sample={tokens:.2}"));
@@ -111,18 +113,23 @@ pub(super) fn evaluate(
 ) -> Result<Rouge, AccuracyError> {
     let (answers, reference_tokens) = read_references(references)?;
     let tokenizer = tokenizer.map(Tokenizer::from_file).transpose()?;
-    let mut sums = [0.0f64; 3];
+    let mut sums = [0.0f64; 4];
     let (mut total, mut tokens, mut counted) = (0usize, 0i64, 0usize);
     let what = format!("references of {}", references.display());
     let duplicates = for_each_record(log, answers.len(), &what, |index, bytes, token_count| {
-        let generated = match &tokenizer {
-            Some(tokenizer) => words(&decode_token_ids(tokenizer, bytes)?),
-            None => words(&String::from_utf8_lossy(bytes)),
+        let text = match &tokenizer {
+            Some(tokenizer) => decode_token_ids(tokenizer, bytes)?,
+            None => String::from_utf8_lossy(bytes).into_owned(),
         };
+        let generated = Answer::of(&text);
         let reference = &answers[index];
-        sums[0] += f_measure(ngram_overlap(&generated, reference, 1));
-        sums[1] += f_measure(ngram_overlap(&generated, reference, 2));
-        sums[2] += f_measure(lcs_overlap(&generated, reference));
+        sums[0] += f_measure(ngram_overlap(&generated.words, &reference.words, 1));
+        sums[1] += f_measure(ngram_overlap(&generated.words, &reference.words, 2));
+        sums[2] += f_measure(lcs_overlap(&generated.words, &reference.words));
+        sums[3] += f_measure(summary_lcs_overlap(
+            &generated.sentences,
+            &reference.sentences,
+        ));
         total += 1;
         if let Some(count) = token_count {
             tokens += count;
@@ -141,6 +148,7 @@ pub(super) fn evaluate(
         rouge1: mean(sums[0]),
         rouge2: mean(sums[1]),
         rouge_l: mean(sums[2]),
+        rouge_lsum: mean(sums[3]),
         tokens_per_sample: (counted > 0).then(|| tokens as f64 / counted as f64),
         total,
         duplicates,
@@ -168,8 +176,29 @@ fn decode_token_ids(tokenizer: &Tokenizer, bytes: &[u8]) -> Result<String, Strin
     tokenizer.decode(&ids).map_err(|e| e.to_string())
 }
 
-/// Each sample's reference answer as words, and the references' mean tokens per sample.
-fn read_references(path: &Path) -> Result<(Vec<Vec<String>>, f64), AccuracyError> {
+/// A text as ROUGE reads it: its words, and its sentences' words (for ROUGE-Lsum).
+struct Answer {
+    words: Vec<String>,
+    sentences: Vec<Vec<String>>,
+}
+
+impl Answer {
+    fn of(text: &str) -> Answer {
+        let lines = super::sentences::lines_of_sentences(text);
+        Answer {
+            words: words(&lines),
+            // As rouge_score reads them: a sentence a line, empty lines left out.
+            sentences: lines
+                .split('\n')
+                .filter(|line| !line.is_empty())
+                .map(words)
+                .collect(),
+        }
+    }
+}
+
+/// Each sample's reference answer, and the references' mean tokens per sample.
+fn read_references(path: &Path) -> Result<(Vec<Answer>, f64), AccuracyError> {
     let json = read_json(path)?;
     let samples = json
         .get("samples")
@@ -193,7 +222,7 @@ fn read_references(path: &Path) -> Result<(Vec<Vec<String>>, f64), AccuracyError
                 format!("samples[{index}].output_tokens is not a number"),
             )
         })?;
-        answers.push(words(output));
+        answers.push(Answer::of(output));
     }
     let mean_tokens = tokens / answers.len() as f64;
     Ok((answers, mean_tokens))
@@ -251,6 +280,78 @@ fn lcs_overlap(generated: &[String], reference: &[String]) -> Overlap {
         }
     }
     (row[reference.len()], generated.len(), reference.len())
+}
+
+/// ROUGE-Lsum's matches (`rouge_score`'s summary-level LCS): for each reference sentence, the
+/// union of its LCS with every generated sentence, each word counted at most as often as it
+/// is in both texts yet.
+fn summary_lcs_overlap(generated: &[Vec<String>], reference: &[Vec<String>]) -> Overlap {
+    let count = |sentences: &[Vec<String>]| sentences.iter().map(Vec::len).sum::<usize>();
+    let (n, m) = (count(generated), count(reference));
+    if n == 0 || m == 0 {
+        return (0, n, m);
+    }
+    let (mut left_generated, mut left_reference) = (tally(generated), tally(reference));
+    let mut hits = 0;
+    for sentence in reference {
+        let union: BTreeSet<usize> = generated
+            .iter()
+            .flat_map(|other| lcs_indices(sentence, other))
+            .collect();
+        for i in union {
+            let word = sentence[i].as_str();
+            let (Some(g), Some(r)) = (left_generated.get_mut(word), left_reference.get_mut(word))
+            else {
+                continue;
+            };
+            if *g > 0 && *r > 0 {
+                hits += 1;
+                *g -= 1;
+                *r -= 1;
+            }
+        }
+    }
+    (hits, n, m)
+}
+
+/// How many times each word is in `sentences`.
+fn tally(sentences: &[Vec<String>]) -> HashMap<&str, usize> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for word in sentences.iter().flatten() {
+        *counts.entry(word.as_str()).or_default() += 1;
+    }
+    counts
+}
+
+/// The positions in `reference` of one longest common subsequence with `candidate`, the one
+/// `rouge_score` backtracks to (from the end; on a tie, the reference's word is dropped).
+fn lcs_indices(reference: &[String], candidate: &[String]) -> Vec<usize> {
+    let cols = candidate.len() + 1;
+    let mut table = vec![0u32; (reference.len() + 1) * cols];
+    for i in 1..=reference.len() {
+        for j in 1..=candidate.len() {
+            table[i * cols + j] = if reference[i - 1] == candidate[j - 1] {
+                table[(i - 1) * cols + j - 1] + 1
+            } else {
+                table[(i - 1) * cols + j].max(table[i * cols + j - 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (reference.len(), candidate.len());
+    let mut indices = Vec::new();
+    while i > 0 && j > 0 {
+        if reference[i - 1] == candidate[j - 1] {
+            indices.push(i - 1);
+            i -= 1;
+            j -= 1;
+        } else if table[i * cols + j - 1] > table[(i - 1) * cols + j] {
+            j -= 1;
+        } else {
+            i -= 1;
+        }
+    }
+    indices.reverse();
+    indices
 }
 
 fn f_measure((matches, generated, reference): Overlap) -> f64 {
@@ -421,12 +522,75 @@ mod tests {
         assert_eq!(f_measure(ngram_overlap(&w("one"), &w("one"), 2)), 0.0);
     }
 
+    /// Figures of `rouge_score` 0.1.2 (`RougeScorer(["rougeL", "rougeLsum"], use_stemmer=True)`,
+    /// NLTK 3.10.4) for texts already a sentence a line: ROUGE-L over the whole texts, and
+    /// ROUGE-Lsum's union of each reference sentence's LCS with every generated one, each word
+    /// counted as often as it is left in both.
+    #[test]
+    fn rouge_lsum_equals_rouge_scores_summary_level_lcs() {
+        let cases = [
+            (
+                "The cat sat on the mat.\nIt was warm.\nThe dog slept.",
+                "The dog sat on the mat.\nThe cat was warm.",
+                [0.6363636363636365, 0.9090909090909091],
+            ),
+            (
+                "Bees dance to talk.\nTheir dances show where the food is.",
+                "Bees talk by dancing, and their dances show food.",
+                [0.6, 0.6],
+            ),
+            (
+                "One two three four.\nFive six seven.",
+                "Four three two one.\nSeven six five.",
+                [0.2857142857142857, 0.2857142857142857],
+            ),
+            (
+                "a b c d e\nf g",
+                "a c e\nb d f g\nc",
+                [0.6666666666666666, 0.9333333333333333],
+            ),
+            (
+                "The running dogs were happily playing.\nGenerally, engineers generalize.",
+                "Engineers generalize generally.\nDogs run and play happily.",
+                [0.23529411764705882, 0.47058823529411764],
+            ),
+        ];
+        let lines = |text: &str| -> Vec<Vec<String>> { text.split('\n').map(words).collect() };
+        for (target, prediction, [rouge_l, rouge_lsum]) in cases {
+            let ours = [
+                f_measure(lcs_overlap(&words(prediction), &words(target))),
+                f_measure(summary_lcs_overlap(&lines(prediction), &lines(target))),
+            ];
+            assert!(
+                (ours[0] - rouge_l).abs() < 1e-12,
+                "{prediction:?}: {ours:?}"
+            );
+            assert!(
+                (ours[1] - rouge_lsum).abs() < 1e-12,
+                "{prediction:?}: {ours:?}"
+            );
+            // Written on one line, sentences that end in periods split where the lines were.
+            if !prediction.split('\n').all(|line| line.ends_with('.')) {
+                continue;
+            }
+            let (one_line, reference) = (prediction.replace('\n', " "), Answer::of(target));
+            let generated = Answer::of(&one_line);
+            assert_eq!(generated.sentences, lines(prediction), "{one_line:?}");
+            let split = f_measure(summary_lcs_overlap(
+                &generated.sentences,
+                &reference.sentences,
+            ));
+            assert!((split - rouge_lsum).abs() < 1e-12, "{one_line:?}: {split}");
+        }
+    }
+
     #[test]
     fn the_verdict_checks_each_rouge_and_the_token_count() {
         let score = Rouge {
             rouge1: 99.5,
             rouge2: 99.1,
             rouge_l: 99.4,
+            rouge_lsum: 99.3,
             tokens_per_sample: Some(27.0),
             total: 256,
             duplicates: 0,
@@ -435,7 +599,8 @@ mod tests {
         };
         assert!(score.passes(), "{}", score.report());
         assert!(score.report().starts_with(
-            "rouge1=99.5000, rouge2=99.1000, rougeL=99.4000, total=256, tokens_per_sample=27.00\n"
+            "rouge1=99.5000, rouge2=99.1000, rougeL=99.4000, rougeLsum=99.3000, total=256, \
+             tokens_per_sample=27.00\n"
         ));
         let low = Rouge {
             rouge2: 98.0,
