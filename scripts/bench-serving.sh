@@ -594,7 +594,8 @@ for round in $(seq "$ROUNDS"); do
                 if [ "$rc" = 124 ] && [ "$attempt" = 1 ]; then
                     log "$tool hung (round $round, concurrency $c): killed, run once more"
                     echo "$tool, round $round, concurrency $c" >>"$tmp/hung.txt"
-                    rm -rf "$dir"
+                    mv "$tmp/part1-r$round-c$c-$tool.log" "$tmp/part1-r$round-c$c-$tool.hung.log"
+                    rm -rf "$dir" && mkdir -p "$dir"
                     continue
                 fi
                 if [ "$rc" != 0 ]; then

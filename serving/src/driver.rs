@@ -19,9 +19,9 @@ pub trait Target: Sync {
     fn send(&self, id: usize, sample: usize, records: &Arc<RequestRecords>);
 
     /// The issue thread is about to wait: until `until_ns` (on `monotonic_ns`'s clock), when
-    /// the next request is due, or (None) for a request to end. A target that takes its
-    /// completions on the issuing thread while requests are in flight (a plugin in its own
-    /// process) takes them here, then hands them to its own reader for the rest of the wait.
+    /// the next request is due, or (None) for a request to end or the point's drain. Quick: a
+    /// target that lets the issuing thread take its completions while it sends (a plugin in its
+    /// own process) hands them back to its own reader here.
     fn idle(&self, _until_ns: Option<i64>) {}
 }
 
@@ -196,6 +196,8 @@ fn issue(
         debug_assert_eq!(started, id);
         target.send(id, id % samples, records);
     }
+    // The drain is a wait too.
+    target.idle(None);
     let capped = records.started() >= most;
     if capped || stop.load(Ordering::Relaxed) {
         (start_ns, monotonic_ns().min(end_ns))

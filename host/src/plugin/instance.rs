@@ -139,6 +139,17 @@ impl Instance {
         }
     }
 
+    /// The thread that issues is about to wait, and takes no completions while it does (a
+    /// sweep's, unlike LoadGen's, which polls in `issuer_idle`): a plugin in its own process
+    /// then hands them to the host's reader thread as they come.
+    pub(crate) fn release_completions(&self) {
+        match self {
+            Instance::InProcess(_) => {}
+            Instance::Isolated(sut) => sut.release_completions(),
+            Instance::Devices(spread) => spread.release_completions(),
+        }
+    }
+
     /// Single samples' failures (ABI 1.5) go to `reports` instead of failing the test, from
     /// every instance, as for [`Instance::report_tokens_to`].
     pub(crate) fn report_failures_to(&self, reports: Arc<dyn super::FailureReports>) {

@@ -113,7 +113,9 @@ impl DeviceSpread {
     fn least_loaded(&self) -> usize {
         let mut best = (0, i64::MAX);
         for (k, lane) in self.lanes.iter().enumerate() {
-            let outstanding = lane.outstanding.load(Ordering::Acquire);
+            // Never below 0: a plugin that ends a sample twice (fails it, then completes it)
+            // must not draw every query to its device.
+            let outstanding = lane.outstanding.load(Ordering::Acquire).max(0);
             if outstanding < best.1 {
                 best = (k, outstanding);
             }
@@ -292,6 +294,13 @@ impl PluginBackend for DeviceSpread {
 }
 
 impl DeviceSpread {
+    /// See [`Instance::release_completions`]: for each instance.
+    pub(crate) fn release_completions(&self) {
+        for instance in &self.instances {
+            instance.release_completions();
+        }
+    }
+
     /// Every instance's tokens after each answer's first go to `reports`.
     pub(crate) fn report_tokens_to(&self, reports: Arc<dyn TokenReports>) {
         for instance in &self.instances {

@@ -235,18 +235,11 @@ impl Target for PluginTarget<'_> {
         self.sut.issue_query(&query, &self.completer);
     }
 
-    /// As LoadGen's issuing thread does before it waits: an isolated plugin's completions are
-    /// then taken as they come (else its process, told the issuing thread takes them, would
-    /// leave them for the reader's next timeout).
-    fn idle(&self, until_ns: Option<i64>) {
-        match until_ns {
-            None => self.sut.issuer_idle(),
-            Some(due) => {
-                let wait = (due - mlperf_loadgen::monotonic_ns()).max(0) as u64;
-                self.sut.issuer_idle_until(
-                    std::time::Instant::now() + std::time::Duration::from_nanos(wait),
-                );
-            }
-        }
+    /// The issue thread takes no completions while it waits: an isolated plugin's are then
+    /// handed to the host's reader as they come (else its process, told the issuing thread
+    /// takes them, would leave them for the reader's next timeout). Polling here, as LoadGen's
+    /// issuing thread does, would count answers' tokens on the issue thread and send late.
+    fn idle(&self, _until_ns: Option<i64>) {
+        self.sut.release_completions();
     }
 }

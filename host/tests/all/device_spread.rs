@@ -223,7 +223,7 @@ fn a_sweep_over_devices_times_every_answers_tokens_and_counts_each_devices_failu
                 "--concurrency",
                 "2",
                 "--duration",
-                "1s",
+                "2s",
                 "--warmup",
                 "100ms",
                 "--no-saturation-stop",
@@ -239,7 +239,8 @@ fn a_sweep_over_devices_times_every_answers_tokens_and_counts_each_devices_failu
         let failed = point["failed"].as_u64().unwrap();
         // Device 0 answers in about 1.4 ms, device 1 fails in about 3.4 ms: with 2 in flight
         // each has one most of the time, so about 2 answers for each failure. A device whose
-        // failures were not counted as finished would have been given its first request only.
+        // failures were not counted as finished would have been given its first request only;
+        // an isolated plugin whose answers waited for the reader's timeout gave 20 a second.
         assert!(completed >= 100, "{isolate}: {point:#}");
         assert!(failed >= completed / 10, "{isolate}: {point:#}");
         let unavailable = &point["errors"]["status 503"];

@@ -319,6 +319,11 @@ impl IsolatedSut {
         }
     }
 
+    /// See [`Inner::release_completions`].
+    pub(crate) fn release_completions(&self) {
+        self.inner.release_completions();
+    }
+
     /// The tokens after each answer's first (ABI 1.5) go to `reports` (set once).
     pub(crate) fn report_tokens_to(&self, reports: Arc<dyn crate::plugin::TokenReports>) {
         let _ = self.inner.tokens.set(reports);

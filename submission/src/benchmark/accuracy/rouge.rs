@@ -91,7 +91,8 @@ impl Rouge {
         ));
         let failures = self.failures();
         text.push_str(&format!(
-            "each ROUGE >= {:.0} % of the reference's, tokens per sample within 10 %: {}\n",
+            "rouge1, rouge2 and rougeL each >= {:.0} % of the reference's (rougeLsum is \
+             reported, not checked), tokens per sample within 10 %: {}\n",
             self.threshold * 100.0,
             if failures.is_empty() {
                 "PASS".to_string()

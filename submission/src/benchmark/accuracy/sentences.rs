@@ -5,16 +5,17 @@
 //! Punkt's trained model is not here, so this follows its rules rather than its statistics: a
 //! sentence ends at `.`, `?` or `!` (a run of them, and any closing quotes or brackets after
 //! them) followed by whitespace, except after an abbreviation it knows (`Dr.`, `e.g.`, ...), a
-//! single-letter initial (`J. Smith`), or an ellipsis before a lowercase word. Text that Punkt
-//! would split differently (an abbreviation outside the list, a number list) can differ.
+//! single-letter initial (`J. Smith`, but not `I`), or an ellipsis before a lowercase word.
+//! Text that Punkt would split differently (an abbreviation outside the list, a number list)
+//! can differ.
 
 /// Abbreviations a period does not end a sentence after (lowercase, without the final
 /// period): common English ones, as Punkt's English model has learnt.
 const ABBREVIATIONS: &[&str] = &[
     "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "u.s", "u.k",
-    "inc", "ltd", "co", "corp", "no", "fig", "al", "approx", "dept", "est", "gen", "gov", "jan",
-    "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mt", "ft",
-    "vol", "rev", "sen", "rep", "capt", "col", "lt", "sgt", "cf", "a.m", "p.m",
+    "inc", "ltd", "co", "corp", "fig", "al", "approx", "dept", "est", "gen", "gov", "jan", "feb",
+    "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mt", "ft", "vol",
+    "rev", "sen", "rep", "capt", "col", "lt", "sgt", "cf", "a.m", "p.m",
 ];
 
 /// Closing characters that stay with the sentence they end.
@@ -92,7 +93,8 @@ fn ends_sentence(
         .next()
         .unwrap_or("");
     let word = word.to_lowercase();
-    let initial = word.chars().count() == 1 && word.chars().all(char::is_alphabetic);
+    // "I." ends a sentence far more often than it is an initial.
+    let initial = word.chars().count() == 1 && word.chars().all(char::is_alphabetic) && word != "i";
     !(initial || ABBREVIATIONS.contains(&word.as_str()))
 }
 
@@ -144,6 +146,11 @@ mod tests {
                 "So...",
                 "Yes."
             ]
+        );
+        // "no" and "I" end sentences.
+        assert_eq!(
+            sentences("The answer is no. So did I. Then"),
+            ["The answer is no.", "So did I.", "Then"]
         );
     }
 

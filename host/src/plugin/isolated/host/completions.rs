@@ -79,6 +79,23 @@ impl Inner {
         }
     }
 
+    /// The issuing thread takes no completions from now on: the process wakes the reader for
+    /// them (a sweep's issue thread, which does not poll while it waits, says so before it
+    /// waits; else they would wait for the reader's timeout).
+    pub(super) fn release_completions(&self) {
+        let header = self.region.header();
+        let polled = &header.done_polled.0;
+        if polled.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        polled.store(0, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        // A completion published while the process still saw the flag: the reader takes it.
+        if self.completion_ready() {
+            wake_anyway(&header.done.consumer_asleep.0);
+        }
+    }
+
     /// Returns once the plugin's `flush_queries` has returned `asked` times, as the call
     /// returns in-process (one that never returns is the watcher's to end: it kills the
     /// process after the stall timeout), taking the completions that come meanwhile.
