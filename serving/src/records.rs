@@ -114,8 +114,8 @@ impl RequestRecords {
         }
         let before = slot.last_token_ns.swap(now_ns, Ordering::AcqRel);
         if before != 0 {
-            // Never below 0: an isolated plugin's process stamps its later tokens, while the
-            // first one is stamped when the host takes it from the ring, later.
+            // Never below 0: a target whose first token is stamped later than the pieces
+            // after it (on another clock read) must not give a negative gap.
             self.gaps.push(id, (now_ns - before).max(0));
         }
     }

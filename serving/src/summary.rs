@@ -11,6 +11,7 @@ use crate::records::RequestRecord;
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Distribution {
     pub count: usize,
+    pub min: f64,
     pub mean: f64,
     pub p50: f64,
     pub p90: f64,
@@ -46,6 +47,7 @@ impl Distribution {
         };
         Distribution {
             count: n,
+            min: values[0],
             mean: values.iter().sum::<f64>() / n as f64,
             p50: at(0.5),
             p90: at(0.9),

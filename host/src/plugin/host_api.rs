@@ -42,6 +42,9 @@ pub(crate) trait FailureReports: Send + Sync {
 /// `now_ns` (the host's clock, read once per call).
 pub(crate) trait TokenReports: Send + Sync {
     fn next_tokens(&self, id: u64, tokens: i64, now_ns: i64);
+    /// The first token of response `id` came at `now_ns`, before the host takes it (a plugin
+    /// in its own process stamps it there); its first-token completion follows.
+    fn first_token(&self, _id: u64, _now_ns: i64) {}
 }
 
 /// Takes a plugin's `report_timing` records (ABI 1.4).

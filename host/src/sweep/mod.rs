@@ -593,7 +593,7 @@ pub fn point_json(point: &SweepPoint) -> serde_json::Value {
     let distribution = |d: &mlperf_serving::Distribution| {
         let e = &d.estimates;
         serde_json::json!({
-            "count": d.count, "mean": d.mean, "p50": d.p50, "p90": d.p90,
+            "count": d.count, "min": d.min, "mean": d.mean, "p50": d.p50, "p90": d.p90,
             "p95": d.p95, "p99": d.p99, "max": d.max,
             "early_stopping": {"p50": e.p50, "p90": e.p90, "p95": e.p95, "p99": e.p99},
         })

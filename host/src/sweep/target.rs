@@ -150,6 +150,13 @@ impl crate::plugin::TokenReports for RecordSink {
             records.next_tokens(request, now_ns);
         }
     }
+
+    /// Kept over the stamp its first-token completion gets when the host reads it, later.
+    fn first_token(&self, id: u64, now_ns: i64) {
+        if let Some((records, request)) = self.records(ResponseId(id)) {
+            records.first_token(request, now_ns);
+        }
+    }
 }
 
 impl crate::plugin::FailureReports for RecordSink {

@@ -253,6 +253,10 @@ fn a_sweep_over_devices_times_every_answers_tokens_and_counts_each_devices_failu
         // Both devices' answers stream 3 tokens: 2 gaps each, timed from either device.
         let gaps = point["itl_ns"]["count"].as_u64().unwrap();
         assert!(gaps >= 2 * completed, "{isolate}: {gaps} gaps, {point:#}");
+        // Each piece comes at least 200 us after the one before; the first token too is timed
+        // when the plugin gave it (isolated: in its process, not when the host read it).
+        let shortest = point["itl_ns"]["min"].as_f64().unwrap();
+        assert!(shortest >= 200_000.0, "{isolate}: {shortest} ns, {point:#}");
         assert_eq!(point["output_tokens"]["max"], 3.0, "{point:#}");
     }
 }

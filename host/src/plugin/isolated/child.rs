@@ -707,6 +707,14 @@ impl CompletionSink for RingSink {
     }
 
     fn first_token(&self, responses: &[QuerySampleResponse<'_>]) {
+        // A sweep times the gaps from here: the first tokens' own time, as this process took
+        // them (the host's stamp would come later, when it reads them).
+        if self.region.header().tokens_wanted.0.load(Ordering::Relaxed) != 0 {
+            let now = crate::loadgen::monotonic_ns();
+            for response in responses {
+                self.next_tokens(response.id.0, FIRST_TOKEN_AT, now);
+            }
+        }
         self.push(responses, DONE_FIRST_TOKEN);
     }
 

@@ -63,6 +63,10 @@ pub(super) const TIMING_RECORD_BYTES: u64 = 32;
 pub(super) const DONE_NEXT_TOKENS: u64 = 5;
 /// The bytes of a [`DONE_NEXT_TOKENS`] record.
 pub(super) const NEXT_TOKENS_RECORD_BYTES: u64 = 24;
+/// A [`DONE_NEXT_TOKENS`] record of this many tokens is an answer's first token: when the
+/// plugin's process took it, ahead of its [`DONE_FIRST_TOKEN`] entry (only while a sweep
+/// times tokens).
+pub(super) const FIRST_TOKEN_AT: i64 = -1;
 /// One sample failed on its own (`fail_samples`, ABI 1.5) in the arena: its id (u64), when
 /// (i64), the failure's kind and status (i32 each), then the message. Ends the sample.
 pub(super) const DONE_SAMPLE_FAILED: u64 = 6;

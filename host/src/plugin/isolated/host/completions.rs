@@ -290,7 +290,10 @@ impl Inner {
             return;
         }
         let [id, count, at] = [0, 1, 2].map(|k| le_u64(record, 8 * k));
-        tokens.next_tokens(id, count as i64, at as i64);
+        match count as i64 {
+            FIRST_TOKEN_AT => tokens.first_token(id, at as i64),
+            count => tokens.next_tokens(id, count, at as i64),
+        }
     }
 
     /// One sample's failure (see [`DONE_SAMPLE_FAILED`]): it is finished; whoever counts
