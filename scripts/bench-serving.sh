@@ -34,6 +34,10 @@
 #   HANG_LIMIT=120: a part-1 run still going this many seconds after its point should have
 #   ended is killed and run once more, and named in the report (GuideLLM 0.8.1 once hung after
 #   its last request)
+#   REQUESTS=N (0: off): part 1 measures each point over exactly N requests instead of DURATION
+#   s: every tool sends the first N prompts in order, with no warm-up (the server is warmed
+#   once before round 1 with WARMUP_REQUESTS=8 requests), so that every tool's percentiles are
+#   over the same requests (DURATION is then the longest a point may take)
 #   KEEP_TMP=1 keeps the temporary folder (each tool's output and log) instead of removing it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +45,8 @@ root="$PWD"
 out_md="${1:-/tmp/bench-serving.md}"
 DURATION="${DURATION:-60}"
 HANG_LIMIT="${HANG_LIMIT:-120}"
+REQUESTS="${REQUESTS:-0}"
+WARMUP_REQUESTS="${WARMUP_REQUESTS:-8}"
 WARMUP="${WARMUP:-5}"
 POINTS="${POINTS:-1 2}"
 ROUNDS="${ROUNDS:-3}"
@@ -56,7 +62,8 @@ PINS=(aiperf==0.13.0 guidellm==0.8.1)
 MAX_TOKENS=32 # configs/benchmarks/smollm2.toml
 TOOLS=(mlperf-host aiperf guidellm)
 read -r -a aiperf_args <<<"${AIPERF_ARGS:-}"
-for n in "$DURATION" "$WARMUP" "$ROUNDS" "$HANG_LIMIT" "$DURATION_CEILING" "$WARMUP_CEILING" \
+[[ "$REQUESTS" =~ ^[0-9]+$ ]] || { echo "error: REQUESTS '$REQUESTS' is not a whole number" >&2; exit 2; }
+for n in "$WARMUP_REQUESTS" "$DURATION" "$WARMUP" "$ROUNDS" "$HANG_LIMIT" "$DURATION_CEILING" "$WARMUP_CEILING" \
     "$CEILING_CONCURRENCY" "$CEILING_TOKENS" "$ROUNDS_CEILING" "$RESPONDER_THREADS" $POINTS; do
     [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "error: '$n' is not a whole number of at least 1" >&2; exit 2; }
 done
@@ -271,15 +278,46 @@ def cpu_at(series, t):
     return None
 
 
-def parse(tool, folder, expected_s, warmup_s, series_path):
+def rank(values, p):
+    """LoadGen's percentile (mlperf-host's): element floor(p * n) of the sorted values."""
+    v = sorted(values)
+    return v[min(len(v) - 1, int(p * len(v)))] if v else None
+
+
+def per_request(tool, folder):
+    """The TTFTs and TPOTs (ms) of the requests a tool's figures count (answered, in its
+    measured phase), from its per-request export."""
+    if tool == "mlperf-host":
+        rows = [json.loads(line) for line in open(f"{folder}/point-1-requests.jsonl")]
+        rows = [r for r in rows if r["in_window"] and not r["failed"] and r["e2e_ns"] is not None]
+        ttft = [r["ttft_ns"] / 1e6 for r in rows if r["ttft_ns"] is not None]
+        tpot = [r["tpot_ns"] / 1e6 for r in rows if r["tpot_ns"] is not None]
+    elif tool == "aiperf":
+        rows = [json.loads(line) for line in open(f"{folder}/profile_export.jsonl")]
+        rows = [r["metrics"] for r in rows
+                if r["metadata"]["benchmark_phase"] == "profiling" and not r.get("error")]
+        ttft = [m["time_to_first_token"]["value"] for m in rows if "time_to_first_token" in m]
+        tpot = [m["inter_token_latency"]["value"] for m in rows if "inter_token_latency" in m]
+    else:
+        b = json.load(open(f"{folder}/benchmarks.json"))["benchmarks"][0]
+        # Its list holds its warm-up's requests too; it counts those ending after its start.
+        rows = [q for q in b["requests"]["successful"] if q["request_end_time"] >= b["start_time"]]
+        ttft = [q["time_to_first_token_ms"] for q in rows if q["time_to_first_token_ms"] is not None]
+        tpot = [q["inter_token_latency_ms"] for q in rows if q.get("inter_token_latency_ms") is not None]
+    return ttft, tpot
+
+
+def parse(tool, folder, expected_s, warmup_s, series_path, requests="0"):
     """What a tool reports for its one point: requests/s, output tokens/s, tokens per request,
-    TTFT p50/p90 and TPOT p50 (ms), and the completed requests and the seconds they count over."""
+    TTFT p50/p90 and TPOT p50 (ms), and the completed requests and the seconds they count over;
+    beside them (*_rank, part 1), the same percentiles recomputed by one rule from each
+    request's figures as the tool exported them."""
     sampled = json.load(open(series_path)) if series_path != "-" else None
     if tool == "mlperf-host":
         p = json.load(open(f"{folder}/sweep.json"))["points"][0]
         # It loads from its first second on: its measured phase starts WARMUP s later.
         window = (sampled["start"] + float(warmup_s) + 0.5,
-                  sampled["start"] + float(warmup_s) + float(expected_s) - 0.5) if sampled else None
+                  sampled["start"] + float(warmup_s) + p["window_s"] - 0.5) if sampled else None
         r = {"rps": p["requests_per_s"], "tps": p["output_tokens_per_s"],
              "tok_per_req": p["output_tokens"]["mean"], "ttft_p50": p["ttft_ns"]["p50"] / 1e6,
              "ttft_p90": p["ttft_ns"]["p90"] / 1e6, "tpot_p50": p["tpot_ns"]["p50"] / 1e6,
@@ -319,7 +357,15 @@ def parse(tool, folder, expected_s, warmup_s, series_path):
                  tpot_p50=None)
     if r.get("verdict", "VALID") != "VALID":
         print(f"warning: {tool}'s point is {r['verdict']} (in {folder})", file=sys.stderr)
-    if r["seconds"] < 0.9 * float(expected_s):
+    if series_path != "-":
+        ttft, tpot = per_request(tool, folder)
+        r.update(ttft_p50_rank=rank(ttft, 0.5), ttft_p90_rank=rank(ttft, 0.9),
+                 tpot_p50_rank=rank(tpot, 0.5), counted_rank=len(ttft))
+    if int(requests):
+        if r["completed"] != int(requests):
+            print(f"warning: {tool} counted {r['completed']} requests of {requests} "
+                  f"(in {folder})", file=sys.stderr)
+    elif r["seconds"] < 0.9 * float(expected_s):
         print(f"warning: {tool} measured {r['seconds']:.1f} s of {expected_s} s "
               f"(in {folder})", file=sys.stderr)
     if r.get("errors"):
@@ -355,8 +401,12 @@ def report(results_path, settings_path, commands_path):
             f"round(s)", "",
             f"llama-cpp-python {s['llama']} on 127.0.0.1 ({s['server_pinning']}). The 256 prompts of configs/benchmarks/smollm2/prompts.json, chat "
             f"completions streamed, max_tokens {s['max_tokens']}, temperature 0, seed 0; "
-            f"closed loop, each point {s['duration']} s after a {s['warmup']} s warm-up; the "
-            "tools take turns within each round. Each figure is the tool's own (requests/s: "
+            + (f"closed loop, each point exactly {s['requests']} requests, the file's first "
+               f"{s['requests']} prompts, with no warm-up (the server was warmed once before "
+               f"round 1 with {s['warmup_requests']} requests); the "
+               if s["requests"] else
+               f"closed loop, each point {s['duration']} s after a {s['warmup']} s warm-up; the ")
+            + "tools take turns within each round. Each figure is the tool's own (requests/s: "
             "its completed requests over its measured seconds). TPOT: mlperf-host's TPOT, "
             "AIPerf's and GuideLLM's inter-token latency (each (e2e - TTFT) / (tokens - 1) per "
             "request). Client cores: the CPU time of the client's whole process tree over the "
@@ -387,6 +437,30 @@ def report(results_path, settings_path, commands_path):
                 continue
             ratios = [fmt(med[k] / base[k], 2) if med[k] and base[k] else "n/a" for k in keys]
             out.append(f"| {point} | {names[tool]} | " + " | ".join(ratios) + " |")
+    out += ["", "The same percentiles recomputed by one rule, LoadGen's (element floor(p * n) of "
+            "the sorted values), from each request's figures as the tool exported them "
+            "(mlperf-host: point-1-requests.jsonl of --export-requests; AIPerf: "
+            "profile_export.jsonl, its profiling phase; GuideLLM: benchmarks.json's successful "
+            "requests ending after its start), so that the tools' own percentile rules "
+            "(interpolating or not) do not count in the comparison; medians over the rounds, "
+            "and each peer's ratio to mlperf-host:", "",
+            "| concurrency | client | requests counted | TTFT p50 ms | TTFT p90 ms | TPOT p50 ms "
+            "| ratio TTFT p50 | ratio TTFT p90 | ratio TPOT p50 |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    rank_keys = ["ttft_p50_rank", "ttft_p90_rank", "tpot_p50_rank"]
+    for point in s["points"]:
+        ranked = {}
+        for tool in tools:
+            runs = [r for r in part1 if r["tool"] == tool and r["point"] == point]
+            if runs:
+                ranked[tool] = {k: median(runs, k) for k in rank_keys + ["counted_rank"]}
+        base = ranked.get("mlperf-host")
+        for tool, med in ranked.items():
+            ratios = [fmt(med[k] / base[k], 2) if base and med[k] and base[k] else "n/a"
+                      for k in rank_keys]
+            out.append(f"| {point} | {names[tool]} | {fmt(med['counted_rank'], 0)} | "
+                       + " | ".join(fmt(med[k]) for k in rank_keys) + " | "
+                       + " | ".join(ratios) + " |")
     if s["hung"]:
         out += ["", f"Killed and run again, having outlived the point by more than "
                 f"{s['hang_limit']} s (the tool hung after its last request): "
@@ -518,9 +592,11 @@ run_tool() {
 }
 
 # The command each tool runs for one point: URL, concurrency, max_tokens, warm-up, duration,
-# output folder; CEILING=1 adds what the ceiling needs.
+# output folder; CEILING=1 adds what the ceiling needs; REQS (0: none) makes the point exactly
+# that many requests, with no warm-up, DURATION its longest.
 tool_command() {
     local tool="$1" port="$2" c="$3" tokens="$4" warm="$5" secs="$6" dir="$7" ceiling="$8"
+    local reqs="${9:-0}"
     case "$tool" in
         mlperf-host)
             if [ "$ceiling" = 1 ]; then
@@ -534,6 +610,12 @@ tool_command() {
                     --plugin-set "concurrency=$c")
             fi
             cmd+=(--concurrency "$c" --duration "${secs}s" --warmup "${warm}s" --out "$dir")
+            if [ "$reqs" != 0 ]; then
+                cmd+=(--max-requests "$reqs")
+            fi
+            if [ "$ceiling" != 1 ]; then
+                cmd+=(--export-requests)
+            fi
             ;;
         aiperf)
             cmd=("$venv/bin/aiperf" profile --model smollm2 --url "http://127.0.0.1:$port"
@@ -541,8 +623,13 @@ tool_command() {
                 --custom-dataset-type single_turn --dataset-sampling-strategy sequential
                 --extra-inputs "max_tokens:$tokens"
                 --extra-inputs temperature:0 --extra-inputs seed:0 --tokenizer local/smollm2
-                --concurrency "$c" --warmup-duration "$warm" --benchmark-duration "$secs"
-                --artifact-dir "$dir" --ui none --no-server-metrics --no-gpu-telemetry)
+                --concurrency "$c" --artifact-dir "$dir" --ui none --no-server-metrics
+                --no-gpu-telemetry)
+            if [ "$reqs" != 0 ]; then
+                cmd+=(--request-count "$reqs")
+            else
+                cmd+=(--warmup-duration "$warm" --benchmark-duration "$secs")
+            fi
             if [ "$ceiling" = 1 ]; then
                 cmd+=(--use-server-token-count)
             fi
@@ -554,9 +641,14 @@ tool_command() {
                 --backend "kind=openai_http,target=http://127.0.0.1:$port,model=smollm2,request_format=/v1/chat/completions,api_routes./health=v1/models,extras.body.max_tokens=$tokens,extras.body.temperature=0,extras.body.seed=0"
                 --tokenizer kind=huggingface_auto,model=local/smollm2
                 --data "kind=json_file,path=$tmp/prompts-guidellm.jsonl"
-                --profile "kind=concurrent,streams=$c,warmup=$warm"
-                --constraint "kind=max_duration,seconds=$((warm + secs))"
                 --output "kind=json,path=$dir/benchmarks.json" --disable-console-interactive)
+            if [ "$reqs" != 0 ]; then
+                cmd+=(--profile "kind=concurrent,streams=$c"
+                    --constraint "kind=max_requests,count=$reqs")
+            else
+                cmd+=(--profile "kind=concurrent,streams=$c,warmup=$warm"
+                    --constraint "kind=max_duration,seconds=$((warm + secs))")
+            fi
             ;;
     esac
 }
@@ -577,19 +669,34 @@ setsid "${pin_server[@]}" bash scripts/serve.sh llama smollm2 "$port" >"$tmp/lla
 servers+=($!)
 wait_ready "$port" "$!" "$tmp/llama.log"
 echo "# 1. llama.cpp's server on 127.0.0.1:$port (${pin_server[*]} scripts/serve.sh llama smollm2 $port)" >>"$commands"
+point_warmup="$WARMUP"
+if [ "$REQUESTS" != 0 ]; then
+    # No tool warms up: the server is warmed once here, with prompts of the same file.
+    point_warmup=0
+    log "warming the server with $WARMUP_REQUESTS requests"
+    "${pin_part1[@]}" "$exe" sweep --benchmark smollm2 \
+        --plugin-set "endpoints=[\"127.0.0.1:$port\"]" --concurrency 1 --warmup 0s \
+        --duration "${DURATION}s" --max-requests "$WARMUP_REQUESTS" --out "$tmp/server-warmup" \
+        >"$tmp/server-warmup.log" 2>&1 || { tail -n 20 "$tmp/server-warmup.log" >&2; exit 1; }
+fi
 for round in $(seq "$ROUNDS"); do
     for c in $POINTS; do
         for tool in "${TOOLS[@]}"; do
             dir="$tmp/part1/r$round-c$c-$tool"
-            log "round $round/$ROUNDS, concurrency $c: $tool (${WARMUP} s warm-up + ${DURATION} s)"
-            tool_command "$tool" "$port" "$c" "$MAX_TOKENS" "$WARMUP" "$DURATION" "$dir" 0
+            if [ "$REQUESTS" != 0 ]; then
+                log "round $round/$ROUNDS, concurrency $c: $tool ($REQUESTS requests)"
+            else
+                log "round $round/$ROUNDS, concurrency $c: $tool (${WARMUP} s warm-up + ${DURATION} s)"
+            fi
+            tool_command "$tool" "$port" "$c" "$MAX_TOKENS" "$point_warmup" "$DURATION" "$dir" 0 \
+                "$REQUESTS"
             record "$round" "${pin_part1[@]}" "${cmd[@]}"
             # GuideLLM 0.8.1 has hung after its last request: a run that outlives the point by
             # HANG_LIMIT s is killed and run once more (and named in the report).
             for attempt in 1 2; do
                 rc=0
                 python3 "$tmp/helper.py" run "$tmp/part1-r$round-c$c-$tool.json" \
-                    "$((WARMUP + DURATION + HANG_LIMIT))" "${pin_part1[@]}" "${cmd[@]}" \
+                    "$((point_warmup + DURATION + HANG_LIMIT))" "${pin_part1[@]}" "${cmd[@]}" \
                     >"$tmp/part1-r$round-c$c-$tool.log" 2>&1 || rc=$?
                 if [ "$rc" = 124 ] && [ "$attempt" = 1 ]; then
                     log "$tool hung (round $round, concurrency $c): killed, run once more"
@@ -605,7 +712,8 @@ for round in $(seq "$ROUNDS"); do
                 fi
                 break
             done
-            figures="$(helper parse "$tool" "$dir" "$DURATION" "$WARMUP" "$tmp/part1-r$round-c$c-$tool.json")"
+            figures="$(helper parse "$tool" "$dir" "$DURATION" "$point_warmup" \
+                "$tmp/part1-r$round-c$c-$tool.json" "$REQUESTS")"
             python3 -c 'import json, sys; r = json.loads(sys.argv[1]); r.update(part=1, tool=sys.argv[2], point=int(sys.argv[3]), round=int(sys.argv[4])); print(json.dumps(r))' \
                 "$figures" "$tool" "$c" "$round" >>"$results"
         done
@@ -662,10 +770,12 @@ S_HOST="$(nproc) cores, ${cpu_model:-unknown CPU}" S_LOAD_BEFORE="$load_before" 
     S_POINTS="$POINTS" S_TMP="$tmp" S_ROOT="$root" S_AIPERF_ARGS="${AIPERF_ARGS:-}" \
     python3 - "$tmp/settings.json" \
     "$ROUNDS" "$MAX_TOKENS" "$DURATION" "$WARMUP" "$ROUNDS_CEILING" "$DURATION_CEILING" \
-    "$WARMUP_CEILING" "$CEILING_CONCURRENCY" "$CEILING_TOKENS" "$RESPONDER_THREADS" <<'PY'
+    "$WARMUP_CEILING" "$CEILING_CONCURRENCY" "$CEILING_TOKENS" "$RESPONDER_THREADS" \
+    "$REQUESTS" "$WARMUP_REQUESTS" <<'PY'
 import json, os, sys
 keys = ["rounds", "max_tokens", "duration", "warmup", "rounds_ceiling", "duration_ceiling",
-        "warmup_ceiling", "ceiling_concurrency", "ceiling_tokens", "responder_threads"]
+        "warmup_ceiling", "ceiling_concurrency", "ceiling_tokens", "responder_threads",
+        "requests", "warmup_requests"]
 settings = dict(zip(keys, map(int, sys.argv[2:])))
 env = os.environ
 settings.update(aiperf="0.13.0", guidellm="0.8.1", llama="0.3.36", host=env["S_HOST"],

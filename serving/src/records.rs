@@ -47,6 +47,28 @@ pub struct RequestRecord {
     pub failed: bool,
 }
 
+impl RequestRecord {
+    /// From sent to its end (0 for one that never ended), ns.
+    pub fn e2e_ns(&self) -> f64 {
+        (self.completed_ns.unwrap_or(self.sent_ns) - self.sent_ns) as f64
+    }
+
+    /// From sent to its first token, ns.
+    pub fn ttft_ns(&self) -> Option<f64> {
+        self.first_token_ns.map(|t| (t - self.sent_ns) as f64)
+    }
+
+    /// (end − first token) / (tokens after the first), ns, for answers of 2 tokens or more.
+    pub fn tpot_ns(&self) -> Option<f64> {
+        match (self.first_token_ns, self.completed_ns) {
+            (Some(first), Some(end)) if self.output_tokens > 1 => {
+                Some((end - first) as f64 / (self.output_tokens - 1) as f64)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The records of one point, shared by the issue thread and the target.
 pub struct RequestRecords {
     chunks: Box<[AtomicPtr<Slot>]>,

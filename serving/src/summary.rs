@@ -127,24 +127,6 @@ pub struct Series {
     pub output_tokens: Vec<f64>,
 }
 
-fn e2e_of(r: &RequestRecord) -> f64 {
-    (r.completed_ns.unwrap_or(r.sent_ns) - r.sent_ns) as f64
-}
-
-fn ttft_of(r: &RequestRecord) -> Option<f64> {
-    r.first_token_ns.map(|t| (t - r.sent_ns) as f64)
-}
-
-/// (end − first token) / (tokens after the first), for answers of 2 tokens or more.
-fn tpot_of(r: &RequestRecord) -> Option<f64> {
-    match (r.first_token_ns, r.completed_ns) {
-        (Some(first), Some(end)) if r.output_tokens > 1 => {
-            Some((end - first) as f64 / (r.output_tokens - 1) as f64)
-        }
-        _ => None,
-    }
-}
-
 /// The series of the requests sent in `[from_ns, to_ns)`.
 pub fn series(records: &[RequestRecord], from_ns: i64, to_ns: i64) -> Series {
     let inside = records
@@ -157,9 +139,9 @@ pub fn series(records: &[RequestRecord], from_ns: i64, to_ns: i64) -> Series {
             None => series.unfinished += 1,
             Some(_) if r.failed => series.failed += 1,
             Some(_) => {
-                series.ttft.extend(ttft_of(r));
-                series.tpot.extend(tpot_of(r));
-                series.e2e.push(e2e_of(r));
+                series.ttft.extend(r.ttft_ns());
+                series.tpot.extend(r.tpot_ns());
+                series.e2e.push(r.e2e_ns());
                 series.input_tokens.extend(r.input_tokens.map(|n| n as f64));
                 series.output_tokens.push(r.output_tokens as f64);
             }
@@ -197,11 +179,11 @@ pub fn summarize(
         .collect();
     let meets = |r: &&RequestRecord| {
         slo.ttft_ns
-            .is_none_or(|bound| ttft_of(r).is_some_and(|t| t <= bound))
+            .is_none_or(|bound| r.ttft_ns().is_some_and(|t| t <= bound))
             && slo
                 .tpot_ns
-                .is_none_or(|bound| tpot_of(r).is_none_or(|t| t <= bound))
-            && slo.e2e_ns.is_none_or(|bound| e2e_of(r) <= bound)
+                .is_none_or(|bound| r.tpot_ns().is_none_or(|t| t <= bound))
+            && slo.e2e_ns.is_none_or(|bound| r.e2e_ns() <= bound)
     };
     let (mean_concurrency, max_concurrency) = concurrency(records, from_ns, to_ns);
     PointSummary {
@@ -238,8 +220,8 @@ pub fn summarize(
         },
         mean_concurrency,
         max_concurrency,
-        ttft: Distribution::of(answered.iter().filter_map(|r| ttft_of(r)).collect()),
-        tpot: Distribution::of(answered.iter().filter_map(|r| tpot_of(r)).collect()),
+        ttft: Distribution::of(answered.iter().filter_map(|r| r.ttft_ns()).collect()),
+        tpot: Distribution::of(answered.iter().filter_map(|r| r.tpot_ns()).collect()),
         itl: Distribution::of(
             gaps.iter()
                 .filter(|gap| {
@@ -253,7 +235,7 @@ pub fn summarize(
                 .map(|gap| gap.gap_ns as f64)
                 .collect(),
         ),
-        e2e: Distribution::of(answered.iter().map(|r| e2e_of(r)).collect()),
+        e2e: Distribution::of(answered.iter().map(|r| r.e2e_ns()).collect()),
         send_lateness: Distribution::of(
             inside
                 .iter()

@@ -170,6 +170,11 @@ pub(crate) struct Args {
     /// OUT/report.html.
     #[arg(long)]
     pub report: bool,
+    /// Also write each point's requests as they went, one JSON object a line (send time,
+    /// TTFT, TPOT, E2E, tokens, failed, whether its window counts it), to
+    /// OUT/point-N-requests.jsonl.
+    #[arg(long)]
+    pub export_requests: bool,
     /// Where sweep.json, sweep.csv and each point's point-N.json go (created if missing).
     #[arg(long, default_value = "sweep")]
     pub out: PathBuf,
@@ -281,6 +286,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         seed: args.seed,
         drain_timeout: args.drain_timeout,
         sessions: args.sessions.map(|(sessions, _)| sessions),
+        keep_requests: args.export_requests,
     };
     println!(
         "{:<28} {:>8} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
@@ -314,6 +320,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
             serde_json::to_string_pretty(&sweep::point_json(point))?,
         )
         .with_context(|| format!("cannot write {}", file.display()))?;
+        if let Some(requests) = &point.requests {
+            let file = sweep::requests_file(&args.out, index);
+            std::fs::write(&file, sweep::requests_jsonl(requests, &point.steady))
+                .with_context(|| format!("cannot write {}", file.display()))?;
+        }
     }
     // Scored by the benchmark's metric only when its data set was what was asked.
     let own_samples =

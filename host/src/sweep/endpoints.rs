@@ -336,6 +336,7 @@ mod tests {
             provisioned: None,
             errors: Vec::new(),
             invalid: Vec::new(),
+            requests: None,
         }
     }
 

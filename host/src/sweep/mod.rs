@@ -8,6 +8,7 @@ mod conversation;
 pub mod endpoints;
 mod power;
 mod provisioned;
+mod requests;
 pub mod synthetic;
 mod target;
 pub mod trace;
@@ -28,6 +29,7 @@ use crate::session::{open_plugin, PluginPlan, SampleLibrary, SamplePlan, Session
 pub use power::PointPower;
 use power::{point_power, ClockPair};
 pub use provisioned::ProvisionedPower;
+pub use requests::{requests_file, requests_jsonl, PointRequests};
 use target::{PluginTarget, RecordSink};
 
 /// A sweep: its points, in order, through one plugin instance.
@@ -64,6 +66,8 @@ pub struct SweepPlan {
     /// Multi-turn conversations of this many sessions (sample k: turn k / N of session
     /// k % N): each turn's input tokens count its session's history.
     pub sessions: Option<usize>,
+    /// `--export-requests`: each point keeps its requests' records (`SweepPoint::requests`).
+    pub keep_requests: bool,
 }
 
 /// The accuracy pass: samples 0..n in order, each asked once, `concurrency` in flight.
@@ -111,6 +115,8 @@ pub struct SweepPoint {
     pub errors: Vec<ErrorCount>,
     /// Why the point is not VALID (empty: it is).
     pub invalid: Vec<String>,
+    /// Every request as it went, with `SweepPlan::keep_requests`.
+    pub requests: Option<PointRequests>,
 }
 
 /// The failed requests of one kind.
@@ -256,9 +262,7 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             return Err(SweepError::PluginFailed { point, message });
         }
         let from = run.start_ns + plan.warmup.as_nanos() as i64;
-        let to = (run.start_ns + (plan.duration + plan.warmup).as_nanos() as i64)
-            .min(run.issue_end_ns + 1)
-            .max(from + 1);
+        let to = window_end(&run, plan).max(from + 1);
         let steady = match mode {
             // A trace's load changes as it was recorded: the whole window counts.
             LoadMode::Replay { .. } => SteadyState {
@@ -306,6 +310,11 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             steady,
             abandoned: run.abandoned,
             saturated: run.saturated,
+            requests: plan.keep_requests.then_some(PointRequests {
+                records: run.records,
+                start_ns: run.start_ns,
+                samples: performance,
+            }),
         };
         each(&swept);
         let saturated = swept.saturated.is_some();
@@ -350,6 +359,23 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         stopped,
         accuracy,
     })
+}
+
+/// Where a point's measured window ends: at its duration's end, or where issuing stopped
+/// early (over-saturated); a point ended by `--max-requests` lasts until its last request
+/// ended, so that its rates count the time its requests took, as a client that sends a count
+/// of requests measures them.
+fn window_end(run: &mlperf_serving::PointRun, plan: &SweepPlan) -> i64 {
+    let capped = run.saturated.is_none()
+        && plan
+            .max_requests
+            .is_some_and(|cap| run.records.len() >= cap);
+    let last_end = run.records.iter().filter_map(|r| r.completed_ns).max();
+    match last_end {
+        Some(end) if capped => end.max(run.issue_end_ns) + 1,
+        _ => (run.start_ns + (plan.duration + plan.warmup).as_nanos() as i64)
+            .min(run.issue_end_ns + 1),
+    }
 }
 
 /// What the accuracy pass asks: its settings, how many samples, of how many, and how many

@@ -262,6 +262,59 @@ fn an_over_saturated_point_ends_early_and_the_sweep_with_it() {
 }
 
 #[test]
+fn a_point_of_a_request_count_lasts_until_its_last_answer_and_exports_each_request() {
+    // 6 requests of 50 ms one after another: 300 ms from the first send to the last answer,
+    // but only 250 ms to the last send.
+    let dir = TempDir::new();
+    let out = dir.path().join("sweep");
+    let output = null_sweep_into(
+        &out,
+        &[
+            "--plugin-set",
+            "service_us=50000",
+            "--concurrency",
+            "1",
+            "--max-requests",
+            "6",
+            "--duration",
+            "10s",
+            "--warmup",
+            "0s",
+            "--export-requests",
+        ],
+    );
+    support::assert_ok(&output);
+    let point = &sweep_json(&out)["points"][0];
+    assert_eq!(point["completed"], 6, "{point}");
+    let window = point["window_s"].as_f64().unwrap();
+    assert!((0.3..2.0).contains(&window), "{point}");
+    assert!(point["requests_per_s"].as_f64().unwrap() <= 20.0, "{point}");
+    let text = std::fs::read_to_string(out.join("point-1-requests.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    let mut e2e = Vec::new();
+    let mut sent_before = -1;
+    for (k, line) in lines.iter().enumerate() {
+        assert_eq!(line["request"], k, "{line}");
+        assert_eq!(line["sample"], k, "{line}");
+        assert_eq!(line["in_window"], true, "{line}");
+        assert_eq!(line["failed"], false, "{line}");
+        let sent = line["sent_ns"].as_i64().unwrap();
+        assert!(sent > sent_before, "{text}");
+        sent_before = sent;
+        e2e.push(line["e2e_ns"].as_f64().unwrap());
+    }
+    assert!(e2e.iter().all(|&ns| ns >= 50e6), "{e2e:?}");
+    // The point's figures are the lines' by LoadGen's rank: element floor(p * n).
+    e2e.sort_by(f64::total_cmp);
+    assert_eq!(point["e2e_ns"]["p50"].as_f64().unwrap(), e2e[3], "{point}");
+    assert_eq!(point["e2e_ns"]["max"].as_f64().unwrap(), e2e[5], "{point}");
+}
+
+#[test]
 fn endpoints_regions_make_a_point_in_each_region() {
     // C_min 1, C_max 40: I = log2(39)/3; Low ends at round(1 + 3.39) = 4, Medium at
     // round(1 + 11.5002) = 13, High at 40; one point per region at its end.
