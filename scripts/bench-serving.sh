@@ -518,7 +518,11 @@ def report(results_path, settings_path, commands_path):
             "AIPerf stops sending after --benchmark-duration and counts the requests still in "
             "flight that end within its grace period (its duration includes them); GuideLLM's "
             "max_duration includes its warm-up, and it cancels, without counting, the requests "
-            "in flight at its end. AIPerf waits for its warm-up's requests before measuring.",
+            "in flight at its end. AIPerf waits for its warm-up's requests before measuring."
+            + (" This run's points were request counts instead: mlperf-host --max-requests "
+               "(its window then lasts until the last answer), AIPerf --request-count, "
+               "GuideLLM's max_requests constraint; each counts every request it sent."
+               if s["requests"] else ""),
             "- AIPerf 0.13.0's timing manager polls in a loop while every concurrency slot is "
             "taken (closed loop, no --request-rate): about one core for as long as requests are "
             "in flight, counted in its client cores; AIPERF_ARGS=\"--request-rate 1000 "
