@@ -17,12 +17,6 @@ pub trait Target: Sync {
     /// Starts request `id` on sample `sample`, without waiting for it. The target reports its
     /// first token (if it streams) and its end to `records`, from any thread, or inline.
     fn send(&self, id: usize, sample: usize, records: &Arc<RequestRecords>);
-
-    /// The issue thread is about to wait: until `until_ns` (on `monotonic_ns`'s clock), when
-    /// the next request is due, or (None) for a request to end or the point's drain. Quick: a
-    /// target that lets the issuing thread take its completions while it sends (a plugin in its
-    /// own process) hands them back to its own reader here.
-    fn idle(&self, _until_ns: Option<i64>) {}
 }
 
 /// One point of load.
@@ -158,7 +152,6 @@ fn issue(
                 if due >= end_ns {
                     break;
                 }
-                target.idle(Some(due));
                 wait_until(due);
                 due
             }
@@ -168,7 +161,6 @@ fn issue(
                     if due >= end_ns {
                         break;
                     }
-                    target.idle(Some(due));
                     wait_until(due);
                     due
                 }
@@ -176,9 +168,6 @@ fn issue(
             },
         };
         if let Some(limit) = limit {
-            if records.in_flight() >= limit {
-                target.idle(None);
-            }
             if !records.wait_for_room(limit, end_ns, stop) {
                 break;
             }
@@ -196,8 +185,6 @@ fn issue(
         debug_assert_eq!(started, id);
         target.send(id, id % samples, records);
     }
-    // The drain is a wait too.
-    target.idle(None);
     let capped = records.started() >= most;
     if capped || stop.load(Ordering::Relaxed) {
         (start_ns, monotonic_ns().min(end_ns))

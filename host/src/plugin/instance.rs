@@ -139,14 +139,15 @@ impl Instance {
         }
     }
 
-    /// The thread that issues is about to wait, and takes no completions while it does (a
-    /// sweep's, unlike LoadGen's, which polls in `issuer_idle`): a plugin in its own process
-    /// then hands them to the host's reader thread as they come.
-    pub(crate) fn release_completions(&self) {
+    /// The thread that issues never takes completions (a sweep's, unlike LoadGen's, which takes
+    /// them as it issues and polls in `issuer_idle`: a sweep's would count answers' tokens on
+    /// its issue thread and send late): a plugin in its own process hands every one to the
+    /// host's reader thread as it comes.
+    pub(crate) fn leave_completions_to_reader(&self) {
         match self {
             Instance::InProcess(_) => {}
-            Instance::Isolated(sut) => sut.release_completions(),
-            Instance::Devices(spread) => spread.release_completions(),
+            Instance::Isolated(sut) => sut.leave_completions_to_reader(),
+            Instance::Devices(spread) => spread.leave_completions_to_reader(),
         }
     }
 

@@ -294,10 +294,10 @@ impl PluginBackend for DeviceSpread {
 }
 
 impl DeviceSpread {
-    /// See [`Instance::release_completions`]: for each instance.
-    pub(crate) fn release_completions(&self) {
+    /// See [`Instance::leave_completions_to_reader`]: for each instance.
+    pub(crate) fn leave_completions_to_reader(&self) {
         for instance in &self.instances {
-            instance.release_completions();
+            instance.leave_completions_to_reader();
         }
     }
 

@@ -231,6 +231,7 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
     // Inter-token gaps and single requests' failures reach a sweep from every instance.
     sut.report_tokens_to(Arc::clone(&sink) as Arc<dyn crate::plugin::TokenReports>);
     sut.report_failures_to(Arc::clone(&sink) as Arc<dyn crate::plugin::FailureReports>);
+    sut.leave_completions_to_reader();
     let mut points = Vec::with_capacity(plan.points.len());
     let mut stopped = None;
     for (point, &mode) in plan.points.iter().enumerate() {

@@ -241,12 +241,4 @@ impl Target for PluginTarget<'_> {
         }];
         self.sut.issue_query(&query, &self.completer);
     }
-
-    /// The issue thread takes no completions while it waits: an isolated plugin's are then
-    /// handed to the host's reader as they come (else its process, told the issuing thread
-    /// takes them, would leave them for the reader's next timeout). Polling here, as LoadGen's
-    /// issuing thread does, would count answers' tokens on the issue thread and send late.
-    fn idle(&self, _until_ns: Option<i64>) {
-        self.sut.release_completions();
-    }
 }

@@ -104,6 +104,8 @@ struct Inner {
     prepared: Mutex<Option<(u64, usize)>>,
     /// Held by whoever reads the completion ring (the reader thread or the issuing thread).
     consuming: AtomicBool,
+    /// The issuing thread never takes completions: the reader thread takes every one.
+    reader_only: AtomicBool,
     /// `flush_queries` calls sent to the plugin's process (a running count).
     flushes_asked: AtomicU64,
     stall_timeout: Duration,
@@ -197,6 +199,7 @@ impl IsolatedSut {
             issued: AtomicU64::new(0),
             prepared: Mutex::new(None),
             consuming: AtomicBool::new(false),
+            reader_only: AtomicBool::new(false),
             flushes_asked: AtomicU64::new(0),
             stall_timeout: isolation.stall_timeout,
             timing: std::sync::OnceLock::new(),
@@ -319,9 +322,9 @@ impl IsolatedSut {
         }
     }
 
-    /// See [`Inner::release_completions`].
-    pub(crate) fn release_completions(&self) {
-        self.inner.release_completions();
+    /// See [`Inner::leave_completions_to_reader`].
+    pub(crate) fn leave_completions_to_reader(&self) {
+        self.inner.leave_completions_to_reader();
     }
 
     /// The tokens after each answer's first (ABI 1.5) go to `reports` (set once).
@@ -600,7 +603,7 @@ impl SystemUnderTest for IsolatedSut {
         // An issuing thread behind schedule issues without waiting in between: it takes the
         // completions that are back as it goes, and says so (the process then does not wake
         // the reader, which would only contend with it for the ring, and for its core).
-        if self.inner.outstanding() {
+        if self.inner.outstanding() && !self.inner.reader_only.load(Ordering::Relaxed) {
             self.inner.mark_polled();
             self.inner.take_completions();
         }

@@ -79,10 +79,16 @@ impl Inner {
         }
     }
 
-    /// The issuing thread takes no completions from now on: the process wakes the reader for
-    /// them (a sweep's issue thread, which does not poll while it waits, says so before it
-    /// waits; else they would wait for the reader's timeout).
-    pub(super) fn release_completions(&self) {
+    /// The issuing thread never takes completions from now on (a sweep's): the process wakes
+    /// the reader for every one.
+    pub(super) fn leave_completions_to_reader(&self) {
+        self.reader_only.store(true, Ordering::SeqCst);
+        self.release_completions();
+    }
+
+    /// The issuing thread takes no completions for now: the process wakes the reader for them
+    /// (else they would wait for the reader's timeout).
+    fn release_completions(&self) {
         let header = self.region.header();
         let polled = &header.done_polled.0;
         if polled.load(Ordering::Relaxed) == 0 {
@@ -228,11 +234,9 @@ impl Inner {
     /// while samples are outstanding, it takes their completions itself for a short while,
     /// sparing the hand-over to the reader thread.
     pub(super) fn poll_completions(&self, deadline: Option<Instant>) {
-        if !self.outstanding() {
+        if !self.outstanding() || self.reader_only.load(Ordering::Relaxed) {
             return;
         }
-        let header = self.region.header();
-        let polled = &header.done_polled.0;
         self.mark_polled();
         let mut taken = 0;
         let mut due = false;
@@ -258,12 +262,7 @@ impl Inner {
         }
         if !due && self.outstanding() {
             // A longer wait: the reader takes the rest, woken by the process from now on.
-            polled.store(0, Ordering::SeqCst);
-            fence(Ordering::SeqCst);
-            // A completion published while the producer saw the poll: the reader takes it.
-            if self.completion_ready() {
-                wake_anyway(&header.done.consumer_asleep.0);
-            }
+            self.release_completions();
         }
     }
 
