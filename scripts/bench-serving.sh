@@ -7,7 +7,8 @@
 #      prompts (configs/benchmarks/smollm2/prompts.json) as chat completions, streamed,
 #      max_tokens 32, temperature 0, seed 0, every tool sending them in order from the first. Closed-loop concurrency POINTS, each point measured
 #      for DURATION s after a WARMUP s warm-up; the tools take turns (mlperf-host, aiperf,
-#      guidellm, mlperf-host, ...) for ROUNDS rounds. Per tool and point, the median over the
+#      guidellm in round 1, aiperf first in round 2, guidellm first in round 3, ...) for ROUNDS
+#      rounds. Per tool and point, the median over the
 #      rounds of what each tool reports: requests/s, output tokens/s, TTFT p50 and p90, TPOT p50
 #      (AIPerf's and GuideLLM's inter-token latency: (e2e - TTFT) / (tokens - 1) per request,
 #      LoadGen's TPOT), and each peer's ratio to mlperf-host.
@@ -302,7 +303,7 @@ def per_request(tool, folder):
         b = json.load(open(f"{folder}/benchmarks.json"))["benchmarks"][0]
         # Its list holds its warm-up's requests too; it counts those ending after its start.
         rows = [q for q in b["requests"]["successful"] if q["request_end_time"] >= b["start_time"]]
-        ttft = [q["time_to_first_token_ms"] for q in rows if q["time_to_first_token_ms"] is not None]
+        ttft = [q["time_to_first_token_ms"] for q in rows if q.get("time_to_first_token_ms") is not None]
         tpot = [q["inter_token_latency_ms"] for q in rows if q.get("inter_token_latency_ms") is not None]
     return ttft, tpot
 
@@ -318,6 +319,8 @@ def parse(tool, folder, expected_s, warmup_s, series_path, requests="0"):
         # It loads from its first second on: its measured phase starts WARMUP s later.
         window = (sampled["start"] + float(warmup_s) + 0.5,
                   sampled["start"] + float(warmup_s) + p["window_s"] - 0.5) if sampled else None
+        if window and window[1] <= window[0]:
+            window = None  # too short to read its CPU over
         r = {"rps": p["requests_per_s"], "tps": p["output_tokens_per_s"],
              "tok_per_req": p["output_tokens"]["mean"], "ttft_p50": p["ttft_ns"]["p50"] / 1e6,
              "ttft_p90": p["ttft_ns"]["p90"] / 1e6, "tpot_p50": p["tpot_ns"]["p50"] / 1e6,
@@ -684,8 +687,12 @@ if [ "$REQUESTS" != 0 ]; then
         >"$tmp/server-warmup.log" 2>&1 || { tail -n 20 "$tmp/server-warmup.log" >&2; exit 1; }
 fi
 for round in $(seq "$ROUNDS"); do
+    # Each round starts with the next tool, so that a server drifting within a round does
+    # not always favour the same one.
+    shift_by=$(((round - 1) % ${#TOOLS[@]}))
+    order=("${TOOLS[@]:shift_by}" "${TOOLS[@]:0:shift_by}")
     for c in $POINTS; do
-        for tool in "${TOOLS[@]}"; do
+        for tool in "${order[@]}"; do
             dir="$tmp/part1/r$round-c$c-$tool"
             if [ "$REQUESTS" != 0 ]; then
                 log "round $round/$ROUNDS, concurrency $c: $tool ($REQUESTS requests)"

@@ -54,6 +54,9 @@ pub struct PointRun {
     pub abandoned: usize,
     /// Why the point was ended early as over-saturated.
     pub saturated: Option<String>,
+    /// Issuing ended because `max_requests` were sent (not at the duration's end, a trace's
+    /// end or an over-saturation stop).
+    pub request_count_reached: bool,
 }
 
 /// Spinning, not sleeping, for the last stretch before a request is due.
@@ -103,6 +106,10 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
     while records.in_flight() > 0 && monotonic_ns() < drain_end {
         std::thread::sleep(Duration::from_micros(200));
     }
+    let request_count_reached = saturated.is_none()
+        && plan
+            .max_requests
+            .is_some_and(|cap| records.started() >= cap);
     Ok(PointRun {
         records: records.snapshot(),
         token_gaps: records.token_gaps(),
@@ -110,6 +117,7 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
         issue_end_ns,
         abandoned: records.in_flight(),
         saturated,
+        request_count_reached,
     })
 }
 

@@ -48,9 +48,15 @@ pub struct RequestRecord {
 }
 
 impl RequestRecord {
-    /// From sent to its end (0 for one that never ended), ns.
-    pub fn e2e_ns(&self) -> f64 {
-        (self.completed_ns.unwrap_or(self.sent_ns) - self.sent_ns) as f64
+    /// Whether it was sent in `[from_ns, to_ns)`: a window counts the requests sent in it.
+    #[inline]
+    pub fn sent_in(&self, from_ns: i64, to_ns: i64) -> bool {
+        self.sent_ns >= from_ns && self.sent_ns < to_ns
+    }
+
+    /// From sent to its end, ns (None: it never ended).
+    pub fn e2e_ns(&self) -> Option<f64> {
+        self.completed_ns.map(|end| (end - self.sent_ns) as f64)
     }
 
     /// From sent to its first token, ns.

@@ -129,9 +129,7 @@ pub struct Series {
 
 /// The series of the requests sent in `[from_ns, to_ns)`.
 pub fn series(records: &[RequestRecord], from_ns: i64, to_ns: i64) -> Series {
-    let inside = records
-        .iter()
-        .filter(|r| r.sent_ns >= from_ns && r.sent_ns < to_ns);
+    let inside = records.iter().filter(|r| r.sent_in(from_ns, to_ns));
     let mut series = Series::default();
     for r in inside {
         series.issued += 1;
@@ -141,7 +139,7 @@ pub fn series(records: &[RequestRecord], from_ns: i64, to_ns: i64) -> Series {
             Some(_) => {
                 series.ttft.extend(r.ttft_ns());
                 series.tpot.extend(r.tpot_ns());
-                series.e2e.push(r.e2e_ns());
+                series.e2e.extend(r.e2e_ns());
                 series.input_tokens.extend(r.input_tokens.map(|n| n as f64));
                 series.output_tokens.push(r.output_tokens as f64);
             }
@@ -163,7 +161,7 @@ pub fn summarize(
     let window_s = window_ns as f64 / 1e9;
     let inside: Vec<&RequestRecord> = records
         .iter()
-        .filter(|r| r.sent_ns >= from_ns && r.sent_ns < to_ns)
+        .filter(|r| r.sent_in(from_ns, to_ns))
         .collect();
     let answered: Vec<&RequestRecord> = inside
         .iter()
@@ -183,7 +181,9 @@ pub fn summarize(
             && slo
                 .tpot_ns
                 .is_none_or(|bound| r.tpot_ns().is_none_or(|t| t <= bound))
-            && slo.e2e_ns.is_none_or(|bound| r.e2e_ns() <= bound)
+            && slo
+                .e2e_ns
+                .is_none_or(|bound| r.e2e_ns().is_some_and(|t| t <= bound))
     };
     let (mean_concurrency, max_concurrency) = concurrency(records, from_ns, to_ns);
     PointSummary {
@@ -226,16 +226,13 @@ pub fn summarize(
             gaps.iter()
                 .filter(|gap| {
                     records.get(gap.request).is_some_and(|r| {
-                        r.sent_ns >= from_ns
-                            && r.sent_ns < to_ns
-                            && r.completed_ns.is_some()
-                            && !r.failed
+                        r.sent_in(from_ns, to_ns) && r.completed_ns.is_some() && !r.failed
                     })
                 })
                 .map(|gap| gap.gap_ns as f64)
                 .collect(),
         ),
-        e2e: Distribution::of(answered.iter().map(|r| r.e2e_ns()).collect()),
+        e2e: Distribution::of(answered.iter().filter_map(|r| r.e2e_ns()).collect()),
         send_lateness: Distribution::of(
             inside
                 .iter()

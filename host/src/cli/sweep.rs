@@ -1,6 +1,6 @@
 //! `mlperf-host sweep`: LLM-serving style load through a plugin, point by point.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -114,7 +114,8 @@ pub(crate) struct Args {
     /// Load before each point's measured window, not counted.
     #[arg(long, value_parser = super::parse_seconds, default_value = "2s")]
     pub warmup: Duration,
-    /// A point ends after this many requests even before its duration.
+    /// A point ends after this many requests even before its duration; it is then measured
+    /// until its last answer.
     #[arg(long, value_name = "N")]
     pub max_requests: Option<usize>,
     /// Service levels for goodput, in ms: ttft=500,tpot=50,e2e=10000 (any of them).
@@ -301,7 +302,17 @@ fn run(args: &Args) -> anyhow::Result<()> {
         "E2E p99",
         "goodput/s"
     );
-    let result = sweep::run_sweep(&plan, print_point)?;
+    // Each point's requests are written as it ends (a sweep does not keep them all).
+    let mut export_failed = None;
+    let result = sweep::run_sweep(&plan, |point| {
+        print_point(point);
+        if let (Some(requests), None) = (&point.requests, &export_failed) {
+            export_failed = write_requests(&args.out, point, requests).err();
+        }
+    })?;
+    if let Some(error) = export_failed {
+        return Err(error);
+    }
     if let Some(why) = &result.stopped {
         println!("sweep stopped: {why}");
     }
@@ -320,11 +331,6 @@ fn run(args: &Args) -> anyhow::Result<()> {
             serde_json::to_string_pretty(&sweep::point_json(point))?,
         )
         .with_context(|| format!("cannot write {}", file.display()))?;
-        if let Some(requests) = &point.requests {
-            let file = sweep::requests_file(&args.out, index);
-            std::fs::write(&file, sweep::requests_jsonl(requests, &point.steady))
-                .with_context(|| format!("cannot write {}", file.display()))?;
-        }
     }
     // Scored by the benchmark's metric only when its data set was what was asked.
     let own_samples =
@@ -592,6 +598,21 @@ fn points(args: &Args) -> anyhow::Result<(Vec<LoadMode>, Vec<Region>)> {
         max_concurrency: args.max_concurrency,
     });
     Ok((regional.chain(concurrency).chain(rates).collect(), regions))
+}
+
+/// `--export-requests`: the point's requests, one JSON object a line.
+fn write_requests(
+    out: &Path,
+    point: &SweepPoint,
+    requests: &sweep::PointRequests,
+) -> anyhow::Result<()> {
+    let file = sweep::requests_file(out, requests.point);
+    let write = || -> std::io::Result<()> {
+        let mut writer = std::io::BufWriter::new(std::fs::File::create(&file)?);
+        sweep::write_requests_jsonl(&mut writer, requests, &point.steady)?;
+        writer.into_inner().map_err(|e| e.into_error())?.sync_all()
+    };
+    write().with_context(|| format!("cannot write {}", file.display()))
 }
 
 fn print_point(point: &SweepPoint) {

@@ -29,7 +29,7 @@ use crate::session::{open_plugin, PluginPlan, SampleLibrary, SamplePlan, Session
 pub use power::PointPower;
 use power::{point_power, ClockPair};
 pub use provisioned::ProvisionedPower;
-pub use requests::{requests_file, requests_jsonl, PointRequests};
+pub use requests::{requests_file, write_requests_jsonl, PointRequests};
 use target::{PluginTarget, RecordSink};
 
 /// A sweep: its points, in order, through one plugin instance.
@@ -66,7 +66,8 @@ pub struct SweepPlan {
     /// Multi-turn conversations of this many sessions (sample k: turn k / N of session
     /// k % N): each turn's input tokens count its session's history.
     pub sessions: Option<usize>,
-    /// `--export-requests`: each point keeps its requests' records (`SweepPoint::requests`).
+    /// `--export-requests`: each point's requests' records go to `run_sweep`'s `each`
+    /// (`SweepPoint::requests`).
     pub keep_requests: bool,
 }
 
@@ -115,7 +116,8 @@ pub struct SweepPoint {
     pub errors: Vec<ErrorCount>,
     /// Why the point is not VALID (empty: it is).
     pub invalid: Vec<String>,
-    /// Every request as it went, with `SweepPlan::keep_requests`.
+    /// Every request as it went, with `SweepPlan::keep_requests`: given to `run_sweep`'s
+    /// `each`, then dropped.
     pub requests: Option<PointRequests>,
 }
 
@@ -263,8 +265,10 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             return Err(SweepError::PluginFailed { point, message });
         }
         let from = run.start_ns + plan.warmup.as_nanos() as i64;
-        let to = window_end(&run, plan).max(from + 1);
-        let steady = match mode {
+        let to = (run.start_ns + (plan.duration + plan.warmup).as_nanos() as i64)
+            .min(run.issue_end_ns + 1)
+            .max(from + 1);
+        let mut steady = match mode {
             // A trace's load changes as it was recorded: the whole window counts.
             LoadMode::Replay { .. } => SteadyState {
                 from_ns: from,
@@ -276,6 +280,10 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             },
             _ => steady_window(&run.records, from, to, &plan.steady),
         };
+        // Judged steady while it was loaded; counted until its last answer.
+        if let Some(end) = count_bound_end(&run) {
+            steady.to_ns = steady.to_ns.max(end);
+        }
         let errors = errors_by_kind(
             sink.take_request_failures(point),
             &run.records,
@@ -312,12 +320,16 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
             abandoned: run.abandoned,
             saturated: run.saturated,
             requests: plan.keep_requests.then_some(PointRequests {
+                point,
                 records: run.records,
                 start_ns: run.start_ns,
                 samples: performance,
             }),
         };
         each(&swept);
+        // Kept for `each` only: a long sweep would hold every request of every point.
+        let mut swept = swept;
+        swept.requests = None;
         let saturated = swept.saturated.is_some();
         points.push(swept);
         if saturated && point + 1 < plan.points.len() {
@@ -362,21 +374,15 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
     })
 }
 
-/// Where a point's measured window ends: at its duration's end, or where issuing stopped
-/// early (over-saturated); a point ended by `--max-requests` lasts until its last request
-/// ended, so that its rates count the time its requests took, as a client that sends a count
-/// of requests measures them.
-fn window_end(run: &mlperf_serving::PointRun, plan: &SweepPlan) -> i64 {
-    let capped = run.saturated.is_none()
-        && plan
-            .max_requests
-            .is_some_and(|cap| run.records.len() >= cap);
-    let last_end = run.records.iter().filter_map(|r| r.completed_ns).max();
-    match last_end {
-        Some(end) if capped => end.max(run.issue_end_ns) + 1,
-        _ => (run.start_ns + (plan.duration + plan.warmup).as_nanos() as i64)
-            .min(run.issue_end_ns + 1),
+/// A point ended by `--max-requests` lasts until its last request ended (past its last send),
+/// so that its rates count the time its requests took, as a client that sends a count of
+/// requests measures them.
+fn count_bound_end(run: &mlperf_serving::PointRun) -> Option<i64> {
+    if !run.request_count_reached {
+        return None;
     }
+    let last_end = run.records.iter().filter_map(|r| r.completed_ns).max()?;
+    Some(last_end.max(run.issue_end_ns) + 1)
 }
 
 /// What the accuracy pass asks: its settings, how many samples, of how many, and how many
@@ -524,7 +530,7 @@ fn errors_by_kind(
     for (request, failure) in failures {
         let inside = records
             .get(request)
-            .is_some_and(|r| r.sent_ns >= from_ns && r.sent_ns < to_ns);
+            .is_some_and(|r| r.sent_in(from_ns, to_ns));
         if !inside {
             continue;
         }

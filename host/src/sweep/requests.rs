@@ -2,11 +2,15 @@
 //! (point-N-requests.jsonl), so that its figures can be recomputed, or put beside another
 //! client's per-request export, by any rule.
 
+use std::io::Write;
+
 use mlperf_serving::{RequestRecord, SteadyState};
 
 /// A point's requests, kept after its figures were summed up.
 #[derive(Debug, Clone)]
 pub struct PointRequests {
+    /// The point's position in the sweep (from 0).
+    pub point: usize,
     /// Request `id` is `records[id]`.
     pub records: Vec<RequestRecord>,
     /// When the point's issuing started: the times written are from here.
@@ -20,27 +24,30 @@ pub struct PointRequests {
 /// there is none: no first token, never ended, under 2 tokens for TPOT). `in_window`: sent in
 /// the steady part of the measured window, where the point's figures count it (when it was
 /// also answered, not failed).
-pub fn requests_jsonl(requests: &PointRequests, steady: &SteadyState) -> String {
-    let mut out = String::with_capacity(requests.records.len() * 256);
+pub fn write_requests_jsonl(
+    out: &mut impl Write,
+    requests: &PointRequests,
+    steady: &SteadyState,
+) -> std::io::Result<()> {
     for (id, r) in requests.records.iter().enumerate() {
         let line = serde_json::json!({
             "request": id,
             "sample": id % requests.samples.max(1),
-            "in_window": r.sent_ns >= steady.from_ns && r.sent_ns < steady.to_ns,
+            "in_window": r.sent_in(steady.from_ns, steady.to_ns),
             "scheduled_ns": r.scheduled_ns - requests.start_ns,
             "sent_ns": r.sent_ns - requests.start_ns,
             "ttft_ns": r.ttft_ns(),
             "tpot_ns": r.tpot_ns(),
-            "e2e_ns": r.completed_ns.map(|_| r.e2e_ns()),
+            "e2e_ns": r.e2e_ns(),
             "failed": r.failed,
             "output_tokens": r.output_tokens,
             "input_tokens": r.input_tokens,
             "counted_tokens": r.counted_tokens,
         });
-        out.push_str(&line.to_string());
-        out.push('\n');
+        serde_json::to_writer(&mut *out, &line)?;
+        out.write_all(b"\n")?;
     }
-    out
+    Ok(())
 }
 
 /// Where point `index` (from 0)'s requests go: point-1-requests.jsonl, ...
@@ -68,6 +75,7 @@ mod tests {
     #[test]
     fn each_request_is_a_line_with_its_times_from_its_send() {
         let requests = PointRequests {
+            point: 0,
             records: vec![
                 record(1_000, Some(1_500), Some(3_500), 5),
                 record(2_000, None, None, 0),
@@ -84,7 +92,10 @@ mod tests {
             steady: true,
             reason: String::new(),
         };
-        let lines: Vec<serde_json::Value> = requests_jsonl(&requests, &steady)
+        let mut written = Vec::new();
+        write_requests_jsonl(&mut written, &requests, &steady).unwrap();
+        let lines: Vec<serde_json::Value> = String::from_utf8(written)
+            .unwrap()
             .lines()
             .map(|line| serde_json::from_str(line).unwrap())
             .collect();

@@ -315,6 +315,56 @@ fn a_point_of_a_request_count_lasts_until_its_last_answer_and_exports_each_reque
 }
 
 #[test]
+fn a_count_bound_point_is_judged_steady_over_its_load_and_a_duration_ends_one_short_of_it() {
+    // 64 in flight on a plugin that serves 100 a second: 4 s of load, then 0.64 s of drain
+    // with ever fewer in flight, which the steady-state check must not see as drift.
+    let dir = TempDir::new();
+    let out = dir.path().join("drained");
+    let output = null_sweep_into(
+        &out,
+        &[
+            "--plugin-set",
+            "service_us=20000",
+            "--concurrency",
+            "64",
+            "--max-requests",
+            "400",
+            "--duration",
+            "30s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    support::assert_ok(&output);
+    let point = &sweep_json(&out)["points"][0];
+    assert_eq!(point["result"], "VALID", "{point}");
+    assert_eq!(point["completed"], 400, "{point}");
+    // Measured to the last answer: 400 requests at 100 a second.
+    let window = point["window_s"].as_f64().unwrap();
+    assert!(window >= 4.0, "{point}");
+
+    // A cap the duration ends first: the window is the duration.
+    let out = dir.path().join("timed");
+    let output = null_sweep_into(
+        &out,
+        &[
+            "--concurrency",
+            "1",
+            "--max-requests",
+            "1000000",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    support::assert_ok(&output);
+    let point = &sweep_json(&out)["points"][0];
+    let window = point["window_s"].as_f64().unwrap();
+    assert!((0.9..=1.0).contains(&window), "{point}");
+}
+
+#[test]
 fn endpoints_regions_make_a_point_in_each_region() {
     // C_min 1, C_max 40: I = log2(39)/3; Low ends at round(1 + 3.39) = 4, Medium at
     // round(1 + 11.5002) = 13, High at 40; one point per region at its end.

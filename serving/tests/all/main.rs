@@ -225,12 +225,16 @@ fn a_request_cap_ends_the_point_and_a_stuck_server_is_abandoned() {
     let run = run_point(&*server, &capped).unwrap();
     assert_eq!(run.records.len(), 50);
     assert!(run.records.iter().all(|r| r.completed_ns.is_some()));
+    assert!(run.request_count_reached);
 
     let stuck = SimulatedServer::never();
     let mut plan = plan(LoadMode::Concurrency(3), 0.2);
     plan.drain_timeout = Duration::from_millis(50);
+    // Its cap is never reached: the duration ends it.
+    plan.max_requests = Some(4);
     let run = run_point(&*stuck, &plan).unwrap();
     assert_eq!((run.records.len(), run.abandoned), (3, 3));
+    assert!(!run.request_count_reached);
 }
 
 #[test]

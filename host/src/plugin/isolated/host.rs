@@ -602,7 +602,8 @@ impl SystemUnderTest for IsolatedSut {
         }
         // An issuing thread behind schedule issues without waiting in between: it takes the
         // completions that are back as it goes, and says so (the process then does not wake
-        // the reader, which would only contend with it for the ring, and for its core).
+        // the reader, which would only contend with it for the ring, and for its core). Not a
+        // sweep's, which leaves them all to the reader.
         if self.inner.outstanding() && !self.inner.reader_only.load(Ordering::Relaxed) {
             self.inner.mark_polled();
             self.inner.take_completions();

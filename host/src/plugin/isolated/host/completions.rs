@@ -12,9 +12,9 @@ use crate::loadgen::{QuerySampleResponse, ResponseId};
 /// Responses are handed to the engine in batches of at most this many.
 const BATCH: usize = 256;
 
-/// Rounds the host's reader spins before it sleeps: the issuing thread takes completions
-/// itself while it waits for a query, so the reader mostly serves plugins that complete from
-/// threads of their own.
+/// Rounds the host's reader spins before it sleeps: LoadGen's issuing thread takes
+/// completions itself while it waits for a query, so the reader mostly serves plugins that
+/// complete from threads of their own (and a sweep, whose issue thread leaves it every one).
 const READER_SPINS: u32 = 500;
 /// Rounds the issuing thread polls for a completion when it is about to wait (a plugin
 /// answering inline answers within them; a slower one is left to the reader).
@@ -69,7 +69,7 @@ impl Inner {
     }
 
     /// Tells the process that the issuing thread takes the completions itself. Left set while
-    /// it comes back soon (every issuing thread polls before it waits): a store per query
+    /// it comes back soon (LoadGen's issuing thread polls before it waits): a store per query
     /// would move the flag's cache line between the processes.
     #[inline]
     pub(super) fn mark_polled(&self) {
