@@ -20,6 +20,11 @@
 #      inside the measured phase), and the cores the client and the responder used (a responder
 #      near RESPONDER_THREADS cores was the limit, not the client). With taskset and enough
 #      cores, the responder runs on core 0 (0..RESPONDER_THREADS-1) and the client on the next.
+#   1b. Same load, a responder of known timing: instant_sse paced (--first-token-ms
+#      PACED_FIRST_TOKEN_MS, --token-gap-ms PACED_TOKEN_GAP_MS, PACED_TOKENS tokens, the same for
+#      every request however many are in flight), closed-loop PACED_POINTS, DURATION_PACED s
+#      after WARMUP_PACED s, ROUNDS_PACED rounds: what part 1 compares, without a server whose
+#      own speed drifts between runs, so that what is left is what each client measures.
 # Markdown tables, with the exact commands run, go to stdout and to OUT.md; messages to stderr.
 # The server and the clients share the machine's cores: run it on an otherwise idle machine.
 # usage: bash scripts/bench-serving.sh [OUT.md]   (default /tmp/bench-serving.md)
@@ -39,6 +44,9 @@
 #   s: every tool sends the first N prompts in order, with no warm-up (the server is warmed
 #   once before round 1 with WARMUP_REQUESTS=8 requests), so that every tool's percentiles are
 #   over the same requests (DURATION is then the longest a point may take)
+#   PARTS="llama paced ceiling": the parts run (1, 1b, 2); PACED_POINTS="1 8"
+#   DURATION_PACED=20 WARMUP_PACED=2 ROUNDS_PACED=$ROUNDS PACED_TOKENS=16
+#   PACED_FIRST_TOKEN_MS=100 PACED_TOKEN_GAP_MS=10
 #   KEEP_TMP=1 keeps the temporary folder (each tool's output and log) instead of removing it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +55,13 @@ out_md="${1:-/tmp/bench-serving.md}"
 DURATION="${DURATION:-60}"
 HANG_LIMIT="${HANG_LIMIT:-120}"
 REQUESTS="${REQUESTS:-0}"
+PARTS="${PARTS:-llama paced ceiling}"
+PACED_POINTS="${PACED_POINTS:-1 8}"
+DURATION_PACED="${DURATION_PACED:-20}"
+WARMUP_PACED="${WARMUP_PACED:-2}"
+PACED_TOKENS="${PACED_TOKENS:-16}"
+PACED_FIRST_TOKEN_MS="${PACED_FIRST_TOKEN_MS:-100}"
+PACED_TOKEN_GAP_MS="${PACED_TOKEN_GAP_MS:-10}"
 WARMUP_REQUESTS="${WARMUP_REQUESTS:-8}"
 WARMUP="${WARMUP:-5}"
 POINTS="${POINTS:-1 2}"
@@ -56,6 +71,7 @@ WARMUP_CEILING="${WARMUP_CEILING:-2}"
 CEILING_CONCURRENCY="${CEILING_CONCURRENCY:-64}"
 CEILING_TOKENS="${CEILING_TOKENS:-16}"
 ROUNDS_CEILING="${ROUNDS_CEILING:-$ROUNDS}"
+ROUNDS_PACED="${ROUNDS_PACED:-$ROUNDS}"
 RESPONDER_THREADS="${RESPONDER_THREADS:-1}"
 PIN_SERVER="${PIN_SERVER:-0}"
 venv="${PEERS_VENV:-.venv-peers}"
@@ -64,7 +80,15 @@ MAX_TOKENS=32 # configs/benchmarks/smollm2.toml
 TOOLS=(mlperf-host aiperf guidellm)
 read -r -a aiperf_args <<<"${AIPERF_ARGS:-}"
 [[ "$REQUESTS" =~ ^[0-9]+$ ]] || { echo "error: REQUESTS '$REQUESTS' is not a whole number" >&2; exit 2; }
-for n in "$WARMUP_REQUESTS" "$DURATION" "$WARMUP" "$ROUNDS" "$HANG_LIMIT" "$DURATION_CEILING" "$WARMUP_CEILING" \
+for part in $PARTS; do
+    [[ "$part" =~ ^(llama|paced|ceiling)$ ]] || { echo "error: PARTS: '$part' is not llama, paced or ceiling" >&2; exit 2; }
+done
+has_part() { [[ " $PARTS " == *" $1 "* ]]; }
+for n in "$PACED_FIRST_TOKEN_MS" "$PACED_TOKEN_GAP_MS"; do
+    [[ "$n" =~ ^[0-9]+$ ]] || { echo "error: '$n' is not a whole number of ms" >&2; exit 2; }
+done
+for n in $PACED_POINTS "$DURATION_PACED" "$WARMUP_PACED" "$ROUNDS_PACED" "$PACED_TOKENS" \
+    "$WARMUP_REQUESTS" "$DURATION" "$WARMUP" "$ROUNDS" "$HANG_LIMIT" "$DURATION_CEILING" "$WARMUP_CEILING" \
     "$CEILING_CONCURRENCY" "$CEILING_TOKENS" "$ROUNDS_CEILING" "$RESPONDER_THREADS" $POINTS; do
     [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "error: '$n' is not a whole number of at least 1" >&2; exit 2; }
 done
@@ -399,116 +423,147 @@ def report(results_path, settings_path, commands_path):
     out.append(f"Host: {s['host']}; load average {s['load_before']} before, "
                f"{s['load_after']} after. mlperf-host {s['commit']}.")
     out.append("")
+    def latency_tables(part, points):
+        """The medians of each tool's figures per point, each peer's ratio to mlperf-host's, and
+        the same percentiles recomputed by one rule."""
+        lines = [
+                "| concurrency | client | requests/s | output tokens/s | tokens/request | "
+                "TTFT p50 ms | TTFT p90 ms | TPOT p50 ms | client cores | runs |",
+                "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        keys = ["rps", "tps", "tok_per_req", "ttft_p50", "ttft_p90", "tpot_p50"]
+        medians = {}
+        for point in points:
+            for tool in tools:
+                runs = [r for r in part if r["tool"] == tool and r["point"] == point]
+                if not runs:
+                    continue
+                med = {k: median(runs, k) for k in keys + ["client_cores"]}
+                medians[(point, tool)] = med
+                lines.append(f"| {point} | {names[tool]} | " + " | ".join(fmt(med[k]) for k in keys)
+                           + f" | {fmt(med['client_cores'], 2)} | {len(runs)} |")
+        lines += ["", "Ratio of each peer's median to mlperf-host's (1.00: the same):", "",
+                "| concurrency | client | requests/s | output tokens/s | tokens/request | "
+                "TTFT p50 | TTFT p90 | TPOT p50 |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+        for point in points:
+            base = medians.get((point, "mlperf-host"))
+            for tool in tools[1:]:
+                med = medians.get((point, tool))
+                if not base or not med:
+                    continue
+                ratios = [fmt(med[k] / base[k], 2) if med[k] and base[k] else "n/a" for k in keys]
+                lines.append(f"| {point} | {names[tool]} | " + " | ".join(ratios) + " |")
+        lines += ["", "The same percentiles recomputed by one rule, LoadGen's (element floor(p * n) of "
+                "the sorted values), from each request's figures as the tool exported them "
+                "(mlperf-host: point-1-requests.jsonl of --export-requests; AIPerf: "
+                "profile_export.jsonl, its profiling phase; GuideLLM: benchmarks.json's successful "
+                "requests ending after its start), so that the tools' own percentile rules "
+                "(interpolating or not) do not count in the comparison; medians over the rounds, "
+                "and each peer's ratio to mlperf-host:", "",
+                "| concurrency | client | requests counted | TTFT p50 ms | TTFT p90 ms | TPOT p50 ms "
+                "| ratio TTFT p50 | ratio TTFT p90 | ratio TPOT p50 |",
+                "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+        rank_keys = ["ttft_p50_rank", "ttft_p90_rank", "tpot_p50_rank"]
+        for point in points:
+            ranked = {}
+            for tool in tools:
+                runs = [r for r in part if r["tool"] == tool and r["point"] == point]
+                if runs:
+                    ranked[tool] = {k: median(runs, k) for k in rank_keys + ["counted_rank"]}
+            base = ranked.get("mlperf-host")
+            for tool, med in ranked.items():
+                ratios = [fmt(med[k] / base[k], 2) if base and med[k] and base[k] else "n/a"
+                          for k in rank_keys]
+                lines.append(f"| {point} | {names[tool]} | {fmt(med['counted_rank'], 0)} | "
+                           + " | ".join(fmt(med[k]) for k in rank_keys) + " | "
+                           + " | ".join(ratios) + " |")
+        return lines
+
+    def every_run(part):
+        lines = ["", "Every run: requests/s, TTFT p50 and TPOT p50 (ms), the requests the tool "
+                "counted and over how many seconds, the client's CPU time over its whole run "
+                "(start-up included) and that run's wall time:", "", "```"]
+        for r in part:
+            lines.append(f"round {r['round']} c={r['point']:<3} {r['tool']:<11} {fmt(r['rps']):>7} "
+                       f"req/s  TTFT {fmt(r['ttft_p50']):>7}  TPOT {fmt(r['tpot_p50']):>6}  "
+                       f"{r['completed']:.0f} req / {r['seconds']:.1f} s  "
+                       f"CPU {r.get('client_total_cpu_s', 0):.1f} s / {r.get('wall_s', 0):.0f} s")
+        lines.append("```")
+        return lines
+
     part1 = [r for r in rows if r["part"] == 1]
-    out += [f"## 1. Same load on llama.cpp's server (SmolLM2-135M), median of {s['rounds']} "
-            f"round(s)", "",
-            f"llama-cpp-python {s['llama']} on 127.0.0.1 ({s['server_pinning']}). The 256 prompts of configs/benchmarks/smollm2/prompts.json, chat "
-            f"completions streamed, max_tokens {s['max_tokens']}, temperature 0, seed 0; "
-            + (f"closed loop, each point exactly {s['requests']} requests, the file's first "
-               f"{s['requests']} prompts, with no warm-up (the server was warmed once before "
-               f"round 1 with {s['warmup_requests']} requests); the "
-               if s["requests"] else
-               f"closed loop, each point {s['duration']} s after a {s['warmup']} s warm-up; the ")
-            + "tools take turns within each round. Each figure is the tool's own (requests/s: "
-            "its completed requests over its measured seconds). TPOT: mlperf-host's TPOT, "
-            "AIPerf's and GuideLLM's inter-token latency (each (e2e - TTFT) / (tokens - 1) per "
-            "request). Client cores: the CPU time of the client's whole process tree over the "
-            "tool's measured phase (sampled 4 times a second from /proc), per second (unpinned: "
-            "CPU the server, on the same 2 cores, did not get).", "",
-            "| concurrency | client | requests/s | output tokens/s | tokens/request | "
-            "TTFT p50 ms | TTFT p90 ms | TPOT p50 ms | client cores | runs |",
-            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    keys = ["rps", "tps", "tok_per_req", "ttft_p50", "ttft_p90", "tpot_p50"]
-    medians = {}
-    for point in s["points"]:
-        for tool in tools:
-            runs = [r for r in part1 if r["tool"] == tool and r["point"] == point]
-            if not runs:
-                continue
-            med = {k: median(runs, k) for k in keys + ["client_cores"]}
-            medians[(point, tool)] = med
-            out.append(f"| {point} | {names[tool]} | " + " | ".join(fmt(med[k]) for k in keys)
-                       + f" | {fmt(med['client_cores'], 2)} | {len(runs)} |")
-    out += ["", "Ratio of each peer's median to mlperf-host's (1.00: the same):", "",
-            "| concurrency | client | requests/s | output tokens/s | tokens/request | "
-            "TTFT p50 | TTFT p90 | TPOT p50 |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
-    for point in s["points"]:
-        base = medians.get((point, "mlperf-host"))
-        for tool in tools[1:]:
-            med = medians.get((point, tool))
-            if not base or not med:
-                continue
-            ratios = [fmt(med[k] / base[k], 2) if med[k] and base[k] else "n/a" for k in keys]
-            out.append(f"| {point} | {names[tool]} | " + " | ".join(ratios) + " |")
-    out += ["", "The same percentiles recomputed by one rule, LoadGen's (element floor(p * n) of "
-            "the sorted values), from each request's figures as the tool exported them "
-            "(mlperf-host: point-1-requests.jsonl of --export-requests; AIPerf: "
-            "profile_export.jsonl, its profiling phase; GuideLLM: benchmarks.json's successful "
-            "requests ending after its start), so that the tools' own percentile rules "
-            "(interpolating or not) do not count in the comparison; medians over the rounds, "
-            "and each peer's ratio to mlperf-host:", "",
-            "| concurrency | client | requests counted | TTFT p50 ms | TTFT p90 ms | TPOT p50 ms "
-            "| ratio TTFT p50 | ratio TTFT p90 | ratio TPOT p50 |",
-            "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
-    rank_keys = ["ttft_p50_rank", "ttft_p90_rank", "tpot_p50_rank"]
-    for point in s["points"]:
-        ranked = {}
-        for tool in tools:
-            runs = [r for r in part1 if r["tool"] == tool and r["point"] == point]
-            if runs:
-                ranked[tool] = {k: median(runs, k) for k in rank_keys + ["counted_rank"]}
-        base = ranked.get("mlperf-host")
-        for tool, med in ranked.items():
-            ratios = [fmt(med[k] / base[k], 2) if base and med[k] and base[k] else "n/a"
-                      for k in rank_keys]
-            out.append(f"| {point} | {names[tool]} | {fmt(med['counted_rank'], 0)} | "
-                       + " | ".join(fmt(med[k]) for k in rank_keys) + " | "
-                       + " | ".join(ratios) + " |")
-    if s["hung"]:
-        out += ["", f"Killed and run again, having outlived the point by more than "
-                f"{s['hang_limit']} s (the tool hung after its last request): "
-                + "; ".join(s["hung"]) + "."]
-    out += ["", "Every run: requests/s, TTFT p50 and TPOT p50 (ms), the requests the tool "
-            "counted and over how many seconds, the client's CPU time over its whole run "
-            "(start-up included) and that run's wall time:", "", "```"]
-    for r in part1:
-        out.append(f"round {r['round']} c={r['point']:<3} {r['tool']:<11} {fmt(r['rps']):>7} "
-                   f"req/s  TTFT {fmt(r['ttft_p50']):>7}  TPOT {fmt(r['tpot_p50']):>6}  "
-                   f"{r['completed']:.0f} req / {r['seconds']:.1f} s  "
-                   f"CPU {r.get('client_total_cpu_s', 0):.1f} s / {r.get('wall_s', 0):.0f} s")
-    out.append("```")
+    if part1:
+        out += [f"## 1. Same load on llama.cpp's server (SmolLM2-135M), median of {s['rounds']} "
+                f"round(s)", "",
+                f"llama-cpp-python {s['llama']} on 127.0.0.1 ({s['server_pinning']}). The 256 prompts of configs/benchmarks/smollm2/prompts.json, chat "
+                f"completions streamed, max_tokens {s['max_tokens']}, temperature 0, seed 0; "
+                + (f"closed loop, each point exactly {s['requests']} requests, the file's first "
+                   f"{s['requests']} prompts, with no warm-up (the server was warmed once before "
+                   f"round 1 with {s['warmup_requests']} requests); the "
+                   if s["requests"] else
+                   f"closed loop, each point {s['duration']} s after a {s['warmup']} s warm-up; the ")
+                + "tools take turns within each round. Each figure is the tool's own (requests/s: "
+                "its completed requests over its measured seconds). TPOT: mlperf-host's TPOT, "
+                "AIPerf's and GuideLLM's inter-token latency (each (e2e - TTFT) / (tokens - 1) per "
+                "request). Client cores: the CPU time of the client's whole process tree over the "
+                "tool's measured phase (sampled 4 times a second from /proc), per second (unpinned: "
+                "CPU the server, on the same 2 cores, did not get).", ""]
+        out += latency_tables(part1, s["points"])
+        if s["hung"]:
+            out += ["", f"Killed and run again, having outlived the point by more than "
+                    f"{s['hang_limit']} s (the tool hung after its last request): "
+                    + "; ".join(s["hung"]) + "."]
+        out += every_run(part1)
+
+    part3 = [r for r in rows if r["part"] == 3]
+    if part3:
+        out += ["", f"## 1b. Same load on a responder of known timing, median of "
+                f"{s['rounds_paced']} round(s)", "",
+                f"plugins/network/examples/instant_sse.rs paced (--first-token-ms "
+                f"{s['paced_first_token_ms']} --token-gap-ms {s['paced_token_gap_ms']}): each "
+                f"request's first token {s['paced_first_token_ms']} ms after the responder read "
+                f"it, each later one {s['paced_token_gap_ms']} ms after the one before, "
+                f"{s['paced_tokens']} tokens, the same however many are in flight. {s['pinning']} "
+                f"Closed loop, each point {s['duration_paced']} s after a {s['warmup_paced']} s "
+                "warm-up; the tools take turns, a different one first in each round. The "
+                "server's timing is fixed, so what differs between the tools is what each "
+                "measures of it: its own overhead (sending, reading the stream, its clock) and "
+                "its rules. Token counts from the responder's usage (AIPerf: "
+                "--use-server-token-count; GuideLLM counts one per event).", ""]
+        out += latency_tables(part3, s["paced_points"])
+        out += every_run(part3)
 
     part2 = [r for r in rows if r["part"] == 2]
-    out += ["", f"## 2. Client ceiling: an instant responder, median of {s['rounds_ceiling']} "
-            f"round(s)", "",
-            f"plugins/network/examples/instant_sse.rs ({s['responder_threads']} thread(s)) answers "
-            f"every request at once: {s['ceiling_tokens']} tokens, one SSE event each (written "
-            f"one by one), usage last. Closed loop at concurrency {s['ceiling_concurrency']}, "
-            f"{s['duration_ceiling']} s after a {s['warmup_ceiling']} s warm-up. {s['pinning']} "
-            "Requests/s and tokens/s are the responder's counts over a window inside each measured "
-            "phase (from 0.5 s after its start to 0.5 s before its end); CPU is the client's whole "
-            "process tree (every worker process) and the responder's, from /proc over the same "
-            "window; cores = CPU seconds per second. All three clients take the token counts from "
-            "the responder's usage (AIPerf: --use-server-token-count), none tokenizes the answers.",
-            "", "| client | requests/s | streamed tokens/s | client CPU µs/token | client cores | "
-            "responder cores | client's own requests/s | client CPU s, whole run | runs |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for tool in tools:
-        runs = [r for r in part2 if r["tool"] == tool and r.get("window_s")]
-        if not runs:
-            continue
-        for r in runs:
-            w = r["window_s"]
-            r.update(w_rps=r["requests"] / w, w_tps=r["tokens"] / w,
-                     us_per_token=1e6 * r["client_cpu_s"] / r["tokens"] if r["tokens"] else None,
-                     client_cores=r["client_cpu_s"] / w, responder_cores=r["responder_cpu_s"] / w)
-        cols = ["w_rps", "w_tps", "us_per_token", "client_cores", "responder_cores", "rps",
-                "client_total_cpu_s"]
-        med = {k: median(runs, k) for k in cols}
-        steady = "" if all(r["steady"] for r in runs) else " (load had stopped before a window's end)"
-        out.append(f"| {names[tool]} | " + " | ".join(
-            fmt(med[k], 2 if k.endswith("cores") else None) for k in cols)
-            + f" | {len(runs)}{steady} |")
+    if part2:
+        out += ["", f"## 2. Client ceiling: an instant responder, median of {s['rounds_ceiling']} "
+                f"round(s)", "",
+                f"plugins/network/examples/instant_sse.rs ({s['responder_threads']} thread(s)) answers "
+                f"every request at once: {s['ceiling_tokens']} tokens, one SSE event each (written "
+                f"one by one), usage last. Closed loop at concurrency {s['ceiling_concurrency']}, "
+                f"{s['duration_ceiling']} s after a {s['warmup_ceiling']} s warm-up. {s['pinning']} "
+                "Requests/s and tokens/s are the responder's counts over a window inside each measured "
+                "phase (from 0.5 s after its start to 0.5 s before its end); CPU is the client's whole "
+                "process tree (every worker process) and the responder's, from /proc over the same "
+                "window; cores = CPU seconds per second. All three clients take the token counts from "
+                "the responder's usage (AIPerf: --use-server-token-count), none tokenizes the answers.",
+                "", "| client | requests/s | streamed tokens/s | client CPU µs/token | client cores | "
+                "responder cores | client's own requests/s | client CPU s, whole run | runs |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for tool in tools:
+            runs = [r for r in part2 if r["tool"] == tool and r.get("window_s")]
+            if not runs:
+                continue
+            for r in runs:
+                w = r["window_s"]
+                r.update(w_rps=r["requests"] / w, w_tps=r["tokens"] / w,
+                         us_per_token=1e6 * r["client_cpu_s"] / r["tokens"] if r["tokens"] else None,
+                         client_cores=r["client_cpu_s"] / w, responder_cores=r["responder_cpu_s"] / w)
+            cols = ["w_rps", "w_tps", "us_per_token", "client_cores", "responder_cores", "rps",
+                    "client_total_cpu_s"]
+            med = {k: median(runs, k) for k in cols}
+            steady = "" if all(r["steady"] for r in runs) else " (load had stopped before a window's end)"
+            out.append(f"| {names[tool]} | " + " | ".join(
+                fmt(med[k], 2 if k.endswith("cores") else None) for k in cols)
+                + f" | {len(runs)}{steady} |")
     out += ["", "## How the tools count", "",
             "- Output tokens on llama.cpp (whose streams carry no usage): mlperf-host and AIPerf "
             "encode each answer's text with the model's tokenizer (data/smollm2/tokenizer.json; "
@@ -599,14 +654,15 @@ run_tool() {
 }
 
 # The command each tool runs for one point: URL, concurrency, max_tokens, warm-up, duration,
-# output folder; CEILING=1 adds what the ceiling needs; REQS (0: none) makes the point exactly
-# that many requests, with no warm-up, DURATION its longest.
+# output folder; KIND: 0 llama.cpp's server, 1 the instant responder (the ceiling), 2 the paced
+# responder; REQS (0: none) makes the point exactly that many requests, with no warm-up,
+# DURATION its longest.
 tool_command() {
     local tool="$1" port="$2" c="$3" tokens="$4" warm="$5" secs="$6" dir="$7" ceiling="$8"
     local reqs="${9:-0}"
     case "$tool" in
         mlperf-host)
-            if [ "$ceiling" = 1 ]; then
+            if [ "$ceiling" != 0 ]; then
                 cmd=("$exe" sweep --plugin network --plugin-set "endpoints=[\"127.0.0.1:$port\"]"
                     --plugin-set 'protocol="openai"' --plugin-set 'api="chat"'
                     --plugin-set 'model="smollm2"' --plugin-set "max_tokens=$tokens"
@@ -637,7 +693,7 @@ tool_command() {
             else
                 cmd+=(--warmup-duration "$warm" --benchmark-duration "$secs")
             fi
-            if [ "$ceiling" = 1 ]; then
+            if [ "$ceiling" != 0 ]; then
                 cmd+=(--use-server-token-count)
             fi
             cmd+=("${aiperf_args[@]}")
@@ -661,6 +717,8 @@ tool_command() {
 }
 
 # --- Part 1: the same load on llama.cpp's server ---
+server_pinning="not run"
+if has_part llama; then
 bash scripts/setup-llm.sh
 if [ "$PIN_SERVER" = 1 ]; then
     command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ] ||
@@ -732,8 +790,9 @@ for round in $(seq "$ROUNDS"); do
 done
 kill -- -"${servers[0]}" 2>/dev/null || true
 wait "${servers[0]}" 2>/dev/null || true
+fi
 
-# --- Part 2: the client ceiling on the instant responder ---
+# --- The responders' pinning (parts 1b and 2) ---
 # The responder on cores 0..RESPONDER_THREADS-1, the client on the next one.
 if command -v taskset >/dev/null && [ "$(nproc)" -gt "$RESPONDER_THREADS" ]; then
     cores="0-$((RESPONDER_THREADS - 1))"
@@ -743,6 +802,44 @@ else
     pin_responder=() pin_client=()
     pinning="Not pinned (no taskset, or too few cores): responder and client share the cores."
 fi
+
+# --- Part 1b: the same load on a responder of known timing ---
+if has_part paced; then
+port="$(free_port)"
+paced=(--first-token-ms "$PACED_FIRST_TOKEN_MS" --token-gap-ms "$PACED_TOKEN_GAP_MS")
+"${pin_responder[@]}" "$responder" --port "$port" --threads 1 "${paced[@]}" \
+    >"$tmp/paced.log" 2>&1 &
+paced_pid=$!
+servers+=("$paced_pid")
+wait_ready "$port" "$paced_pid" "$tmp/paced.log"
+echo "# 1b. the paced responder on 127.0.0.1:$port" >>"$commands"
+record 1 "${pin_responder[@]}" "$responder" --port "$port" --threads 1 "${paced[@]}"
+for round in $(seq "$ROUNDS_PACED"); do
+    shift_by=$(((round - 1) % ${#TOOLS[@]}))
+    order=("${TOOLS[@]:shift_by}" "${TOOLS[@]:0:shift_by}")
+    for c in $PACED_POINTS; do
+        for tool in "${order[@]}"; do
+            dir="$tmp/paced/r$round-c$c-$tool"
+            log "paced round $round/$ROUNDS_PACED, concurrency $c: $tool" \
+                "(${WARMUP_PACED} s warm-up + ${DURATION_PACED} s)"
+            tool_command "$tool" "$port" "$c" "$PACED_TOKENS" "$WARMUP_PACED" "$DURATION_PACED" \
+                "$dir" 2
+            record "$round" "${pin_client[@]}" "${cmd[@]}"
+            run_tool "$tmp/paced-r$round-c$c-$tool.log" python3 "$tmp/helper.py" run \
+                "$tmp/paced-r$round-c$c-$tool.json" \
+                "$((WARMUP_PACED + DURATION_PACED + HANG_LIMIT))" "${pin_client[@]}" "${cmd[@]}"
+            figures="$(helper parse "$tool" "$dir" "$DURATION_PACED" "$WARMUP_PACED" \
+                "$tmp/paced-r$round-c$c-$tool.json" 0)"
+            python3 -c 'import json, sys; r = json.loads(sys.argv[1]); r.update(part=3, tool=sys.argv[2], point=int(sys.argv[3]), round=int(sys.argv[4])); print(json.dumps(r))' \
+                "$figures" "$tool" "$c" "$round" >>"$results"
+        done
+    done
+done
+kill "$paced_pid" 2>/dev/null || true
+fi
+
+# --- Part 2: the client ceiling on the instant responder ---
+if has_part ceiling; then
 port="$(free_port)"
 # taskset execs the responder: $! is its process.
 "${pin_responder[@]}" "$responder" --port "$port" --threads "$RESPONDER_THREADS" \
@@ -769,6 +866,7 @@ for round in $(seq "$ROUNDS_CEILING"); do
     done
 done
 kill "$responder_pid" 2>/dev/null || true
+fi
 
 # --- The report ---
 cpu_model="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
@@ -778,15 +876,17 @@ S_HOST="$(nproc) cores, ${cpu_model:-unknown CPU}" S_LOAD_BEFORE="$load_before" 
     S_LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)" S_COMMIT="$commit" S_PINNING="$pinning" \
     S_SERVER_PINNING="$server_pinning" \
     S_HUNG="$(cat "$tmp/hung.txt" 2>/dev/null || true)" S_HANG_LIMIT="$HANG_LIMIT" \
-    S_POINTS="$POINTS" S_TMP="$tmp" S_ROOT="$root" S_AIPERF_ARGS="${AIPERF_ARGS:-}" \
+    S_POINTS="$POINTS" S_PACED_POINTS="$PACED_POINTS" S_TMP="$tmp" S_ROOT="$root" S_AIPERF_ARGS="${AIPERF_ARGS:-}" \
     python3 - "$tmp/settings.json" \
     "$ROUNDS" "$MAX_TOKENS" "$DURATION" "$WARMUP" "$ROUNDS_CEILING" "$DURATION_CEILING" \
     "$WARMUP_CEILING" "$CEILING_CONCURRENCY" "$CEILING_TOKENS" "$RESPONDER_THREADS" \
-    "$REQUESTS" "$WARMUP_REQUESTS" <<'PY'
+    "$REQUESTS" "$WARMUP_REQUESTS" "$ROUNDS_PACED" "$DURATION_PACED" "$WARMUP_PACED" \
+    "$PACED_TOKENS" "$PACED_FIRST_TOKEN_MS" "$PACED_TOKEN_GAP_MS" <<'PY'
 import json, os, sys
 keys = ["rounds", "max_tokens", "duration", "warmup", "rounds_ceiling", "duration_ceiling",
         "warmup_ceiling", "ceiling_concurrency", "ceiling_tokens", "responder_threads",
-        "requests", "warmup_requests"]
+        "requests", "warmup_requests", "rounds_paced", "duration_paced", "warmup_paced",
+        "paced_tokens", "paced_first_token_ms", "paced_token_gap_ms"]
 settings = dict(zip(keys, map(int, sys.argv[2:])))
 env = os.environ
 settings.update(aiperf="0.13.0", guidellm="0.8.1", llama="0.3.36", host=env["S_HOST"],
@@ -795,7 +895,8 @@ settings.update(aiperf="0.13.0", guidellm="0.8.1", llama="0.3.36", host=env["S_H
                 server_pinning=env["S_SERVER_PINNING"],
                 root=env["S_ROOT"], aiperf_args=env["S_AIPERF_ARGS"],
                 hung=env["S_HUNG"].splitlines(), hang_limit=int(env["S_HANG_LIMIT"]),
-                points=[int(p) for p in env["S_POINTS"].split()])
+                points=[int(p) for p in env["S_POINTS"].split()],
+                paced_points=[int(p) for p in env["S_PACED_POINTS"].split()])
 json.dump(settings, open(sys.argv[1], "w"))
 PY
 helper report "$results" "$tmp/settings.json" "$commands" >"$out_md"

@@ -15,17 +15,23 @@
 //!   Without it, one `chat.completion` (or `text_completion`) with its usage.
 //!
 //! Each event is written on its own (TCP_NODELAY), as a server writes each token when it is
-//! generated; `--coalesce` writes a whole stream at once instead.
+//! generated; `--coalesce` writes a whole stream at once instead. `--first-token-ms F` and
+//! `--token-gap-ms G` pace a stream instead, as a model would, the same for every request
+//! however many are in flight: its first token F ms after the request was read, each later one
+//! G ms after the one before (a server whose timing is known, to compare what clients measure
+//! of it).
 //!
 //! Usage:
 //!   cargo run --release -p mlperf-plugin-network --example instant_sse -- \
 //!       [--port 8000] [--host 127.0.0.1] [--threads 1] [--model smollm2] [--coalesce]
+//!       [--first-token-ms F] [--token-gap-ms G]
 //! `--threads` is the async runtime's worker count (default 1: one core). It prints
 //! `listening on HOST:PORT` to stderr once it accepts connections (`--port 0`: a free port).
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::net::{TcpListener, TcpStream};
@@ -43,6 +49,9 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 struct Settings {
     model: String,
     coalesce: bool,
+    /// Streams paced: the first token after this long, each later one this long after it.
+    first_token: Duration,
+    token_gap: Duration,
     /// Numbers the answers' ids.
     next_id: AtomicU64,
     /// Completions answered and tokens written, for `GET /stats`.
@@ -52,7 +61,8 @@ struct Settings {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: instant_sse [--port PORT] [--host HOST] [--threads N] [--model NAME] [--coalesce]"
+        "usage: instant_sse [--port PORT] [--host HOST] [--threads N] [--model NAME] [--coalesce] \
+         [--first-token-ms F] [--token-gap-ms G]"
     );
     std::process::exit(2);
 }
@@ -63,6 +73,11 @@ fn main() {
     let mut threads: usize = 1;
     let mut model = String::from("smollm2");
     let mut coalesce = false;
+    let (mut first_token, mut token_gap) = (Duration::ZERO, Duration::ZERO);
+    let millis = |text: String| match text.parse::<f64>() {
+        Ok(ms) if ms.is_finite() && ms >= 0.0 => Duration::from_secs_f64(ms / 1e3),
+        _ => usage(),
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -72,10 +87,13 @@ fn main() {
             "--threads" => threads = value().parse().unwrap_or_else(|_| usage()),
             "--model" => model = value(),
             "--coalesce" => coalesce = true,
+            "--first-token-ms" => first_token = millis(value()),
+            "--token-gap-ms" => token_gap = millis(value()),
             _ => usage(),
         }
     }
-    if threads == 0 {
+    let paced = !first_token.is_zero() || !token_gap.is_zero();
+    if threads == 0 || (paced && coalesce) {
         usage();
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -86,6 +104,8 @@ fn main() {
     let settings = Arc::new(Settings {
         model,
         coalesce,
+        first_token,
+        token_gap,
         next_id: AtomicU64::new(0),
         answered: AtomicU64::new(0),
         tokens: AtomicU64::new(0),
@@ -427,7 +447,13 @@ async fn complete(
         );
         push_event(&mut out, &role);
     }
-    for _ in 0..tokens {
+    let started = tokio::time::Instant::now();
+    for k in 0..tokens {
+        if settings.first_token > Duration::ZERO || settings.token_gap > Duration::ZERO {
+            // Due times from the request, not from the last write: no drift over a stream.
+            let due = settings.first_token + settings.token_gap * (k as u32);
+            tokio::time::sleep_until(started + due).await;
+        }
         push_event(&mut out, &token_event);
         if !settings.coalesce {
             write_all(stream, &out).await?;
