@@ -431,16 +431,24 @@ def report(results_path, settings_path, commands_path):
                 "TTFT p50 ms | TTFT p90 ms | TPOT p50 ms | client cores | runs |",
                 "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         keys = ["rps", "tps", "tok_per_req", "ttft_p50", "ttft_p90", "tpot_p50"]
-        medians = {}
+        rank_keys = ["ttft_p50_rank", "ttft_p90_rank", "tpot_p50_rank"]
+        # Each tool's medians per point, over its rounds, for all three tables.
+        medians, counts = {}, {}
         for point in points:
             for tool in tools:
                 runs = [r for r in part if r["tool"] == tool and r["point"] == point]
-                if not runs:
+                if runs:
+                    medians[(point, tool)] = {
+                        k: median(runs, k)
+                        for k in keys + rank_keys + ["client_cores", "counted_rank"]}
+                    counts[(point, tool)] = len(runs)
+        for point in points:
+            for tool in tools:
+                med = medians.get((point, tool))
+                if not med:
                     continue
-                med = {k: median(runs, k) for k in keys + ["client_cores"]}
-                medians[(point, tool)] = med
                 lines.append(f"| {point} | {names[tool]} | " + " | ".join(fmt(med[k]) for k in keys)
-                           + f" | {fmt(med['client_cores'], 2)} | {len(runs)} |")
+                           + f" | {fmt(med['client_cores'], 2)} | {counts[(point, tool)]} |")
         lines += ["", "Ratio of each peer's median to mlperf-host's (1.00: the same):", "",
                 "| concurrency | client | requests/s | output tokens/s | tokens/request | "
                 "TTFT p50 | TTFT p90 | TPOT p50 |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
@@ -462,15 +470,12 @@ def report(results_path, settings_path, commands_path):
                 "| concurrency | client | requests counted | TTFT p50 ms | TTFT p90 ms | TPOT p50 ms "
                 "| ratio TTFT p50 | ratio TTFT p90 | ratio TPOT p50 |",
                 "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
-        rank_keys = ["ttft_p50_rank", "ttft_p90_rank", "tpot_p50_rank"]
         for point in points:
-            ranked = {}
+            base = medians.get((point, "mlperf-host"))
             for tool in tools:
-                runs = [r for r in part if r["tool"] == tool and r["point"] == point]
-                if runs:
-                    ranked[tool] = {k: median(runs, k) for k in rank_keys + ["counted_rank"]}
-            base = ranked.get("mlperf-host")
-            for tool, med in ranked.items():
+                med = medians.get((point, tool))
+                if not med:
+                    continue
                 ratios = [fmt(med[k] / base[k], 2) if base and med[k] and base[k] else "n/a"
                           for k in rank_keys]
                 lines.append(f"| {point} | {names[tool]} | {fmt(med['counted_rank'], 0)} | "

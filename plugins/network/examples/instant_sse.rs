@@ -49,9 +49,9 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 struct Settings {
     model: String,
     coalesce: bool,
-    /// Streams paced: the first token after this long, each later one this long after it.
-    first_token: Duration,
-    token_gap: Duration,
+    /// Streams paced (None: instant): the first token after this long, each later one this
+    /// long after it.
+    pacing: Option<(Duration, Duration)>,
     /// Numbers the answers' ids.
     next_id: AtomicU64,
     /// Completions answered and tokens written, for `GET /stats`.
@@ -104,8 +104,7 @@ fn main() {
     let settings = Arc::new(Settings {
         model,
         coalesce,
-        first_token,
-        token_gap,
+        pacing: paced.then_some((first_token, token_gap)),
         next_id: AtomicU64::new(0),
         answered: AtomicU64::new(0),
         tokens: AtomicU64::new(0),
@@ -447,12 +446,11 @@ async fn complete(
         );
         push_event(&mut out, &role);
     }
-    let started = tokio::time::Instant::now();
+    let started = settings.pacing.map(|_| tokio::time::Instant::now());
     for k in 0..tokens {
-        if settings.first_token > Duration::ZERO || settings.token_gap > Duration::ZERO {
+        if let (Some((first_token, token_gap)), Some(started)) = (settings.pacing, started) {
             // Due times from the request, not from the last write: no drift over a stream.
-            let due = settings.first_token + settings.token_gap * (k as u32);
-            tokio::time::sleep_until(started + due).await;
+            tokio::time::sleep_until(started + first_token + token_gap * (k as u32)).await;
         }
         push_event(&mut out, &token_event);
         if !settings.coalesce {
