@@ -55,7 +55,7 @@ fm=(--model data/fmnist/model.onnx --inputs data/fmnist/inputs.npy --output labe
 r50=(--model data/resnet50/model.onnx --inputs data/resnet50/inputs.npy --intra 2)
 # The host reads the very inputs the direct runs read: the benchmark's own data set (photo
 # crops, preprocessed at load) is set aside for resnet50's generated float32 inputs.
-r50_host=(--benchmark resnet50 --dataset data/resnet50/inputs.npy --preprocess none)
+r50_host=(--benchmark resnet50-topology --dataset data/resnet50/inputs.npy --preprocess none)
 for round in $(seq "$rounds"); do
     # Each figure is taken before it is printed, so a failed run stops the script.
     v="$(direct_offline "${fm[@]}" --batch 256 --workers 2 --passes 800)"; echo "fmnist-offline-direct $v"

@@ -40,7 +40,7 @@ cargo build --release -p mlperf-host -p mlperf-plugin-onnxruntime >&2
 bash scripts/benchmarks/prepare.sh resnet50 images >&2
 
 HOST=./target/release/mlperf-host
-CUDA=(--benchmark resnet50 --plugin-set 'provider="cuda"' --devices all)
+CUDA=(--benchmark resnet50-topology --plugin-set 'provider="cuda"' --devices all)
 SHORT=()
 if [ "${GPU_CHECK_FULL:-0}" != 1 ]; then
     SHORT=(--set min_duration_ms=10000 --set min_query_count=100)

@@ -51,8 +51,12 @@ done_phase "official LoadGen wheel and sources"
 ort_dylib="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"
 export "$ort_dylib"
 done_phase "ONNX Runtime"
-bash scripts/benchmarks/prepare.sh digits fmnist images minilm smollm2
+bash scripts/benchmarks/prepare.sh digits fmnist images minilm resnet smollm2
 done_phase "benchmark data"
+# libjpeg-turbo's TurboJPEG (Debian's libturbojpeg0), which decodes ImageNet's JPEGs as
+# cv2.imread does.
+bash scripts/setup-jpeg.sh >/dev/null
+done_phase "libjpeg-turbo"
 # The KServe v2 servers (MLServer, Triton) and the LLM server (llama.cpp's OpenAI server;
 # its build is cached outside the clone) the network plugin's tests start.
 bash scripts/setup-servers.sh
@@ -70,10 +74,16 @@ done_phase "cargo fmt and clippy"
 # rebuilds and compares them where that target is installed).
 guest_sdk=wasm-preprocess/guest-sdk/Cargo.toml
 cargo fmt --manifest-path "$guest_sdk" -- --check
-cargo fmt --manifest-path wasm-preprocess/modules/Cargo.toml --all -- --check
 cargo clippy --manifest-path "$guest_sdk" --all-targets -- -D warnings
 cargo test --manifest-path "$guest_sdk" --quiet
-done_phase "WASM guest SDK"
+# The modules' own logic natively: OpenCV's INTER_AREA resize against cv2's outputs (631
+# cases) and the ImageNet module (the tests of wasm-preprocess compare the committed modules
+# with their sources where the wasm32 target is installed).
+modules=wasm-preprocess/modules/Cargo.toml
+cargo fmt --manifest-path "$modules" --all -- --check
+cargo clippy --manifest-path "$modules" -p mlperf-opencv-area -p mlperf-preprocess-imagenet-vgg --all-targets -- -D warnings
+cargo test --manifest-path "$modules" -p mlperf-opencv-area -p mlperf-preprocess-imagenet-vgg --quiet
+done_phase "WASM guest SDK and modules"
 # Benchmarks are left to `cargo bench` and scripts/bench.sh.
 cargo test --release --lib --bins --tests --examples 2>&1 | tee "$log"
 done_phase "cargo test --release (build and run)"

@@ -419,6 +419,7 @@ impl Suite {
                 context: None,
                 isolation: self.isolation.clone(),
                 logged_outputs: Vec::new(),
+                postprocess: None,
                 batching: Default::default(),
                 as_host_of_1_2: variant == Variant::OlderHost(2),
                 as_host_of_1_3: variant == Variant::OlderHost(3),

@@ -29,6 +29,10 @@ enum Command {
     Tune(Box<cli::tune::Args>),
     /// Score an accuracy log for a benchmark (writes accuracy.txt beside it).
     Accuracy(cli::benchmark::AccuracyArgs),
+    /// Benchmark data sets: `preprocess` writes what the host hands a plugin for every sample,
+    /// in the reference's cache layout.
+    #[command(subcommand)]
+    Dataset(cli::dataset::DatasetCommand),
     /// Measure the LoadGen engine's overhead against an in-process null SUT.
     Bench(BenchArgs),
     /// Backend plugins: list, inspect, test (the conformance suite), sdk (what a C or C++
@@ -155,6 +159,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cli::run::main(&args),
         Command::Tune(args) => cli::tune::main(&args),
         Command::Accuracy(args) => cli::benchmark::accuracy_main(&args),
+        Command::Dataset(command) => cli::dataset::main(&command),
         Command::Bench(args) => cli::exit_with(run_bench(&args)),
         Command::Plugins(command) => cli::plugins::main(&command),
         Command::Power(command) => cli::power::main(&command),

@@ -16,6 +16,7 @@ mod benchmark_rules;
 pub mod check;
 pub mod compare;
 pub mod compliance;
+pub mod datasets;
 pub mod digest;
 pub mod division;
 pub mod finding;

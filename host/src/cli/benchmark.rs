@@ -13,7 +13,23 @@ use mlperf_host::logs::{DetailLog, ACCURACY_LOG, DETAIL_LOG, PROVENANCE_FILE};
 
 /// Opens `spec` and checks that its files exist (naming the command that makes them).
 pub(crate) fn open(spec: &str) -> anyhow::Result<Benchmark> {
-    let benchmark = Benchmark::find(spec)?;
+    open_with(spec, None, None)
+}
+
+/// Opens `spec` on the user's copy of its data set folder and model, where given, and checks
+/// that its files exist.
+pub(crate) fn open_with(
+    spec: &str,
+    dataset_dir: Option<&Path>,
+    model_file: Option<&Path>,
+) -> anyhow::Result<Benchmark> {
+    let mut benchmark = Benchmark::find(spec)?;
+    if let Some(dir) = dataset_dir {
+        benchmark = benchmark.with_dataset_dir(dir)?;
+    }
+    if let Some(model) = model_file {
+        benchmark = benchmark.with_model_file(model);
+    }
     let missing = benchmark.missing_files();
     if let Some(first) = missing.first() {
         let make = benchmark
@@ -61,6 +77,10 @@ pub(crate) struct AccuracyArgs {
         default_value = "mlperf-logs/mlperf_log_accuracy.json"
     )]
     pub log: PathBuf,
+    /// The data set folder whose ground truth the log is scored against (ImageNet: its
+    /// val_map.txt) [default: the definition's].
+    #[arg(long, value_name = "DIR")]
+    pub dataset_dir: Option<PathBuf>,
 }
 
 pub(crate) fn accuracy_main(args: &AccuracyArgs) -> ExitCode {
@@ -74,7 +94,10 @@ pub(crate) fn accuracy_main(args: &AccuracyArgs) -> ExitCode {
 
 /// Scores the log into accuracy.txt; true when the score reaches the benchmark's target.
 fn score(args: &AccuracyArgs) -> anyhow::Result<bool> {
-    let benchmark = Benchmark::find(&args.benchmark)?;
+    let mut benchmark = Benchmark::find(&args.benchmark)?;
+    if let Some(dir) = &args.dataset_dir {
+        benchmark = benchmark.with_dataset_dir(dir)?;
+    }
     check_log(&benchmark, &args.log)?;
     let (score, _) = evaluate_into(&benchmark, &args.log)
         .with_context(|| format!("cannot score {}", args.log.display()))?;
@@ -106,7 +129,14 @@ fn check_log(benchmark: &Benchmark, log: &Path) -> anyhow::Result<()> {
                 );
             }
         }
-        if let Some(model) = detail.str("sut_model").filter(|m| *m != benchmark.name) {
+        let names = [
+            Some(benchmark.name.as_str()),
+            benchmark.config_model.as_deref(),
+        ];
+        if let Some(model) = detail
+            .str("sut_model")
+            .filter(|m| !names.contains(&Some(*m)))
+        {
             bail!(
                 "{}: a log of model {model} (its {DETAIL_LOG} says so), not of {}",
                 log.display(),

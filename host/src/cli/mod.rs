@@ -8,6 +8,7 @@ mod campaign_run;
 pub(crate) mod check;
 pub(crate) mod compare;
 pub(crate) mod console;
+pub(crate) mod dataset;
 pub(crate) mod plugin_flags;
 mod plugin_sdk;
 pub(crate) mod plugins;

@@ -194,6 +194,19 @@ pub(crate) struct RunArgs {
     /// backend in place. Without it, samples carry only their index.
     #[arg(long, value_name = "FILE.npy", help_heading = "Samples")]
     pub dataset: Option<PathBuf>,
+    /// A benchmark's data set folder, as the submitter has it (ImageNet: val_map.txt and its
+    /// JPEGs, or the reference's preprocessed cache of them) [default: the definition's].
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "dataset",
+        help_heading = "Samples"
+    )]
+    pub dataset_dir: Option<PathBuf>,
+    /// The benchmark's model file (e.g. the real resnet50_v1.onnx) [default: the
+    /// definition's].
+    #[arg(long, value_name = "FILE", help_heading = "Plugin")]
+    pub model_file: Option<PathBuf>,
     /// A WebAssembly module (guest ABI: wasm-preprocess/README.md) that preprocesses each
     /// sample of --dataset, sandboxed: untimed at load unless --preprocess-timed. `none` turns
     /// off a benchmark's module.
@@ -225,6 +238,11 @@ pub(crate) struct RunArgs {
         help_heading = "Plugin"
     )]
     pub logged_outputs: Vec<String>,
+    /// The plugin answers each sample as the benchmark's reference logs it (ResNet-50: the
+    /// class minus one, float32): the host passes its bytes through instead of applying the
+    /// benchmark's [postprocess].
+    #[arg(long, help_heading = "Plugin")]
+    pub plugin_postprocesses: bool,
     /// Batch for a plugin that does not batch itself (no NATIVE_BATCHING): at most N samples
     /// per issue_query call; larger queries go over in several calls, and Server's queries
     /// are gathered into calls of up to N. [default: every query whole, as issued]
@@ -239,7 +257,8 @@ pub(crate) struct RunArgs {
     /// [default: one instance]
     #[arg(long, value_name = "all|N|I,J", help_heading = "Plugin")]
     pub devices: Option<mlperf_host::plugin::DeviceSelection>,
-    /// Samples in a library without --dataset [default: 1024].
+    /// Samples in a library without --dataset [default: 1024]; with a data set folder, its
+    /// list's first N (the reference's --count).
     #[arg(long, value_name = "N", help_heading = "Samples")]
     pub total_samples: Option<usize>,
     /// Samples that fit in memory [default: all].

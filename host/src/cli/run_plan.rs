@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context};
-use mlperf_host::benchmark::{Benchmark, PreprocessLimits};
+use mlperf_host::benchmark::postprocess::ResponseTransform;
+use mlperf_host::benchmark::{Benchmark, DatasetFormat, PreprocessLimits};
 use mlperf_host::loadgen::config::{ConfigFile, ConfigLoader};
 use mlperf_host::loadgen::{TestMode, TestScenario, TestSettings};
 use mlperf_host::official::engine::TestSettings as OfficialSettings;
@@ -30,8 +31,17 @@ pub(crate) fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
     let benchmark = args
         .benchmark
         .as_deref()
-        .map(super::benchmark::open)
+        .map(|spec| {
+            super::benchmark::open_with(
+                spec,
+                args.dataset_dir.as_deref(),
+                args.model_file.as_deref(),
+            )
+        })
         .transpose()?;
+    if benchmark.is_none() && (args.dataset_dir.is_some() || args.model_file.is_some()) {
+        bail!("--dataset-dir and --model-file name a benchmark's own files: give --benchmark");
+    }
     let model = model_name(args, benchmark.as_ref()).to_string();
     let settings = load_settings(args, &model, benchmark.as_ref())?;
     let round = Round::find(args.round.as_deref())?;
@@ -165,7 +175,7 @@ fn warn_off_round(settings: &TestSettings, round: &Round) {
 fn model_name<'a>(args: &'a RunArgs, benchmark: Option<&'a Benchmark>) -> &'a str {
     args.model
         .as_deref()
-        .or(benchmark.map(|b| b.name.as_str()))
+        .or(benchmark.map(|b| b.config_model.as_deref().unwrap_or(&b.name)))
         .unwrap_or("resnet50")
 }
 
@@ -326,6 +336,7 @@ fn plugin_plan(
             )),
             isolation: None,
             logged_outputs: logged_outputs(args, Some(benchmark)),
+            postprocess: postprocess(args, Some(benchmark)),
             batching: host_batching(args)?,
             as_host_of_1_2: false,
             as_host_of_1_3: false,
@@ -354,6 +365,7 @@ fn plugin_plan(
             context: Some("cannot start the default null plugin (build it with `cargo build --release -p mlperf-plugin-null`, or name a backend with --plugin)".to_string()),
             isolation: None,
             logged_outputs: logged_outputs(args, benchmark),
+            postprocess: None,
             batching: host_batching(args)?,
             as_host_of_1_2: false,
             as_host_of_1_3: false,
@@ -374,6 +386,7 @@ fn plugin_plan(
         context: None,
         isolation: None,
         logged_outputs: logged_outputs(args, benchmark),
+        postprocess: postprocess(args, benchmark),
         batching: host_batching(args)?,
         as_host_of_1_2: false,
         as_host_of_1_3: false,
@@ -396,6 +409,13 @@ fn host_batching(args: &RunArgs) -> anyhow::Result<HostBatching> {
         }
         None => Ok(HostBatching::default()),
     }
+}
+
+/// The benchmark's `[postprocess]`, done by the host unless the plugin does it itself.
+fn postprocess(args: &RunArgs, benchmark: Option<&Benchmark>) -> Option<ResponseTransform> {
+    benchmark
+        .and_then(|b| b.postprocess)
+        .filter(|_| !args.plugin_postprocesses)
 }
 
 /// `--logged-outputs`, else the benchmark's `[accuracy] logged_outputs`.
@@ -434,7 +454,10 @@ fn sample_plan(args: &RunArgs, benchmark: Option<&Benchmark>) -> anyhow::Result<
         }
         return Ok(SamplePlan::Indices { total, performance });
     };
-    if args.total_samples.is_some() {
+    let format = benchmark
+        .filter(|b| b.inputs == *path)
+        .map_or(DatasetFormat::Npy, |b| b.format);
+    if args.total_samples.is_some() && !format.is_folder() {
         bail!("--total-samples does not apply with --dataset (the data set's length is the total)");
     }
     let input_names = if args.input_names.is_empty() {
@@ -464,6 +487,8 @@ fn sample_plan(args: &RunArgs, benchmark: Option<&Benchmark>) -> anyhow::Result<
         expected_sha256: benchmark
             .filter(|b| b.inputs == *path)
             .and_then(|b| b.inputs_sha256.clone()),
+        format,
+        count: args.total_samples,
     })
 }
 

@@ -17,6 +17,9 @@ pub struct DataFormat {
     /// The outputs a response's logged bytes are made of, in this order; empty: the
     /// response's own data.
     pub logged_outputs: Vec<String>,
+    /// The benchmark's post-processing of each response, done by the host.
+    #[serde(default)]
+    pub postprocess: Option<crate::benchmark::postprocess::ResponseTransform>,
 }
 
 /// The `mlperf_input`s the run description lists, and the names and shapes they point at.

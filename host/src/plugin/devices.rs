@@ -62,7 +62,7 @@ impl Plugin {
             return Ok(Vec::new());
         }
         let list = self.table().devices.expect("checked above");
-        let context = HostContext::new(self.info.name.clone(), &[]);
+        let context = HostContext::new(self.info.name.clone(), &[], None);
         let host = host_api(&context, None);
         let call_error = |(code, message)| PluginError::Call {
             plugin: self.info.name.clone(),

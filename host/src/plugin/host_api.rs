@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 use mlperf_plugin_api::ffi;
 
 use super::completer_slot::CompleterSlot;
+use crate::benchmark::postprocess::ResponseTransform;
 
 use crate::loadgen::{AsSampleResponse, Completer, QuerySampleResponse, ResponseId};
 
@@ -25,6 +26,9 @@ pub(crate) struct HostContext {
     late_callbacks: AtomicU64,
     /// The named outputs a response's logged bytes are made of (none: its data).
     logged_outputs: Box<[Box<[u8]>]>,
+    /// What the host makes of each response's data before the engine takes it (a
+    /// benchmark's post-processing); None: the data as the plugin gave it.
+    postprocess: Option<ResponseTransform>,
     /// Where the plugin's timing reports go, when the run divides its latencies.
     timing: OnceLock<Arc<dyn TimingReports>>,
     /// Where the tokens after each answer's first go, when a sweep times them.
@@ -65,7 +69,11 @@ impl TimingReports for crate::timing::TimingSink {
 }
 
 impl HostContext {
-    pub(crate) fn new(plugin: String, logged_outputs: &[String]) -> Box<Self> {
+    pub(crate) fn new(
+        plugin: String,
+        logged_outputs: &[String],
+        postprocess: Option<ResponseTransform>,
+    ) -> Box<Self> {
         Box::new(HostContext {
             completer: CompleterSlot::default(),
             plugin,
@@ -75,6 +83,7 @@ impl HostContext {
                 .iter()
                 .map(|name| name.as_bytes().into())
                 .collect(),
+            postprocess,
             timing: OnceLock::new(),
             tokens: OnceLock::new(),
             failures: OnceLock::new(),
@@ -358,6 +367,9 @@ unsafe extern "C" fn host_complete(
 ) {
     // SAFETY: called by the plugin per the ABI's contract for `complete`.
     unsafe {
+        if let Some(transform) = postprocess_of(context) {
+            return complete_postprocessed(context, responses, count, transform);
+        }
         if logs_named_outputs(context) {
             return complete_with_named_outputs(context, responses.cast(), count, false);
         }
@@ -368,6 +380,69 @@ unsafe extern "C" fn host_complete(
             completer.query_samples_complete(batch)
         })
     };
+}
+
+/// The benchmark's post-processing of each response, when the host does it.
+///
+/// # Safety
+/// `context` is the HostContext the table was made with.
+#[inline]
+unsafe fn postprocess_of(context: *mut c_void) -> Option<ResponseTransform> {
+    // SAFETY: the caller's contract.
+    unsafe { &*(context as *const HostContext) }.postprocess
+}
+
+/// Each response's data post-processed as the benchmark's reference does it, then taken. A
+/// response the post-processing cannot read is taken with no data, and the run ends INVALID
+/// naming the sample.
+///
+/// # Safety
+/// As [`host_complete`].
+#[inline(never)]
+unsafe fn complete_postprocessed(
+    context: *mut c_void,
+    responses: *const ffi::mlperf_response,
+    count: usize,
+    transform: ResponseTransform,
+) {
+    if responses.is_null() || count == 0 {
+        return;
+    }
+    // SAFETY: the plugin passes at least one response.
+    let stride = unsafe { (*responses).struct_size };
+    if stride < std::mem::size_of::<ffi::mlperf_response>() {
+        return;
+    }
+    // SAFETY: the caller's contract.
+    let host = unsafe { &*(context as *const HostContext) };
+    let mut failure = None;
+    let logged: Vec<(u64, [u8; ResponseTransform::MAX_OUTPUT], usize, i64)> = (0..count)
+        .map(|i| {
+            // SAFETY: response i lies i * stride bytes in.
+            let response = unsafe { &*responses.byte_add(i * stride) };
+            // SAFETY: the plugin's data, valid for the call.
+            let data = unsafe { response_data(response.id, response.data, response.length) };
+            let mut out = [0u8; ResponseTransform::MAX_OUTPUT];
+            let length = transform.apply(data, &mut out).unwrap_or_else(|why| {
+                failure.get_or_insert_with(|| {
+                    format!(
+                        "plugin {}: response {} cannot be post-processed: {why}",
+                        host.plugin, response.id
+                    )
+                });
+                0
+            });
+            (response.id, out, length, response.n_tokens)
+        })
+        .collect();
+    let batch: Vec<QuerySampleResponse<'_>> = logged
+        .iter()
+        .map(|(id, out, length, n_tokens)| {
+            QuerySampleResponse::with_tokens(ResponseId(*id), &out[..*length], *n_tokens)
+        })
+        .collect();
+    // SAFETY: the caller's contract.
+    unsafe { complete_made(context, &batch, failure) };
 }
 
 /// The run logs named outputs (`--logged-outputs`) rather than each response's data.
@@ -448,12 +523,26 @@ unsafe fn complete_with_named_outputs(
         })
         .collect();
     // SAFETY: the caller's contract.
+    unsafe { complete_made(context, &batch, missing) };
+}
+
+/// Takes responses whose logged bytes the host made (post-processed, or named outputs
+/// gathered), after failing the run with `failure` when one could not be made.
+///
+/// # Safety
+/// `context` as [`with_context`].
+unsafe fn complete_made(
+    context: *mut c_void,
+    batch: &[QuerySampleResponse<'_>],
+    failure: Option<String>,
+) {
+    // SAFETY: the caller's contract.
     unsafe {
         with_context(context, |completer| {
-            if let Some(message) = missing {
+            if let Some(message) = failure {
                 completer.fail(message);
             }
-            completer.query_samples_complete(&batch)
+            completer.query_samples_complete(batch)
         })
     };
 }

@@ -207,7 +207,7 @@ impl MeterInstance {
         let power_info = power_info.ok_or_else(|| missing("power_info"))?;
         let read_power = read_power.ok_or_else(|| missing("read_power"))?;
 
-        let context = HostContext::new(info.name.clone(), &[]);
+        let context = HostContext::new(info.name.clone(), &[], None);
         let host = Box::new(host_api(&context, None));
         if let Some(init) = table.init {
             // SAFETY: the host table lives in `host` for as long as the instance.

@@ -85,6 +85,7 @@ impl PluginSut {
         let context = HostContext::new(
             name.clone(),
             format.map_or(&[][..], |f| &f.logged_outputs[..]),
+            format.and_then(|f| f.postprocess),
         );
         let inputs = format.and_then(|f| InputTable::new(&f.inputs));
         let device = run

@@ -66,6 +66,26 @@ impl DatasetLibrary {
     }
 }
 
+impl DatasetLibrary {
+    /// The samples at `unique` (sorted, each once), as the data set holds them.
+    fn read_samples(&mut self, unique: &[usize]) -> Result<LoadedSamples, QslError> {
+        let mut loaded = LoadedSamples::new(self.source.len());
+        for (position, &index) in unique.iter().enumerate() {
+            let layout = self.source.read(index, &mut self.buffer)?;
+            if position == 0 {
+                // Samples of a data set file share a size: one allocation for the whole set.
+                loaded
+                    .reserve_samples(unique.len(), self.buffer.len())
+                    .map_err(|error| format!("{}: {}", self.name, error_chain(&error)))?;
+            }
+            loaded
+                .insert(index, &layout, &self.buffer)
+                .map_err(|error| format!("{}: {error}", self.name))?;
+        }
+        Ok(loaded)
+    }
+}
+
 impl QuerySampleLibrary for DatasetLibrary {
     fn name(&self) -> &str {
         &self.name
@@ -84,28 +104,31 @@ impl QuerySampleLibrary for DatasetLibrary {
         let mut unique = indices.to_vec();
         unique.sort_unstable();
         unique.dedup();
-        let mut loaded = LoadedSamples::new(self.source.len());
-        for (position, &index) in unique.iter().enumerate() {
-            let layout = self.source.read(index, &mut self.buffer)?;
-            if position == 0 {
-                // Samples of a data set share a size: one allocation for the whole set.
-                loaded
-                    .reserve_samples(unique.len(), self.buffer.len())
-                    .map_err(|error| format!("{}: {}", self.name, error_chain(&error)))?;
+        let loaded = match &self.preprocessing {
+            // Read and preprocessed a sample at a time, on every core: the raw set is never
+            // held whole (ImageNet's JPEGs decode to several times the crops' bytes).
+            Some(preprocessing) => {
+                let total = self.source.len();
+                let mut forks: Vec<Box<dyn SampleSource>> = (1..preprocessing.threads())
+                    .map_while(|_| self.source.fork())
+                    .collect();
+                let mut readers: Vec<&mut dyn SampleSource> = vec![&mut *self.source];
+                readers.extend(
+                    forks
+                        .iter_mut()
+                        .map(|fork| &mut **fork as &mut dyn SampleSource),
+                );
+                preprocessing
+                    .run_streamed(readers, &unique, total)
+                    .map_err(|error| format!("{}: {}", self.name, error_chain(&error)))?
             }
-            loaded
-                .insert(index, &layout, &self.buffer)
-                .map_err(|error| format!("{}: {error}", self.name))?;
-        }
-        let read = started.elapsed();
-        if let Some(preprocessing) = &self.preprocessing {
-            loaded = preprocessing.run_all(&loaded, &unique, self.source.len())?;
-        }
+            None => self.read_samples(&unique)?,
+        };
         tracing::info!(
             samples = unique.len(),
             bytes = loaded.data_bytes(),
-            read_ms = read.as_secs_f64() * 1e3,
-            preprocess_ms = (started.elapsed() - read).as_secs_f64() * 1e3,
+            load_ms = started.elapsed().as_secs_f64() * 1e3,
+            preprocessed = self.preprocessing.is_some(),
             "loaded samples into the arena"
         );
         self.arena.replace(loaded);

@@ -3,6 +3,8 @@
 mod arena;
 mod arena_error;
 mod dataset_library;
+mod export;
+mod imagenet;
 mod named_files;
 mod named_inputs;
 mod npy;
@@ -14,10 +16,12 @@ pub use arena::{
     SampleLayout, SampleView, SAMPLE_ALIGN,
 };
 pub use dataset_library::DatasetLibrary;
+pub use export::{write_imagenet_cache, ExportError};
+pub use imagenet::{ImagenetFolder, PREPROCESSED_SHAPE};
 pub use mlperf_submission::digest;
 pub use named_files::NamedFiles;
 pub use named_inputs::{split_first_axis, NamedInput};
 pub use npy::{write_npy, NpySource};
 pub(crate) use preprocess::{check_same, dims};
-pub use preprocess::{sandbox_with, Preprocessing};
+pub use preprocess::{sandbox_with, LoadError, Preprocessing};
 pub use source::{SampleSource, SourceError};

@@ -45,6 +45,11 @@ impl SampleSource for NpySource {
         self.file.read(index, out)?;
         Ok(self.layout.clone())
     }
+
+    fn fork(&self) -> Option<Box<dyn SampleSource>> {
+        let again = NpySource::open(std::path::Path::new(&self.file.describe())).ok()?;
+        Some(Box::new(again))
+    }
 }
 
 fn dtype(element: Element) -> DType {

@@ -14,6 +14,7 @@ use wasm_preprocess::{
 };
 
 use super::arena::{LoadedSamples, SampleLayout};
+use super::source::{SampleSource, SourceError};
 use mlperf_submission::benchmark::PreprocessLimits;
 
 /// A loaded module and how it runs.
@@ -46,6 +47,11 @@ impl Preprocessing {
             threads,
             workers: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The threads an untimed load preprocesses on (one per core).
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 
     /// Preprocessing per issued sample, inside the timed path.
@@ -99,26 +105,29 @@ impl Preprocessing {
             .push(worker);
     }
 
-    /// The arena of `raw`'s samples at `indices` preprocessed, on all cores. The first sample's
-    /// output fixes the layout; every other output must match it.
-    pub fn run_all(
+    /// The arena of the samples at `indices` (sorted, each once) preprocessed, each read by
+    /// one of `readers` as its thread comes to it: one thread per reader, up to the cores,
+    /// so that no more than a sample per thread is held raw. The first sample's output fixes
+    /// the layout; every other output must match it.
+    pub fn run_streamed(
         &self,
-        raw: &LoadedSamples,
+        mut readers: Vec<&mut dyn SampleSource>,
         indices: &[usize],
         total: usize,
-    ) -> Result<LoadedSamples, PreprocessError> {
+    ) -> Result<LoadedSamples, LoadError> {
         let mut output = LoadedSamples::new(total);
-        let Some(&first) = indices.first() else {
+        let (Some(&first), false) = (indices.first(), readers.is_empty()) else {
             return Ok(output);
         };
         let mut worker = self.take_worker()?;
-        let view = raw.get(first).expect("loaded by the caller");
-        let (layout, length) = {
-            let out = worker.run(first, view.data, &dims(view.shape))?;
-            (self.output_layout(out.shape.dims())?, out.data.len())
+        let mut raw = Vec::new();
+        let raw_layout = readers[0].read(first, &mut raw)?;
+        let (layout, first_output) = {
+            let out = worker.run(first, &raw, &dims(&raw_layout.shape))?;
+            (self.output_layout(out.shape.dims())?, out.data.to_vec())
         };
         output
-            .reserve_samples(indices.len(), length)
+            .reserve_samples(indices.len(), first_output.len())
             .map_err(|error| PreprocessError::Sample {
                 module: self.module.identity().label(),
                 sha256: self.module.identity().sha256.clone(),
@@ -130,25 +139,35 @@ impl Preprocessing {
             })?;
         for &index in indices {
             output
-                .allocate(index, &layout, length)
+                .allocate(index, &layout, first_output.len())
                 .expect("indices within the data set");
         }
         let mut slots = output.slots_mut();
-        let threads = self.threads.clamp(1, slots.len());
-        let per_thread = slots.len().div_ceil(threads);
+        // Allocated in the order of `indices`: the first slot is the first sample's.
+        slots[0].1.copy_from_slice(&first_output);
+        let rest = &mut slots[1..];
+        if rest.is_empty() {
+            self.return_worker(worker);
+            drop(slots);
+            return Ok(output);
+        }
+        let threads = self.threads.min(readers.len()).clamp(1, rest.len());
+        readers.truncate(threads);
+        let per_thread = rest.len().div_ceil(threads);
         let failed = AtomicBool::new(false);
         let mut workers = vec![worker];
         for _ in 1..threads {
             workers.push(self.take_worker()?);
         }
-        let results: Vec<(Worker, Result<(), PreprocessError>)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = slots
+        let results: Vec<(Worker, Result<(), LoadError>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = rest
                 .chunks_mut(per_thread)
                 .zip(workers)
-                .map(|(chunk, mut worker)| {
+                .zip(readers)
+                .map(|((chunk, mut worker), reader)| {
                     let (failed, layout, module) = (&failed, &layout, &self.module);
                     scope.spawn(move || {
-                        let result = fill(module, &mut worker, raw, chunk, layout, failed);
+                        let result = fill(module, &mut worker, reader, chunk, layout, failed);
                         if result.is_err() {
                             failed.store(true, Ordering::Relaxed);
                         }
@@ -168,6 +187,7 @@ impl Preprocessing {
                 first_error = Some(error);
             }
         }
+        drop(slots);
         match first_error {
             Some(error) => Err(error),
             None => Ok(output),
@@ -188,21 +208,22 @@ impl Preprocessing {
     }
 }
 
-/// Preprocesses one thread's share of the samples into their arena slots.
+/// Reads and preprocesses one thread's share of the samples into their arena slots.
 fn fill(
     module: &PreprocessModule,
     worker: &mut Worker,
-    raw: &LoadedSamples,
+    reader: &mut dyn SampleSource,
     slots: &mut [(usize, &mut [u8])],
     layout: &SampleLayout,
     failed: &AtomicBool,
-) -> Result<(), PreprocessError> {
+) -> Result<(), LoadError> {
+    let mut raw = Vec::new();
     for (index, slot) in slots.iter_mut() {
         if failed.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let view = raw.get(*index).expect("loaded by the caller");
-        let out = worker.run(*index, view.data, &dims(view.shape))?;
+        let raw_layout = reader.read(*index, &mut raw)?;
+        let out = worker.run(*index, &raw, &dims(&raw_layout.shape))?;
         check_same(
             module,
             *index,
@@ -214,6 +235,15 @@ fn fill(
         slot.copy_from_slice(out.data);
     }
     Ok(())
+}
+
+/// Why a set of samples could not be loaded and preprocessed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Preprocess(#[from] PreprocessError),
 }
 
 /// Every output of a data set has one layout; a module that answers otherwise fails the sample.

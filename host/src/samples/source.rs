@@ -13,6 +13,11 @@ pub trait SampleSource: Send {
     }
     /// Sample `index`'s bytes into `out` (replacing its contents), and their layout.
     fn read(&mut self, index: usize, out: &mut Vec<u8>) -> Result<SampleLayout, SourceError>;
+    /// Another reader of the same samples, for a thread of its own; None where the source
+    /// cannot be read from two threads (then one thread reads it all).
+    fn fork(&self) -> Option<Box<dyn SampleSource>> {
+        None
+    }
 }
 
 pub use mlperf_submission::npy::SourceError;

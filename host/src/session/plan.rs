@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mlperf_loadgen::{AbandonHook, TestSettings};
 
-use crate::benchmark::{Benchmark, PreprocessLimits};
+use crate::benchmark::{Benchmark, DatasetFormat, PreprocessLimits};
 use crate::official::engine::TestSettings as OfficialSettings;
 
 /// One run: a LoadGen test, with a ranging run before it when a power analyzer needs one.
@@ -59,6 +59,8 @@ pub struct PluginPlan {
     pub isolation: Option<crate::plugin::isolated::Isolation>,
     /// The named outputs a response's logged bytes are made of; empty: its data.
     pub logged_outputs: Vec<String>,
+    /// The benchmark's post-processing of each response, done by the host.
+    pub postprocess: Option<crate::benchmark::postprocess::ResponseTransform>,
     /// Batches the host makes for a plugin that does not batch itself.
     pub batching: crate::plugin::HostBatching,
     /// Hand the plugin a host table as a host of ABI 1.2 would (`plugins test`).
@@ -82,6 +84,7 @@ impl PluginPlan {
             context: None,
             isolation: None,
             logged_outputs: Vec::new(),
+            postprocess: None,
             batching: Default::default(),
             as_host_of_1_2: false,
             as_host_of_1_3: false,
@@ -109,6 +112,10 @@ pub enum SamplePlan {
         input_files: Vec<(String, PathBuf)>,
         /// The sha256 the data set must have (a benchmark definition's pin).
         expected_sha256: Option<String>,
+        /// How `path` holds the samples (a `.npy` file, or a data set's folder).
+        format: DatasetFormat,
+        /// A folder's first `count` samples only (the reference's `--count`).
+        count: Option<usize>,
     },
 }
 
@@ -144,6 +151,8 @@ impl SamplePlan {
             input_names: Vec::new(),
             input_files: Vec::new(),
             expected_sha256: None,
+            format: DatasetFormat::Npy,
+            count: None,
         }
     }
 }

@@ -9,11 +9,13 @@ use mlperf_loadgen::QuerySampleLibrary;
 
 use super::plan::{PreprocessPlan, SamplePlan};
 use super::SessionError;
+use crate::benchmark::DatasetFormat;
 use crate::plugin::Instance;
 use crate::samples::{
-    digest, split_first_axis, DatasetLibrary, NamedFiles, NamedInput, NpySource, Preprocessing,
-    SampleSource,
+    digest, split_first_axis, DatasetLibrary, ImagenetFolder, NamedFiles, NamedInput, NpySource,
+    Preprocessing, SampleSource,
 };
+use mlperf_submission::datasets::imagenet;
 
 pub enum SampleLibrary {
     /// Indices only.
@@ -31,7 +33,7 @@ pub enum SampleLibrary {
 impl SampleLibrary {
     /// Opens the plan's library; a data set's header is checked and its module loaded here.
     pub fn open(plan: &SamplePlan) -> Result<SampleLibrary, SessionError> {
-        let (path, asked, preprocess, input_files, expected_sha256) = match plan {
+        let (path, asked, preprocess, input_files, expected_sha256, format, count) = match plan {
             SamplePlan::Indices { total, performance } => {
                 return Ok(SampleLibrary::Null(NullQsl {
                     total: *total,
@@ -44,19 +46,43 @@ impl SampleLibrary {
                 preprocess,
                 input_files,
                 expected_sha256,
+                format,
+                count,
                 ..
-            } => (path, *performance, preprocess, input_files, expected_sha256),
+            } => (
+                path,
+                *performance,
+                preprocess,
+                input_files,
+                expected_sha256,
+                *format,
+                *count,
+            ),
         };
+        let mut preprocess = preprocess.as_ref();
         // Opened first: the source refuses what is not a regular file (a FIFO would block
         // the hash forever).
-        let (source, parts): (Box<dyn SampleSource>, _) = if input_files.is_empty() {
+        let (source, parts): (Box<dyn SampleSource>, _) = if format == DatasetFormat::Imagenet {
+            let folder = ImagenetFolder::open(path, count).map_err(SessionError::Dataset)?;
+            if folder.layout() == imagenet::Layout::Preprocessed {
+                // The reference's cache is its preprocessing's output already.
+                preprocess = None;
+            }
+            (Box::new(folder), Vec::new())
+        } else if input_files.is_empty() {
             (open_source(path)?, Vec::new())
         } else {
             let files = NamedFiles::open(input_files).map_err(SessionError::Dataset)?;
             let parts = files.parts().to_vec();
             (Box::new(files), parts)
         };
-        let sha256 = dataset_sha256(path, input_files, expected_sha256.as_deref())?;
+        // A folder's list stands for it: hashing 50,000 images at every start would take
+        // minutes.
+        let hashed = match format {
+            DatasetFormat::Npy => path.clone(),
+            DatasetFormat::Imagenet => path.join(imagenet::VAL_MAP),
+        };
+        let sha256 = dataset_sha256(&hashed, input_files, expected_sha256.as_deref())?;
         let total = source.len();
         if total == 0 {
             return Err(SessionError::EmptyDataset(path.clone()));

@@ -199,6 +199,7 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         RunDescription::new(&settings, performance as u64, total as u64).with_format(DataFormat {
             inputs: library.named_inputs(&plan.samples)?,
             logged_outputs: Vec::new(),
+            postprocess: None,
         });
     // Opened before anything runs: a meter that cannot be reached is refused here.
     let mut meters = crate::power::Meters::open(&plan.power, plan.plugin.isolation.as_ref())?;

@@ -28,6 +28,7 @@ mod power_plugin;
 mod power_runs;
 mod preprocess_runs;
 mod report_runs;
+mod resnet_runs;
 mod round_rules;
 mod sample_memory;
 mod sample_sets;

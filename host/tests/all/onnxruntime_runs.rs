@@ -40,14 +40,7 @@ fn text(bytes: &[u8]) -> String {
 }
 
 fn assert_ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        text(&output.stdout),
-        text(&output.stderr)
-    );
-    text(&output.stdout)
+    support::assert_success(output)
 }
 
 /// Settings that keep a performance run to a second or so.

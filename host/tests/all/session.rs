@@ -222,6 +222,8 @@ fn a_data_set_asking_for_more_performance_samples_than_it_holds_is_refused() {
         input_names: Vec::new(),
         input_files: Vec::new(),
         expected_sha256: None,
+        format: mlperf_host::benchmark::DatasetFormat::Npy,
+        count: None,
     };
     let error = Session::new(&mut Recorder::default())
         .run(&plan)

@@ -38,7 +38,13 @@ pub struct Benchmark {
     /// The command that makes its model and data (for messages).
     pub prepare: Option<String>,
     pub model: Option<PathBuf>,
+    /// The model name MLPerf's config files key its settings by (`resnet50`), where it is not
+    /// the benchmark's name (`resnet`, the name the round and a submission give it).
+    pub config_model: Option<String>,
+    /// The data set: a `.npy` file, or the folder of a data set layout (`format`).
     pub inputs: PathBuf,
+    /// How `inputs` holds the samples.
+    pub format: DatasetFormat,
     /// The expected sha256 of `inputs`, when the definition pins it.
     pub inputs_sha256: Option<String>,
     /// `[dataset] input_names`: each sample stacks these named inputs along its first axis.
@@ -52,6 +58,9 @@ pub struct Benchmark {
     pub accuracy: Accuracy,
     /// `[accuracy] logged_outputs`: the named outputs the accuracy log records, in order.
     pub logged_outputs: Vec<String>,
+    /// `[postprocess]`: what the host makes of each response before it is logged, as the
+    /// reference's harness does after the model ran.
+    pub postprocess: Option<super::postprocess::ResponseTransform>,
     pub plugin: PluginSection,
     /// TestSettings overrides (`field = value`) for every scenario, then per scenario.
     pub settings: BTreeMap<String, toml::Value>,
@@ -106,6 +115,25 @@ pub struct PreprocessLimits {
     pub fuel: Option<u64>,
 }
 
+/// How a data set lies on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DatasetFormat {
+    /// One `.npy` file whose first axis counts samples.
+    #[default]
+    Npy,
+    /// ImageNet 2012 val: `val_map.txt` and the JPEGs, or the reference's preprocessed cache
+    /// of them (`<image>.JPEG.npy`), in one folder.
+    Imagenet,
+}
+
+impl DatasetFormat {
+    /// A folder rather than a file.
+    pub fn is_folder(self) -> bool {
+        !matches!(self, DatasetFormat::Npy)
+    }
+}
+
 /// How a run's accuracy log is scored.
 #[derive(Debug, Clone)]
 pub enum Accuracy {
@@ -133,6 +161,11 @@ pub enum Accuracy {
         references: PathBuf,
         threshold: f64,
         tokenizer: Option<PathBuf>,
+    },
+    /// ResNet-50's top-1 as the reference's `accuracy-imagenet.py` scores it, against the data
+    /// set folder's `val_map.txt`; each response one class of `dtype`.
+    Imagenet {
+        dtype: crate::benchmark::accuracy::ClassDtype,
     },
     /// No metric (e.g. random weights); `why` says so.
     Unavailable { why: String },
@@ -242,6 +275,34 @@ impl Benchmark {
             .collect()
     }
 
+    /// The data set folder's `val_map.txt` (an ImageNet layout).
+    pub fn val_map(&self) -> PathBuf {
+        self.inputs.join(crate::datasets::imagenet::VAL_MAP)
+    }
+
+    /// The same benchmark on the data set folder `dir` (`--dataset-dir`): a folder layout's
+    /// samples and ground truth are read from there.
+    pub fn with_dataset_dir(mut self, dir: &Path) -> Result<Benchmark, DefinitionError> {
+        if !self.format.is_folder() {
+            return Err(DefinitionError::Invalid {
+                path: self.file.clone(),
+                message: format!(
+                    "--dataset-dir {}: benchmark {} reads one .npy file (give --dataset)",
+                    dir.display(),
+                    self.name
+                ),
+            });
+        }
+        self.inputs = dir.to_path_buf();
+        Ok(self)
+    }
+
+    /// The same benchmark with the model file `model` (`--model-file`).
+    pub fn with_model_file(mut self, model: &Path) -> Benchmark {
+        self.model = Some(model.to_path_buf());
+        self
+    }
+
     /// Files the definition names that do not exist.
     pub fn missing_files(&self) -> Vec<&Path> {
         self.files().into_iter().filter(|p| !p.exists()).collect()
@@ -268,7 +329,7 @@ impl Benchmark {
                 files.extend(reference.as_deref());
             }
             Accuracy::Rouge { references, .. } => files.push(references),
-            Accuracy::Unavailable { .. } => {}
+            Accuracy::Imagenet { .. } | Accuracy::Unavailable { .. } => {}
         }
         files
     }
@@ -331,9 +392,12 @@ struct RawDefinition {
     #[serde(default)]
     description: String,
     prepare: Option<String>,
+    /// The model name in MLPerf's config files, where it is not `name`.
+    config_model: Option<String>,
     model: Option<RawModel>,
     dataset: RawDataset,
     preprocess: Option<RawPreprocess>,
+    postprocess: Option<super::postprocess::ResponseTransform>,
     accuracy: RawAccuracy,
     plugin: RawPlugin,
     #[serde(default)]
@@ -350,7 +414,10 @@ struct RawModel {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawDataset {
+    /// A `.npy` file, or (with `format`) the data set's folder.
     inputs: PathBuf,
+    #[serde(default)]
+    format: DatasetFormat,
     /// The inputs file's expected sha256: a run of another content is refused.
     sha256: Option<String>,
     #[serde(default)]
@@ -374,6 +441,8 @@ struct RawPreprocess {
 #[serde(deny_unknown_fields)]
 struct RawAccuracy {
     metric: String,
+    /// The element type of the logged class (`imagenet`: the script's `--dtype`).
+    dtype: Option<crate::benchmark::accuracy::ClassDtype>,
     labels: Option<PathBuf>,
     embeddings: Option<PathBuf>,
     references: Option<PathBuf>,
@@ -483,6 +552,19 @@ impl RawDefinition {
                 threshold: self.accuracy.threshold.unwrap_or(0.99),
                 tokenizer: self.dataset.tokenizer.as_deref().map(at),
             },
+            "imagenet" => {
+                if self.dataset.format != DatasetFormat::Imagenet {
+                    return Err(invalid(
+                        "[accuracy] metric imagenet needs [dataset] format = \"imagenet\" (its labels are the folder's val_map.txt)".into(),
+                    ));
+                }
+                Accuracy::Imagenet {
+                    dtype: self
+                        .accuracy
+                        .dtype
+                        .unwrap_or(crate::benchmark::accuracy::ClassDtype::Float32),
+                }
+            }
             "none" => Accuracy::Unavailable {
                 why: self
                     .accuracy
@@ -491,7 +573,7 @@ impl RawDefinition {
             },
             other => {
                 return Err(invalid(format!(
-                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge or none)"
+                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet or none)"
                 )))
             }
         };
@@ -501,7 +583,9 @@ impl RawDefinition {
             file: file.to_path_buf(),
             prepare: self.prepare,
             model: self.model.map(|m| at(&m.path)),
+            config_model: self.config_model,
             inputs: at(&self.dataset.inputs),
+            format: self.dataset.format,
             inputs_sha256: self.dataset.sha256.map(|d| d.to_ascii_lowercase()),
             input_names: self.dataset.input_names,
             performance_sample_count: self.dataset.performance_sample_count,
@@ -517,6 +601,7 @@ impl RawDefinition {
             }),
             accuracy,
             logged_outputs,
+            postprocess: self.postprocess,
             plugin: PluginSection {
                 name: self.plugin.name,
                 config: self.plugin.config,
@@ -751,11 +836,52 @@ offline_expected_qps = 5000
                 "digits",
                 "fmnist",
                 "minilm",
-                "resnet50",
+                "resnet",
+                "resnet50-topology",
                 "smollm2",
                 "smollm2-interactive"
             ]
         );
+    }
+
+    #[test]
+    fn resnet_is_the_rounds_benchmark_on_a_data_set_folder() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/benchmarks/resnet.toml");
+        let resnet = Benchmark::read(&path).unwrap();
+        assert_eq!(resnet.config_model.as_deref(), Some("resnet50"));
+        assert_eq!(resnet.format, DatasetFormat::Imagenet);
+        assert!(resnet.val_map().ends_with("imagenet/raw/val_map.txt"));
+        assert!(matches!(
+            resnet.accuracy,
+            Accuracy::Imagenet {
+                dtype: crate::benchmark::accuracy::ClassDtype::Float32
+            }
+        ));
+        assert_eq!(
+            resnet.postprocess,
+            Some(crate::benchmark::postprocess::ResponseTransform::Class {
+                input: crate::benchmark::postprocess::ClassInput::Int64,
+                offset: -1,
+                logged: crate::benchmark::accuracy::ClassDtype::Float32,
+            })
+        );
+        let config = resnet.plugin_config(TestScenario::Offline);
+        assert_eq!(config["input"].as_str(), Some("input_tensor:0"));
+        assert_eq!(config["output"].as_str(), Some("ArgMax:0"));
+        let elsewhere = resnet
+            .clone()
+            .with_dataset_dir(Path::new("/data/imagenet"))
+            .unwrap();
+        assert_eq!(elsewhere.val_map(), Path::new("/data/imagenet/val_map.txt"));
+        let npy = parse(FULL).unwrap();
+        let error = npy
+            .with_dataset_dir(Path::new("/d"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("reads one .npy file"), "{error}");
+        let bad = FULL.replace("metric = \"top1\"", "metric = \"imagenet\"");
+        let error = parse(&bad).unwrap_err().to_string();
+        assert!(error.contains("format = \"imagenet\""), "{error}");
     }
 
     #[test]

@@ -4,9 +4,10 @@
 pub mod accuracy;
 mod definition;
 mod extends;
+pub mod postprocess;
 
 pub(crate) use definition::config_search_paths;
 pub use definition::{
-    Accuracy, Benchmark, DefinitionError, OutputEncoding, PluginSection, PreprocessLimits,
-    PreprocessSection,
+    Accuracy, Benchmark, DatasetFormat, DefinitionError, OutputEncoding, PluginSection,
+    PreprocessLimits, PreprocessSection,
 };

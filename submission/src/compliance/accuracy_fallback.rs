@@ -114,6 +114,7 @@ pub fn headline(score: &Score) -> f64 {
         Score::Top1(top1) => 100.0 * top1.accuracy(),
         Score::Cosine(cosine) => cosine.mean,
         Score::Rouge(rouge) => rouge.rouge1,
+        Score::Imagenet(judged) => judged.score.percent(),
     }
 }
 
@@ -123,7 +124,7 @@ fn target_fraction(benchmark: &Benchmark) -> f64 {
         Accuracy::Top1 { threshold, .. }
         | Accuracy::Cosine { threshold, .. }
         | Accuracy::Rouge { threshold, .. } => *threshold,
-        Accuracy::Unavailable { .. } => 0.99,
+        Accuracy::Imagenet { .. } | Accuracy::Unavailable { .. } => 0.99,
     }
 }
 

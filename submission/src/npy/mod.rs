@@ -170,6 +170,22 @@ impl NpyFile {
         self.count == 0
     }
 
+    /// The whole array's shape: the sample axis, then each sample's.
+    pub fn array_shape(&self) -> Vec<i64> {
+        let mut shape = vec![self.count as i64];
+        shape.extend(&self.layout.shape);
+        shape
+    }
+
+    /// The whole array's bytes into `out`, replacing its contents (a file that holds one
+    /// sample, such as an image of a preprocessed cache).
+    pub fn read_all(&mut self, out: &mut Vec<u8>) -> Result<(), SourceError> {
+        out.resize(self.count * self.sample_bytes, 0);
+        self.file
+            .read_exact_at(out, self.data_offset)
+            .map_err(|e| SourceError::io(&self.path, e))
+    }
+
     /// Sample `index`'s bytes into `out`, replacing its contents.
     pub fn read(&mut self, index: usize, out: &mut Vec<u8>) -> Result<(), SourceError> {
         if index >= self.count {

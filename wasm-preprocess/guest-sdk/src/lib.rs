@@ -40,7 +40,7 @@ mod region;
 mod shape;
 
 pub use error::Error;
-pub use output::Output;
+pub use output::{carve, Output};
 pub use shape::{Shape, MAX_RANK};
 
 /// The guest ABI version this SDK exports, returned by `mlperf_preprocess_abi`.

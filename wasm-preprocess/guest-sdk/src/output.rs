@@ -77,6 +77,17 @@ impl<'a> Output<'a> {
         Ok(unsafe { core::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<f32>(), count) })
     }
 
+    /// Makes the output the first `len` bytes of the last requested buffer, for a module that
+    /// asked for one buffer holding its output and, after it, the working memory it computed
+    /// the output with ([`carve`]). Fails when `len` exceeds that buffer.
+    pub fn truncate(&mut self, len: usize) -> Result<(), Error> {
+        if len > self.last.1 {
+            return Err(Error::OutOfMemory);
+        }
+        self.last.1 = len;
+        Ok(())
+    }
+
     /// The length in bytes of the last requested buffer: the output's length.
     pub fn len(&self) -> usize {
         self.last.1
@@ -97,9 +108,63 @@ impl<'a> Output<'a> {
     }
 }
 
+/// The first `count` values of type `T` carved out of `bytes` (after the padding that aligns
+/// them), each set to `T::default()`, and the bytes after them: working memory of typed values
+/// from a byte buffer, for a module without an allocator. Fails with [`Error::OutOfMemory`]
+/// when `bytes` cannot hold them.
+pub fn carve<T: Copy + Default>(
+    bytes: &mut [u8],
+    count: usize,
+) -> Result<(&mut [T], &mut [u8]), Error> {
+    let padding = bytes.as_ptr().align_offset(core::mem::align_of::<T>());
+    let size = count
+        .checked_mul(core::mem::size_of::<T>())
+        .and_then(|size| size.checked_add(padding))
+        .filter(|&size| size <= bytes.len())
+        .ok_or(Error::OutOfMemory)?;
+    let (values, rest) = bytes.split_at_mut(size);
+    let values = &mut values[padding..];
+    let first = values.as_mut_ptr().cast::<T>();
+    for i in 0..count {
+        // SAFETY: `values` holds `count * size_of::<T>()` bytes aligned for T (the padding
+        // above), so element i lies inside it; writing a value initialises it whatever the
+        // bytes were.
+        unsafe { first.add(i).write(T::default()) };
+    }
+    // SAFETY: the `count` elements were initialised above, aligned and inside `values`, whose
+    // exclusive borrow the new slice takes over.
+    let typed = unsafe { core::slice::from_raw_parts_mut(first, count) };
+    Ok((typed, rest))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_values_are_carved_aligned_and_the_output_truncated() {
+        let mut buffer = [0xAAu8; 64];
+        let (floats, rest) = carve::<f32>(&mut buffer[1..], 3).unwrap();
+        assert_eq!(floats, [0.0; 3]);
+        floats[2] = 1.5;
+        assert!(rest.len() >= 63 - 3 - 12);
+        let (ints, _) = carve::<i32>(rest, 2).unwrap();
+        assert_eq!(ints, [0, 0]);
+        assert_eq!(
+            carve::<u64>(&mut buffer[..8], 2).err(),
+            Some(Error::OutOfMemory)
+        );
+        assert_eq!(
+            carve::<u8>(&mut buffer, usize::MAX).err(),
+            Some(Error::OutOfMemory)
+        );
+        let mut out = [0u8; 16];
+        let mut output = Output::from_slice(&mut out);
+        output.bytes(16).unwrap();
+        output.truncate(4).unwrap();
+        assert_eq!(output.len(), 4);
+        assert_eq!(output.truncate(5), Err(Error::OutOfMemory));
+    }
 
     #[test]
     fn bytes_are_cut_from_the_slice_and_recorded() {

@@ -154,6 +154,18 @@ pub(crate) fn require_data(benchmark: &str) {
     );
 }
 
+/// Fails with the status and both streams unless the process succeeded; returns its stdout.
+pub(crate) fn assert_success(output: &std::process::Output) -> String {
+    assert!(
+        output.status.success(),
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    text(&output.stdout)
+}
+
 /// A process's output as text.
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

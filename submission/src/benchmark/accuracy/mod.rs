@@ -4,16 +4,20 @@
 //! to reference embeddings (`cosine.rs`) and ROUGE of generated text (`rouge.rs`).
 
 mod cosine;
+mod imagenet;
 mod porter;
 mod rouge;
 mod sentences;
+mod target;
 mod top1;
 
 use std::path::{Path, PathBuf};
 
 pub use cosine::Cosine;
+pub use imagenet::{ClassDtype, ImagenetTop1};
 pub use rouge::Rouge;
 pub use sentences::lines_of_sentences;
+pub use target::{Judged, TargetCheck};
 pub use top1::Top1;
 
 use super::definition::{Accuracy, Benchmark};
@@ -36,6 +40,8 @@ pub enum AccuracyError {
     #[error(transparent)]
     Log(#[from] AccuracyLogError),
     #[error(transparent)]
+    Dataset(#[from] crate::datasets::DatasetError),
+    #[error(transparent)]
     Tokenizer(#[from] mlperf_tokenizer::TokenizerError),
 }
 
@@ -45,6 +51,8 @@ pub enum Score {
     Top1(Top1),
     Cosine(Cosine),
     Rouge(Rouge),
+    /// ResNet-50's top-1 on ImageNet, judged by the round's target.
+    Imagenet(Judged<ImagenetTop1>),
 }
 
 impl Score {
@@ -55,6 +63,7 @@ impl Score {
             Score::Top1(top1) => top1.meets_reference().unwrap_or(true),
             Score::Cosine(cosine) => cosine.passes(),
             Score::Rouge(rouge) => rouge.passes(),
+            Score::Imagenet(judged) => judged.passes(),
         }
     }
 
@@ -64,6 +73,7 @@ impl Score {
             Score::Top1(_) => "accuracy",
             Score::Cosine(_) => "mean_cosine",
             Score::Rouge(_) => "rouge1",
+            Score::Imagenet(_) => "accuracy",
         }
     }
 
@@ -73,6 +83,16 @@ impl Score {
             Score::Top1(score) => score.report(),
             Score::Cosine(score) => score.report(),
             Score::Rouge(score) => score.report(),
+            Score::Imagenet(judged) => {
+                let mut text = format!("{}\n", judged.score.line());
+                if judged.score.duplicates > 0 {
+                    text.push_str(&format!(
+                        "duplicates={} (records for samples already counted, ignored)\n",
+                        judged.score.duplicates
+                    ));
+                }
+                text + &judged.target_lines()
+            }
         }
     }
 }
@@ -140,10 +160,25 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
             threshold,
             tokenizer,
         } => rouge::evaluate(log, references, *threshold, tokenizer.as_deref()).map(Score::Rouge),
+        Accuracy::Imagenet { dtype } => {
+            let list = crate::datasets::imagenet::ValMap::read(&benchmark.val_map())?;
+            let score = imagenet::evaluate(log, &list, *dtype)?;
+            Ok(Score::Imagenet(judged(benchmark, &score.line(), score)))
+        }
         Accuracy::Unavailable { why } => Err(AccuracyError::Unavailable {
             benchmark: benchmark.name.clone(),
             why: why.clone(),
         }),
+    }
+}
+
+/// `score` with the verdicts of the round's targets for `benchmark`, read off `line`.
+fn judged<S>(benchmark: &Benchmark, line: &str, score: S) -> Judged<S> {
+    let (round, targets) = target::round_targets(&benchmark.name);
+    Judged {
+        score,
+        round,
+        targets: target::judge(line, &targets),
     }
 }
 

@@ -1,0 +1,79 @@
+//! `mlperf-host dataset preprocess`: what the host hands the plugin for every sample of a
+//! benchmark's data set, written in the reference's cache layout, to diff against the
+//! submitter's own.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use indicatif::{ProgressBar, ProgressStyle};
+use mlperf_host::benchmark::DatasetFormat;
+use mlperf_host::samples::{write_imagenet_cache, ImagenetFolder, Preprocessing};
+use mlperf_submission::datasets::imagenet::Layout;
+
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum DatasetCommand {
+    /// Write every sample of a benchmark's data set as the host hands it to a plugin, in
+    /// the reference's cache layout (ImageNet: <image>.JPEG.npy, float32 [3, 224, 224], and
+    /// val_map.txt), to compare with the tensors the reference made.
+    Preprocess(PreprocessArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct PreprocessArgs {
+    /// The benchmark (a name in configs/benchmarks/, or a .toml path).
+    #[arg(long, value_name = "NAME|FILE")]
+    benchmark: String,
+    /// The data set folder [default: the definition's].
+    #[arg(long, value_name = "DIR")]
+    dataset_dir: Option<PathBuf>,
+    /// Only the list's first N samples.
+    #[arg(long, value_name = "N")]
+    total_samples: Option<usize>,
+    /// The folder to write into (created).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+}
+
+pub(crate) fn main(command: &DatasetCommand) -> ExitCode {
+    super::init_logging(0, false);
+    let DatasetCommand::Preprocess(args) = command;
+    super::exit_with(preprocess(args))
+}
+
+fn preprocess(args: &PreprocessArgs) -> anyhow::Result<()> {
+    let benchmark =
+        super::benchmark::open_with(&args.benchmark, args.dataset_dir.as_deref(), None)?;
+    if benchmark.format != DatasetFormat::Imagenet {
+        bail!(
+            "benchmark {}: its data set is one .npy file, which is what the plugin gets already (`dataset preprocess` writes the samples of a data set folder)",
+            benchmark.name
+        );
+    }
+    let folder = ImagenetFolder::open(&benchmark.inputs, args.total_samples)?;
+    let preprocessing = match (folder.layout(), &benchmark.preprocess) {
+        (Layout::Preprocessed, _) | (Layout::Raw, None) => None,
+        (Layout::Raw, Some(section)) => Some(
+            Preprocessing::load_in(
+                &section.module,
+                false,
+                mlperf_host::samples::sandbox_with(section.limits),
+            )
+            .with_context(|| format!("preprocessing module {}", section.module.display()))?,
+        ),
+    };
+    let bar = ProgressBar::new(mlperf_host::samples::SampleSource::len(&folder) as u64).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} samples {elapsed}")?,
+    );
+    let written = write_imagenet_cache(folder, preprocessing.as_ref(), &args.out, |n| {
+        bar.set_position(n as u64)
+    })
+    .with_context(|| format!("cannot write {}", args.out.display()))?;
+    bar.finish_and_clear();
+    println!(
+        "{written} samples of {} written to {} as the reference's cache lays them out",
+        benchmark.inputs.display(),
+        args.out.display()
+    );
+    Ok(())
+}

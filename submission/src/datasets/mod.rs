@@ -1,0 +1,29 @@
+//! The MLPerf data sets in the layouts submitters have on disk: the lists that give each
+//! sample its `qsl_idx` and its ground truth, shared by the host's sample readers and the
+//! accuracy scorers (which read the same list, as the reference scripts do).
+
+pub mod imagenet;
+
+use std::path::PathBuf;
+
+/// A data set folder that does not hold what its layout needs, named down to the file and line.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("{}: {message}", path.display())]
+    File { path: PathBuf, message: String },
+    #[error("{}:{line}: {message}", path.display())]
+    Line {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+impl DatasetError {
+    pub(crate) fn file(path: impl Into<PathBuf>, message: impl Into<String>) -> DatasetError {
+        DatasetError::File {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
