@@ -1,0 +1,14 @@
+//! Native pieces of the MLPerf 3d-unet (KiTS19) benchmark, written so that
+//! their results can be checked bit-for-bit against the Python reference
+//! (mlcommons/inference `vision/medical_imaging/3d-unet-kits19`).
+//!
+//! * [`nifti`]: NIfTI-1 reader for the preprocessed `nifti/<case>/*.nii.gz`
+//!   files, which avoids having to unpickle `preprocessed_data/<case>.pkl`.
+//! * [`accuracy`]: the DICE scorer of `accuracy_kits.py`, including its
+//!   summary CSV and its printed `Accuracy:` line.
+//! * [`window`]: the sliding-window combiner (patch positions, Gaussian
+//!   importance map, accumulation, argmax) of `base_SUT.py`.
+
+pub mod accuracy;
+pub mod nifti;
+pub mod window;
