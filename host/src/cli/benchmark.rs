@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use mlperf_host::benchmark::accuracy::evaluate_into;
+use mlperf_host::benchmark::accuracy::reference_script::{
+    reference_command, report_with_reference, run_and_compare,
+};
+use mlperf_host::benchmark::accuracy::{evaluate, evaluate_into};
 use mlperf_host::benchmark::{Accuracy, Benchmark};
 use mlperf_host::loadgen::TestMode;
 use mlperf_host::logs::accuracy::read_accuracy_log;
@@ -81,6 +84,19 @@ pub(crate) struct AccuracyArgs {
     /// val_map.txt) [default: the definition's].
     #[arg(long, value_name = "DIR")]
     pub dataset_dir: Option<PathBuf>,
+    /// A checkout of mlcommons/inference: its accuracy script scores the log too, with the
+    /// flags MLCommons' automation gives it, and accuracy.txt holds the line it prints (the
+    /// native scorer's beside it); a disagreement is an error that shows both.
+    #[arg(long, value_name = "INFERENCE_CHECKOUT")]
+    pub reference_script: Option<PathBuf>,
+    /// The Python that runs --reference-script (with the script's own dependencies).
+    #[arg(
+        long,
+        value_name = "PYTHON",
+        default_value = "python3",
+        requires = "reference_script"
+    )]
+    pub python: PathBuf,
 }
 
 pub(crate) fn accuracy_main(args: &AccuracyArgs) -> ExitCode {
@@ -99,9 +115,20 @@ fn score(args: &AccuracyArgs) -> anyhow::Result<bool> {
         benchmark = benchmark.with_dataset_dir(dir)?;
     }
     check_log(&benchmark, &args.log)?;
-    let (score, _) = evaluate_into(&benchmark, &args.log)
+    let Some(checkout) = &args.reference_script else {
+        let (score, _) = evaluate_into(&benchmark, &args.log)
+            .with_context(|| format!("cannot score {}", args.log.display()))?;
+        print!("{}", score.report());
+        return Ok(score.passes());
+    };
+    let score = evaluate(&benchmark, &args.log)
         .with_context(|| format!("cannot score {}", args.log.display()))?;
-    print!("{}", score.report());
+    let command = reference_command(&benchmark, checkout, &args.python, &args.log)?;
+    let reference = run_and_compare(command, &score)?;
+    let text = report_with_reference(&score, &reference);
+    let out = args.log.with_file_name(mlperf_host::logs::ACCURACY_TXT);
+    std::fs::write(&out, &text).with_context(|| format!("cannot write {}", out.display()))?;
+    print!("{text}");
     Ok(score.passes())
 }
 

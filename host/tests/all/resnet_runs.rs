@@ -150,6 +150,81 @@ fn both_layouts_log_the_references_classes_and_score_them_with_its_line() {
     assert_eq!(scored.status.code(), Some(3), "below the target: exit 3");
 }
 
+/// `accuracy --reference-script`, on a checkout holding a stand-in of accuracy-imagenet.py
+/// (the real one is the reference's and is not committed): the script gets the flags
+/// MLCommons' automation passes, its line goes first in accuracy.txt, and a line that
+/// disagrees with the native scorer's is an error showing both.
+#[test]
+fn the_reference_script_files_its_line_and_a_disagreement_is_an_error() {
+    let dir = TempDir::new();
+    let log = dir.path().join("mlperf_log_accuracy.json");
+    std::fs::copy(
+        repo().join("tests/fixtures/imagenet/logs/float32_mixed.json"),
+        &log,
+    )
+    .unwrap();
+    let expected =
+        std::fs::read_to_string(repo().join("tests/fixtures/imagenet/logs/float32_mixed.stdout"))
+            .unwrap();
+    let tools = dir
+        .path()
+        .join("inference/vision/classification_and_detection/tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let stand_in = |printed: &str| {
+        std::fs::write(
+            tools.join("accuracy-imagenet.py"),
+            format!(
+                "import sys\nopen(sys.argv[0] + '.args', 'w').write(' '.join(sys.argv[1:]))\nprint({printed:?})\n"
+            ),
+        )
+        .unwrap()
+    };
+    let score = |dir: &Path| {
+        host(&[
+            "accuracy",
+            "--benchmark",
+            "resnet",
+            "--log",
+            log.to_str().unwrap(),
+            "--reference-script",
+            dir.join("inference").to_str().unwrap(),
+        ])
+    };
+    stand_in(expected.trim_end());
+    let output = score(dir.path());
+    let accuracy = std::fs::read_to_string(dir.path().join("accuracy.txt")).unwrap();
+    assert!(accuracy.starts_with(&expected), "{accuracy}");
+    assert!(
+        accuracy.contains(&format!("native: {}", expected.trim_end())),
+        "{accuracy}"
+    );
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
+    let args = std::fs::read_to_string(tools.join("accuracy-imagenet.py.args")).unwrap();
+    assert!(
+        args.starts_with(&format!("--mlperf-accuracy-file {}", log.display()))
+            && args.contains("val_map.txt --dtype float32"),
+        "{args}"
+    );
+    stand_in("accuracy=99.000%, good=99, total=100");
+    let output = score(dir.path());
+    let error = text(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        error.contains("accuracy=99.000%") && error.contains(expected.trim_end()),
+        "{error}"
+    );
+    let missing = host(&[
+        "accuracy",
+        "--benchmark",
+        "resnet",
+        "--log",
+        log.to_str().unwrap(),
+        "--reference-script",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(text(&missing.stderr).contains("holds no vision/classification_and_detection"));
+}
+
 #[test]
 fn the_official_engine_logs_the_same_accuracy_bytes() {
     let _serial = one_at_a_time();

@@ -6,6 +6,7 @@
 mod cosine;
 mod imagenet;
 mod porter;
+pub mod reference_script;
 mod rouge;
 mod sentences;
 mod target;
@@ -41,6 +42,8 @@ pub enum AccuracyError {
     Log(#[from] AccuracyLogError),
     #[error(transparent)]
     Dataset(#[from] crate::datasets::DatasetError),
+    #[error("the reference's accuracy script ({command}): {message}")]
+    Reference { command: String, message: String },
     #[error(transparent)]
     Tokenizer(#[from] mlperf_tokenizer::TokenizerError),
 }

@@ -1,0 +1,122 @@
+//! The reference's own accuracy script, run on a log: what the submission checker expects
+//! accuracy.txt to hold. The native scorer's line must agree with the script's; accuracy.txt
+//! then holds the script's line, with the native one beside it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{AccuracyError, Score};
+use crate::benchmark::definition::{Accuracy, Benchmark};
+
+/// How the reference scores this benchmark's logs: its script inside an inference checkout,
+/// and the flags MLCommons' automation passes it.
+pub fn reference_command(
+    benchmark: &Benchmark,
+    checkout: &Path,
+    python: &Path,
+    log: &Path,
+) -> Result<Command, AccuracyError> {
+    let unavailable = |why: &str| AccuracyError::Unavailable {
+        benchmark: benchmark.name.clone(),
+        why: why.to_string(),
+    };
+    match &benchmark.accuracy {
+        Accuracy::Imagenet { dtype } => {
+            let script = script(
+                checkout,
+                "vision/classification_and_detection/tools/accuracy-imagenet.py",
+            )?;
+            let mut command = Command::new(python);
+            command
+                .arg(script)
+                .arg("--mlperf-accuracy-file")
+                .arg(log)
+                .arg("--imagenet-val-file")
+                .arg(benchmark.val_map())
+                .arg("--dtype")
+                .arg(dtype.name());
+            Ok(command)
+        }
+        _ => Err(unavailable(
+            "it is the project's own benchmark: there is no reference script to run",
+        )),
+    }
+}
+
+fn script(checkout: &Path, relative: &str) -> Result<PathBuf, AccuracyError> {
+    let path = checkout.join(relative);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(AccuracyError::File {
+            path,
+            message: format!(
+                "no such file: --reference-script names a checkout of mlcommons/inference ({} holds no {relative})",
+                checkout.display()
+            ),
+        })
+    }
+}
+
+/// The reference script's verdict beside the native one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReferenceLine {
+    /// The script's stdout, as printed.
+    pub printed: String,
+    /// The command, for the report.
+    pub command: String,
+}
+
+/// Runs `command` and checks that the line it prints is the native `score`'s.
+pub fn run_and_compare(
+    mut command: Command,
+    score: &Score,
+) -> Result<ReferenceLine, AccuracyError> {
+    let shown = format!("{command:?}");
+    let output = command.output().map_err(|e| AccuracyError::Reference {
+        command: shown.clone(),
+        message: format!("cannot start it: {e}"),
+    })?;
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    if !output.status.success() {
+        return Err(AccuracyError::Reference {
+            command: shown,
+            message: format!(
+                "exited with {}: {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            ),
+        });
+    }
+    let native = score.report();
+    let native_line = native.lines().next().unwrap_or_default();
+    if !printed.lines().any(|line| line == native_line) {
+        return Err(AccuracyError::Reference {
+            command: shown,
+            message: format!(
+                "it printed {:?}, the native scorer {native_line:?}: they must agree",
+                printed.trim_end()
+            ),
+        });
+    }
+    Ok(ReferenceLine {
+        printed,
+        command: shown,
+    })
+}
+
+/// accuracy.txt with the reference's own output first (what the checker reads), then the
+/// native scorer's report, each of its lines marked so that no checker pattern reads them.
+pub fn report_with_reference(score: &Score, reference: &ReferenceLine) -> String {
+    let mut text = reference.printed.clone();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!("reference script: {}\n", reference.command));
+    for line in score.report().lines() {
+        text.push_str("native: ");
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
