@@ -695,3 +695,95 @@ fn a_bert_99_tree_of_minilm_runs_fails_what_the_official_checker_fails() {
     }
     assert_eq!(errors(&findings), expected, "{findings:#?}");
 }
+
+#[test]
+fn a_resnet_tree_fails_what_the_official_checker_fails() {
+    // The v6.1 `resnet` benchmark on its bundled ImageNet fixture (13 photographs, a
+    // random-weight model), SingleStream, an accuracy run and a short performance run, filed
+    // by an edge system. The official checker (tools/submission at b66003e1, `--version
+    // v6.1`) on the same tree (host/tests/data/resnet_official_checker/) reads accuracy.txt's
+    // `accuracy=0.000%` below 75.6954 and fails: MultiStream and Offline missing, the test
+    // duration, the accuracy run's 13 of 50,000 samples, TEST01 and TEST04 missing; `check`
+    // must fail each of them, and nothing else (performance_sample_count is mlperf.conf's 1024).
+    let dir = TempDir::new();
+    let runs = dir.path().join("runs");
+    let mut run_dirs = Vec::new();
+    for (mode, extra) in [
+        ("accuracy", &["--mode", "AccuracyOnly"][..]),
+        (
+            "performance",
+            &[
+                "--set",
+                "min_duration_ms=1000",
+                "--set",
+                "min_query_count=64",
+                "--set",
+                "single_stream_expected_latency_ns=50000",
+            ][..],
+        ),
+    ] {
+        let out = runs.join(mode);
+        let mut args = vec![
+            "run",
+            "--engine",
+            "official",
+            "--benchmark",
+            "resnet",
+            "--scenario",
+            "SingleStream",
+            "--quiet",
+            "--out",
+            s(&out),
+        ];
+        args.extend_from_slice(extra);
+        assert_ok(&mlperf_host(&args));
+        run_dirs.push(out);
+    }
+    let system_json = support::system_description(dir.path(), "ci-edge-box", "mlperf-host-ci");
+    let tree = dir.path().join("tree");
+    let mut args = vec![
+        "submit",
+        "--benchmark",
+        "resnet",
+        "--system",
+        s(&system_json),
+        "--out",
+        s(&tree),
+    ];
+    args.extend(run_dirs.iter().map(|d| s(d)));
+    let output = mlperf_host(&args);
+    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
+    let accuracy = std::fs::read_to_string(tree.join(
+        "closed/mlperf-host-ci/results/ci-edge-box/resnet/SingleStream/accuracy/accuracy.txt",
+    ))
+    .unwrap();
+    assert!(
+        accuracy.starts_with("accuracy=0.000%, good=0, total=13\n"),
+        "{accuracy}"
+    );
+    let (code, findings) = check(&tree, false);
+    assert_eq!(code, 3, "{findings:#?}");
+    let resnet = "closed/mlperf-host-ci/results/ci-edge-box/resnet";
+    let scenario = format!("{resnet}/SingleStream");
+    let expected: BTreeSet<(String, String)> = [
+        ("required-scenarios", resnet.to_string()),
+        (
+            "min-duration",
+            format!("{scenario}/performance/run_1/mlperf_log_detail.txt"),
+        ),
+        (
+            "accuracy-target",
+            format!("{scenario}/accuracy/accuracy.txt"),
+        ),
+        (
+            "dataset-size",
+            format!("{scenario}/accuracy/mlperf_log_detail.txt"),
+        ),
+        ("compliance-missing", format!("{scenario}/TEST01")),
+        ("compliance-missing", format!("{scenario}/TEST04")),
+    ]
+    .into_iter()
+    .map(|(rule, file)| (rule.to_string(), file))
+    .collect();
+    assert_eq!(errors(&findings), expected, "{findings:#?}");
+}
