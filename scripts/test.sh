@@ -76,13 +76,14 @@ guest_sdk=wasm-preprocess/guest-sdk/Cargo.toml
 cargo fmt --manifest-path "$guest_sdk" -- --check
 cargo clippy --manifest-path "$guest_sdk" --all-targets -- -D warnings
 cargo test --manifest-path "$guest_sdk" --quiet
-# The modules' own logic natively: OpenCV's INTER_AREA resize against cv2's outputs (631
-# cases) and the ImageNet module (the tests of wasm-preprocess compare the committed modules
-# with their sources where the wasm32 target is installed).
+# The modules' own logic natively: OpenCV's INTER_AREA and INTER_LINEAR resizes against cv2's
+# outputs (631 and 696 cases), YOLO's letterbox and the ImageNet module (the tests of
+# wasm-preprocess compare the committed modules with their sources where the wasm32 target is
+# installed).
 modules=wasm-preprocess/modules/Cargo.toml
 cargo fmt --manifest-path "$modules" --all -- --check
-cargo clippy --manifest-path "$modules" -p mlperf-opencv-area -p mlperf-preprocess-imagenet-vgg --all-targets -- -D warnings
-cargo test --manifest-path "$modules" -p mlperf-opencv-area -p mlperf-preprocess-imagenet-vgg --quiet
+cargo clippy --manifest-path "$modules" -p mlperf-opencv-resize -p mlperf-preprocess-imagenet-vgg --all-targets -- -D warnings
+cargo test --manifest-path "$modules" -p mlperf-opencv-resize -p mlperf-preprocess-imagenet-vgg --quiet
 done_phase "WASM guest SDK and modules"
 # Benchmarks are left to `cargo bench` and scripts/bench.sh.
 cargo test --release --lib --bins --tests --examples 2>&1 | tee "$log"

@@ -40,7 +40,7 @@ pub fn fmnist(input: &[u8], output: &mut [f32]) {
     }
 }
 
-/// MLPerf image classification: the HWC RGB image `input` (`height` × `width` × 3 bytes) is
+/// Generic image classification (not the MLPerf reference's; the `imagenet-vgg` module is): the HWC RGB image `input` (`height` × `width` × 3 bytes) is
 /// resized (bilinear, pixel centres aligned) so its shorter side is 256, center-cropped to
 /// 224 × 224, normalised per channel and written CHW into `output`.
 ///

@@ -1,4 +1,5 @@
-//! MLPerf image-classification preprocessing: a uint8 HWC image of any size is resized
+//! A generic image-classification preprocessing (torchvision-style, not the MLPerf reference's:
+//! the `imagenet-vgg` module is that): a uint8 HWC image of any size is resized
 //! (bilinear) so its shorter side is 256, center-cropped to 224×224, normalised per channel
 //! and laid out CHW as float32 `[3, 224, 224]`.
 
@@ -17,7 +18,7 @@ impl Preprocess for ImageClassification {
     const METADATA: &'static str = concat!(
         "name=image-classification\n",
         "version=1.0.0\n",
-        "description=MLPerf image classification: bilinear resize of the shorter side to 256, ",
+        "description=Generic image classification (not the MLPerf reference's): bilinear resize of the shorter side to 256, ",
         "center crop 224x224, mean/std normalisation, HWC to CHW\n",
         "input_dtype=uint8\n",
         "input_shape=*,*,3\n",

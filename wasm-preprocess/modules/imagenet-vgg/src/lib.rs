@@ -5,7 +5,7 @@
 //!    alike, so swapping them after the resize gives the same bytes);
 //! 2. `cv2.resize(INTER_AREA)` so that the short side is 256 and the long side
 //!    `int(256 * long / short)` (`resize_with_aspectratio` at scale 87.5), bit for bit
-//!    (`mlperf-opencv-area`);
+//!    (`mlperf-opencv-resize`);
 //! 3. the centre crop at `int((side - 224) / 2)`;
 //! 4. float32, minus the RGB means 123.68, 116.78, 103.94 (no scaling), as
 //!    `img -= np.array(means, np.float32)` computes it;
@@ -15,7 +15,7 @@
 // Outside wasm32 the export macro expands to nothing and only the tests call the module.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
-use mlperf_opencv_area::{
+use mlperf_opencv_resize::area::{
     resize_area_u8c3, scratch_requirement, short_side_resize_dims, AreaTap, Scratch,
 };
 use mlperf_preprocess_guest::{carve, export_preprocess, Error, Output, Preprocess, Shape};

@@ -10,17 +10,13 @@
 //! OpenCV picks one of three algorithms from the sizes alone (see `plan`):
 //! integer-ratio block means, true area averaging in float32, or its
 //! fixed-point bilinear resizer with area coefficients when an axis grows.
-//! Each is reproduced operation for operation; REPORT.md gives the details.
-
-#![no_std]
-#![forbid(unsafe_code)]
+//! Each is reproduced operation for operation; PORT-AREA.md gives the details.
 
 mod area_average;
 mod area_taps;
 mod integer_blocks;
 mod linear_area;
 mod plan;
-mod rounding;
 
 pub use area_taps::AreaTap;
 
@@ -111,7 +107,7 @@ pub fn scratch_requirement(
     dst_h: usize,
     channels: usize,
 ) -> Result<ScratchRequirement, AreaError> {
-    check_dimensions(src_w, src_h, dst_w, dst_h, channels)?;
+    crate::checks::check_dimensions(src_w, src_h, dst_w, dst_h, channels)?;
     Ok(match choose_path(src_w, src_h, dst_w, dst_h) {
         ResizePath::Copy | ResizePath::IntegerBlocks { .. } => ScratchRequirement::default(),
         ResizePath::AreaAverage(scales) => ScratchRequirement {
@@ -172,9 +168,9 @@ pub fn resize_area_u8<const CHANNELS: usize>(
         )
     };
     let needed = scratch_requirement(src_w, src_h, dst_w, dst_h, CHANNELS)?;
-    check_length(src.len(), src_w * src_h * CHANNELS)
+    crate::checks::check_lengths(src.len(), src_w, src_h, CHANNELS)
         .map_err(|(expected, actual)| AreaError::SourceLength { expected, actual })?;
-    check_length(dst.len(), dst_w * dst_h * CHANNELS)
+    crate::checks::check_lengths(dst.len(), dst_w, dst_h, CHANNELS)
         .map_err(|(expected, actual)| AreaError::DestinationLength { expected, actual })?;
     let provided = scratch.capacity();
     if !needed.fits_in(&provided) {
@@ -242,35 +238,11 @@ pub fn resize_area_u8<const CHANNELS: usize>(
     Ok(())
 }
 
-fn check_length(actual: usize, expected: usize) -> Result<(), (usize, usize)> {
-    if actual == expected {
-        Ok(())
-    } else {
-        Err((expected, actual))
-    }
-}
-
-/// OpenCV stores sizes, row lengths in samples and table offsets in `int`.
-fn check_dimensions(
-    src_w: usize,
-    src_h: usize,
-    dst_w: usize,
-    dst_h: usize,
-    channels: usize,
-) -> Result<(), AreaError> {
-    if src_w == 0 || src_h == 0 || dst_w == 0 || dst_h == 0 {
-        return Err(AreaError::EmptyImage);
-    }
-    let limit = i32::MAX as usize / 4;
-    let widest = if src_w > dst_w { src_w } else { dst_w };
-    let tallest = if src_h > dst_h { src_h } else { dst_h };
-    let samples_fit = widest
-        .checked_mul(channels)
-        .and_then(|row| row.checked_mul(tallest))
-        .is_some_and(|total| total <= limit);
-    if samples_fit {
-        Ok(())
-    } else {
-        Err(AreaError::DimensionTooLarge)
+impl From<crate::checks::SizeError> for AreaError {
+    fn from(error: crate::checks::SizeError) -> AreaError {
+        match error {
+            crate::checks::SizeError::EmptyImage => AreaError::EmptyImage,
+            crate::checks::SizeError::DimensionTooLarge => AreaError::DimensionTooLarge,
+        }
     }
 }

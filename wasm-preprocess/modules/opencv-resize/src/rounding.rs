@@ -82,6 +82,35 @@ pub(crate) fn saturate_i16_from_f32(value: f32) -> i16 {
     round_half_even_f32(bounded).clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16
 }
 
+/// Floor of a double as an i64 (exact for |value| < 2^52).
+fn floor_f64_wide(value: f64) -> i64 {
+    let truncated = value as i64;
+    if (truncated as f64) > value {
+        truncated - 1
+    } else {
+        truncated
+    }
+}
+
+/// `cvRound(double)`, and Python's `round(float)` on the exact binary value: nearest integer,
+/// ties to even, as an i64 (exact for |value| < 2^52).
+pub(crate) fn round_half_even_f64_wide(value: f64) -> i64 {
+    let floor = floor_f64_wide(value);
+    let fraction = value - floor as f64;
+    if fraction > 0.5 || (fraction == 0.5 && floor & 1 == 1) {
+        floor + 1
+    } else {
+        floor
+    }
+}
+
+/// `saturate_cast<int>(double)` for the positive scales `cv::hal::resize` rounds
+/// (`iscale_x`): saturates at `i32::MAX`.
+pub(crate) fn saturate_i32_from_f64(value: f64) -> i32 {
+    let bounded = value.clamp(-3.0e9, 3.0e9);
+    round_half_even_f64_wide(bounded).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+}
+
 /// `std::min` for doubles as the C++ library defines it: `(b < a) ? b : a`.
 pub(crate) fn cpp_min(a: f64, b: f64) -> f64 {
     if b < a {
@@ -94,6 +123,16 @@ pub(crate) fn cpp_min(a: f64, b: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wide_rounding_is_pythons_round_and_saturates() {
+        assert_eq!(round_half_even_f64_wide(2.5), 2);
+        assert_eq!(round_half_even_f64_wide(3.5), 4);
+        assert_eq!(round_half_even_f64_wide(-0.5), 0);
+        assert_eq!(round_half_even_f64_wide(4.0e9 + 0.5), 4_000_000_000);
+        assert_eq!(saturate_i32_from_f64(1.0e10), i32::MAX);
+        assert_eq!(saturate_i32_from_f64(7.5), 8);
+    }
 
     #[test]
     fn rounds_ties_to_even_like_cvtss2si() {

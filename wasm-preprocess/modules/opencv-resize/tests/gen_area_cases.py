@@ -1,21 +1,21 @@
 #!/usr/bin/env python3
-"""Write cv2.resize(..., INTER_AREA) reference outputs for the Rust tests.
+"""Write the sha256 of cv2.resize(..., INTER_AREA)'s outputs for tests/area_cases.rs.
 
 Sources are not stored: each is a pure function of (pattern, seed, w, h, cn)
-that tests/differential.rs re-creates byte for byte (see `make_image`).
+that tests/common/mod.rs re-creates byte for byte (cv2_cases.make_image).
 For every case this script also re-runs the resize with one thread and
 with IPP disabled and fails if any output differs, so the references do
 not depend on threading or IPP.
 
-Writes cases/manifest.tsv and cases/<name>.bin (raw HWC u8 output).
+Writes data/area_cases.tsv (one case a line, cv2's output as sha256) beside this file.
 Run with the venv that has opencv-python-headless==5.0.0.93:
-    /work/venvs/cv/bin/python gen_cases.py
+    python tests/gen_area_cases.py
 An extra, throw-away sweep of many small random shapes (all paths, all
-channel counts) goes to another directory:
-    /work/venvs/cv/bin/python gen_cases.py --small-sweep 5000 /tmp/area_sweep
-    AREA_CASES_DIR=/tmp/area_sweep cargo test --test differential
+channel counts) goes to another file:
+    python tests/gen_area_cases.py --small-sweep 5000 /tmp/area_sweep.tsv
 """
 
+import hashlib
 import os
 import random
 import sys
@@ -23,43 +23,13 @@ import sys
 import cv2
 import numpy as np
 
-OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases")
-MASK64 = (1 << 64) - 1
-GOLDEN = 0x9E3779B97F4A7C15
+import cv2_cases
+from cv2_cases import make_image
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "area_cases.tsv")
 # Keep references small: the short-side rule turns a 1200x3 image into a
 # 102400x256 one, so random rule cases with a bigger output are redrawn.
 MAX_RANDOM_OUTPUT_PIXELS = 2_000_000
-
-
-def mix64(z):
-    """splitmix64 finaliser on a uint64 array (wrapping arithmetic)."""
-    z = z ^ (z >> np.uint64(30))
-    z = z * np.uint64(0xBF58476D1CE4E5B9)
-    z = z ^ (z >> np.uint64(27))
-    z = z * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-def make_image(pattern, seed, w, h, cn):
-    n = w * h * cn
-    index = np.arange(n, dtype=np.uint64)
-    if pattern in ("noise", "bimodal"):
-        z = mix64(index + np.uint64((seed * GOLDEN) & MASK64))
-        flat = (z >> np.uint64(56)) if pattern == "noise" else (z >> np.uint64(63)) * np.uint64(255)
-        flat = flat.astype(np.uint8)
-    elif pattern == "const255":
-        flat = np.full(n, 255, dtype=np.uint8)
-    elif pattern == "gradient":
-        idx = index.astype(np.int64)
-        c = idx % cn
-        x = (idx // cn) % w
-        y = idx // (cn * w)
-        flat = ((x * 3 + y * 5 + c * 85) % 256).astype(np.uint8)
-    else:
-        raise ValueError(pattern)
-    return flat.reshape(h, w, cn)
-
-
 def short_side_dims(w, h, short=256):
     """MLPerf resnet50 reference: resize_with_aspectratio(..., INTER_AREA)."""
     if h > w:
@@ -67,24 +37,8 @@ def short_side_dims(w, h, short=256):
     return int(short * w / h), short
 
 
-def resize(img, w, h):
-    out = cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA)
-    return out.reshape(h, w, img.shape[2])
-
-
 def reference(img, w, h):
-    cv2.setNumThreads(-1)
-    cv2.ipp.setUseIPP(True)
-    main = resize(img, w, h)
-    cv2.setNumThreads(1)
-    single = resize(img, w, h)
-    cv2.ipp.setUseIPP(False)
-    no_ipp = resize(img, w, h)
-    cv2.ipp.setUseIPP(True)
-    cv2.setNumThreads(-1)
-    if not (np.array_equal(main, single) and np.array_equal(main, no_ipp)):
-        sys.exit(f"threads/IPP changed the output for {img.shape} -> {w}x{h}")
-    return main
+    return cv2_cases.reference(img, w, h, cv2.INTER_AREA)
 
 
 def explicit_cases():
@@ -188,17 +142,19 @@ def small_sweep_cases(count):
     return cases
 
 
-def write_cases(out_dir, cases):
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "manifest.tsv"), "w") as manifest:
-        manifest.write("# name\tpattern\tseed\tchannels\tsrc_w\tsrc_h\tdst_w\tdst_h\tshort_side_rule\n")
+def write_cases(path, cases):
+    with open(path, "w") as manifest:
+        manifest.write(
+            "# cv2.resize(make_image(pattern, seed, src_w, src_h, channels), (dst_w, dst_h), interpolation=cv2.INTER_AREA)\n"
+            "# with opencv-python-headless 5.0.0.93 (x86_64): sha256 of the output's HWC bytes. Written by\n"
+            "# tests/gen_area_cases.py; the sources are a pure function of the first columns (tests/common/mod.rs).\n"
+            "# name\tpattern\tseed\tchannels\tsrc_w\tsrc_h\tdst_w\tdst_h\tshort_side_rule\tsha256\n"
+        )
         for (name, pattern, case_seed, cn, sw, sh, dw, dh, rule) in cases:
-            img = make_image(pattern, case_seed, sw, sh, cn)
-            out = reference(img, dw, dh)
-            with open(os.path.join(out_dir, name + ".bin"), "wb") as f:
-                f.write(np.ascontiguousarray(out).tobytes())
-            manifest.write(f"{name}\t{pattern}\t{case_seed}\t{cn}\t{sw}\t{sh}\t{dw}\t{dh}\t{rule}\n")
-    print(f"wrote {len(cases)} cases to {out_dir} "
+            out = reference(make_image(pattern, case_seed, sw, sh, cn), dw, dh)
+            digest = hashlib.sha256(np.ascontiguousarray(out).tobytes()).hexdigest()
+            manifest.write(f"{name}\t{pattern}\t{case_seed}\t{cn}\t{sw}\t{sh}\t{dw}\t{dh}\t{rule}\t{digest}\n")
+    print(f"wrote {len(cases)} cases to {path} "
           f"(each checked: default threads == 1 thread == IPP off), cv2 {cv2.__version__}")
 
 
@@ -238,7 +194,7 @@ def main():
         cases.append((f"int_{i:03d}", "noise", seed, cn, dw * kx, dh * ky, dw, dh, 0))
         seed += 1
 
-    write_cases(OUT_DIR, cases)
+    write_cases(OUT, cases)
 
 
 if __name__ == "__main__":

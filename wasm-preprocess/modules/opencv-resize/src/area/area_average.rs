@@ -11,7 +11,7 @@
 //!
 //! Scratch: the x kernels plus two float rows; nothing image-sized.
 
-use crate::area_taps::{for_each_tap_of_cell, AreaTap};
+use super::area_taps::{for_each_tap_of_cell, AreaTap};
 use crate::rounding::saturate_u8_from_f32;
 
 /// Borrowed working memory for one area-average resize.

@@ -1,16 +1,18 @@
 //! Differential test against `cv2.resize(..., INTER_AREA)` of opencv-python-headless
-//! 5.0.0.93: `cv2_cases.tsv` holds the sha256 of cv2's output for 631 cases (every path:
+//! 5.0.0.93: `tests/data/area_cases.tsv` holds the sha256 of cv2's output for 631 cases (every path:
 //! integer ratios, true area averaging, the linear fallback when an axis grows; 1-4
 //! channels; MLPerf's short-side-256 rule). Sources are re-created here with the pattern
-//! generator of `gen_cases.py`, which wrote the digests, so nothing but digests is stored.
+//! generator of `tests/gen_area_cases.py`, which wrote the digests, so nothing but digests is stored.
 
 use std::fs;
 use std::path::Path;
 
-use mlperf_opencv_area::{
+mod common;
+
+use common::{make_image, sha256_hex};
+use mlperf_opencv_resize::area::{
     resize_area_u8, scratch_requirement, short_side_resize_dims, AreaTap, Scratch,
 };
-use sha2::{Digest, Sha256};
 
 struct Case {
     name: String,
@@ -27,7 +29,7 @@ struct Case {
 }
 
 fn read_manifest() -> Vec<Case> {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cv2_cases.tsv");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/area_cases.tsv");
     let text =
         fs::read_to_string(&manifest).unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
     text.lines()
@@ -47,34 +49,6 @@ fn read_manifest() -> Vec<Case> {
                 uses_short_side_rule: number(8) == 1,
                 sha256: fields[9].to_string(),
             }
-        })
-        .collect()
-}
-
-/// splitmix64 finaliser, as `mix64` in gen_cases.py.
-fn mix64(mut z: u64) -> u64 {
-    z ^= z >> 30;
-    z = z.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z ^= z >> 27;
-    z = z.wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// Same bytes as `make_image` in gen_cases.py.
-fn make_image(case: &Case) -> Vec<u8> {
-    let (w, cn) = (case.src_w, case.channels);
-    let len = case.src_w * case.src_h * cn;
-    let offset = case.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (0..len)
-        .map(|i| match case.pattern.as_str() {
-            "noise" => (mix64(offset.wrapping_add(i as u64)) >> 56) as u8,
-            "bimodal" => ((mix64(offset.wrapping_add(i as u64)) >> 63) * 255) as u8,
-            "const255" => 255,
-            "gradient" => {
-                let (c, x, y) = (i % cn, (i / cn) % w, i / (cn * w));
-                ((x * 3 + y * 5 + c * 85) % 256) as u8
-            }
-            other => panic!("unknown pattern {other}"),
         })
         .collect()
 }
@@ -123,8 +97,17 @@ fn every_case_is_byte_identical_to_cv2() {
                 case.name
             );
         }
-        let got = run_port(case, &make_image(case));
-        let digest = format!("{:x}", Sha256::digest(&got));
+        let got = run_port(
+            case,
+            &make_image(
+                &case.pattern,
+                case.seed,
+                case.src_w,
+                case.src_h,
+                case.channels,
+            ),
+        );
+        let digest = sha256_hex(&got);
         if digest != case.sha256 {
             bad.push(format!(
                 "{} ({}x{}x{} -> {}x{}, {})",
@@ -140,7 +123,7 @@ fn every_case_is_byte_identical_to_cv2() {
     }
     assert!(
         bad.is_empty(),
-        "{} of {} cases differ from cv2.resize (gen_cases.py writes their outputs to look into):\n{}",
+        "{} of {} cases differ from cv2.resize (tests/gen_area_cases.py writes their outputs to look into):\n{}",
         bad.len(),
         cases.len(),
         bad.join("\n")
