@@ -256,11 +256,13 @@ fn performance_runs_on_both_engines() {
                 "--set",
                 "performance_sample_count_override=13",
                 "--set",
-                "min_duration_ms=300",
+                "min_duration_ms=100",
                 "--set",
                 "min_query_count=64",
+                // Offline's one query lasts past the minimum duration on a machine much
+                // faster than this one (the small model answers about 40,000 samples/s here).
                 "--set",
-                "offline_expected_qps=20000",
+                "offline_expected_qps=300000",
                 "--set",
                 "single_stream_expected_latency_ns=50000",
                 "--out",
