@@ -623,53 +623,19 @@ fn a_bert_99_tree_of_minilm_runs_fails_what_the_official_checker_fails() {
     // each of them, and nothing else.
     support::require_data("minilm");
     let dir = TempDir::new();
-    let runs = dir.path().join("runs");
-    let mut run_dirs = Vec::new();
-    for scenario in ["SingleStream", "Offline"] {
-        for (mode, extra) in [
-            ("accuracy", &["--mode", "AccuracyOnly"][..]),
-            (
-                "performance",
-                &[
-                    "--set",
-                    "min_duration_ms=1000",
-                    "--set",
-                    "min_query_count=64",
-                ][..],
-            ),
-        ] {
-            let out = runs.join(format!("{scenario}-{mode}"));
-            let mut args = vec![
-                "run",
-                "--engine",
-                "official",
-                "--benchmark",
-                "minilm",
-                "--scenario",
-                scenario,
-                "--quiet",
-                "--out",
-                s(&out),
-            ];
-            args.extend_from_slice(extra);
-            assert_ok(&mlperf_host(&args));
-            run_dirs.push(out);
-        }
-    }
-    let system_json = support::system_description(dir.path(), "ci-edge-box", "mlperf-host-ci");
-    let tree = dir.path().join("tree");
-    let mut args = vec![
-        "submit",
-        "--benchmark",
-        "minilm",
-        "--system",
-        s(&system_json),
-        "--out",
-        s(&tree),
+    let performance = [
+        "--set",
+        "min_duration_ms=1000",
+        "--set",
+        "min_query_count=64",
     ];
-    args.extend(run_dirs.iter().map(|d| s(d)));
+    let (tree, output) = run_and_submit(
+        dir.path(),
+        "minilm",
+        &["SingleStream", "Offline"],
+        &performance,
+    );
     // minilm is not a model of the round: filed, then refused as unknown-benchmark.
-    let output = mlperf_host(&args);
     assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
     let submitter = tree.join("closed/mlperf-host-ci");
     for folder in ["results/ci-edge-box", "code"] {
@@ -706,52 +672,15 @@ fn a_resnet_tree_fails_what_the_official_checker_fails() {
     // duration, the accuracy run's 13 of 50,000 samples, TEST01 and TEST04 missing; `check`
     // must fail each of them, and nothing else (performance_sample_count is mlperf.conf's 1024).
     let dir = TempDir::new();
-    let runs = dir.path().join("runs");
-    let mut run_dirs = Vec::new();
-    for (mode, extra) in [
-        ("accuracy", &["--mode", "AccuracyOnly"][..]),
-        (
-            "performance",
-            &[
-                "--set",
-                "min_duration_ms=1000",
-                "--set",
-                "min_query_count=64",
-                "--set",
-                "single_stream_expected_latency_ns=50000",
-            ][..],
-        ),
-    ] {
-        let out = runs.join(mode);
-        let mut args = vec![
-            "run",
-            "--engine",
-            "official",
-            "--benchmark",
-            "resnet",
-            "--scenario",
-            "SingleStream",
-            "--quiet",
-            "--out",
-            s(&out),
-        ];
-        args.extend_from_slice(extra);
-        assert_ok(&mlperf_host(&args));
-        run_dirs.push(out);
-    }
-    let system_json = support::system_description(dir.path(), "ci-edge-box", "mlperf-host-ci");
-    let tree = dir.path().join("tree");
-    let mut args = vec![
-        "submit",
-        "--benchmark",
-        "resnet",
-        "--system",
-        s(&system_json),
-        "--out",
-        s(&tree),
+    let performance = [
+        "--set",
+        "min_duration_ms=1000",
+        "--set",
+        "min_query_count=64",
+        "--set",
+        "single_stream_expected_latency_ns=50000",
     ];
-    args.extend(run_dirs.iter().map(|d| s(d)));
-    let output = mlperf_host(&args);
+    let (tree, output) = run_and_submit(dir.path(), "resnet", &["SingleStream"], &performance);
     assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
     let accuracy = std::fs::read_to_string(tree.join(
         "closed/mlperf-host-ci/results/ci-edge-box/resnet/SingleStream/accuracy/accuracy.txt",
@@ -786,4 +715,53 @@ fn a_resnet_tree_fails_what_the_official_checker_fails() {
     .map(|(rule, file)| (rule.to_string(), file))
     .collect();
     assert_eq!(errors(&findings), expected, "{findings:#?}");
+}
+
+/// An accuracy run and a performance run (`performance` settings) of `benchmark` on the
+/// official engine for each scenario, filed by `submit` for an edge system: the tree and
+/// submit's output.
+fn run_and_submit(
+    dir: &Path,
+    benchmark: &str,
+    scenarios: &[&str],
+    performance: &[&str],
+) -> (PathBuf, Output) {
+    let mut run_dirs = Vec::new();
+    for scenario in scenarios {
+        for (mode, extra) in [
+            ("accuracy", &["--mode", "AccuracyOnly"][..]),
+            ("performance", performance),
+        ] {
+            let out = dir.join("runs").join(format!("{scenario}-{mode}"));
+            let mut args = vec![
+                "run",
+                "--engine",
+                "official",
+                "--benchmark",
+                benchmark,
+                "--scenario",
+                scenario,
+                "--quiet",
+                "--out",
+                s(&out),
+            ];
+            args.extend_from_slice(extra);
+            assert_ok(&mlperf_host(&args));
+            run_dirs.push(out);
+        }
+    }
+    let system_json = support::system_description(dir, "ci-edge-box", "mlperf-host-ci");
+    let tree = dir.join("tree");
+    let mut args = vec![
+        "submit",
+        "--benchmark",
+        benchmark,
+        "--system",
+        s(&system_json),
+        "--out",
+        s(&tree),
+    ];
+    args.extend(run_dirs.iter().map(|d| s(d)));
+    let output = mlperf_host(&args);
+    (tree, output)
 }
