@@ -85,9 +85,21 @@ cargo fmt --manifest-path "$modules" --all -- --check
 cargo clippy --manifest-path "$modules" -p mlperf-opencv-resize -p mlperf-preprocess-imagenet-vgg --all-targets -- -D warnings
 cargo test --manifest-path "$modules" -p mlperf-opencv-resize -p mlperf-preprocess-imagenet-vgg --quiet
 done_phase "WASM guest SDK and modules"
-# Benchmarks are left to `cargo bench` and scripts/bench.sh.
-cargo test --release --lib --bins --tests --examples 2>&1 | tee "$log"
+# Benchmarks are left to `cargo bench` and scripts/bench.sh. The tests whose verdict rests on
+# timings (each file's `mod timed`: latency bounds, rates, two runs' speeds compared) run after
+# the rest, one at a time with nothing beside them: on a 2-core machine another test's servers
+# or ONNX Runtime take the CPU they measure.
+cargo test --release --lib --bins --tests --examples -- --skip ::timed:: 2>&1 | tee "$log"
 done_phase "cargo test --release (build and run)"
+timed_log="$(mktemp)"
+cargo test --release --lib --bins --tests --examples -- ::timed:: --test-threads=1 2>&1 | tee "$timed_log"
+cat "$timed_log" >>"$log"
+if ! grep -Eq '^test result: ok\. [1-9][0-9]* passed' "$timed_log"; then
+    echo "error: no timed test ran (host/tests/all: each file's \`mod timed\`)" >&2
+    exit 1
+fi
+rm -f "$timed_log"
+done_phase "timed tests, one at a time"
 # mlperf_host.loadgen (host/python), built by pip as a user builds it, and pytest. Built
 # after the test build, and then the test build must have nothing left to compile: pip's
 # build (maturin, with its own PYO3_* variables and PATH) used to make cargo rebuild PyO3

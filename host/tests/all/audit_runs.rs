@@ -181,77 +181,6 @@ fn single_stream_verdict(reference_detail: &Path, test_detail: &Path) -> (f64, f
 }
 
 #[test]
-fn test01_passes_on_digits_with_onnx_runtime() {
-    let _serial = one_at_a_time();
-    let dir = TempDir::new();
-    let accuracy = digits(
-        dir.path(),
-        &["run", "--quiet", "--mode", "AccuracyOnly", "--out", "acc"],
-    );
-    assert_status(&accuracy, 0);
-    let output = digits_test01(dir.path(), "acc");
-    let folder = dir.path().join("TEST01");
-    let (reference, test, within) = single_stream_verdict(
-        &dir.path().join("perf/mlperf_log_detail.txt"),
-        &folder.join("performance/run_1/mlperf_log_detail.txt"),
-    );
-    let stdout = assert_status(&output, if within { 0 } else { 3 });
-    let python_bool = if within { "True" } else { "False" };
-    assert!(
-        stdout.contains(&format!(
-            "Accuracy check pass: True\nPerformance check pass: {python_bool}\nTEST01 verification complete\n"
-        )),
-        "{stdout}"
-    );
-    assert_run_logs(&folder);
-    // digits' own sampling target, and int64 labels compared (the benchmark's output).
-    let detail = read(&folder.join("performance/run_1/mlperf_log_detail.txt"));
-    assert!(detail.contains("TEST01/digits/audit.config"), "{detail}");
-    assert!(
-        detail.contains("\"key\": \"effective_accuracy_log_sampling_target\", \"value\": 256,"),
-        "digits' audit.config samples 256"
-    );
-    let verify = read(&folder.join("verify_accuracy.txt"));
-    assert!(verify.starts_with("Verifying accuracy. This might take a while...\n"));
-    assert!(verify.contains("num_acc_log_entries = 899\n"), "{verify}");
-    assert!(
-        verify.contains("num_perf_log_data_mismatch = 0\n"),
-        "{verify}"
-    );
-    assert!(verify.ends_with("TEST PASS\n\n"), "{verify}");
-    assert!(
-        !verify.contains("num_perf_log_qsl_idx_match = 0\n"),
-        "responses were compared: {verify}"
-    );
-    let performance = read(&folder.join("verify_performance.txt"));
-    let score = |label: &str| -> f64 {
-        let line = performance
-            .lines()
-            .find_map(|line| line.strip_prefix(label))
-            .unwrap_or_else(|| panic!("no {label:?} in {performance}"));
-        line.parse().unwrap()
-    };
-    assert!(performance.starts_with("Verifying performance.\nReference score = "));
-    assert_eq!(score("Reference score = "), reference, "{performance}");
-    assert_eq!(score("Test score = "), test, "{performance}");
-    let verdict = if within {
-        "TEST PASS\n"
-    } else {
-        "TEST FAIL: Test score invalid\n"
-    };
-    assert!(performance.ends_with(verdict), "{performance}");
-    // The compliance run's responses, as the official script copies them.
-    assert_eq!(
-        files(&folder.join("accuracy")),
-        ["mlperf_log_accuracy.json"]
-    );
-    assert_eq!(
-        read(&folder.join("accuracy/mlperf_log_accuracy.json")),
-        read(&folder.join("performance/run_1/mlperf_log_accuracy.json"))
-    );
-}
-
-#[test]
 fn test01_on_digits_scores_the_baseline_and_compliance_accuracy_when_responses_differ() {
     let _serial = one_at_a_time();
     let dir = TempDir::new();
@@ -414,47 +343,6 @@ fn test04(dir: &Path, reference_latency: &str, compliance_latency: &str) -> Outp
     let mut audit = vec!["audit", "--test", "TEST04", "--performance-run", "perf"];
     audit.extend(null_run(compliance_latency, "TEST04"));
     mlperf_host(dir, &audit)
-}
-
-#[test]
-fn test04_passes_when_the_same_sample_runs_no_faster() {
-    let _serial = one_at_a_time();
-    let dir = TempDir::new();
-    let stdout = assert_status(&test04(dir.path(), "1ms", "1ms"), 0);
-    assert!(
-        stdout.contains("Performance check pass: True\nTEST04 verification complete\n"),
-        "{stdout}"
-    );
-    let folder = dir.path().join("TEST04");
-    assert_run_logs(&folder);
-    let verify = read(&folder.join("verify_performance.txt"));
-    let lines: Vec<&str> = verify.lines().collect();
-    assert_eq!(lines[0], "Verifying performance.");
-    assert!(lines[1].starts_with("reference score = "), "{verify}");
-    assert!(lines[2].starts_with("test score = "), "{verify}");
-    assert_eq!(lines[3], "TEST PASS");
-    // Every query issued loaded sample 3, as TEST04's audit.config asks.
-    let detail = read(&folder.join("performance/run_1/mlperf_log_detail.txt"));
-    assert!(detail.contains("\"key\": \"effective_performance_issue_same\", \"value\": true,"));
-    assert!(detail.contains("\"key\": \"effective_performance_issue_same_index\", \"value\": 3,"));
-    assert!(!folder.join("verify_accuracy.txt").exists());
-}
-
-#[test]
-fn test04_fails_when_the_compliance_run_is_much_faster_than_the_reference() {
-    let _serial = one_at_a_time();
-    let dir = TempDir::new();
-    // A reference three times slower than the compliance run: as if results were cached.
-    let stdout = assert_status(&test04(dir.path(), "3ms", "1ms"), 3);
-    assert!(
-        stdout.contains("Performance check pass: False\n"),
-        "{stdout}"
-    );
-    let verify = read(&dir.path().join("TEST04/verify_performance.txt"));
-    assert!(
-        verify.ends_with("TEST FAIL: Test score invalid\n"),
-        "{verify}"
-    );
 }
 
 // ---- TEST06 -------------------------------------------------------------------------------
@@ -887,4 +775,125 @@ fn test08_matches_responses_by_their_pair_and_compares_normalized_entropy() {
     assert_status(&output, 1);
     assert!(text(&output.stderr).contains("TEST08 needs --accuracy-run DIR"));
     assert!(!dir.path().join("TEST08-none").exists());
+}
+
+/// Tests whose verdict rests on timings (a latency bound, a rate, a comparison of two runs'
+/// speeds): `scripts/test.sh` runs every `timed` test alone, one after another, after the
+/// rest, so that no other test takes the CPU they measure.
+mod timed {
+    use super::*;
+
+    #[test]
+    fn test01_passes_on_digits_with_onnx_runtime() {
+        let _serial = one_at_a_time();
+        let dir = TempDir::new();
+        let accuracy = digits(
+            dir.path(),
+            &["run", "--quiet", "--mode", "AccuracyOnly", "--out", "acc"],
+        );
+        assert_status(&accuracy, 0);
+        let output = digits_test01(dir.path(), "acc");
+        let folder = dir.path().join("TEST01");
+        let (reference, test, within) = single_stream_verdict(
+            &dir.path().join("perf/mlperf_log_detail.txt"),
+            &folder.join("performance/run_1/mlperf_log_detail.txt"),
+        );
+        let stdout = assert_status(&output, if within { 0 } else { 3 });
+        let python_bool = if within { "True" } else { "False" };
+        assert!(
+        stdout.contains(&format!(
+            "Accuracy check pass: True\nPerformance check pass: {python_bool}\nTEST01 verification complete\n"
+        )),
+        "{stdout}"
+    );
+        assert_run_logs(&folder);
+        // digits' own sampling target, and int64 labels compared (the benchmark's output).
+        let detail = read(&folder.join("performance/run_1/mlperf_log_detail.txt"));
+        assert!(detail.contains("TEST01/digits/audit.config"), "{detail}");
+        assert!(
+            detail.contains("\"key\": \"effective_accuracy_log_sampling_target\", \"value\": 256,"),
+            "digits' audit.config samples 256"
+        );
+        let verify = read(&folder.join("verify_accuracy.txt"));
+        assert!(verify.starts_with("Verifying accuracy. This might take a while...\n"));
+        assert!(verify.contains("num_acc_log_entries = 899\n"), "{verify}");
+        assert!(
+            verify.contains("num_perf_log_data_mismatch = 0\n"),
+            "{verify}"
+        );
+        assert!(verify.ends_with("TEST PASS\n\n"), "{verify}");
+        assert!(
+            !verify.contains("num_perf_log_qsl_idx_match = 0\n"),
+            "responses were compared: {verify}"
+        );
+        let performance = read(&folder.join("verify_performance.txt"));
+        let score = |label: &str| -> f64 {
+            let line = performance
+                .lines()
+                .find_map(|line| line.strip_prefix(label))
+                .unwrap_or_else(|| panic!("no {label:?} in {performance}"));
+            line.parse().unwrap()
+        };
+        assert!(performance.starts_with("Verifying performance.\nReference score = "));
+        assert_eq!(score("Reference score = "), reference, "{performance}");
+        assert_eq!(score("Test score = "), test, "{performance}");
+        let verdict = if within {
+            "TEST PASS\n"
+        } else {
+            "TEST FAIL: Test score invalid\n"
+        };
+        assert!(performance.ends_with(verdict), "{performance}");
+        // The compliance run's responses, as the official script copies them.
+        assert_eq!(
+            files(&folder.join("accuracy")),
+            ["mlperf_log_accuracy.json"]
+        );
+        assert_eq!(
+            read(&folder.join("accuracy/mlperf_log_accuracy.json")),
+            read(&folder.join("performance/run_1/mlperf_log_accuracy.json"))
+        );
+    }
+
+    #[test]
+    fn test04_passes_when_the_same_sample_runs_no_faster() {
+        let _serial = one_at_a_time();
+        let dir = TempDir::new();
+        let stdout = assert_status(&test04(dir.path(), "1ms", "1ms"), 0);
+        assert!(
+            stdout.contains("Performance check pass: True\nTEST04 verification complete\n"),
+            "{stdout}"
+        );
+        let folder = dir.path().join("TEST04");
+        assert_run_logs(&folder);
+        let verify = read(&folder.join("verify_performance.txt"));
+        let lines: Vec<&str> = verify.lines().collect();
+        assert_eq!(lines[0], "Verifying performance.");
+        assert!(lines[1].starts_with("reference score = "), "{verify}");
+        assert!(lines[2].starts_with("test score = "), "{verify}");
+        assert_eq!(lines[3], "TEST PASS");
+        // Every query issued loaded sample 3, as TEST04's audit.config asks.
+        let detail = read(&folder.join("performance/run_1/mlperf_log_detail.txt"));
+        assert!(detail.contains("\"key\": \"effective_performance_issue_same\", \"value\": true,"));
+        assert!(
+            detail.contains("\"key\": \"effective_performance_issue_same_index\", \"value\": 3,")
+        );
+        assert!(!folder.join("verify_accuracy.txt").exists());
+    }
+
+    #[test]
+    fn test04_fails_when_the_compliance_run_is_much_faster_than_the_reference() {
+        let _serial = one_at_a_time();
+        let dir = TempDir::new();
+        // A reference three times slower than the compliance run: as if results were cached.
+        let stdout = assert_status(&test04(dir.path(), "3ms", "1ms"), 3);
+        assert!(
+            stdout.contains("Performance check pass: False\n"),
+            "{stdout}"
+        );
+        let verify = read(&dir.path().join("TEST04/verify_performance.txt"));
+        assert!(
+            verify.ends_with("TEST FAIL: Test score invalid\n"),
+            "{verify}"
+        );
+    }
 }

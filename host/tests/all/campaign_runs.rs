@@ -241,91 +241,6 @@ fn run_to_the_end(workspace: &Workspace, campaign: &Path) -> Output {
     panic!("the campaign did not finish in six runs");
 }
 
-#[test]
-fn a_campaign_runs_what_the_rules_require_files_a_tree_check_passes_and_an_edit_makes_only_its_runs_stale(
-) {
-    let _timings = support::timings_or_llm();
-    let workspace = Workspace::new();
-    let campaign = workspace.campaign("edge", "", &[("tiny-a", ""), ("tiny-b", "")]);
-    let file = campaign.to_str().unwrap();
-
-    let plan = workspace.host(&["campaign", "plan", file, "--allow-short"]);
-    let mut expected = required_ids(&workspace, "tiny-a");
-    expected.extend(required_ids(&workspace, "tiny-b"));
-    assert_eq!(planned_ids(&plan), expected);
-    assert_eq!(expected.len(), 16);
-    assert!(
-        stdout(&plan).contains("16 runs: 0 done, 16 pending"),
-        "{}",
-        stdout(&plan)
-    );
-
-    let run = run_to_the_end(&workspace, &campaign);
-    let text = stdout(&run);
-    assert!(text.contains("submission: 0 errors"), "{text}");
-    let dir = campaign.with_extension("");
-    let tree = dir.join("submission/closed/Org/results/box");
-    for (bench, scenario) in [
-        ("tiny-a", "SingleStream"),
-        ("tiny-b", "Offline"),
-        ("tiny-b", "SingleStream"),
-    ] {
-        let folder = tree.join(bench).join(scenario);
-        for file in [
-            "performance/run_1/mlperf_log_detail.txt",
-            "accuracy/accuracy.txt",
-            "TEST01/verify_performance.txt",
-            "TEST04/verify_performance.txt",
-        ] {
-            assert!(
-                folder.join(file).is_file(),
-                "{} missing",
-                folder.join(file).display()
-            );
-        }
-        let measurements = std::fs::read_to_string(folder.join("measurements.json")).unwrap();
-        assert!(
-            measurements.contains("none: the plugin answers without a model"),
-            "{measurements}"
-        );
-    }
-    // `submit` ran `check` inside; the tree passes it on its own too.
-    let check = workspace.host(&[
-        "check",
-        "--allow-short",
-        dir.join("submission").to_str().unwrap(),
-    ]);
-    support::assert_ok(&check);
-    let results = std::fs::read_to_string(dir.join("results.md")).unwrap();
-    assert_eq!(results.matches("| VALID |").count(), 4, "{results}");
-    assert!(dir.join("report.html").is_file());
-
-    // Status reads a test campaign without --allow-short.
-    let status = stdout(&workspace.host(&["campaign", "status", file]));
-    assert!(status.contains("16 runs: 16 done"), "{status}");
-    assert!(
-        status.contains("tiny-b/Offline/performance") && status.contains("VALID"),
-        "{status}"
-    );
-
-    // Another latency for tiny-b's plugin: its 8 runs are stale, tiny-a's 8 are kept.
-    let edited = std::fs::read_to_string(&campaign).unwrap().replace(
-        "name = \"tiny-b\"",
-        "name = \"tiny-b\"\nplugin_set = { latency_us = 1500 }",
-    );
-    std::fs::write(&campaign, edited).unwrap();
-    let plan = stdout(&workspace.host(&["campaign", "plan", file, "--allow-short"]));
-    for line in plan.lines().filter(|l| l.contains("tiny-")) {
-        let expect = if line.contains("tiny-b/") {
-            "stale"
-        } else {
-            "done"
-        };
-        assert!(line.contains(expect), "{line}\n{plan}");
-    }
-    assert!(plan.contains("16 runs: 8 done, 8 stale"), "{plan}");
-}
-
 /// The files of a tree, relative to it.
 fn files_under(root: &Path) -> Vec<String> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
@@ -356,199 +271,6 @@ fn outcomes(journal: &Journal) -> BTreeMap<String, (RunState, Option<String>)> {
 fn killed(output: &Output) -> bool {
     use std::os::unix::process::ExitStatusExt;
     output.status.signal() == Some(libc::SIGKILL)
-}
-
-#[test]
-fn a_campaign_killed_anywhere_resumes_to_the_tree_and_journal_of_one_never_killed() {
-    let _timings = support::timings_or_llm();
-    let workspace = Workspace::new();
-    // Runs of at least 0.3 s, long enough to be killed in the middle; a user.conf, which the
-    // official LoadGen takes once per process (each later run gets its values key by key).
-    workspace
-        .dir
-        .write("user.conf", "tiny-c.Offline.target_qps = 25000\n");
-    let slow = "plugin_set = { latency_us = 300000 }\nuser_conf = \"user.conf\"";
-    let whole = workspace.campaign("whole", "", &[("tiny-c", slow)]);
-    let reference = run_to_the_end(&workspace, &whole);
-    assert!(
-        stdout(&reference).contains("submission: 0 errors"),
-        "{}",
-        describe(&reference)
-    );
-
-    let campaign = workspace.campaign("killed", "", &[("tiny-c", slow)]);
-    let file = campaign.to_str().unwrap();
-    let dir = campaign.with_extension("");
-    let crash_at = |point: &str| {
-        let output = workspace
-            .command(&["campaign", "run", file, "--allow-short"])
-            .env(CRASH_ENV, point)
-            .output()
-            .unwrap();
-        assert!(
-            killed(&output),
-            "{point}: not killed\n{}",
-            describe(&output)
-        );
-        journal(&campaign)
-    };
-    // While the journal is written (the first run's end): the old journal stands, with the
-    // run started and not ended, so it is redone.
-    let after = crash_at("journal#2");
-    assert_eq!(after.runs.len(), 1);
-    assert_eq!(
-        after.runs["tiny-c/Offline/accuracy"].state,
-        RunState::Started
-    );
-    assert!(dir.join("journal.json.partial").is_file());
-    // A run that ended but was not recorded: redone from scratch, its folder moved aside.
-    let after = crash_at("after-run#1");
-    assert_eq!(
-        after.runs["tiny-c/Offline/accuracy"].state,
-        RunState::Started
-    );
-    assert!(
-        dir.join("aside").read_dir().unwrap().count() >= 1,
-        "the partial run was not moved aside"
-    );
-    // Between runs: the recorded run is kept from here on.
-    let after = crash_at("between-runs#1");
-    let kept = after.runs["tiny-c/Offline/accuracy"].clone();
-    assert_eq!(kept.state, RunState::Done);
-    let kept_folder = dir.join("runs/tiny-c/Offline/accuracy");
-    let kept_mtime = std::fs::metadata(kept_folder.join("mlperf_log_detail.txt"))
-        .unwrap()
-        .modified()
-        .unwrap();
-
-    // Inside a run: SIGKILL from outside once the journal shows the performance run started.
-    let mut child = workspace
-        .command(&["campaign", "run", file, "--allow-short"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let started = Journal::open(&dir, &campaign)
-            .ok()
-            .and_then(|j| j.runs.get("tiny-c/Offline/performance").cloned())
-            .is_some_and(|r| r.state == RunState::Started);
-        if started && dir.join("runs/tiny-c/Offline/performance").is_dir() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the performance run never started"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let after = journal(&campaign);
-    assert_eq!(
-        after.runs["tiny-c/Offline/performance"].state,
-        RunState::Started
-    );
-
-    // During submit: every run done, the tree half made in submission.partial.
-    let after = crash_at("submit");
-    assert!(
-        after.runs.values().all(|r| r.state == RunState::Done),
-        "{after:?}"
-    );
-    assert!(dir.join("submission.partial").is_dir() && !dir.join("submission").exists());
-
-    let resumed = run_to_the_end(&workspace, &campaign);
-    assert!(
-        stdout(&resumed).contains("0 of 4 runs to do"),
-        "{}",
-        stdout(&resumed)
-    );
-    let last = journal(&campaign);
-    assert_eq!(
-        last.runs["tiny-c/Offline/accuracy"], kept,
-        "a completed run was redone"
-    );
-    assert_eq!(
-        std::fs::metadata(kept_folder.join("mlperf_log_detail.txt"))
-            .unwrap()
-            .modified()
-            .unwrap(),
-        kept_mtime
-    );
-    assert_eq!(outcomes(&last), outcomes(&journal(&whole)));
-    let tree = files_under(&dir.join("submission"));
-    assert_eq!(
-        tree,
-        files_under(&whole.with_extension("").join("submission"))
-    );
-    assert!(!dir.join("submission.partial").exists());
-    // The filed performance run is the last, whole one, not a killed one moved aside.
-    let filed = dir.join(
-        "submission/closed/Org/results/box/tiny-c/Offline/performance/run_1/mlperf_log_detail.txt",
-    );
-    assert_eq!(
-        std::fs::read(filed).unwrap(),
-        std::fs::read(dir.join("runs/tiny-c/Offline/performance/mlperf_log_detail.txt")).unwrap()
-    );
-
-    // A done run is repeated only when asked: --redo runs it (and nothing else) again.
-    let before = journal(&campaign);
-    let redo = workspace.host(&[
-        "campaign",
-        "run",
-        file,
-        "--allow-short",
-        "--redo",
-        "tiny-c/Offline/TEST04",
-    ]);
-    support::assert_ok(&redo);
-    assert!(
-        stdout(&redo).contains("1 of 4 runs to do"),
-        "{}",
-        stdout(&redo)
-    );
-    let after = journal(&campaign);
-    for (id, record) in &before.runs {
-        let redone = after.runs[id].started != record.started;
-        assert_eq!(redone, id == "tiny-c/Offline/TEST04", "{id}");
-    }
-
-    // A redone performance run redoes the compliance tests compared with it; killed right
-    // after it, the tests compared with the run it replaced are stale.
-    let before = journal(&campaign);
-    let output = workspace
-        .command(&[
-            "campaign",
-            "run",
-            file,
-            "--allow-short",
-            "--redo",
-            "tiny-c/Offline/performance",
-        ])
-        .env(CRASH_ENV, "between-runs#1")
-        .output()
-        .unwrap();
-    assert!(killed(&output), "{}", describe(&output));
-    assert!(
-        stdout(&output).contains("3 of 4 runs to do"),
-        "{}",
-        stdout(&output)
-    );
-    let plan = stdout(&workspace.host(&["campaign", "plan", file, "--allow-short"]));
-    assert!(plan.contains("4 runs: 2 done, 2 stale"), "{plan}");
-    let resumed = workspace.host(&["campaign", "run", file, "--allow-short", "--keep-going"]);
-    assert!(
-        stdout(&resumed).contains("2 of 4 runs to do"),
-        "{}",
-        describe(&resumed)
-    );
-    let after = journal(&campaign);
-    for (id, record) in &before.runs {
-        let redone = after.runs[id].started != record.started;
-        assert_eq!(redone, !id.ends_with("accuracy"), "{id}");
-    }
 }
 
 #[test]
@@ -660,105 +382,6 @@ fn a_campaign_that_cannot_run_is_refused_before_any_run_naming_what_is_wrong() {
 }
 
 #[test]
-fn a_power_client_wraps_each_performance_run_and_its_session_is_filed() {
-    let _timings = support::timings_or_llm();
-    let workspace = Workspace::new();
-    let recorded =
-        support::repo().join("host/tests/data/power_dev/offline/2026-11-27_18-45-29_offline");
-    // Lays a session out as MLCommons' power client does (client.py): the workload run twice,
-    // ranging then testing, each run's two LoadGen logs copied in beside the analyzer's samples
-    // over the run (200 W every millisecond: the runs are short), and the server's files (a recorded session's) in power/.
-    let client = workspace.path().join("client.py");
-    std::fs::write(
-        &client,
-        format!(
-            r#"import argparse, datetime, os, shutil, subprocess, time
-p = argparse.ArgumentParser()
-for flag in "anwLol":
-    p.add_argument("-" + flag)
-a = p.parse_args()
-session = os.path.join(a.o, "2026-11-27_18-45-29_" + a.l)
-recorded = {recorded:?}
-def phase(name, folder):
-    os.makedirs(folder)
-    start = time.time() - 1
-    subprocess.run(a.w, shell=True, check=True)
-    end = time.time() + 1
-    for log in ("mlperf_log_detail.txt", "mlperf_log_summary.txt"):
-        shutil.copy(os.path.join(a.L, log), folder)
-    with open(os.path.join(folder, "spl.txt"), "w") as spl:
-        t = start
-        while t < end:
-            stamp = datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%m-%d-%Y %H:%M:%S.%f")[:-3]
-            spl.write(f"Time,{{stamp}},Watts,200.000000,Volts,230.000000,Amps,0.915866,PF,0.950000,Mark,{{a.l}}_{{name}}\n")
-            t += 0.001
-phase("ranging", os.path.join(session, "ranging"))
-phase("testing", os.path.join(session, "run_1"))
-shutil.copytree(os.path.join(recorded, "power"), os.path.join(session, "power"))
-shutil.copy(os.path.join(recorded, "run_1", "ptd_out.txt"), os.path.join(session, "run_1"))
-"#,
-            recorded = recorded.display().to_string()
-        ),
-    )
-    .unwrap();
-    let head = format!(
-        "[power]\npower_dev_client = \"python3 {} -a 127.0.0.1 -n 127.0.0.1\"",
-        client.display()
-    );
-    let campaign = workspace.campaign("power", &head, &[("tiny-c", "")]);
-    let file = campaign.to_str().unwrap();
-    let plan = stdout(&workspace.host(&["campaign", "plan", file, "--allow-short"]));
-    assert!(
-        plan.contains("tiny-c/Offline/performance")
-            && plan.contains("power client: ranging, then testing"),
-        "{plan}"
-    );
-
-    let output = workspace.host(&["campaign", "run", file, "--allow-short"]);
-    let dir = campaign.with_extension("");
-    let session =
-        dir.join("runs/tiny-c/Offline/performance/power-dev/2026-11-27_18-45-29_tiny-c-Offline");
-    assert!(
-        session.join("run_1/mlperf_log_detail.txt").is_file(),
-        "{}",
-        describe(&output)
-    );
-    let record = &journal(&campaign).runs["tiny-c/Offline/performance"];
-    assert_eq!(
-        record.filed.as_deref(),
-        Some(session.as_path()),
-        "{}",
-        describe(&output)
-    );
-    assert_eq!(record.verdict.as_deref(), Some("VALID"), "{record:?}");
-    // The session is filed whole; its server files belong to another session, which `check`
-    // says.
-    let filed = dir.join("submission/closed/Org/results/box/tiny-c/Offline/performance");
-    assert_eq!(
-        std::fs::read(filed.join("run_1/mlperf_log_detail.txt")).unwrap(),
-        std::fs::read(session.join("run_1/mlperf_log_detail.txt")).unwrap()
-    );
-    for file in [
-        "power/client.json",
-        "power/server.json",
-        "ranging/spl.txt",
-        "run_1/spl.txt",
-    ] {
-        assert!(
-            filed.join(file).is_file(),
-            "{file} not filed\n{}",
-            describe(&output)
-        );
-    }
-    let text = stdout(&output);
-    assert!(
-        text.contains("[power-results-checksum]") || text.contains("[power-time]"),
-        "{text}"
-    );
-    assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
-}
-
-#[test]
 fn a_user_conf_overrides_the_benchmarks_settings_with_either_engine() {
     // What a campaign's tuned user.conf relies on: the benchmark's [settings] are its
     // defaults, and the user.conf's value is the one run.
@@ -794,5 +417,390 @@ fn a_user_conf_overrides_the_benchmarks_settings_with_either_engine() {
             requested.contains("\"value\": 3e+06") || requested.contains("\"value\": 3000000"),
             "{engine}: {requested}"
         );
+    }
+}
+
+/// Tests whose verdict rests on timings (a latency bound, a rate, a comparison of two runs'
+/// speeds): `scripts/test.sh` runs every `timed` test alone, one after another, after the
+/// rest, so that no other test takes the CPU they measure.
+mod timed {
+    use super::*;
+
+    #[test]
+    fn a_campaign_runs_what_the_rules_require_files_a_tree_check_passes_and_an_edit_makes_only_its_runs_stale(
+    ) {
+        let _timings = support::timings_or_llm();
+        let workspace = Workspace::new();
+        let campaign = workspace.campaign("edge", "", &[("tiny-a", ""), ("tiny-b", "")]);
+        let file = campaign.to_str().unwrap();
+
+        let plan = workspace.host(&["campaign", "plan", file, "--allow-short"]);
+        let mut expected = required_ids(&workspace, "tiny-a");
+        expected.extend(required_ids(&workspace, "tiny-b"));
+        assert_eq!(planned_ids(&plan), expected);
+        assert_eq!(expected.len(), 16);
+        assert!(
+            stdout(&plan).contains("16 runs: 0 done, 16 pending"),
+            "{}",
+            stdout(&plan)
+        );
+
+        let run = run_to_the_end(&workspace, &campaign);
+        let text = stdout(&run);
+        assert!(text.contains("submission: 0 errors"), "{text}");
+        let dir = campaign.with_extension("");
+        let tree = dir.join("submission/closed/Org/results/box");
+        for (bench, scenario) in [
+            ("tiny-a", "SingleStream"),
+            ("tiny-b", "Offline"),
+            ("tiny-b", "SingleStream"),
+        ] {
+            let folder = tree.join(bench).join(scenario);
+            for file in [
+                "performance/run_1/mlperf_log_detail.txt",
+                "accuracy/accuracy.txt",
+                "TEST01/verify_performance.txt",
+                "TEST04/verify_performance.txt",
+            ] {
+                assert!(
+                    folder.join(file).is_file(),
+                    "{} missing",
+                    folder.join(file).display()
+                );
+            }
+            let measurements = std::fs::read_to_string(folder.join("measurements.json")).unwrap();
+            assert!(
+                measurements.contains("none: the plugin answers without a model"),
+                "{measurements}"
+            );
+        }
+        // `submit` ran `check` inside; the tree passes it on its own too.
+        let check = workspace.host(&[
+            "check",
+            "--allow-short",
+            dir.join("submission").to_str().unwrap(),
+        ]);
+        support::assert_ok(&check);
+        let results = std::fs::read_to_string(dir.join("results.md")).unwrap();
+        assert_eq!(results.matches("| VALID |").count(), 4, "{results}");
+        assert!(dir.join("report.html").is_file());
+
+        // Status reads a test campaign without --allow-short.
+        let status = stdout(&workspace.host(&["campaign", "status", file]));
+        assert!(status.contains("16 runs: 16 done"), "{status}");
+        assert!(
+            status.contains("tiny-b/Offline/performance") && status.contains("VALID"),
+            "{status}"
+        );
+
+        // Another latency for tiny-b's plugin: its 8 runs are stale, tiny-a's 8 are kept.
+        let edited = std::fs::read_to_string(&campaign).unwrap().replace(
+            "name = \"tiny-b\"",
+            "name = \"tiny-b\"\nplugin_set = { latency_us = 1500 }",
+        );
+        std::fs::write(&campaign, edited).unwrap();
+        let plan = stdout(&workspace.host(&["campaign", "plan", file, "--allow-short"]));
+        for line in plan.lines().filter(|l| l.contains("tiny-")) {
+            let expect = if line.contains("tiny-b/") {
+                "stale"
+            } else {
+                "done"
+            };
+            assert!(line.contains(expect), "{line}\n{plan}");
+        }
+        assert!(plan.contains("16 runs: 8 done, 8 stale"), "{plan}");
+    }
+
+    #[test]
+    fn a_campaign_killed_anywhere_resumes_to_the_tree_and_journal_of_one_never_killed() {
+        let _timings = support::timings_or_llm();
+        let workspace = Workspace::new();
+        // Runs of at least 0.3 s, long enough to be killed in the middle; a user.conf, which the
+        // official LoadGen takes once per process (each later run gets its values key by key).
+        workspace
+            .dir
+            .write("user.conf", "tiny-c.Offline.target_qps = 25000\n");
+        let slow = "plugin_set = { latency_us = 300000 }\nuser_conf = \"user.conf\"";
+        let whole = workspace.campaign("whole", "", &[("tiny-c", slow)]);
+        let reference = run_to_the_end(&workspace, &whole);
+        assert!(
+            stdout(&reference).contains("submission: 0 errors"),
+            "{}",
+            describe(&reference)
+        );
+
+        let campaign = workspace.campaign("killed", "", &[("tiny-c", slow)]);
+        let file = campaign.to_str().unwrap();
+        let dir = campaign.with_extension("");
+        let crash_at = |point: &str| {
+            let output = workspace
+                .command(&["campaign", "run", file, "--allow-short"])
+                .env(CRASH_ENV, point)
+                .output()
+                .unwrap();
+            assert!(
+                killed(&output),
+                "{point}: not killed\n{}",
+                describe(&output)
+            );
+            journal(&campaign)
+        };
+        // While the journal is written (the first run's end): the old journal stands, with the
+        // run started and not ended, so it is redone.
+        let after = crash_at("journal#2");
+        assert_eq!(after.runs.len(), 1);
+        assert_eq!(
+            after.runs["tiny-c/Offline/accuracy"].state,
+            RunState::Started
+        );
+        assert!(dir.join("journal.json.partial").is_file());
+        // A run that ended but was not recorded: redone from scratch, its folder moved aside.
+        let after = crash_at("after-run#1");
+        assert_eq!(
+            after.runs["tiny-c/Offline/accuracy"].state,
+            RunState::Started
+        );
+        assert!(
+            dir.join("aside").read_dir().unwrap().count() >= 1,
+            "the partial run was not moved aside"
+        );
+        // Between runs: the recorded run is kept from here on.
+        let after = crash_at("between-runs#1");
+        let kept = after.runs["tiny-c/Offline/accuracy"].clone();
+        assert_eq!(kept.state, RunState::Done);
+        let kept_folder = dir.join("runs/tiny-c/Offline/accuracy");
+        let kept_mtime = std::fs::metadata(kept_folder.join("mlperf_log_detail.txt"))
+            .unwrap()
+            .modified()
+            .unwrap();
+
+        // Inside a run: SIGKILL from outside once the journal shows the performance run started.
+        let mut child = workspace
+            .command(&["campaign", "run", file, "--allow-short"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let started = Journal::open(&dir, &campaign)
+                .ok()
+                .and_then(|j| j.runs.get("tiny-c/Offline/performance").cloned())
+                .is_some_and(|r| r.state == RunState::Started);
+            if started && dir.join("runs/tiny-c/Offline/performance").is_dir() {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the performance run never started"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let after = journal(&campaign);
+        assert_eq!(
+            after.runs["tiny-c/Offline/performance"].state,
+            RunState::Started
+        );
+
+        // During submit: every run done, the tree half made in submission.partial.
+        let after = crash_at("submit");
+        assert!(
+            after.runs.values().all(|r| r.state == RunState::Done),
+            "{after:?}"
+        );
+        assert!(dir.join("submission.partial").is_dir() && !dir.join("submission").exists());
+
+        let resumed = run_to_the_end(&workspace, &campaign);
+        assert!(
+            stdout(&resumed).contains("0 of 4 runs to do"),
+            "{}",
+            stdout(&resumed)
+        );
+        let last = journal(&campaign);
+        assert_eq!(
+            last.runs["tiny-c/Offline/accuracy"], kept,
+            "a completed run was redone"
+        );
+        assert_eq!(
+            std::fs::metadata(kept_folder.join("mlperf_log_detail.txt"))
+                .unwrap()
+                .modified()
+                .unwrap(),
+            kept_mtime
+        );
+        assert_eq!(outcomes(&last), outcomes(&journal(&whole)));
+        let tree = files_under(&dir.join("submission"));
+        assert_eq!(
+            tree,
+            files_under(&whole.with_extension("").join("submission"))
+        );
+        assert!(!dir.join("submission.partial").exists());
+        // The filed performance run is the last, whole one, not a killed one moved aside.
+        let filed = dir.join(
+        "submission/closed/Org/results/box/tiny-c/Offline/performance/run_1/mlperf_log_detail.txt",
+    );
+        assert_eq!(
+            std::fs::read(filed).unwrap(),
+            std::fs::read(dir.join("runs/tiny-c/Offline/performance/mlperf_log_detail.txt"))
+                .unwrap()
+        );
+
+        // A done run is repeated only when asked: --redo runs it (and nothing else) again.
+        let before = journal(&campaign);
+        let redo = workspace.host(&[
+            "campaign",
+            "run",
+            file,
+            "--allow-short",
+            "--redo",
+            "tiny-c/Offline/TEST04",
+        ]);
+        support::assert_ok(&redo);
+        assert!(
+            stdout(&redo).contains("1 of 4 runs to do"),
+            "{}",
+            stdout(&redo)
+        );
+        let after = journal(&campaign);
+        for (id, record) in &before.runs {
+            let redone = after.runs[id].started != record.started;
+            assert_eq!(redone, id == "tiny-c/Offline/TEST04", "{id}");
+        }
+
+        // A redone performance run redoes the compliance tests compared with it; killed right
+        // after it, the tests compared with the run it replaced are stale.
+        let before = journal(&campaign);
+        let output = workspace
+            .command(&[
+                "campaign",
+                "run",
+                file,
+                "--allow-short",
+                "--redo",
+                "tiny-c/Offline/performance",
+            ])
+            .env(CRASH_ENV, "between-runs#1")
+            .output()
+            .unwrap();
+        assert!(killed(&output), "{}", describe(&output));
+        assert!(
+            stdout(&output).contains("3 of 4 runs to do"),
+            "{}",
+            stdout(&output)
+        );
+        let plan = stdout(&workspace.host(&["campaign", "plan", file, "--allow-short"]));
+        assert!(plan.contains("4 runs: 2 done, 2 stale"), "{plan}");
+        let resumed = workspace.host(&["campaign", "run", file, "--allow-short", "--keep-going"]);
+        assert!(
+            stdout(&resumed).contains("2 of 4 runs to do"),
+            "{}",
+            describe(&resumed)
+        );
+        let after = journal(&campaign);
+        for (id, record) in &before.runs {
+            let redone = after.runs[id].started != record.started;
+            assert_eq!(redone, !id.ends_with("accuracy"), "{id}");
+        }
+    }
+
+    #[test]
+    fn a_power_client_wraps_each_performance_run_and_its_session_is_filed() {
+        let _timings = support::timings_or_llm();
+        let workspace = Workspace::new();
+        let recorded =
+            support::repo().join("host/tests/data/power_dev/offline/2026-11-27_18-45-29_offline");
+        // Lays a session out as MLCommons' power client does (client.py): the workload run twice,
+        // ranging then testing, each run's two LoadGen logs copied in beside the analyzer's samples
+        // over the run (200 W every millisecond: the runs are short), and the server's files (a recorded session's) in power/.
+        let client = workspace.path().join("client.py");
+        std::fs::write(
+        &client,
+        format!(
+            r#"import argparse, datetime, os, shutil, subprocess, time
+p = argparse.ArgumentParser()
+for flag in "anwLol":
+    p.add_argument("-" + flag)
+a = p.parse_args()
+session = os.path.join(a.o, "2026-11-27_18-45-29_" + a.l)
+recorded = {recorded:?}
+def phase(name, folder):
+    os.makedirs(folder)
+    start = time.time() - 1
+    subprocess.run(a.w, shell=True, check=True)
+    end = time.time() + 1
+    for log in ("mlperf_log_detail.txt", "mlperf_log_summary.txt"):
+        shutil.copy(os.path.join(a.L, log), folder)
+    with open(os.path.join(folder, "spl.txt"), "w") as spl:
+        t = start
+        while t < end:
+            stamp = datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%m-%d-%Y %H:%M:%S.%f")[:-3]
+            spl.write(f"Time,{{stamp}},Watts,200.000000,Volts,230.000000,Amps,0.915866,PF,0.950000,Mark,{{a.l}}_{{name}}\n")
+            t += 0.001
+phase("ranging", os.path.join(session, "ranging"))
+phase("testing", os.path.join(session, "run_1"))
+shutil.copytree(os.path.join(recorded, "power"), os.path.join(session, "power"))
+shutil.copy(os.path.join(recorded, "run_1", "ptd_out.txt"), os.path.join(session, "run_1"))
+"#,
+            recorded = recorded.display().to_string()
+        ),
+    )
+    .unwrap();
+        let head = format!(
+            "[power]\npower_dev_client = \"python3 {} -a 127.0.0.1 -n 127.0.0.1\"",
+            client.display()
+        );
+        let campaign = workspace.campaign("power", &head, &[("tiny-c", "")]);
+        let file = campaign.to_str().unwrap();
+        let plan = stdout(&workspace.host(&["campaign", "plan", file, "--allow-short"]));
+        assert!(
+            plan.contains("tiny-c/Offline/performance")
+                && plan.contains("power client: ranging, then testing"),
+            "{plan}"
+        );
+
+        let output = workspace.host(&["campaign", "run", file, "--allow-short"]);
+        let dir = campaign.with_extension("");
+        let session = dir
+            .join("runs/tiny-c/Offline/performance/power-dev/2026-11-27_18-45-29_tiny-c-Offline");
+        assert!(
+            session.join("run_1/mlperf_log_detail.txt").is_file(),
+            "{}",
+            describe(&output)
+        );
+        let record = &journal(&campaign).runs["tiny-c/Offline/performance"];
+        assert_eq!(
+            record.filed.as_deref(),
+            Some(session.as_path()),
+            "{}",
+            describe(&output)
+        );
+        assert_eq!(record.verdict.as_deref(), Some("VALID"), "{record:?}");
+        // The session is filed whole; its server files belong to another session, which `check`
+        // says.
+        let filed = dir.join("submission/closed/Org/results/box/tiny-c/Offline/performance");
+        assert_eq!(
+            std::fs::read(filed.join("run_1/mlperf_log_detail.txt")).unwrap(),
+            std::fs::read(session.join("run_1/mlperf_log_detail.txt")).unwrap()
+        );
+        for file in [
+            "power/client.json",
+            "power/server.json",
+            "ranging/spl.txt",
+            "run_1/spl.txt",
+        ] {
+            assert!(
+                filed.join(file).is_file(),
+                "{file} not filed\n{}",
+                describe(&output)
+            );
+        }
+        let text = stdout(&output);
+        assert!(
+            text.contains("[power-results-checksum]") || text.contains("[power-time]"),
+            "{text}"
+        );
+        assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
     }
 }

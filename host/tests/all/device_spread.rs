@@ -103,43 +103,6 @@ fn offline_is_split_evenly_and_single_stream_goes_to_the_first_free_device() {
 }
 
 #[test]
-fn server_queries_go_to_the_least_loaded_device_so_the_faster_one_takes_more() {
-    // Timed: not beside another timed test.
-    let _timings = support::timings_or_llm();
-    let dir = TempDir::new();
-    let plugin = device_plugin(dir.path());
-    // 800 queries/s against 1,000/s and 333/s of capacity: the fast device alone would queue,
-    // so the slow one takes the overflow.
-    let output = run(
-        dir.path(),
-        &plugin,
-        "server",
-        &[
-            "--devices",
-            "2",
-            "--scenario",
-            "Server",
-            "--set",
-            "server_target_qps=800",
-            "--set",
-            "min_duration_ms=1000",
-            "--set",
-            "min_query_count=800",
-            "--set",
-            "server_target_latency_ns=100000000",
-        ],
-    );
-    support::assert_ok(&output);
-    let server = shares(&dir.path().join("server"));
-    let (fast, slow) = (&server[0], &server[1]);
-    assert!(fast.1 + slow.1 >= 800, "{server:?}");
-    assert!((fast.2 + slow.2 - 1.0).abs() < 1e-9);
-    // Join-the-shortest-queue at 60 % of the capacity: the fast device serves most (three
-    // quarters of the work when both are busy all the time, more when the slow one idles).
-    assert!(fast.2 > 0.6 && slow.1 > 0, "fast {fast:?}, slow {slow:?}");
-}
-
-#[test]
 fn a_device_that_crashes_under_isolation_is_named_in_the_verdict() {
     let dir = TempDir::new();
     let plugin = device_plugin(dir.path());
@@ -258,5 +221,49 @@ fn a_sweep_over_devices_times_every_answers_tokens_and_counts_each_devices_failu
         let shortest = point["itl_ns"]["min"].as_f64().unwrap();
         assert!(shortest >= 200_000.0, "{isolate}: {shortest} ns, {point:#}");
         assert_eq!(point["output_tokens"]["max"], 3.0, "{point:#}");
+    }
+}
+
+/// Tests whose verdict rests on timings (a latency bound, a rate, a comparison of two runs'
+/// speeds): `scripts/test.sh` runs every `timed` test alone, one after another, after the
+/// rest, so that no other test takes the CPU they measure.
+mod timed {
+    use super::*;
+
+    #[test]
+    fn server_queries_go_to_the_least_loaded_device_so_the_faster_one_takes_more() {
+        // Timed: not beside another timed test.
+        let _timings = support::timings_or_llm();
+        let dir = TempDir::new();
+        let plugin = device_plugin(dir.path());
+        // 800 queries/s against 1,000/s and 333/s of capacity: the fast device alone would queue,
+        // so the slow one takes the overflow.
+        let output = run(
+            dir.path(),
+            &plugin,
+            "server",
+            &[
+                "--devices",
+                "2",
+                "--scenario",
+                "Server",
+                "--set",
+                "server_target_qps=800",
+                "--set",
+                "min_duration_ms=1000",
+                "--set",
+                "min_query_count=800",
+                "--set",
+                "server_target_latency_ns=100000000",
+            ],
+        );
+        support::assert_ok(&output);
+        let server = shares(&dir.path().join("server"));
+        let (fast, slow) = (&server[0], &server[1]);
+        assert!(fast.1 + slow.1 >= 800, "{server:?}");
+        assert!((fast.2 + slow.2 - 1.0).abs() < 1e-9);
+        // Join-the-shortest-queue at 60 % of the capacity: the fast device serves most (three
+        // quarters of the work when both are busy all the time, more when the slow one idles).
+        assert!(fast.2 > 0.6 && slow.1 > 0, "fast {fast:?}, slow {slow:?}");
     }
 }

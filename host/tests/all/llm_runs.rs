@@ -87,93 +87,6 @@ fn read_json(out: &Path, file: &str) -> serde_json::Value {
     serde_json::from_str(&read(out, file)).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
-#[test]
-fn every_scenario_streams_tokens_from_a_real_llm_server_and_reports_ttft_and_tpot() {
-    let _serial = one_at_a_time();
-    require_prompts();
-    let server = Server::start(Kind::Llama, "smollm2");
-    // Equal-issue off: on, every run would issue the whole data set (see the test below).
-    let short = [
-        "--set",
-        "min_duration_ms=0",
-        "--set",
-        "sample_concatenate_permutation=0",
-    ];
-    let scenarios: [(&str, &[&str]); 4] = [
-        ("SingleStream", &["--set", "min_query_count=6"]),
-        ("MultiStream", &["--set", "min_query_count=2"]),
-        (
-            "Server",
-            &["--set", "server_target_qps=2", "--set", "min_query_count=8"],
-        ),
-        // With a simulated meter: tokens per joule.
-        (
-            "Offline",
-            &[
-                "--set",
-                "offline_expected_qps=1",
-                "--set",
-                "min_query_count=8",
-                "--power",
-                "sim:50",
-            ],
-        ),
-    ];
-    for (scenario, settings) in scenarios {
-        let out = TempDir::new();
-        let args = [&["--scenario", scenario][..], &short, settings].concat();
-        let output = run(out.path(), &server.http(), &args);
-        assert!(output.status.success(), "{scenario}: {}", describe(&output));
-        let summary = read(out.path(), "mlperf_log_summary.txt");
-        let detail = read(out.path(), "mlperf_log_detail.txt");
-        // Tokens per second (the official summary has none for MultiStream); TTFT and TPOT
-        // where answers stream.
-        let tokens_per_second = match scenario {
-            "MultiStream" => None,
-            "Server" => Some((
-                "Completed tokens per second",
-                "result_completed_tokens_per_second",
-            )),
-            "Offline" => Some(("Tokens per second: ", "result_tokens_per_second")),
-            _ => Some(("TPS w/o loadgen overhead", "result_token_throughput")),
-        };
-        if let Some((label, key)) = tokens_per_second {
-            assert!(summary.contains(label), "{scenario}: {summary}");
-            assert!(
-                detail.contains(&format!("\"{key}\"")),
-                "{scenario}: no {key} in the detail log"
-            );
-        }
-        assert!(
-            summary.contains("No errors encountered during test."),
-            "{scenario}: {summary}"
-        );
-        if scenario != "Offline" {
-            let ttft = summary_value(&summary, "Mean First Token latency (ns)");
-            assert!(
-                ttft > 1e6 && ttft < 5e9,
-                "{scenario}: TTFT {ttft} ns\n{summary}"
-            );
-            assert!(
-                summary.contains("percentile time to output token (ns)"),
-                "{scenario}: {summary}"
-            );
-            assert!(
-                detail.contains("\"result_first_token_mean_latency_ns\""),
-                "{scenario}: no TTFT in the detail log"
-            );
-        }
-        if scenario == "Offline" {
-            assert_tokens_per_joule(out.path(), &text(&output.stdout), 50.0);
-        }
-        let stderr = text(&output.stderr);
-        assert!(
-            stderr.contains(&format!("endpoint {}: ", server.http())),
-            "{scenario}: the plugin's closing count is missing:\n{stderr}"
-        );
-    }
-}
-
 /// The power result of a token run: tokens per second over the meter's watts, in the Power
 /// Summary and result.json.
 fn assert_tokens_per_joule(out: &Path, stdout: &str, watts: f64) {
@@ -189,43 +102,6 @@ fn assert_tokens_per_joule(out: &Path, stdout: &str, watts: f64) {
         tokens_per_second > 1.0 && (per_joule - tokens_per_second / watts).abs() < 1e-3,
         "{power}"
     );
-}
-
-#[test]
-fn the_interactive_variant_runs_the_server_scenario_under_tighter_token_bounds() {
-    let _serial = one_at_a_time();
-    require_prompts();
-    let server = Server::start(Kind::Llama, "smollm2");
-    let out = TempDir::new();
-    let output = benchmark(
-        "smollm2-interactive",
-        out.path(),
-        &server.http(),
-        &[
-            "--scenario",
-            "Server",
-            "--set",
-            "min_duration_ms=0",
-            "--set",
-            "min_query_count=6",
-            "--set",
-            "sample_concatenate_permutation=0",
-        ],
-    )
-    .output()
-    .expect("run mlperf-host");
-    assert!(output.status.success(), "{}", describe(&output));
-    let summary = read(out.path(), "mlperf_log_summary.txt");
-    // smollm2.toml's settings, but the variant's bounds and rate.
-    for line in [
-        "ttft_latency (ns): 500000000",
-        "tpot_latency (ns): 25000000",
-        "target_qps : 1",
-        "performance_sample_count : 256",
-        "TTFT Early Stopping Result:",
-    ] {
-        assert!(summary.contains(line), "{line:?} is not in:\n{summary}");
-    }
 }
 
 /// Several endpoints: each sample's request goes to the next server in turn (round robin), as
@@ -933,181 +809,312 @@ fn a_server_without_the_model_is_refused_before_the_run() {
     assert!(!out.path().join("mlperf_log_summary.txt").exists());
 }
 
-#[test]
-fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token_counts() {
-    let _serial = one_at_a_time();
-    require_prompts();
-    let server = Server::start(Kind::Llama, "smollm2");
-    let out = TempDir::new();
-    let output = llm_sweep(
-        &server.http(),
-        out.path(),
-        &[
-            "--concurrency",
-            "1,2",
-            "--rate",
-            "0.5",
-            "--arrivals",
-            "poisson",
-            "--duration",
-            "6s",
-            "--warmup",
-            "1s",
-            "--seed",
-            "3",
-            "--accuracy",
-            "--accuracy-samples",
-            "8",
-        ],
-    );
-    assert!(output.status.success(), "{}", describe(&output));
-    let sweep = read_json(out.path(), "sweep.json");
-    let points = sweep["points"].as_array().expect("points");
-    assert_eq!(points.len(), 3, "{sweep:#}");
-    assert!(sweep["stopped"].is_null(), "{sweep:#}");
-    for (index, point) in points.iter().enumerate() {
-        assert_eq!(point["result"], "VALID", "{point:#}");
-        // Each answer counted by the model's tokenizer equals the server's usage count.
-        let completed = point["completed"].as_u64().unwrap();
-        assert!(completed >= 1, "{point:#}");
-        assert_eq!(
-            point["tokens_counted"].as_u64(),
-            Some(completed),
-            "{point:#}"
-        );
-        assert_eq!(point["token_count_mismatches"], 0, "{point:#}");
-        // The prompts (committed, 4-30 words) and the answers (at most max_tokens = 32).
-        let input = point["input_tokens"]["mean"].as_f64().unwrap();
-        let output = point["output_tokens"]["max"].as_f64().unwrap();
-        assert!((3.0..60.0).contains(&input), "{point:#}");
-        assert!((1.0..=32.0).contains(&output), "{point:#}");
-        assert!(point["ttft_ns"]["p50"].as_f64().unwrap() > 0.0, "{point:#}");
-        let tpot = point["tpot_ns"]["p50"].as_f64().unwrap();
-        assert!(tpot > 0.0, "{point:#}");
-        // Inter-token latency, one gap per streamed event after the first (the server streams
-        // a token an event): about as many gaps as tokens after each first, their median near
-        // the median TPOT.
-        let tokens = point["output_tokens"]["mean"].as_f64().unwrap() * completed as f64;
-        let gaps = point["itl_ns"]["count"].as_f64().unwrap();
-        assert!(
-            gaps >= 0.8 * (tokens - completed as f64) && gaps <= tokens,
-            "{gaps} gaps for {tokens} tokens: {point:#}"
-        );
-        let itl = point["itl_ns"]["p50"].as_f64().unwrap();
-        assert!(
-            itl > 0.5 * tpot && itl < 2.0 * tpot,
-            "ITL {itl} TPOT {tpot}"
-        );
-        // Each point's own file holds the same figures.
-        let own: serde_json::Value =
-            serde_json::from_str(&read(out.path(), &format!("point-{}.json", index + 1)))
-                .expect("point json");
-        assert_eq!(&own, point);
-    }
-    // The accuracy pass: the first 8 prompts answered as the committed greedy references
-    // were, in the LoadGen accuracy log and in each point's Endpoints accuracy results.
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout.contains("(no verdict: 8 of the data set's 256 samples)"),
-        "{stdout}"
-    );
-    let accuracy = read(out.path(), "accuracy/accuracy.txt");
-    assert!(
-        accuracy.contains("total=8") && accuracy.contains(": PASS"),
-        "{accuracy}"
-    );
-    let log = read_json(out.path(), "accuracy/mlperf_log_accuracy.json");
-    assert_eq!(log.as_array().map(Vec::len), Some(8));
-    for index in 1..=3 {
-        let file = format!("endpoints/point-{index}/accuracy/accuracy_results.json");
-        let results = read_json(out.path(), &file);
-        let entry = &results["accuracy_scores"][0];
-        assert_eq!(entry["dataset_name"], "smollm2", "{results:#}");
-        // 8 of the data set's 256: answered, not complete.
-        assert_eq!(entry["complete"], false, "{results:#}");
-        assert_eq!(entry["response_counts"]["scored"], 8, "{results:#}");
-        let rouge1: f64 = entry["score"]["rouge1"].as_str().unwrap().parse().unwrap();
-        assert!(rouge1 >= 99.0, "{results:#}");
-    }
-    // A closed loop of 2 keeps 2 in flight.
-    let in_flight = points[1]["mean_concurrency"].as_f64().unwrap();
-    assert!(in_flight > 1.8, "{in_flight}");
-    let csv = read(out.path(), "sweep.csv");
-    assert_eq!(
-        csv.lines().filter(|l| l.contains(",VALID,")).count(),
-        3,
-        "{csv}"
-    );
+/// Tests whose verdict rests on timings (a latency bound, a rate, a comparison of two runs'
+/// speeds): `scripts/test.sh` runs every `timed` test alone, one after another, after the
+/// rest, so that no other test takes the CPU they measure.
+mod timed {
+    use super::*;
 
-    // Synthetic requests on the same server: groups of 4 prompts sharing 16 tokens, then 24
-    // of their own, exact by the model's tokenizer; answers of drawn lengths (4 to 12), every
-    // token of them asked for.
-    let synthetic = TempDir::new();
-    let output = llm_sweep(
-        &server.http(),
-        synthetic.path(),
-        &[
-            "--synthetic-input",
-            "fixed:24",
-            "--shared-prefix",
-            "4:16",
-            "--synthetic-output",
-            "uniform:4:12",
-            "--synthetic-count",
-            "16",
-            "--concurrency",
-            "1",
-            "--duration",
-            "4s",
-            "--warmup",
-            "0s",
-            "--accuracy",
-            "--accuracy-samples",
-            "2",
-        ],
-    );
-    assert!(output.status.success(), "{}", describe(&output));
-    let sweep = read_json(synthetic.path(), "sweep.json");
-    // Synthetic prompts are not the benchmark's: answered, but not scored by its references.
-    assert_eq!(sweep["accuracy"]["answered"], 2, "{sweep:#}");
-    assert!(sweep["accuracy"]["score"].is_null(), "{sweep:#}");
-    let point = &sweep["points"][0];
-    assert_eq!(point["result"], "VALID", "{point:#}");
-    assert!(point["completed"].as_u64().unwrap() >= 2, "{point:#}");
-    assert_eq!(point["token_count_mismatches"], 0, "{point:#}");
-    let input = &point["input_tokens"];
-    assert_eq!(
-        (input["mean"].as_f64(), input["max"].as_f64()),
-        (Some(40.0), Some(40.0))
-    );
-    // The prompts' rows (uint8, NUL padded): alike for 16 tokens within a group of 4.
-    let npy = std::fs::read(synthetic.path().join("synthetic-prompts.npy")).unwrap();
-    let header = String::from_utf8_lossy(&npy[..128]).into_owned();
-    let width: usize = header
-        .split("(16, ")
-        .nth(1)
-        .and_then(|rest| rest.split(')').next())
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("{header}"));
-    let rows = &npy[npy.len() - 16 * width..];
-    let row = |k: usize| &rows[k * width..(k + 1) * width];
-    let common = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    assert!(
-        common(row(0), row(3)) >= 16,
-        "{:?}",
-        String::from_utf8_lossy(row(0))
-    );
-    assert!(common(row(4), row(7)) >= 16);
-    assert!(common(row(0), row(4)) < 16);
-    // The server's usage counts: each answer as long as its request asked.
-    let summary = read_json(
-        synthetic.path(),
-        "endpoints/point-1/performance/result_summary.json",
-    );
-    let lengths = &summary["output_sequence_lengths"];
-    let (min, max) = (
-        lengths["min"].as_f64().unwrap(),
-        lengths["max"].as_f64().unwrap(),
-    );
-    assert!(min >= 4.0 && max <= 12.0, "{lengths:#}");
+    #[test]
+    fn every_scenario_streams_tokens_from_a_real_llm_server_and_reports_ttft_and_tpot() {
+        let _serial = one_at_a_time();
+        require_prompts();
+        let server = Server::start(Kind::Llama, "smollm2");
+        // Equal-issue off: on, every run would issue the whole data set (see the test below).
+        let short = [
+            "--set",
+            "min_duration_ms=0",
+            "--set",
+            "sample_concatenate_permutation=0",
+        ];
+        let scenarios: [(&str, &[&str]); 4] = [
+            ("SingleStream", &["--set", "min_query_count=6"]),
+            ("MultiStream", &["--set", "min_query_count=2"]),
+            (
+                "Server",
+                &["--set", "server_target_qps=2", "--set", "min_query_count=8"],
+            ),
+            // With a simulated meter: tokens per joule.
+            (
+                "Offline",
+                &[
+                    "--set",
+                    "offline_expected_qps=1",
+                    "--set",
+                    "min_query_count=8",
+                    "--power",
+                    "sim:50",
+                ],
+            ),
+        ];
+        for (scenario, settings) in scenarios {
+            let out = TempDir::new();
+            let args = [&["--scenario", scenario][..], &short, settings].concat();
+            let output = run(out.path(), &server.http(), &args);
+            assert!(output.status.success(), "{scenario}: {}", describe(&output));
+            let summary = read(out.path(), "mlperf_log_summary.txt");
+            let detail = read(out.path(), "mlperf_log_detail.txt");
+            // Tokens per second (the official summary has none for MultiStream); TTFT and TPOT
+            // where answers stream.
+            let tokens_per_second = match scenario {
+                "MultiStream" => None,
+                "Server" => Some((
+                    "Completed tokens per second",
+                    "result_completed_tokens_per_second",
+                )),
+                "Offline" => Some(("Tokens per second: ", "result_tokens_per_second")),
+                _ => Some(("TPS w/o loadgen overhead", "result_token_throughput")),
+            };
+            if let Some((label, key)) = tokens_per_second {
+                assert!(summary.contains(label), "{scenario}: {summary}");
+                assert!(
+                    detail.contains(&format!("\"{key}\"")),
+                    "{scenario}: no {key} in the detail log"
+                );
+            }
+            assert!(
+                summary.contains("No errors encountered during test."),
+                "{scenario}: {summary}"
+            );
+            if scenario != "Offline" {
+                let ttft = summary_value(&summary, "Mean First Token latency (ns)");
+                assert!(
+                    ttft > 1e6 && ttft < 5e9,
+                    "{scenario}: TTFT {ttft} ns\n{summary}"
+                );
+                assert!(
+                    summary.contains("percentile time to output token (ns)"),
+                    "{scenario}: {summary}"
+                );
+                assert!(
+                    detail.contains("\"result_first_token_mean_latency_ns\""),
+                    "{scenario}: no TTFT in the detail log"
+                );
+            }
+            if scenario == "Offline" {
+                assert_tokens_per_joule(out.path(), &text(&output.stdout), 50.0);
+            }
+            let stderr = text(&output.stderr);
+            assert!(
+                stderr.contains(&format!("endpoint {}: ", server.http())),
+                "{scenario}: the plugin's closing count is missing:\n{stderr}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_interactive_variant_runs_the_server_scenario_under_tighter_token_bounds() {
+        let _serial = one_at_a_time();
+        require_prompts();
+        let server = Server::start(Kind::Llama, "smollm2");
+        let out = TempDir::new();
+        let output = benchmark(
+            "smollm2-interactive",
+            out.path(),
+            &server.http(),
+            &[
+                "--scenario",
+                "Server",
+                "--set",
+                "min_duration_ms=0",
+                "--set",
+                "min_query_count=6",
+                "--set",
+                "sample_concatenate_permutation=0",
+            ],
+        )
+        .output()
+        .expect("run mlperf-host");
+        assert!(output.status.success(), "{}", describe(&output));
+        let summary = read(out.path(), "mlperf_log_summary.txt");
+        // smollm2.toml's settings, but the variant's bounds and rate.
+        for line in [
+            "ttft_latency (ns): 500000000",
+            "tpot_latency (ns): 25000000",
+            "target_qps : 1",
+            "performance_sample_count : 256",
+            "TTFT Early Stopping Result:",
+        ] {
+            assert!(summary.contains(line), "{line:?} is not in:\n{summary}");
+        }
+    }
+
+    #[test]
+    fn a_sweep_of_three_points_runs_valid_against_the_real_llm_server_with_its_token_counts() {
+        let _serial = one_at_a_time();
+        require_prompts();
+        let server = Server::start(Kind::Llama, "smollm2");
+        let out = TempDir::new();
+        let output = llm_sweep(
+            &server.http(),
+            out.path(),
+            &[
+                "--concurrency",
+                "1,2",
+                "--rate",
+                "0.5",
+                "--arrivals",
+                "poisson",
+                "--duration",
+                "6s",
+                "--warmup",
+                "1s",
+                "--seed",
+                "3",
+                "--accuracy",
+                "--accuracy-samples",
+                "8",
+            ],
+        );
+        assert!(output.status.success(), "{}", describe(&output));
+        let sweep = read_json(out.path(), "sweep.json");
+        let points = sweep["points"].as_array().expect("points");
+        assert_eq!(points.len(), 3, "{sweep:#}");
+        assert!(sweep["stopped"].is_null(), "{sweep:#}");
+        for (index, point) in points.iter().enumerate() {
+            assert_eq!(point["result"], "VALID", "{point:#}");
+            // Each answer counted by the model's tokenizer equals the server's usage count.
+            let completed = point["completed"].as_u64().unwrap();
+            assert!(completed >= 1, "{point:#}");
+            assert_eq!(
+                point["tokens_counted"].as_u64(),
+                Some(completed),
+                "{point:#}"
+            );
+            assert_eq!(point["token_count_mismatches"], 0, "{point:#}");
+            // The prompts (committed, 4-30 words) and the answers (at most max_tokens = 32).
+            let input = point["input_tokens"]["mean"].as_f64().unwrap();
+            let output = point["output_tokens"]["max"].as_f64().unwrap();
+            assert!((3.0..60.0).contains(&input), "{point:#}");
+            assert!((1.0..=32.0).contains(&output), "{point:#}");
+            assert!(point["ttft_ns"]["p50"].as_f64().unwrap() > 0.0, "{point:#}");
+            let tpot = point["tpot_ns"]["p50"].as_f64().unwrap();
+            assert!(tpot > 0.0, "{point:#}");
+            // Inter-token latency, one gap per streamed event after the first (the server streams
+            // a token an event): about as many gaps as tokens after each first, their median near
+            // the median TPOT.
+            let tokens = point["output_tokens"]["mean"].as_f64().unwrap() * completed as f64;
+            let gaps = point["itl_ns"]["count"].as_f64().unwrap();
+            assert!(
+                gaps >= 0.8 * (tokens - completed as f64) && gaps <= tokens,
+                "{gaps} gaps for {tokens} tokens: {point:#}"
+            );
+            let itl = point["itl_ns"]["p50"].as_f64().unwrap();
+            assert!(
+                itl > 0.5 * tpot && itl < 2.0 * tpot,
+                "ITL {itl} TPOT {tpot}"
+            );
+            // Each point's own file holds the same figures.
+            let own: serde_json::Value =
+                serde_json::from_str(&read(out.path(), &format!("point-{}.json", index + 1)))
+                    .expect("point json");
+            assert_eq!(&own, point);
+        }
+        // The accuracy pass: the first 8 prompts answered as the committed greedy references
+        // were, in the LoadGen accuracy log and in each point's Endpoints accuracy results.
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains("(no verdict: 8 of the data set's 256 samples)"),
+            "{stdout}"
+        );
+        let accuracy = read(out.path(), "accuracy/accuracy.txt");
+        assert!(
+            accuracy.contains("total=8") && accuracy.contains(": PASS"),
+            "{accuracy}"
+        );
+        let log = read_json(out.path(), "accuracy/mlperf_log_accuracy.json");
+        assert_eq!(log.as_array().map(Vec::len), Some(8));
+        for index in 1..=3 {
+            let file = format!("endpoints/point-{index}/accuracy/accuracy_results.json");
+            let results = read_json(out.path(), &file);
+            let entry = &results["accuracy_scores"][0];
+            assert_eq!(entry["dataset_name"], "smollm2", "{results:#}");
+            // 8 of the data set's 256: answered, not complete.
+            assert_eq!(entry["complete"], false, "{results:#}");
+            assert_eq!(entry["response_counts"]["scored"], 8, "{results:#}");
+            let rouge1: f64 = entry["score"]["rouge1"].as_str().unwrap().parse().unwrap();
+            assert!(rouge1 >= 99.0, "{results:#}");
+        }
+        // A closed loop of 2 keeps 2 in flight.
+        let in_flight = points[1]["mean_concurrency"].as_f64().unwrap();
+        assert!(in_flight > 1.8, "{in_flight}");
+        let csv = read(out.path(), "sweep.csv");
+        assert_eq!(
+            csv.lines().filter(|l| l.contains(",VALID,")).count(),
+            3,
+            "{csv}"
+        );
+
+        // Synthetic requests on the same server: groups of 4 prompts sharing 16 tokens, then 24
+        // of their own, exact by the model's tokenizer; answers of drawn lengths (4 to 12), every
+        // token of them asked for.
+        let synthetic = TempDir::new();
+        let output = llm_sweep(
+            &server.http(),
+            synthetic.path(),
+            &[
+                "--synthetic-input",
+                "fixed:24",
+                "--shared-prefix",
+                "4:16",
+                "--synthetic-output",
+                "uniform:4:12",
+                "--synthetic-count",
+                "16",
+                "--concurrency",
+                "1",
+                "--duration",
+                "4s",
+                "--warmup",
+                "0s",
+                "--accuracy",
+                "--accuracy-samples",
+                "2",
+            ],
+        );
+        assert!(output.status.success(), "{}", describe(&output));
+        let sweep = read_json(synthetic.path(), "sweep.json");
+        // Synthetic prompts are not the benchmark's: answered, but not scored by its references.
+        assert_eq!(sweep["accuracy"]["answered"], 2, "{sweep:#}");
+        assert!(sweep["accuracy"]["score"].is_null(), "{sweep:#}");
+        let point = &sweep["points"][0];
+        assert_eq!(point["result"], "VALID", "{point:#}");
+        assert!(point["completed"].as_u64().unwrap() >= 2, "{point:#}");
+        assert_eq!(point["token_count_mismatches"], 0, "{point:#}");
+        let input = &point["input_tokens"];
+        assert_eq!(
+            (input["mean"].as_f64(), input["max"].as_f64()),
+            (Some(40.0), Some(40.0))
+        );
+        // The prompts' rows (uint8, NUL padded): alike for 16 tokens within a group of 4.
+        let npy = std::fs::read(synthetic.path().join("synthetic-prompts.npy")).unwrap();
+        let header = String::from_utf8_lossy(&npy[..128]).into_owned();
+        let width: usize = header
+            .split("(16, ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("{header}"));
+        let rows = &npy[npy.len() - 16 * width..];
+        let row = |k: usize| &rows[k * width..(k + 1) * width];
+        let common = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        assert!(
+            common(row(0), row(3)) >= 16,
+            "{:?}",
+            String::from_utf8_lossy(row(0))
+        );
+        assert!(common(row(4), row(7)) >= 16);
+        assert!(common(row(0), row(4)) < 16);
+        // The server's usage counts: each answer as long as its request asked.
+        let summary = read_json(
+            synthetic.path(),
+            "endpoints/point-1/performance/result_summary.json",
+        );
+        let lengths = &summary["output_sequence_lengths"];
+        let (min, max) = (
+            lengths["min"].as_f64().unwrap(),
+            lengths["max"].as_f64().unwrap(),
+        );
+        assert!(min >= 4.0 && max <= 12.0, "{lengths:#}");
+    }
 }

@@ -1,6 +1,10 @@
 //! The host's integration tests, one binary: the CLI, plugins, data sets, preprocessing, power,
 //! audit and submission flows, the network and ONNX Runtime backends, the official engine, and
 //! the differential test against the official wheel.
+//!
+//! A test whose verdict rests on timings lives in its file's `mod timed`: `scripts/test.sh` runs
+//! those one at a time after the rest (`-- --skip ::timed::`, then `-- ::timed::
+//! --test-threads=1`), with nothing beside them to take the CPU they measure.
 
 mod audit_runs;
 mod campaign_runs;

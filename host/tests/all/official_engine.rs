@@ -134,61 +134,6 @@ fn logged_settings(log: &DetailLog) -> Vec<(String, String)> {
 }
 
 #[test]
-fn both_engines_issue_the_same_samples_in_every_scenario() {
-    require_official();
-    let dir = TempDir::new();
-    let mut results = Vec::new();
-    for scenario in SCENARIOS {
-        let mut args = vec!["--scenario", scenario];
-        args.extend_from_slice(&QUICK);
-        let (native, official) = run_both(dir.path(), scenario, &args);
-        let (ours, theirs) = (accuracy_samples(&native), accuracy_samples(&official));
-        assert!(
-            ours.len() >= 1000,
-            "{scenario}: {} samples logged",
-            ours.len()
-        );
-        assert_eq!(ours, theirs, "{scenario}: issued samples differ");
-        let (ours, theirs) = (detail(&native), detail(&official));
-        assert_eq!(
-            logged_settings(&ours),
-            logged_settings(&theirs),
-            "{scenario}: settings differ"
-        );
-        assert_eq!(theirs.str("result_validity"), Some("VALID"), "{scenario}");
-        assert_eq!(ours.str("result_validity"), Some("VALID"), "{scenario}");
-
-        // result.json: the same figures under the same names, read from the official log.
-        let (ours, theirs) = (result_json(&native), result_json(&official));
-        assert_eq!(theirs["engine"], "official");
-        assert_eq!(theirs["loadgen_version"], "6.0.17 @ d6147c7eb7");
-        assert_eq!(theirs["effective"]["scenario"], scenario);
-        assert_eq!(theirs["aborted"], serde_json::Value::Null);
-        let validity = &theirs["performance"]["validity"];
-        assert_eq!(validity["valid"], true, "{scenario}: {validity}");
-        assert_eq!(validity["all_samples_completed"], true, "{scenario}");
-        assert_eq!(
-            theirs["samples"]["issued"].as_u64(),
-            Some(native_samples_issued(&ours)),
-            "{scenario}"
-        );
-        assert_eq!(theirs["samples"]["completed"], theirs["samples"]["issued"]);
-        let latency = &theirs["performance"]["sample_latency"];
-        assert_eq!(
-            latency["target_percentile"],
-            ours["performance"]["sample_latency"]["target_percentile"],
-            "{scenario}"
-        );
-        assert!(
-            latency["target_ns"].as_i64().is_some(),
-            "{scenario}: {latency}"
-        );
-        results.push(official.join("result.json"));
-    }
-    assert_official_schema(&results);
-}
-
-#[test]
 fn official_logs_carry_the_official_provenance() {
     require_official();
     let dir = TempDir::new();
@@ -543,5 +488,67 @@ fn bench_runs_each_case_through_every_engine_with_the_same_sut() {
         assert_eq!(report["valid"], true, "{report}");
         assert_eq!(report["queries"], 20000, "{report}");
         assert!(report["throughput_per_s"].as_f64().unwrap() > 0.0);
+    }
+}
+
+/// Tests whose verdict rests on timings (a latency bound, a rate, a comparison of two runs'
+/// speeds): `scripts/test.sh` runs every `timed` test alone, one after another, after the
+/// rest, so that no other test takes the CPU they measure.
+mod timed {
+    use super::*;
+
+    #[test]
+    fn both_engines_issue_the_same_samples_in_every_scenario() {
+        require_official();
+        let dir = TempDir::new();
+        let mut results = Vec::new();
+        for scenario in SCENARIOS {
+            let mut args = vec!["--scenario", scenario];
+            args.extend_from_slice(&QUICK);
+            let (native, official) = run_both(dir.path(), scenario, &args);
+            let (ours, theirs) = (accuracy_samples(&native), accuracy_samples(&official));
+            assert!(
+                ours.len() >= 1000,
+                "{scenario}: {} samples logged",
+                ours.len()
+            );
+            assert_eq!(ours, theirs, "{scenario}: issued samples differ");
+            let (ours, theirs) = (detail(&native), detail(&official));
+            assert_eq!(
+                logged_settings(&ours),
+                logged_settings(&theirs),
+                "{scenario}: settings differ"
+            );
+            assert_eq!(theirs.str("result_validity"), Some("VALID"), "{scenario}");
+            assert_eq!(ours.str("result_validity"), Some("VALID"), "{scenario}");
+
+            // result.json: the same figures under the same names, read from the official log.
+            let (ours, theirs) = (result_json(&native), result_json(&official));
+            assert_eq!(theirs["engine"], "official");
+            assert_eq!(theirs["loadgen_version"], "6.0.17 @ d6147c7eb7");
+            assert_eq!(theirs["effective"]["scenario"], scenario);
+            assert_eq!(theirs["aborted"], serde_json::Value::Null);
+            let validity = &theirs["performance"]["validity"];
+            assert_eq!(validity["valid"], true, "{scenario}: {validity}");
+            assert_eq!(validity["all_samples_completed"], true, "{scenario}");
+            assert_eq!(
+                theirs["samples"]["issued"].as_u64(),
+                Some(native_samples_issued(&ours)),
+                "{scenario}"
+            );
+            assert_eq!(theirs["samples"]["completed"], theirs["samples"]["issued"]);
+            let latency = &theirs["performance"]["sample_latency"];
+            assert_eq!(
+                latency["target_percentile"],
+                ours["performance"]["sample_latency"]["target_percentile"],
+                "{scenario}"
+            );
+            assert!(
+                latency["target_ns"].as_i64().is_some(),
+                "{scenario}: {latency}"
+            );
+            results.push(official.join("result.json"));
+        }
+        assert_official_schema(&results);
     }
 }

@@ -338,61 +338,6 @@ fn failed_checks(compared: &serde_json::Value) -> Vec<String> {
 }
 
 #[test]
-fn compare_passes_a_rerun_within_two_percent_and_names_what_differs() {
-    let _timings = support::timings_or_llm();
-    let dir = TempDir::new();
-    let (a, b, slow, seeded) = (
-        dir.path().join("a"),
-        dir.path().join("b"),
-        dir.path().join("slow"),
-        dir.path().join("seeded"),
-    );
-    // 2 workers of 2 ms: 1000 samples/s; of 2.1 ms: 952 samples/s, 4.8 % slower.
-    offline_run(dir.path(), &a, 2000, &[]);
-    offline_run(dir.path(), &b, 2000, &[]);
-    offline_run(dir.path(), &slow, 2100, &[]);
-    // A seed that is not the round's: the run says so before it starts.
-    let output = offline_output(dir.path(), &seeded, 2000, &["--set", "qsl_rng_seed=7"]);
-    assert_ok(&output);
-    assert!(
-        support::text(&output.stderr).contains(
-            "qsl_rng_seed 7 is not round v6.1's 2085463073848966840: `check` refuses a submission of this run"
-        ),
-        "{}",
-        describe(&output)
-    );
-
-    let (code, compared) = compare(dir.path(), &a, &b);
-    assert_eq!(code, 0, "{compared:#}");
-    let difference = compared["difference_percent"].as_f64().unwrap();
-    assert!(difference.abs() < 2.0, "{compared:#}");
-
-    let (code, compared) = compare(dir.path(), &a, &slow);
-    assert_eq!(code, 3, "{compared:#}");
-    let failed = failed_checks(&compared);
-    assert!(
-        failed.len() == 1 && failed[0].contains("result within 2 %"),
-        "{failed:#?}"
-    );
-    let difference = compared["difference_percent"].as_f64().unwrap();
-    assert!((-6.0..-3.5).contains(&difference), "{compared:#}");
-
-    let (code, compared) = compare(dir.path(), &a, &seeded);
-    assert_eq!(code, 3, "{compared:#}");
-    let failed = failed_checks(&compared);
-    assert!(
-        failed.len() == 1
-            && failed[0].contains("same settings and seeds")
-            && failed[0].contains("effective_qsl_rng_seed"),
-        "{failed:#?}"
-    );
-
-    let output = mlperf_host(dir.path(), &["compare", s(&a), s(dir.path())]);
-    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
-    assert!(support::text(&output.stderr).contains("not a LoadGen run directory"));
-}
-
-#[test]
 fn sysinfo_verify_compares_the_description_with_this_machine() {
     let dir = TempDir::new();
     let description = dir.path().join("box.json");
@@ -835,5 +780,67 @@ fn an_e2e_rag_tree_the_official_checker_passes_passes_and_each_defect_fails() {
     ];
     for (file, change, rule) in cases {
         assert_eq!(damaged(file, change), [rule], "{file}");
+    }
+}
+
+/// Tests whose verdict rests on timings (a latency bound, a rate, a comparison of two runs'
+/// speeds): `scripts/test.sh` runs every `timed` test alone, one after another, after the
+/// rest, so that no other test takes the CPU they measure.
+mod timed {
+    use super::*;
+
+    #[test]
+    fn compare_passes_a_rerun_within_two_percent_and_names_what_differs() {
+        let _timings = support::timings_or_llm();
+        let dir = TempDir::new();
+        let (a, b, slow, seeded) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("slow"),
+            dir.path().join("seeded"),
+        );
+        // 2 workers of 2 ms: 1000 samples/s; of 2.1 ms: 952 samples/s, 4.8 % slower.
+        offline_run(dir.path(), &a, 2000, &[]);
+        offline_run(dir.path(), &b, 2000, &[]);
+        offline_run(dir.path(), &slow, 2100, &[]);
+        // A seed that is not the round's: the run says so before it starts.
+        let output = offline_output(dir.path(), &seeded, 2000, &["--set", "qsl_rng_seed=7"]);
+        assert_ok(&output);
+        assert!(
+        support::text(&output.stderr).contains(
+            "qsl_rng_seed 7 is not round v6.1's 2085463073848966840: `check` refuses a submission of this run"
+        ),
+        "{}",
+        describe(&output)
+    );
+
+        let (code, compared) = compare(dir.path(), &a, &b);
+        assert_eq!(code, 0, "{compared:#}");
+        let difference = compared["difference_percent"].as_f64().unwrap();
+        assert!(difference.abs() < 2.0, "{compared:#}");
+
+        let (code, compared) = compare(dir.path(), &a, &slow);
+        assert_eq!(code, 3, "{compared:#}");
+        let failed = failed_checks(&compared);
+        assert!(
+            failed.len() == 1 && failed[0].contains("result within 2 %"),
+            "{failed:#?}"
+        );
+        let difference = compared["difference_percent"].as_f64().unwrap();
+        assert!((-6.0..-3.5).contains(&difference), "{compared:#}");
+
+        let (code, compared) = compare(dir.path(), &a, &seeded);
+        assert_eq!(code, 3, "{compared:#}");
+        let failed = failed_checks(&compared);
+        assert!(
+            failed.len() == 1
+                && failed[0].contains("same settings and seeds")
+                && failed[0].contains("effective_qsl_rng_seed"),
+            "{failed:#?}"
+        );
+
+        let output = mlperf_host(dir.path(), &["compare", s(&a), s(dir.path())]);
+        assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+        assert!(support::text(&output.stderr).contains("not a LoadGen run directory"));
     }
 }

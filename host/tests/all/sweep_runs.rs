@@ -55,213 +55,6 @@ fn sweep(out: &std::path::Path, load: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn a_sweep_measures_each_point_and_writes_the_curve() {
-    let dir = TempDir::new();
-    let out = dir.path().join("sweep");
-    let output = sweep(
-        &out,
-        &[
-            "--concurrency",
-            "1,4",
-            "--rate",
-            "250",
-            "--arrivals",
-            "constant",
-            // 2.00 kW once rounded as the Endpoints checker rounds it.
-            "--provisioned-power",
-            "1996W",
-            "--accuracy",
-            "--accuracy-samples",
-            "8",
-        ],
-    );
-    support::assert_ok(&output);
-    let stdout = support::text(&output.stdout);
-    assert!(
-        stdout.contains("concurrency 4") && stdout.contains("constant 250/s"),
-        "{stdout}"
-    );
-    let sweep = sweep_json(&out);
-    let points = sweep["points"].as_array().unwrap();
-    assert_eq!(points.len(), 3);
-    assert!(sweep["stopped"].is_null(), "{sweep}");
-    let rate = |p: &serde_json::Value| p["requests_per_s"].as_f64().unwrap();
-    let ttft_p50_ms = |p: &serde_json::Value| p["ttft_ns"]["p50"].as_f64().unwrap() / 1e6;
-    // One in flight: a request every 2 ms. Four on two workers: twice that, and each waits
-    // for a worker about one service time before its first token.
-    assert!(
-        (rate(&points[0]) / 500.0 - 1.0).abs() < 0.15,
-        "{}",
-        points[0]
-    );
-    assert!(
-        (rate(&points[1]) / 1000.0 - 1.0).abs() < 0.15,
-        "{}",
-        points[1]
-    );
-    assert!(ttft_p50_ms(&points[0]) < 1.0, "{}", points[0]);
-    assert!(ttft_p50_ms(&points[1]) > 1.5, "{}", points[1]);
-    assert_eq!(points[1]["load"]["concurrency"], 4);
-    assert!(points[1]["mean_concurrency"].as_f64().unwrap() > 3.5);
-    // Goodput under TTFT ≤ 1 ms: the unqueued point meets it, the queued one hardly.
-    let goodput = |p: &serde_json::Value| p["goodput_per_s"].as_f64().unwrap();
-    assert!(
-        goodput(&points[0]) > 0.9 * rate(&points[0]),
-        "{}",
-        points[0]
-    );
-    assert!(
-        goodput(&points[1]) < 0.2 * rate(&points[1]),
-        "{}",
-        points[1]
-    );
-    // The open loop at 250/s, below capacity.
-    assert_eq!(points[2]["load"]["arrivals"], "constant");
-    assert!(
-        (rate(&points[2]) / 250.0 - 1.0).abs() < 0.05,
-        "{}",
-        points[2]
-    );
-    // Tokens: 2 to 8 per request, so TPOT is measured.
-    assert!(points[0]["tpot_ns"]["count"].as_u64().unwrap() > 0);
-    assert!(points[0]["output_tokens_per_s"].as_f64().unwrap() > 2.0 * rate(&points[0]));
-    // Over 1,000 requests a point: the early-stopping estimate of the 90th percentile lies
-    // at or above it.
-    let ttft = &points[1]["ttft_ns"];
-    assert!(ttft["early_stopping"]["p90"].as_f64().unwrap() >= ttft["p90"].as_f64().unwrap());
-    for (index, point) in points.iter().enumerate() {
-        assert_eq!(point["result"], "VALID", "{point}");
-        // MLPerf Endpoints' files of the point carry its figures.
-        let endpoints = out.join(format!("endpoints/point-{}", index + 1));
-        let summary: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(endpoints.join("performance/result_summary.json")).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(summary["n_samples_completed"], point["completed"]);
-        assert_eq!(summary["qps"], point["requests_per_s"]);
-        // Output tokens/s per provisioned kW: ours, and as the Endpoints submission checker
-        // derives it from the file (output tokens over duration_ns, within its 1 %).
-        let per_kw = point["output_tokens_per_s"].as_f64().unwrap() / 2.0;
-        assert_eq!(point["provisioned_power"]["kw"], 2.0);
-        assert_eq!(
-            point["provisioned_power"]["output_tokens_per_s_per_kw"].as_f64(),
-            Some(per_kw)
-        );
-        assert_eq!(summary["system_tps_per_kw"].as_f64(), Some(per_kw));
-        let derived = summary["output_sequence_lengths"]["total"]
-            .as_f64()
-            .unwrap()
-            / (summary["duration_ns"].as_f64().unwrap() / 1e9)
-            / 2.0;
-        assert!(
-            (per_kw / derived - 1.0).abs() < 0.01,
-            "{per_kw} against {derived}"
-        );
-        let config = std::fs::read_to_string(endpoints.join("config.yaml")).unwrap();
-        assert!(config.contains("type: online\n"), "{config}");
-        let log = std::fs::read_to_string(endpoints.join("mlperf_log_details.txt")).unwrap();
-        assert!(log.starts_with(":::ENDPTS {"), "{log}");
-        assert!(
-            log.contains(r#"{"key":"result_validity","value":"VALID","#),
-            "{log}"
-        );
-        let completed = format!(
-            r#"{{"key":"result_query_count","value":{},"#,
-            point["completed"]
-        );
-        assert!(log.contains(&completed), "{log}");
-    }
-    // The report: the points' table, the Pareto plot and latency against load, drawn.
-    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(html.contains("Pareto: system against per-user speed"));
-    // The accuracy pass: 8 samples asked, not scored (no benchmark), said in the report.
-    assert_eq!(sweep["accuracy"]["answered"], 8, "{sweep}");
-    assert!(
-        html.contains("Accuracy pass: 8 of 8 samples answered; not scored"),
-        "{html}"
-    );
-    assert_eq!(html.matches("<td>concurrency ").count(), 2, "{html}");
-    assert!(html.contains("TTFT against load"));
-    // The frontier is a point or a line (one point may beat the others on both axes): its
-    // markers are there; the screenshot below checks the lines that always have 3 points.
-    let frontier = format!(r#"r="4" fill="{}""#, mlperf_host::report::PARETO_COLOR);
-    assert!(html.contains(&frontier), "{html}");
-    support::screenshot::shows_every_plot(
-        &out.join("report.html"),
-        &[
-            ("p50 against load", mlperf_host::report::P50_COLOR),
-            ("p90 against load", mlperf_host::report::P90_COLOR),
-            ("p99 against load", mlperf_host::report::P99_COLOR),
-        ],
-    );
-    let config = std::fs::read_to_string(out.join("endpoints/point-2/config.yaml")).unwrap();
-    assert!(
-        config.contains("    type: concurrency\n    target_concurrency: 4\n"),
-        "{config}"
-    );
-    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 4, "{csv}");
-    assert!(
-        csv.lines()
-            .nth(2)
-            .unwrap()
-            .starts_with("concurrency 4,VALID,"),
-        "{csv}"
-    );
-    let per_kw_column = csv.lines().nth(2).unwrap().rsplit(',').next().unwrap();
-    let per_kw = points[1]["provisioned_power"]["output_tokens_per_s_per_kw"]
-        .as_f64()
-        .unwrap();
-    assert_eq!(per_kw_column, format!("{per_kw:.3}"), "{csv}");
-}
-
-#[test]
-fn an_over_saturated_point_ends_early_and_the_sweep_with_it() {
-    // The plugin answers 1,000 a second at most; the second point asks 3,000.
-    let dir = TempDir::new();
-    let out = dir.path().join("sweep");
-    let output = null_sweep_into(
-        &out,
-        &[
-            "--rate",
-            "400,3000,5000",
-            "--duration",
-            "4s",
-            "--warmup",
-            "0s",
-        ],
-    );
-    support::assert_ok(&output);
-    let stdout = support::text(&output.stdout);
-    assert!(
-        stdout.contains("sweep stopped: point 2 (poisson 3000/s)"),
-        "{stdout}"
-    );
-    let sweep = sweep_json(&out);
-    let points = sweep["points"].as_array().unwrap();
-    assert_eq!(points.len(), 2, "{sweep}");
-    assert_eq!(points[0]["result"], "VALID", "{}", points[0]);
-    assert!(points[0]["saturated"].is_null());
-    let saturated = points[1]["saturated"].as_str().expect("a reason");
-    assert!(
-        saturated.contains("requests in flight and rising"),
-        "{saturated}"
-    );
-    assert_eq!(points[1]["result"], "INVALID");
-    // Ended before its 4 s were up.
-    assert!(
-        points[1]["window_s"].as_f64().unwrap() < 3.5,
-        "{}",
-        points[1]
-    );
-    assert!(sweep["stopped"]
-        .as_str()
-        .unwrap()
-        .contains("1 point(s) after it were not run"));
-    assert!(!out.join("point-3.json").exists());
-}
-
-#[test]
 fn a_point_of_a_request_count_lasts_until_its_last_answer_and_exports_each_request() {
     // 6 requests of 50 ms one after another: 300 ms from the first send to the last answer,
     // but only 250 ms to the last send.
@@ -312,56 +105,6 @@ fn a_point_of_a_request_count_lasts_until_its_last_answer_and_exports_each_reque
     e2e.sort_by(f64::total_cmp);
     assert_eq!(point["e2e_ns"]["p50"].as_f64().unwrap(), e2e[3], "{point}");
     assert_eq!(point["e2e_ns"]["max"].as_f64().unwrap(), e2e[5], "{point}");
-}
-
-#[test]
-fn a_count_bound_point_is_judged_steady_over_its_load_and_a_duration_ends_one_short_of_it() {
-    // 64 in flight on a plugin that serves 100 a second: 4 s of load, then 0.64 s of drain
-    // with ever fewer in flight, which the steady-state check must not see as drift.
-    let dir = TempDir::new();
-    let out = dir.path().join("drained");
-    let output = null_sweep_into(
-        &out,
-        &[
-            "--plugin-set",
-            "service_us=20000",
-            "--concurrency",
-            "64",
-            "--max-requests",
-            "400",
-            "--duration",
-            "30s",
-            "--warmup",
-            "0s",
-        ],
-    );
-    support::assert_ok(&output);
-    let point = &sweep_json(&out)["points"][0];
-    assert_eq!(point["result"], "VALID", "{point}");
-    assert_eq!(point["completed"], 400, "{point}");
-    // Measured to the last answer: 400 requests at 100 a second.
-    let window = point["window_s"].as_f64().unwrap();
-    assert!(window >= 4.0, "{point}");
-
-    // A cap the duration ends first: the window is the duration.
-    let out = dir.path().join("timed");
-    let output = null_sweep_into(
-        &out,
-        &[
-            "--concurrency",
-            "1",
-            "--max-requests",
-            "1000000",
-            "--duration",
-            "1s",
-            "--warmup",
-            "0s",
-        ],
-    );
-    support::assert_ok(&output);
-    let point = &sweep_json(&out)["points"][0];
-    let window = point["window_s"].as_f64().unwrap();
-    assert!((0.9..=1.0).contains(&window), "{point}");
 }
 
 #[test]
@@ -492,71 +235,6 @@ fn synthetic_prompts_have_exactly_the_lengths_drawn() {
 }
 
 #[test]
-fn a_trace_is_replayed_at_its_times_with_its_lengths() {
-    let dir = TempDir::new();
-    let out = dir.path().join("sweep");
-    // Bursts of 10 requests 2 ms apart every 100 ms, prompts of 8 to 17 tokens, answers 3.
-    let lines: Vec<String> = (0..40)
-        .map(|k| {
-            format!(
-                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": 3}}",
-                (k / 10) * 100 + (k % 10) * 2,
-                8 + k % 10
-            )
-        })
-        .collect();
-    let trace = dir.path().join("trace.jsonl");
-    std::fs::write(&trace, lines.join("\n")).unwrap();
-    let output = null_sweep()
-        .arg("--trace")
-        .arg(&trace)
-        .args(["--warmup", "0s", "--out"])
-        .arg(&out)
-        .output()
-        .expect("run mlperf-host sweep");
-    support::assert_ok(&output);
-    let sweep = sweep_json(&out);
-    let point = &sweep["points"][0];
-    assert_eq!(point["load"]["arrivals"], "replay", "{point:#}");
-    assert_eq!(point["result"], "VALID", "{point:#}");
-    assert_eq!(point["completed"], 40, "{point:#}");
-    // Each request on its own prompt: the trace's lengths, 12.5 tokens on average.
-    let input = &point["input_tokens"];
-    assert_eq!(input["mean"].as_f64(), Some(12.5), "{input}");
-    assert_eq!(input["max"].as_f64(), Some(17.0), "{input}");
-    // Sent at the trace's times (the null plugin serves 2 at a time, 2 ms each: a burst of
-    // 10 queues, but arrivals are open-loop and not held back).
-    let late = point["send_lateness_ns"]["p99"].as_f64().unwrap();
-    assert!(late < 5e6, "{late}");
-    // Each line's answer length became its request's max_tokens.
-    let lengths = std::fs::read(out.join("trace-output-tokens.npy")).unwrap();
-    assert!(String::from_utf8_lossy(&lengths[..128]).contains("(40, 1)"));
-    // The window is the trace's 306 ms, not a default duration.
-    let window = point["window_s"].as_f64().unwrap();
-    assert!((0.3..0.32).contains(&window), "{window}");
-
-    // A trace whose lines disagree is refused naming the line.
-    std::fs::write(
-        &trace,
-        "{\"timestamp\": 0, \"input_length\": 4, \"output_length\": 2}\n{\"timestamp\": 1}",
-    )
-    .unwrap();
-    let output = null_sweep()
-        .arg("--trace")
-        .arg(&trace)
-        .args(["--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("trace.jsonl: line 2: needs input_length"),
-        "{stderr}"
-    );
-}
-
-#[test]
 fn loads_that_cannot_run_are_refused_by_name() {
     let dir = TempDir::new();
     for (load, expected) in [
@@ -638,4 +316,334 @@ fn an_accuracy_pass_that_fails_leaves_the_points_standing() {
     assert!(out
         .join("endpoints/point-1/performance/result_summary.json")
         .is_file());
+}
+
+/// Tests whose verdict rests on timings (a latency bound, a rate, a comparison of two runs'
+/// speeds): `scripts/test.sh` runs every `timed` test alone, one after another, after the
+/// rest, so that no other test takes the CPU they measure.
+mod timed {
+    use super::*;
+
+    #[test]
+    fn a_sweep_measures_each_point_and_writes_the_curve() {
+        let dir = TempDir::new();
+        let out = dir.path().join("sweep");
+        let output = sweep(
+            &out,
+            &[
+                "--concurrency",
+                "1,4",
+                "--rate",
+                "250",
+                "--arrivals",
+                "constant",
+                // 2.00 kW once rounded as the Endpoints checker rounds it.
+                "--provisioned-power",
+                "1996W",
+                "--accuracy",
+                "--accuracy-samples",
+                "8",
+            ],
+        );
+        support::assert_ok(&output);
+        let stdout = support::text(&output.stdout);
+        assert!(
+            stdout.contains("concurrency 4") && stdout.contains("constant 250/s"),
+            "{stdout}"
+        );
+        let sweep = sweep_json(&out);
+        let points = sweep["points"].as_array().unwrap();
+        assert_eq!(points.len(), 3);
+        assert!(sweep["stopped"].is_null(), "{sweep}");
+        let rate = |p: &serde_json::Value| p["requests_per_s"].as_f64().unwrap();
+        let ttft_p50_ms = |p: &serde_json::Value| p["ttft_ns"]["p50"].as_f64().unwrap() / 1e6;
+        // One in flight: a request every 2 ms. Four on two workers: twice that, and each waits
+        // for a worker about one service time before its first token.
+        assert!(
+            (rate(&points[0]) / 500.0 - 1.0).abs() < 0.15,
+            "{}",
+            points[0]
+        );
+        assert!(
+            (rate(&points[1]) / 1000.0 - 1.0).abs() < 0.15,
+            "{}",
+            points[1]
+        );
+        assert!(ttft_p50_ms(&points[0]) < 1.0, "{}", points[0]);
+        assert!(ttft_p50_ms(&points[1]) > 1.5, "{}", points[1]);
+        assert_eq!(points[1]["load"]["concurrency"], 4);
+        assert!(points[1]["mean_concurrency"].as_f64().unwrap() > 3.5);
+        // Goodput under TTFT ≤ 1 ms: the unqueued point meets it, the queued one hardly.
+        let goodput = |p: &serde_json::Value| p["goodput_per_s"].as_f64().unwrap();
+        assert!(
+            goodput(&points[0]) > 0.9 * rate(&points[0]),
+            "{}",
+            points[0]
+        );
+        assert!(
+            goodput(&points[1]) < 0.2 * rate(&points[1]),
+            "{}",
+            points[1]
+        );
+        // The open loop at 250/s, below capacity.
+        assert_eq!(points[2]["load"]["arrivals"], "constant");
+        assert!(
+            (rate(&points[2]) / 250.0 - 1.0).abs() < 0.05,
+            "{}",
+            points[2]
+        );
+        // Tokens: 2 to 8 per request, so TPOT is measured.
+        assert!(points[0]["tpot_ns"]["count"].as_u64().unwrap() > 0);
+        assert!(points[0]["output_tokens_per_s"].as_f64().unwrap() > 2.0 * rate(&points[0]));
+        // Over 1,000 requests a point: the early-stopping estimate of the 90th percentile lies
+        // at or above it.
+        let ttft = &points[1]["ttft_ns"];
+        assert!(ttft["early_stopping"]["p90"].as_f64().unwrap() >= ttft["p90"].as_f64().unwrap());
+        for (index, point) in points.iter().enumerate() {
+            assert_eq!(point["result"], "VALID", "{point}");
+            // MLPerf Endpoints' files of the point carry its figures.
+            let endpoints = out.join(format!("endpoints/point-{}", index + 1));
+            let summary: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(endpoints.join("performance/result_summary.json"))
+                    .unwrap(),
+            )
+            .unwrap();
+            assert_eq!(summary["n_samples_completed"], point["completed"]);
+            assert_eq!(summary["qps"], point["requests_per_s"]);
+            // Output tokens/s per provisioned kW: ours, and as the Endpoints submission checker
+            // derives it from the file (output tokens over duration_ns, within its 1 %).
+            let per_kw = point["output_tokens_per_s"].as_f64().unwrap() / 2.0;
+            assert_eq!(point["provisioned_power"]["kw"], 2.0);
+            assert_eq!(
+                point["provisioned_power"]["output_tokens_per_s_per_kw"].as_f64(),
+                Some(per_kw)
+            );
+            assert_eq!(summary["system_tps_per_kw"].as_f64(), Some(per_kw));
+            let derived = summary["output_sequence_lengths"]["total"]
+                .as_f64()
+                .unwrap()
+                / (summary["duration_ns"].as_f64().unwrap() / 1e9)
+                / 2.0;
+            assert!(
+                (per_kw / derived - 1.0).abs() < 0.01,
+                "{per_kw} against {derived}"
+            );
+            let config = std::fs::read_to_string(endpoints.join("config.yaml")).unwrap();
+            assert!(config.contains("type: online\n"), "{config}");
+            let log = std::fs::read_to_string(endpoints.join("mlperf_log_details.txt")).unwrap();
+            assert!(log.starts_with(":::ENDPTS {"), "{log}");
+            assert!(
+                log.contains(r#"{"key":"result_validity","value":"VALID","#),
+                "{log}"
+            );
+            let completed = format!(
+                r#"{{"key":"result_query_count","value":{},"#,
+                point["completed"]
+            );
+            assert!(log.contains(&completed), "{log}");
+        }
+        // The report: the points' table, the Pareto plot and latency against load, drawn.
+        let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+        assert!(html.contains("Pareto: system against per-user speed"));
+        // The accuracy pass: 8 samples asked, not scored (no benchmark), said in the report.
+        assert_eq!(sweep["accuracy"]["answered"], 8, "{sweep}");
+        assert!(
+            html.contains("Accuracy pass: 8 of 8 samples answered; not scored"),
+            "{html}"
+        );
+        assert_eq!(html.matches("<td>concurrency ").count(), 2, "{html}");
+        assert!(html.contains("TTFT against load"));
+        // The frontier is a point or a line (one point may beat the others on both axes): its
+        // markers are there; the screenshot below checks the lines that always have 3 points.
+        let frontier = format!(r#"r="4" fill="{}""#, mlperf_host::report::PARETO_COLOR);
+        assert!(html.contains(&frontier), "{html}");
+        support::screenshot::shows_every_plot(
+            &out.join("report.html"),
+            &[
+                ("p50 against load", mlperf_host::report::P50_COLOR),
+                ("p90 against load", mlperf_host::report::P90_COLOR),
+                ("p99 against load", mlperf_host::report::P99_COLOR),
+            ],
+        );
+        let config = std::fs::read_to_string(out.join("endpoints/point-2/config.yaml")).unwrap();
+        assert!(
+            config.contains("    type: concurrency\n    target_concurrency: 4\n"),
+            "{config}"
+        );
+        let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 4, "{csv}");
+        assert!(
+            csv.lines()
+                .nth(2)
+                .unwrap()
+                .starts_with("concurrency 4,VALID,"),
+            "{csv}"
+        );
+        let per_kw_column = csv.lines().nth(2).unwrap().rsplit(',').next().unwrap();
+        let per_kw = points[1]["provisioned_power"]["output_tokens_per_s_per_kw"]
+            .as_f64()
+            .unwrap();
+        assert_eq!(per_kw_column, format!("{per_kw:.3}"), "{csv}");
+    }
+
+    #[test]
+    fn an_over_saturated_point_ends_early_and_the_sweep_with_it() {
+        // The plugin answers 1,000 a second at most; the second point asks 3,000.
+        let dir = TempDir::new();
+        let out = dir.path().join("sweep");
+        let output = null_sweep_into(
+            &out,
+            &[
+                "--rate",
+                "400,3000,5000",
+                "--duration",
+                "4s",
+                "--warmup",
+                "0s",
+            ],
+        );
+        support::assert_ok(&output);
+        let stdout = support::text(&output.stdout);
+        assert!(
+            stdout.contains("sweep stopped: point 2 (poisson 3000/s)"),
+            "{stdout}"
+        );
+        let sweep = sweep_json(&out);
+        let points = sweep["points"].as_array().unwrap();
+        assert_eq!(points.len(), 2, "{sweep}");
+        assert_eq!(points[0]["result"], "VALID", "{}", points[0]);
+        assert!(points[0]["saturated"].is_null());
+        let saturated = points[1]["saturated"].as_str().expect("a reason");
+        assert!(
+            saturated.contains("requests in flight and rising"),
+            "{saturated}"
+        );
+        assert_eq!(points[1]["result"], "INVALID");
+        // Ended before its 4 s were up.
+        assert!(
+            points[1]["window_s"].as_f64().unwrap() < 3.5,
+            "{}",
+            points[1]
+        );
+        assert!(sweep["stopped"]
+            .as_str()
+            .unwrap()
+            .contains("1 point(s) after it were not run"));
+        assert!(!out.join("point-3.json").exists());
+    }
+
+    #[test]
+    fn a_count_bound_point_is_judged_steady_over_its_load_and_a_duration_ends_one_short_of_it() {
+        // 64 in flight on a plugin that serves 100 a second: 4 s of load, then 0.64 s of drain
+        // with ever fewer in flight, which the steady-state check must not see as drift.
+        let dir = TempDir::new();
+        let out = dir.path().join("drained");
+        let output = null_sweep_into(
+            &out,
+            &[
+                "--plugin-set",
+                "service_us=20000",
+                "--concurrency",
+                "64",
+                "--max-requests",
+                "400",
+                "--duration",
+                "30s",
+                "--warmup",
+                "0s",
+            ],
+        );
+        support::assert_ok(&output);
+        let point = &sweep_json(&out)["points"][0];
+        assert_eq!(point["result"], "VALID", "{point}");
+        assert_eq!(point["completed"], 400, "{point}");
+        // Measured to the last answer: 400 requests at 100 a second.
+        let window = point["window_s"].as_f64().unwrap();
+        assert!(window >= 4.0, "{point}");
+
+        // A cap the duration ends first: the window is the duration.
+        let out = dir.path().join("timed");
+        let output = null_sweep_into(
+            &out,
+            &[
+                "--concurrency",
+                "1",
+                "--max-requests",
+                "1000000",
+                "--duration",
+                "1s",
+                "--warmup",
+                "0s",
+            ],
+        );
+        support::assert_ok(&output);
+        let point = &sweep_json(&out)["points"][0];
+        let window = point["window_s"].as_f64().unwrap();
+        assert!((0.9..=1.0).contains(&window), "{point}");
+    }
+
+    #[test]
+    fn a_trace_is_replayed_at_its_times_with_its_lengths() {
+        let dir = TempDir::new();
+        let out = dir.path().join("sweep");
+        // Bursts of 10 requests 2 ms apart every 100 ms, prompts of 8 to 17 tokens, answers 3.
+        let lines: Vec<String> = (0..40)
+            .map(|k| {
+                format!(
+                    "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": 3}}",
+                    (k / 10) * 100 + (k % 10) * 2,
+                    8 + k % 10
+                )
+            })
+            .collect();
+        let trace = dir.path().join("trace.jsonl");
+        std::fs::write(&trace, lines.join("\n")).unwrap();
+        let output = null_sweep()
+            .arg("--trace")
+            .arg(&trace)
+            .args(["--warmup", "0s", "--out"])
+            .arg(&out)
+            .output()
+            .expect("run mlperf-host sweep");
+        support::assert_ok(&output);
+        let sweep = sweep_json(&out);
+        let point = &sweep["points"][0];
+        assert_eq!(point["load"]["arrivals"], "replay", "{point:#}");
+        assert_eq!(point["result"], "VALID", "{point:#}");
+        assert_eq!(point["completed"], 40, "{point:#}");
+        // Each request on its own prompt: the trace's lengths, 12.5 tokens on average.
+        let input = &point["input_tokens"];
+        assert_eq!(input["mean"].as_f64(), Some(12.5), "{input}");
+        assert_eq!(input["max"].as_f64(), Some(17.0), "{input}");
+        // Sent at the trace's times (the null plugin serves 2 at a time, 2 ms each: a burst of
+        // 10 queues, but arrivals are open-loop and not held back).
+        let late = point["send_lateness_ns"]["p99"].as_f64().unwrap();
+        assert!(late < 5e6, "{late}");
+        // Each line's answer length became its request's max_tokens.
+        let lengths = std::fs::read(out.join("trace-output-tokens.npy")).unwrap();
+        assert!(String::from_utf8_lossy(&lengths[..128]).contains("(40, 1)"));
+        // The window is the trace's 306 ms, not a default duration.
+        let window = point["window_s"].as_f64().unwrap();
+        assert!((0.3..0.32).contains(&window), "{window}");
+
+        // A trace whose lines disagree is refused naming the line.
+        std::fs::write(
+            &trace,
+            "{\"timestamp\": 0, \"input_length\": 4, \"output_length\": 2}\n{\"timestamp\": 1}",
+        )
+        .unwrap();
+        let output = null_sweep()
+            .arg("--trace")
+            .arg(&trace)
+            .args(["--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("trace.jsonl: line 2: needs input_length"),
+            "{stderr}"
+        );
+    }
 }

@@ -99,150 +99,6 @@ fn assert_within(found: f64, known: f64, tolerance: f64) {
 }
 
 #[test]
-fn tune_finds_the_single_stream_latency() {
-    let _timings = support::timings_or_llm();
-    let value = tune_then_run(
-        "SingleStream",
-        (1, SERVICE_US),
-        &["--trial-duration", "1"],
-        &[
-            "--set",
-            "min_duration_ms=2000",
-            "--set",
-            "min_query_count=100",
-        ],
-    );
-    assert_within(value, SERVICE_US as f64 / 1e3, 0.10);
-}
-
-#[test]
-fn tune_finds_the_multi_stream_latency() {
-    let _timings = support::timings_or_llm();
-    // Four samples a query, served one after another by one worker.
-    let four = "multi_stream_samples_per_query=4";
-    let value = tune_then_run(
-        "MultiStream",
-        (1, SERVICE_US),
-        &["--trial-duration", "1", "--set", four],
-        &[
-            "--set",
-            four,
-            "--set",
-            "min_duration_ms=2000",
-            "--set",
-            "min_query_count=662",
-        ],
-    );
-    assert_within(value, 4.0 * SERVICE_US as f64 / 1e3, 0.10);
-}
-
-#[test]
-fn tune_finds_the_offline_rate() {
-    let _timings = support::timings_or_llm();
-    let value = tune_then_run(
-        "Offline",
-        (2, SERVICE_US),
-        &["--trial-duration", "1"],
-        &["--set", "min_duration_ms=2000"],
-    );
-    assert_within(value, 2.0 * 1e6 / SERVICE_US as f64, 0.10);
-}
-
-#[test]
-fn tune_finds_the_highest_valid_server_rate() {
-    let _timings = support::timings_or_llm();
-    // A shorter service time than the other tests': two-second trials then hold about 1,800
-    // queries, and the queue's 99th percentile settles within them.
-    let service_us = 1000;
-    let bound_ms = 20.0;
-    let bound = format!("server_target_latency_ns={}", (bound_ms * 1e6) as u64);
-    // The run repeats the confirmation trial's length (twice --trial-duration and
-    // --trial-queries), so it sees the same Poisson schedule.
-    let value = tune_then_run(
-        "Server",
-        (1, service_us),
-        &["--set", &bound],
-        &[
-            "--set",
-            &bound,
-            "--set",
-            "min_duration_ms=4000",
-            "--set",
-            "min_query_count=2000",
-        ],
-    );
-    // Written --margin (10 %) below the highest VALID rate.
-    let known = md1_highest_rate(service_us as f64 / 1e6, bound_ms / 1e3);
-    assert_within(value, known * 0.9, 0.10);
-}
-
-#[test]
-fn tune_finds_the_highest_server_rate_within_the_first_token_bound() {
-    let _timings = support::timings_or_llm();
-    // A token run: the null plugin sends a sample's first token when its worker takes it up,
-    // so the time to first token is the queue's wait; TPOT is bound loosely.
-    let bounds = [
-        "--tokens",
-        "--set",
-        "server_ttft_latency=19000000",
-        "--set",
-        "server_tpot_latency=100000000",
-    ];
-    let mut run_extra = bounds.to_vec();
-    run_extra.extend([
-        "--set",
-        "min_duration_ms=4000",
-        "--set",
-        "min_query_count=2000",
-    ]);
-    let value = tune_then_run("Server", (1, 1000), &bounds, &run_extra);
-    let known = md1_highest_rate_by(1e-3, 19e-3, |wait, _service| wait);
-    assert_within(value, known * 0.9, 0.10);
-}
-
-#[test]
-fn run_tune_tunes_first_then_runs_with_the_value() {
-    let _timings = support::timings_or_llm();
-    let dir = TempDir::new();
-    let mut args = strings(&[
-        "--scenario",
-        "Offline",
-        "--tune",
-        "--trial-duration",
-        "500ms",
-        "--set",
-        "min_duration_ms=1000",
-        "--out",
-        "logs",
-        "--require-valid",
-    ]);
-    args.extend(null_server(2, SERVICE_US));
-    let output = mlperf_host(dir.path(), "run", &args);
-    support::assert_ok(&output);
-    let conf = std::fs::read_to_string(dir.path().join("logs/tune/user.conf")).unwrap();
-    let tuned: f64 = conf
-        .lines()
-        .last()
-        .and_then(|line| line.strip_prefix("*.Offline.target_qps = "))
-        .expect(&conf)
-        .parse()
-        .unwrap();
-    let detail = std::fs::read_to_string(dir.path().join("logs/mlperf_log_detail.txt")).unwrap();
-    let logged = detail
-        .lines()
-        .find(|line| line.contains("\"key\": \"requested_offline_expected_qps\""))
-        .expect("requested_offline_expected_qps in the detail log");
-    assert!(
-        logged.contains(&format!("\"value\": {tuned}")),
-        "{logged} vs {tuned}"
-    );
-    assert!(dir
-        .path()
-        .join("logs/tune/trial-2/mlperf_log_summary.txt")
-        .is_file());
-}
-
-#[test]
 fn tune_refuses_a_margin_out_of_range() {
     let dir = TempDir::new();
     let output = mlperf_host(dir.path(), "tune", &strings(&["--margin", "100"]));
@@ -301,4 +157,156 @@ fn md1_highest_rate_by(service_s: f64, bound_s: f64, measure: impl Fn(f64, f64) 
         }
     }
     low
+}
+
+/// Tests whose verdict rests on timings (a latency bound, a rate, a comparison of two runs'
+/// speeds): `scripts/test.sh` runs every `timed` test alone, one after another, after the
+/// rest, so that no other test takes the CPU they measure.
+mod timed {
+    use super::*;
+
+    #[test]
+    fn tune_finds_the_single_stream_latency() {
+        let _timings = support::timings_or_llm();
+        let value = tune_then_run(
+            "SingleStream",
+            (1, SERVICE_US),
+            &["--trial-duration", "1"],
+            &[
+                "--set",
+                "min_duration_ms=2000",
+                "--set",
+                "min_query_count=100",
+            ],
+        );
+        assert_within(value, SERVICE_US as f64 / 1e3, 0.10);
+    }
+
+    #[test]
+    fn tune_finds_the_multi_stream_latency() {
+        let _timings = support::timings_or_llm();
+        // Four samples a query, served one after another by one worker.
+        let four = "multi_stream_samples_per_query=4";
+        let value = tune_then_run(
+            "MultiStream",
+            (1, SERVICE_US),
+            &["--trial-duration", "1", "--set", four],
+            &[
+                "--set",
+                four,
+                "--set",
+                "min_duration_ms=2000",
+                "--set",
+                "min_query_count=662",
+            ],
+        );
+        assert_within(value, 4.0 * SERVICE_US as f64 / 1e3, 0.10);
+    }
+
+    #[test]
+    fn tune_finds_the_offline_rate() {
+        let _timings = support::timings_or_llm();
+        let value = tune_then_run(
+            "Offline",
+            (2, SERVICE_US),
+            &["--trial-duration", "1"],
+            &["--set", "min_duration_ms=2000"],
+        );
+        assert_within(value, 2.0 * 1e6 / SERVICE_US as f64, 0.10);
+    }
+
+    #[test]
+    fn tune_finds_the_highest_valid_server_rate() {
+        let _timings = support::timings_or_llm();
+        // A shorter service time than the other tests': two-second trials then hold about 1,800
+        // queries, and the queue's 99th percentile settles within them.
+        let service_us = 1000;
+        let bound_ms = 20.0;
+        let bound = format!("server_target_latency_ns={}", (bound_ms * 1e6) as u64);
+        // The run repeats the confirmation trial's length (twice --trial-duration and
+        // --trial-queries), so it sees the same Poisson schedule.
+        let value = tune_then_run(
+            "Server",
+            (1, service_us),
+            &["--set", &bound],
+            &[
+                "--set",
+                &bound,
+                "--set",
+                "min_duration_ms=4000",
+                "--set",
+                "min_query_count=2000",
+            ],
+        );
+        // Written --margin (10 %) below the highest VALID rate.
+        let known = md1_highest_rate(service_us as f64 / 1e6, bound_ms / 1e3);
+        assert_within(value, known * 0.9, 0.10);
+    }
+
+    #[test]
+    fn tune_finds_the_highest_server_rate_within_the_first_token_bound() {
+        let _timings = support::timings_or_llm();
+        // A token run: the null plugin sends a sample's first token when its worker takes it up,
+        // so the time to first token is the queue's wait; TPOT is bound loosely.
+        let bounds = [
+            "--tokens",
+            "--set",
+            "server_ttft_latency=19000000",
+            "--set",
+            "server_tpot_latency=100000000",
+        ];
+        let mut run_extra = bounds.to_vec();
+        run_extra.extend([
+            "--set",
+            "min_duration_ms=4000",
+            "--set",
+            "min_query_count=2000",
+        ]);
+        let value = tune_then_run("Server", (1, 1000), &bounds, &run_extra);
+        let known = md1_highest_rate_by(1e-3, 19e-3, |wait, _service| wait);
+        assert_within(value, known * 0.9, 0.10);
+    }
+
+    #[test]
+    fn run_tune_tunes_first_then_runs_with_the_value() {
+        let _timings = support::timings_or_llm();
+        let dir = TempDir::new();
+        let mut args = strings(&[
+            "--scenario",
+            "Offline",
+            "--tune",
+            "--trial-duration",
+            "500ms",
+            "--set",
+            "min_duration_ms=1000",
+            "--out",
+            "logs",
+            "--require-valid",
+        ]);
+        args.extend(null_server(2, SERVICE_US));
+        let output = mlperf_host(dir.path(), "run", &args);
+        support::assert_ok(&output);
+        let conf = std::fs::read_to_string(dir.path().join("logs/tune/user.conf")).unwrap();
+        let tuned: f64 = conf
+            .lines()
+            .last()
+            .and_then(|line| line.strip_prefix("*.Offline.target_qps = "))
+            .expect(&conf)
+            .parse()
+            .unwrap();
+        let detail =
+            std::fs::read_to_string(dir.path().join("logs/mlperf_log_detail.txt")).unwrap();
+        let logged = detail
+            .lines()
+            .find(|line| line.contains("\"key\": \"requested_offline_expected_qps\""))
+            .expect("requested_offline_expected_qps in the detail log");
+        assert!(
+            logged.contains(&format!("\"value\": {tuned}")),
+            "{logged} vs {tuned}"
+        );
+        assert!(dir
+            .path()
+            .join("logs/tune/trial-2/mlperf_log_summary.txt")
+            .is_file());
+    }
 }

@@ -188,7 +188,8 @@ pub(crate) fn assert_ok(output: &std::process::Output) {
 
 /// Held by the tests whose verdict compares timings (TEST01's and TEST04's performance checks)
 /// and by the tests that start an LLM server, which takes both cores while it answers: on a
-/// 2-core machine one beside the other fails the timings.
+/// 2-core machine one beside the other fails the timings. (Under `scripts/test.sh` the timed
+/// tests, each file's `mod timed`, also run apart from every other test.)
 pub(crate) fn timings_or_llm() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
