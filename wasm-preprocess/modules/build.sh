@@ -8,7 +8,7 @@
 set -euo pipefail
 
 target=wasm32-unknown-unknown
-names=(image-classification fmnist imagenet-vgg)
+names=(image-classification fmnist imagenet-vgg yolo-letterbox)
 modules_dir=$(cd "$(dirname "$0")" && pwd -P)
 wasm_preprocess_dir=$(dirname "$modules_dir")
 
