@@ -51,7 +51,7 @@ done_phase "official LoadGen wheel and sources"
 ort_dylib="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"
 export "$ort_dylib"
 done_phase "ONNX Runtime"
-bash scripts/benchmarks/prepare.sh digits fmnist images minilm resnet smollm2
+bash scripts/benchmarks/prepare.sh digits fmnist images minilm resnet smollm2 yolo
 done_phase "benchmark data"
 # libjpeg-turbo's TurboJPEG (Debian's libturbojpeg0), which decodes ImageNet's JPEGs as
 # cv2.imread does.
@@ -82,8 +82,8 @@ cargo test --manifest-path "$guest_sdk" --quiet
 # installed).
 modules=wasm-preprocess/modules/Cargo.toml
 cargo fmt --manifest-path "$modules" --all -- --check
-cargo clippy --manifest-path "$modules" -p mlperf-opencv-resize -p mlperf-preprocess-imagenet-vgg --all-targets -- -D warnings
-cargo test --manifest-path "$modules" -p mlperf-opencv-resize -p mlperf-preprocess-imagenet-vgg --quiet
+cargo clippy --manifest-path "$modules" -p mlperf-opencv-resize -p mlperf-preprocess-imagenet-vgg -p mlperf-preprocess-yolo-letterbox --all-targets -- -D warnings
+cargo test --manifest-path "$modules" -p mlperf-opencv-resize -p mlperf-preprocess-imagenet-vgg -p mlperf-preprocess-yolo-letterbox --quiet
 done_phase "WASM guest SDK and modules"
 # Benchmarks are left to `cargo bench` and scripts/bench.sh. The tests whose verdict rests on
 # timings (each file's `mod timed`: latency bounds, rates, two runs' speeds compared) run after

@@ -8,14 +8,18 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use mlperf_host::benchmark::DatasetFormat;
-use mlperf_host::samples::{write_imagenet_cache, ImagenetFolder, Preprocessing};
+use mlperf_host::samples::{
+    write_coco_tensors, write_imagenet_cache, CocoFolder, ImagenetFolder, Preprocessing,
+    SampleSource,
+};
 use mlperf_submission::datasets::imagenet::Layout;
 
 #[derive(clap::Subcommand, Debug)]
 pub(crate) enum DatasetCommand {
     /// Write every sample of a benchmark's data set as the host hands it to a plugin, in
     /// the reference's cache layout (ImageNet: <image>.JPEG.npy, float32 [3, 224, 224], and
-    /// val_map.txt), to compare with the tensors the reference made.
+    /// val_map.txt; COCO: <image>.jpg.npy, float32 [3, 640, 640]), to compare with the
+    /// tensors the reference made.
     Preprocess(PreprocessArgs),
 }
 
@@ -44,34 +48,55 @@ pub(crate) fn main(command: &DatasetCommand) -> ExitCode {
 fn preprocess(args: &PreprocessArgs) -> anyhow::Result<()> {
     let benchmark =
         super::benchmark::open_with(&args.benchmark, args.dataset_dir.as_deref(), None)?;
-    if benchmark.format != DatasetFormat::Imagenet {
-        bail!(
-            "benchmark {}: its data set is one .npy file, which is what the plugin gets already (`dataset preprocess` writes the samples of a data set folder)",
-            benchmark.name
-        );
-    }
-    let folder = ImagenetFolder::open(&benchmark.inputs, args.total_samples)?;
-    let preprocessing = match (folder.layout(), &benchmark.preprocess) {
-        (Layout::Preprocessed, _) | (Layout::Raw, None) => None,
-        (Layout::Raw, Some(section)) => Some(
+    let module = benchmark
+        .preprocess
+        .as_ref()
+        .map(|section| {
             Preprocessing::load_in(
                 &section.module,
                 false,
                 mlperf_host::samples::sandbox_with(section.limits),
             )
-            .with_context(|| format!("preprocessing module {}", section.module.display()))?,
+            .with_context(|| format!("preprocessing module {}", section.module.display()))
+        })
+        .transpose()?;
+    let bar = |samples: usize| -> anyhow::Result<ProgressBar> {
+        Ok(
+            ProgressBar::new(samples as u64).with_style(ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} samples {elapsed}",
+            )?),
+        )
+    };
+    let (written, layout) = match benchmark.format {
+        DatasetFormat::Imagenet => {
+            let folder = ImagenetFolder::open(&benchmark.inputs, args.total_samples)?;
+            // The reference's cache is its preprocessing's output already.
+            let preprocessing = module.as_ref().filter(|_| folder.layout() == Layout::Raw);
+            let bar = bar(SampleSource::len(&folder))?;
+            let written = write_imagenet_cache(folder, preprocessing, &args.out, |n| {
+                bar.set_position(n as u64)
+            })
+            .with_context(|| format!("cannot write {}", args.out.display()))?;
+            bar.finish_and_clear();
+            (written, "as the reference's cache lays them out")
+        }
+        DatasetFormat::Coco => {
+            let folder = CocoFolder::open(&benchmark.inputs, args.total_samples)?;
+            let bar = bar(SampleSource::len(&folder))?;
+            let written = write_coco_tensors(folder, module.as_ref(), &args.out, |n| {
+                bar.set_position(n as u64)
+            })
+            .with_context(|| format!("cannot write {}", args.out.display()))?;
+            bar.finish_and_clear();
+            (written, "one <image>.npy each, as the model gets them")
+        }
+        DatasetFormat::Npy => bail!(
+            "benchmark {}: its data set is one .npy file, which is what the plugin gets already (`dataset preprocess` writes the samples of a data set folder)",
+            benchmark.name
         ),
     };
-    let bar = ProgressBar::new(mlperf_host::samples::SampleSource::len(&folder) as u64).with_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} samples {elapsed}")?,
-    );
-    let written = write_imagenet_cache(folder, preprocessing.as_ref(), &args.out, |n| {
-        bar.set_position(n as u64)
-    })
-    .with_context(|| format!("cannot write {}", args.out.display()))?;
-    bar.finish_and_clear();
     println!(
-        "{written} samples of {} written to {} as the reference's cache lays them out",
+        "{written} samples of {} written to {} {layout}",
         benchmark.inputs.display(),
         args.out.display()
     );

@@ -18,6 +18,7 @@ use mlperf_host::session::{
     EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan,
 };
 use mlperf_host::submission::round::Round;
+use mlperf_submission::datasets::coco::CocoList;
 
 use super::plugin_flags::IsolateArg;
 use super::run_args::{EngineArg, RunArgs};
@@ -336,7 +337,7 @@ fn plugin_plan(
             )),
             isolation: None,
             logged_outputs: logged_outputs(args, Some(benchmark)),
-            postprocess: postprocess(args, Some(benchmark)),
+            postprocess: postprocess(args, Some(benchmark))?,
             batching: host_batching(args)?,
             as_host_of_1_2: false,
             as_host_of_1_3: false,
@@ -386,7 +387,7 @@ fn plugin_plan(
         context: None,
         isolation: None,
         logged_outputs: logged_outputs(args, benchmark),
-        postprocess: postprocess(args, benchmark),
+        postprocess: postprocess(args, benchmark)?,
         batching: host_batching(args)?,
         as_host_of_1_2: false,
         as_host_of_1_3: false,
@@ -412,10 +413,30 @@ fn host_batching(args: &RunArgs) -> anyhow::Result<HostBatching> {
 }
 
 /// The benchmark's `[postprocess]`, done by the host unless the plugin does it itself.
-fn postprocess(args: &RunArgs, benchmark: Option<&Benchmark>) -> Option<ResponseTransform> {
-    benchmark
-        .and_then(|b| b.postprocess)
-        .filter(|_| !args.plugin_postprocesses)
+/// Detections get each sample's original size from the data set's list.
+fn postprocess(
+    args: &RunArgs,
+    benchmark: Option<&Benchmark>,
+) -> anyhow::Result<Option<ResponseTransform>> {
+    let Some(benchmark) = benchmark.filter(|_| !args.plugin_postprocesses) else {
+        return Ok(None);
+    };
+    let mut transform = benchmark.postprocess.clone();
+    if let Some(ResponseTransform::Detections { originals, .. }) = &mut transform {
+        if benchmark.format != DatasetFormat::Coco {
+            bail!(
+                "benchmark {}: [postprocess] kind = \"detections\" scales boxes to each image's size, which [dataset] format = \"coco\" gives",
+                benchmark.name
+            );
+        }
+        let list = CocoList::read(&benchmark.inputs)?;
+        let count = args.total_samples.unwrap_or(list.len()).min(list.len());
+        *originals = list.images[..count]
+            .iter()
+            .map(|image| [image.height, image.width])
+            .collect();
+    }
+    Ok(transform)
 }
 
 /// `--logged-outputs`, else the benchmark's `[accuracy] logged_outputs`.

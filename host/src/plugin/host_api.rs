@@ -3,10 +3,11 @@
 //! Nothing here may unwind into the plugin.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use mlperf_plugin_api::ffi;
 
@@ -29,6 +30,10 @@ pub(crate) struct HostContext {
     /// What the host makes of each response's data before the engine takes it (a
     /// benchmark's post-processing); None: the data as the plugin gave it.
     postprocess: Option<ResponseTransform>,
+    /// Each issued sample's index by its response id, while it is out, where the
+    /// post-processing needs it (YOLO's records carry it, its boxes scale to the sample's
+    /// size). A lock per sample, beside an NMS per sample.
+    issued_samples: Option<Mutex<HashMap<u64, usize>>>,
     /// Where the plugin's timing reports go, when the run divides its latencies.
     timing: OnceLock<Arc<dyn TimingReports>>,
     /// Where the tokens after each answer's first go, when a sweep times them.
@@ -83,11 +88,25 @@ impl HostContext {
                 .iter()
                 .map(|name| name.as_bytes().into())
                 .collect(),
+            issued_samples: postprocess
+                .as_ref()
+                .filter(|transform| transform.needs_sample())
+                .map(|_| Mutex::new(HashMap::new())),
             postprocess,
             timing: OnceLock::new(),
             tokens: OnceLock::new(),
             failures: OnceLock::new(),
         })
+    }
+
+    /// The samples about to be handed to the plugin, remembered by response id where the
+    /// post-processing needs each response's sample.
+    #[inline]
+    pub(crate) fn issuing(&self, samples: &[crate::loadgen::QuerySample]) {
+        if let Some(issued) = &self.issued_samples {
+            let mut issued = issued.lock().unwrap_or_else(|p| p.into_inner());
+            issued.extend(samples.iter().map(|sample| (sample.id.0, sample.index)));
+        }
     }
 
     /// From now on the plugin's timing reports go to `reports` (set once per instance).
@@ -368,6 +387,9 @@ unsafe extern "C" fn host_complete(
     // SAFETY: called by the plugin per the ABI's contract for `complete`.
     unsafe {
         if let Some(transform) = postprocess_of(context) {
+            if transform.needs_sample() {
+                return complete_by_sample(context, responses, count, transform);
+            }
             return complete_postprocessed(context, responses, count, transform);
         }
         if logs_named_outputs(context) {
@@ -387,9 +409,11 @@ unsafe extern "C" fn host_complete(
 /// # Safety
 /// `context` is the HostContext the table was made with.
 #[inline]
-unsafe fn postprocess_of(context: *mut c_void) -> Option<ResponseTransform> {
+unsafe fn postprocess_of<'a>(context: *mut c_void) -> Option<&'a ResponseTransform> {
     // SAFETY: the caller's contract.
-    unsafe { &*(context as *const HostContext) }.postprocess
+    unsafe { &*(context as *const HostContext) }
+        .postprocess
+        .as_ref()
 }
 
 /// Each response's data post-processed as the benchmark's reference does it, then taken. A
@@ -403,23 +427,15 @@ unsafe fn complete_postprocessed(
     context: *mut c_void,
     responses: *const ffi::mlperf_response,
     count: usize,
-    transform: ResponseTransform,
+    transform: &ResponseTransform,
 ) {
-    if responses.is_null() || count == 0 {
-        return;
-    }
-    // SAFETY: the plugin passes at least one response.
-    let stride = unsafe { (*responses).struct_size };
-    if stride < std::mem::size_of::<ffi::mlperf_response>() {
-        return;
-    }
+    // SAFETY: the caller's contract.
+    let responses = unsafe { strided(responses, count) };
     // SAFETY: the caller's contract.
     let host = unsafe { &*(context as *const HostContext) };
     let mut failure = None;
-    let logged: Vec<(u64, [u8; ResponseTransform::MAX_OUTPUT], usize, i64)> = (0..count)
-        .map(|i| {
-            // SAFETY: response i lies i * stride bytes in.
-            let response = unsafe { &*responses.byte_add(i * stride) };
+    let logged: Vec<(u64, [u8; ResponseTransform::MAX_OUTPUT], usize, i64)> = responses
+        .map(|response| {
             // SAFETY: the plugin's data, valid for the call.
             let data = unsafe { response_data(response.id, response.data, response.length) };
             let mut out = [0u8; ResponseTransform::MAX_OUTPUT];
@@ -435,10 +451,72 @@ unsafe fn complete_postprocessed(
             (response.id, out, length, response.n_tokens)
         })
         .collect();
+    if logged.is_empty() {
+        return;
+    }
     let batch: Vec<QuerySampleResponse<'_>> = logged
         .iter()
         .map(|(id, out, length, n_tokens)| {
             QuerySampleResponse::with_tokens(ResponseId(*id), &out[..*length], *n_tokens)
+        })
+        .collect();
+    // SAFETY: the caller's contract.
+    unsafe { complete_made(context, &batch, failure) };
+}
+
+/// Each response post-processed with its sample (the index the host remembered for its id
+/// when it was issued), as [`complete_postprocessed`] does without one. Its logged bytes are
+/// allocated: they are up to 300 detections' records, made by an NMS over every anchor.
+///
+/// # Safety
+/// As [`host_complete`].
+#[inline(never)]
+unsafe fn complete_by_sample(
+    context: *mut c_void,
+    responses: *const ffi::mlperf_response,
+    count: usize,
+    transform: &ResponseTransform,
+) {
+    // SAFETY: the caller's contract.
+    let responses = unsafe { strided(responses, count) };
+    // SAFETY: the caller's contract.
+    let host = unsafe { &*(context as *const HostContext) };
+    let Some(issued) = &host.issued_samples else {
+        return;
+    };
+    let mut failure = None;
+    let logged: Vec<(u64, Vec<u8>, i64)> = responses
+        .map(|response| {
+            // SAFETY: the plugin's data, valid for the call.
+            let data = unsafe { response_data(response.id, response.data, response.length) };
+            let sample = issued
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&response.id);
+            let mut out = Vec::new();
+            let made = match sample {
+                Some(sample) => transform.apply_to_sample(data, sample, &mut out),
+                None => Err("its id was never issued, or it was answered already".into()),
+            };
+            if let Err(why) = made {
+                out.clear();
+                failure.get_or_insert_with(|| {
+                    format!(
+                        "plugin {}: response {} cannot be post-processed: {why}",
+                        host.plugin, response.id
+                    )
+                });
+            }
+            (response.id, out, response.n_tokens)
+        })
+        .collect();
+    if logged.is_empty() {
+        return;
+    }
+    let batch: Vec<QuerySampleResponse<'_>> = logged
+        .iter()
+        .map(|(id, out, n_tokens)| {
+            QuerySampleResponse::with_tokens(ResponseId(*id), out, *n_tokens)
         })
         .collect();
     // SAFETY: the caller's contract.

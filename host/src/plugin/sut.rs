@@ -85,7 +85,7 @@ impl PluginSut {
         let context = HostContext::new(
             name.clone(),
             format.map_or(&[][..], |f| &f.logged_outputs[..]),
-            format.and_then(|f| f.postprocess),
+            format.and_then(|f| f.postprocess.clone()),
         );
         let inputs = format.and_then(|f| InputTable::new(&f.inputs));
         let device = run
@@ -359,6 +359,7 @@ impl SystemUnderTest for PluginSut {
             .as_ref()
             .map(|turns| turns.lock().unwrap_or_else(|p| p.into_inner()));
         let issue = self.table().issue_query.expect("checked by require_sut");
+        self.context.issuing(samples);
         if let Some(timed) = &self.timed {
             return self.issue_timed(timed, samples, completer);
         }

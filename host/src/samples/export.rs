@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use mlperf_submission::datasets::imagenet::{PREPROCESSED_SUFFIX, VAL_MAP};
 
+use super::coco::CocoFolder;
 use super::imagenet::ImagenetFolder;
 use super::preprocess::{dims, LoadError, Preprocessing};
 use super::source::SampleSource;
@@ -33,26 +34,67 @@ pub fn write_imagenet_cache(
     mut folder: ImagenetFolder,
     preprocessing: Option<&Preprocessing>,
     out: &Path,
+    done: impl FnMut(usize),
+) -> Result<usize, ExportError> {
+    let entries: Vec<(String, u32)> = (0..folder.len())
+        .map(|index| {
+            let name = folder.name_of(index).expect("an index of the list");
+            (name.to_string(), folder.label_of(index).expect("listed"))
+        })
+        .collect();
+    let written = write_samples(
+        &mut folder,
+        |index| &entries[index].0,
+        preprocessing,
+        out,
+        done,
+    )?;
+    let list: String = entries
+        .iter()
+        .map(|(name, label)| format!("{name} {label}\n"))
+        .collect();
+    let list_path = out.join(VAL_MAP);
+    std::fs::write(&list_path, list).map_err(|e| write_error(&list_path, e))?;
+    Ok(written)
+}
+
+/// Writes every sample of the COCO folder `folder` through `preprocessing` into `out`, one
+/// `<image>.npy` each (the reference harness keeps no cache: these are the tensors its
+/// predictor hands the model, to diff against ultralytics' own); calls `done(n)` after each.
+pub fn write_coco_tensors(
+    mut folder: CocoFolder,
+    preprocessing: Option<&Preprocessing>,
+    out: &Path,
+    done: impl FnMut(usize),
+) -> Result<usize, ExportError> {
+    let names: Vec<String> = (0..folder.len())
+        .map(|index| {
+            folder
+                .name_of(index)
+                .expect("an index of the list")
+                .to_string()
+        })
+        .collect();
+    write_samples(&mut folder, |index| &names[index], preprocessing, out, done)
+}
+
+/// Each sample of `source`, preprocessed, as `out/<name>.npy` of float32.
+fn write_samples<'n>(
+    source: &mut dyn SampleSource,
+    name_of: impl Fn(usize) -> &'n str,
+    preprocessing: Option<&Preprocessing>,
+    out: &Path,
     mut done: impl FnMut(usize),
 ) -> Result<usize, ExportError> {
-    let write_error = |path: &Path, error: std::io::Error| ExportError::Write {
-        path: path.to_path_buf(),
-        message: error.to_string(),
-    };
     std::fs::create_dir_all(out).map_err(|e| write_error(out, e))?;
     let mut worker = preprocessing
         .map(Preprocessing::take_worker)
         .transpose()
         .map_err(LoadError::from)?;
     let mut sample = Vec::new();
-    let mut list = String::new();
-    for index in 0..folder.len() {
-        let layout = folder.read(index, &mut sample)?;
-        let name = folder
-            .name_of(index)
-            .expect("an index of the list")
-            .to_string();
-        let path = out.join(format!("{name}{PREPROCESSED_SUFFIX}"));
+    for index in 0..source.len() {
+        let layout = source.read(index, &mut sample)?;
+        let path = out.join(format!("{}{PREPROCESSED_SUFFIX}", name_of(index)));
         let (shape, data): (Vec<i64>, &[u8]) = match worker.as_mut() {
             Some(worker) => {
                 let output = worker
@@ -67,16 +109,17 @@ pub fn write_imagenet_cache(
             .split_first()
             .expect("a preprocessed image has a rank");
         write_npy(&path, "<f4", *count as usize, rest, data).map_err(|e| write_error(&path, e))?;
-        list.push_str(&format!(
-            "{name} {}\n",
-            folder.label_of(index).expect("listed")
-        ));
         done(index + 1);
     }
-    let list_path = out.join(VAL_MAP);
-    std::fs::write(&list_path, list).map_err(|e| write_error(&list_path, e))?;
     if let (Some(worker), Some(preprocessing)) = (worker, preprocessing) {
         preprocessing.return_worker(worker);
     }
-    Ok(folder.len())
+    Ok(source.len())
+}
+
+fn write_error(path: &Path, error: std::io::Error) -> ExportError {
+    ExportError::Write {
+        path: path.to_path_buf(),
+        message: error.to_string(),
+    }
 }

@@ -193,7 +193,7 @@ fn check_preprocessed(path: &Path) -> Result<(), SourceError> {
     Ok(())
 }
 
-fn read_file(path: &Path, into: &mut Vec<u8>) -> Result<(), SourceError> {
+pub(super) fn read_file(path: &Path, into: &mut Vec<u8>) -> Result<(), SourceError> {
     use std::io::Read;
     into.clear();
     let mut file = std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?;
@@ -202,7 +202,7 @@ fn read_file(path: &Path, into: &mut Vec<u8>) -> Result<(), SourceError> {
     Ok(())
 }
 
-fn from_dataset(error: DatasetError) -> SourceError {
+pub(super) fn from_dataset(error: DatasetError) -> SourceError {
     match error {
         DatasetError::File { path, message } => SourceError::Format { path, message },
         DatasetError::Line {

@@ -2,6 +2,7 @@
 
 mod arena;
 mod arena_error;
+mod coco;
 mod dataset_library;
 mod export;
 mod imagenet;
@@ -15,8 +16,9 @@ pub use arena::{
     AlignedBuffer, ArenaError, ForeignBytes, HandedSample, ImageError, LoadedSamples, SampleArena,
     SampleLayout, SampleView, SAMPLE_ALIGN,
 };
+pub use coco::CocoFolder;
 pub use dataset_library::DatasetLibrary;
-pub use export::{write_imagenet_cache, ExportError};
+pub use export::{write_coco_tensors, write_imagenet_cache, ExportError};
 pub use imagenet::{ImagenetFolder, PREPROCESSED_SHAPE};
 pub use mlperf_submission::digest;
 pub use named_files::NamedFiles;

@@ -94,7 +94,7 @@ impl<'a> Session<'a> {
         let format = DataFormat {
             inputs: library.named_inputs(&plan.samples)?,
             logged_outputs: checked_output_names(&plan.plugin.logged_outputs)?,
-            postprocess: plan.plugin.postprocess,
+            postprocess: plan.plugin.postprocess.clone(),
         };
         let run = {
             let qsl = library.as_qsl();

@@ -12,10 +12,10 @@ use super::SessionError;
 use crate::benchmark::DatasetFormat;
 use crate::plugin::Instance;
 use crate::samples::{
-    digest, split_first_axis, DatasetLibrary, ImagenetFolder, NamedFiles, NamedInput, NpySource,
-    Preprocessing, SampleSource,
+    digest, split_first_axis, CocoFolder, DatasetLibrary, ImagenetFolder, NamedFiles, NamedInput,
+    NpySource, Preprocessing, SampleSource,
 };
-use mlperf_submission::datasets::imagenet;
+use mlperf_submission::datasets::{coco, imagenet};
 
 pub enum SampleLibrary {
     /// Indices only.
@@ -69,6 +69,9 @@ impl SampleLibrary {
                 preprocess = None;
             }
             (Box::new(folder), Vec::new())
+        } else if format == DatasetFormat::Coco {
+            let folder = CocoFolder::open(path, count).map_err(SessionError::Dataset)?;
+            (Box::new(folder), Vec::new())
         } else if input_files.is_empty() {
             (open_source(path)?, Vec::new())
         } else {
@@ -81,6 +84,7 @@ impl SampleLibrary {
         let hashed = match format {
             DatasetFormat::Npy => path.clone(),
             DatasetFormat::Imagenet => path.join(imagenet::VAL_MAP),
+            DatasetFormat::Coco => path.join(coco::ANNOTATIONS),
         };
         let sha256 = dataset_sha256(&hashed, input_files, expected_sha256.as_deref())?;
         let total = source.len();

@@ -131,6 +131,7 @@ pub fn accuracy_results(
         Some(Score::Top1(top1)) => (json!(top1.accuracy()), Value::Null),
         Some(Score::Cosine(cosine)) => (json!(cosine.mean), Value::Null),
         Some(Score::Imagenet(judged)) => (json!(judged.score.percent() / 100.0), Value::Null),
+        Some(Score::Coco(judged)) => (json!(judged.score.stats[0]), Value::Null),
         None => (Value::Null, Value::Null),
     };
     let mut results = serde_json::Map::new();

@@ -44,3 +44,4 @@ mod support;
 mod sweep_runs;
 mod sysinfo;
 mod tune_runs;
+mod yolo_runs;

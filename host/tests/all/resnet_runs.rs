@@ -14,9 +14,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use support::{accuracy_records, ort_library, repo, text, TempDir};
-
-const EXE: &str = env!("CARGO_BIN_EXE_mlperf-host");
+use support::{accuracy_records, repo, text, TempDir};
 
 /// One at a time: each runs ONNX Runtime on every core.
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
@@ -29,17 +27,7 @@ fn fixture(layout: &str) -> PathBuf {
 }
 
 fn host(args: &[&str]) -> Output {
-    assert!(
-        repo().join("data/resnet/model.onnx").is_file(),
-        "data/resnet is not prepared: run `bash scripts/benchmarks/prepare.sh resnet` (scripts/test.sh does)"
-    );
-    Command::new(EXE)
-        .args(args)
-        .current_dir(repo())
-        .env("ORT_DYLIB_PATH", ort_library())
-        .env_remove("MLPERF_HOST_LOG")
-        .output()
-        .expect("run mlperf-host")
+    support::onnx_benchmark_host("resnet", args)
 }
 
 fn assert_ok(output: &Output) -> String {

@@ -125,6 +125,9 @@ pub enum DatasetFormat {
     /// ImageNet 2012 val: `val_map.txt` and the JPEGs, or the reference's preprocessed cache
     /// of them (`<image>.JPEG.npy`), in one folder.
     Imagenet,
+    /// COCO 2017 val's safe subset: `annotations/instances_val2017.json` and the JPEGs under
+    /// `val2017_safe/`, in one folder (`coco_safe/`).
+    Coco,
 }
 
 impl DatasetFormat {
@@ -167,6 +170,9 @@ pub enum Accuracy {
     Imagenet {
         dtype: crate::benchmark::accuracy::ClassDtype,
     },
+    /// YOLO's COCO mAP as the reference's `accuracy-coco.py` scores it, against the data set
+    /// folder's annotation file; each response the harness's 7-float detections.
+    Coco,
     /// No metric (e.g. random weights); `why` says so.
     Unavailable { why: String },
 }
@@ -280,6 +286,21 @@ impl Benchmark {
         self.inputs.join(crate::datasets::imagenet::VAL_MAP)
     }
 
+    /// The data set folder's annotation file (a COCO layout).
+    pub fn coco_annotations(&self) -> PathBuf {
+        self.inputs.join(crate::datasets::coco::ANNOTATIONS)
+    }
+
+    /// The file that stands for a data set folder in the run's records (its list: hashing
+    /// every image at each start would take minutes); the data set itself for a file.
+    pub fn dataset_list(&self) -> PathBuf {
+        match self.format {
+            DatasetFormat::Npy => self.inputs.clone(),
+            DatasetFormat::Imagenet => self.val_map(),
+            DatasetFormat::Coco => self.coco_annotations(),
+        }
+    }
+
     /// The same benchmark on the data set folder `dir` (`--dataset-dir`): a folder layout's
     /// samples and ground truth are read from there.
     pub fn with_dataset_dir(mut self, dir: &Path) -> Result<Benchmark, DefinitionError> {
@@ -329,7 +350,7 @@ impl Benchmark {
                 files.extend(reference.as_deref());
             }
             Accuracy::Rouge { references, .. } => files.push(references),
-            Accuracy::Imagenet { .. } | Accuracy::Unavailable { .. } => {}
+            Accuracy::Imagenet { .. } | Accuracy::Coco | Accuracy::Unavailable { .. } => {}
         }
         files
     }
@@ -565,6 +586,14 @@ impl RawDefinition {
                         .unwrap_or(crate::benchmark::accuracy::ClassDtype::Float32),
                 }
             }
+            "coco" => {
+                if self.dataset.format != DatasetFormat::Coco {
+                    return Err(invalid(
+                        "[accuracy] metric coco needs [dataset] format = \"coco\" (its ground truth is the folder's annotations/instances_val2017.json)".into(),
+                    ));
+                }
+                Accuracy::Coco
+            }
             "none" => Accuracy::Unavailable {
                 why: self
                     .accuracy
@@ -573,7 +602,7 @@ impl RawDefinition {
             },
             other => {
                 return Err(invalid(format!(
-                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet or none)"
+                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet, coco or none)"
                 )))
             }
         };
@@ -601,7 +630,7 @@ impl RawDefinition {
             }),
             accuracy,
             logged_outputs,
-            postprocess: self.postprocess,
+            postprocess: self.postprocess.clone(),
             plugin: PluginSection {
                 name: self.plugin.name,
                 config: self.plugin.config,
@@ -839,9 +868,45 @@ offline_expected_qps = 5000
                 "resnet",
                 "resnet50-topology",
                 "smollm2",
-                "smollm2-interactive"
+                "smollm2-interactive",
+                "yolo-95",
+                "yolo-99"
             ]
         );
+    }
+
+    #[test]
+    fn yolo_is_the_rounds_benchmark_on_a_coco_folder() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/benchmarks");
+        let yolo = Benchmark::read(&dir.join("yolo-95.toml")).unwrap();
+        assert_eq!(yolo.format, DatasetFormat::Coco);
+        assert!(yolo
+            .dataset_list()
+            .ends_with("coco_safe/annotations/instances_val2017.json"));
+        assert!(matches!(yolo.accuracy, Accuracy::Coco));
+        assert_eq!(
+            yolo.postprocess,
+            Some(
+                crate::benchmark::postprocess::ResponseTransform::Detections {
+                    input: [640, 640],
+                    originals: Vec::new(),
+                }
+            )
+        );
+        let config = yolo.plugin_config(TestScenario::Offline);
+        assert_eq!(config["input"].as_str(), Some("images"));
+        assert_eq!(config["output"].as_str(), Some("output0"));
+        let bad = std::fs::read_to_string(dir.join("yolo-99.toml"))
+            .unwrap()
+            .replace("format = \"coco\"", "format = \"imagenet\"");
+        let file = std::env::temp_dir().join(format!("yolo-{}.toml", std::process::id()));
+        std::fs::write(&file, bad).unwrap();
+        let error = Benchmark::read(&file).unwrap_err().to_string();
+        assert!(
+            error.contains("metric coco needs [dataset] format = \"coco\""),
+            "{error}"
+        );
+        std::fs::remove_file(&file).unwrap();
     }
 
     #[test]

@@ -1,15 +1,18 @@
 //! A benchmark's post-processing of responses (`[postprocess]`), as its reference harness
 //! does it after the model ran: the host applies it to each response, so that a plugin only
 //! runs the model and the accuracy log records what the reference's SUT logs (ResNet-50: the
-//! ArgMax class minus one, as float32). Plain data, so that it travels to an isolated
-//! plugin's process with the run description.
+//! ArgMax class minus one, as float32; YOLO: its detections, 7 float32 each). Plain data, so
+//! that it travels to an isolated plugin's process with the run description.
 
+use std::cell::RefCell;
+
+use mlperf_yolo_postprocess::Postprocessor;
 use serde::{Deserialize, Serialize};
 
 use super::accuracy::ClassDtype;
 
 /// How a response's bytes become the bytes the accuracy log records.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum ResponseTransform {
     /// A class index, as a model's ArgMax output gives it (one little-endian integer of
@@ -23,6 +26,29 @@ pub enum ResponseTransform {
         /// The element type logged (the accuracy script's `--dtype`).
         logged: ClassDtype,
     },
+    /// YOLO11's raw output, float32 `(1, 84, anchors)`, as the reference harness gets it from
+    /// ultralytics 8.4.190's `predict(conf=0.001)` on the CPU (`mlperf-yolo-postprocess`):
+    /// class-aware NMS at IoU 0.7, at most 300, boxes scaled back to the original image and
+    /// clipped; logged as the harness packs them, 7 float32 per detection (`qsl_idx`,
+    /// ymin/h, xmin/w, ymax/h, xmax/w, score, COCO-91 id), nothing for none.
+    Detections {
+        /// The model's input `[height, width]`, which the boxes are relative to.
+        #[serde(default = "yolo_input")]
+        input: [u32; 2],
+        /// Each sample's original `[height, width]`, by sample index: the host fills them
+        /// from the data set's list (a definition gives none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        originals: Vec<[u32; 2]>,
+    },
+}
+
+fn yolo_input() -> [u32; 2] {
+    [640, 640]
+}
+
+thread_local! {
+    /// One per completing thread: NMS's working memory, kept from sample to sample.
+    static YOLO: RefCell<Postprocessor> = RefCell::new(Postprocessor::default());
 }
 
 /// The integer type of a model's class output.
@@ -48,9 +74,53 @@ impl ResponseTransform {
     /// The longest output of one response, so that a caller can keep it on the stack.
     pub const MAX_OUTPUT: usize = 8;
 
-    /// Writes the logged bytes of the response `bytes` into `out`; returns how many.
+    /// Whether a response's bytes depend on its sample (its index and size), which the host
+    /// then remembers for each issued sample by its response id.
+    pub fn needs_sample(&self) -> bool {
+        matches!(self, ResponseTransform::Detections { .. })
+    }
+
+    /// Appends the logged bytes of the response `bytes` of sample `sample` to `out`:
+    /// [`ResponseTransform::apply`] for a class, the detections' records for
+    /// [`ResponseTransform::Detections`].
+    pub fn apply_to_sample(
+        &self,
+        bytes: &[u8],
+        sample: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        let ResponseTransform::Detections { input, originals } = self else {
+            let mut logged = [0u8; Self::MAX_OUTPUT];
+            let length = self.apply(bytes, &mut logged)?;
+            out.extend_from_slice(&logged[..length]);
+            return Ok(());
+        };
+        let original = originals.get(sample).ok_or_else(|| {
+            format!(
+                "sample {sample}: no original size for it (the data set's list has {})",
+                originals.len()
+            )
+        })?;
+        let channels =
+            mlperf_yolo_postprocess::BOX_CHANNELS + mlperf_yolo_postprocess::COCO_80_TO_91.len();
+        let anchors = bytes.len() / (4 * channels);
+        let size = |[height, width]: [u32; 2]| (height as usize, width as usize);
+        YOLO.with_borrow_mut(|yolo| {
+            yolo.process(bytes, anchors, size(*input), size(*original), sample as u64, out)
+                .map(|_| ())
+                .map_err(|e| {
+                    format!("{e} (the model's raw output, float32 (1, {channels}, anchors), is what the benchmark's post-processing takes)")
+                })
+        })
+    }
+
+    /// Writes the logged bytes of the response `bytes` into `out`; returns how many. A class
+    /// only: [`ResponseTransform::Detections`] needs its sample ([`Self::apply_to_sample`]).
     pub fn apply(&self, bytes: &[u8], out: &mut [u8; Self::MAX_OUTPUT]) -> Result<usize, String> {
         match *self {
+            ResponseTransform::Detections { .. } => {
+                Err("detections need their sample: the host applies them by sample".into())
+            }
             ResponseTransform::Class {
                 input,
                 offset,
@@ -118,5 +188,45 @@ mod tests {
         };
         let n = int32.apply(&7i32.to_le_bytes(), &mut out).unwrap();
         assert_eq!(&out[..n], &7i64.to_le_bytes());
+    }
+
+    #[test]
+    fn yolos_raw_output_becomes_the_harness_records_of_its_sample() {
+        let transform = ResponseTransform::Detections {
+            input: [640, 640],
+            originals: vec![[480, 640], [320, 480]],
+        };
+        // (1, 84, 8400) float32: anchor 5 holds a 100x50 box at (320, 320) of class 2 (COCO
+        // id 3) scoring 0.9; every other score is 0 (below conf 0.001).
+        let anchors = 8400;
+        let mut raw = vec![0f32; 84 * anchors];
+        for (channel, value) in [320.0, 320.0, 100.0, 50.0].into_iter().enumerate() {
+            raw[channel * anchors + 5] = value;
+        }
+        raw[(4 + 2) * anchors + 5] = 0.9;
+        let bytes: Vec<u8> = raw.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut out = Vec::new();
+        transform.apply_to_sample(&bytes, 1, &mut out).unwrap();
+        let record: Vec<f32> = out
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(record.len(), 7);
+        assert_eq!((record[0], record[5], record[6]), (1.0, 0.9, 3.0));
+        // The 480x320 image sat in the middle 640x427 of the square (gain 4/3, 106 rows of
+        // padding above): ymin = (295 - 106) / (427 / 320) / 320.
+        let ymin = ((295.0f32 - 106.0) / (427.0f32 / 320.0)) / 320.0;
+        assert_eq!(record[1], ymin);
+        let mut none = Vec::new();
+        transform
+            .apply_to_sample(&vec![0; 84 * anchors * 4], 0, &mut none)
+            .unwrap();
+        assert!(none.is_empty(), "no detection: an empty payload");
+        let error = transform
+            .apply_to_sample(&bytes[..100], 0, &mut none)
+            .unwrap_err();
+        assert!(error.contains("float32 (1, 84, anchors)"), "{error}");
+        let error = transform.apply_to_sample(&bytes, 2, &mut none).unwrap_err();
+        assert!(error.contains("sample 2"), "{error}");
     }
 }

@@ -115,6 +115,7 @@ pub fn headline(score: &Score) -> f64 {
         Score::Cosine(cosine) => cosine.mean,
         Score::Rouge(rouge) => rouge.rouge1,
         Score::Imagenet(judged) => judged.score.percent(),
+        Score::Coco(judged) => judged.score.percent(),
     }
 }
 
@@ -124,7 +125,8 @@ fn target_fraction(benchmark: &Benchmark) -> f64 {
         Accuracy::Top1 { threshold, .. }
         | Accuracy::Cosine { threshold, .. }
         | Accuracy::Rouge { threshold, .. } => *threshold,
-        Accuracy::Imagenet { .. } | Accuracy::Unavailable { .. } => 0.99,
+        // yolo-95's round target is 95 % of the reference; held to 99 % here, more strictly.
+        Accuracy::Imagenet { .. } | Accuracy::Coco | Accuracy::Unavailable { .. } => 0.99,
     }
 }
 

@@ -114,6 +114,22 @@ pub(crate) fn repo() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// Runs `mlperf-host ARGS` in the repository with ONNX Runtime, for a benchmark whose model
+/// `scripts/benchmarks/prepare.sh NAME` makes into data/NAME (`prepared`).
+pub(crate) fn onnx_benchmark_host(prepared: &str, args: &[&str]) -> std::process::Output {
+    assert!(
+        repo().join("data").join(prepared).join("model.onnx").is_file(),
+        "data/{prepared} is not prepared: run `bash scripts/benchmarks/prepare.sh {prepared}` (scripts/test.sh does)"
+    );
+    std::process::Command::new(env!("CARGO_BIN_EXE_mlperf-host"))
+        .args(args)
+        .current_dir(repo())
+        .env("ORT_DYLIB_PATH", ort_library())
+        .env_remove("MLPERF_HOST_LOG")
+        .output()
+        .expect("run mlperf-host")
+}
+
 /// The onnxruntime library of the repository's .venv (or `ORT_DYLIB_PATH`).
 pub(crate) fn ort_library() -> std::path::PathBuf {
     if let Some(path) = std::env::var_os("ORT_DYLIB_PATH") {

@@ -3,6 +3,7 @@
 //! `accuracy.txt`. One file per metric: top-1 classification (`top1.rs`), cosine similarity
 //! to reference embeddings (`cosine.rs`) and ROUGE of generated text (`rouge.rs`).
 
+mod coco;
 mod cosine;
 mod imagenet;
 mod porter;
@@ -14,6 +15,7 @@ mod top1;
 
 use std::path::{Path, PathBuf};
 
+pub use coco::CocoMap;
 pub use cosine::Cosine;
 pub use imagenet::{ClassDtype, ImagenetTop1};
 pub use rouge::Rouge;
@@ -56,6 +58,8 @@ pub enum Score {
     Rouge(Rouge),
     /// ResNet-50's top-1 on ImageNet, judged by the round's target.
     Imagenet(Judged<ImagenetTop1>),
+    /// YOLO's COCO mAP, judged by the round's target.
+    Coco(Judged<CocoMap>),
 }
 
 impl Score {
@@ -67,6 +71,7 @@ impl Score {
             Score::Cosine(cosine) => cosine.passes(),
             Score::Rouge(rouge) => rouge.passes(),
             Score::Imagenet(judged) => judged.passes(),
+            Score::Coco(judged) => judged.passes(),
         }
     }
 
@@ -77,6 +82,7 @@ impl Score {
             Score::Cosine(_) => "mean_cosine",
             Score::Rouge(_) => "rouge1",
             Score::Imagenet(_) => "accuracy",
+            Score::Coco(_) => "mAP",
         }
     }
 
@@ -93,6 +99,14 @@ impl Score {
                         "duplicates={} (records for samples already counted, ignored)\n",
                         judged.score.duplicates
                     ));
+                }
+                text + &judged.target_lines()
+            }
+            Score::Coco(judged) => {
+                let mut text = format!("{}\n", judged.score.line);
+                for line in &judged.score.counts {
+                    text.push_str(line);
+                    text.push('\n');
                 }
                 text + &judged.target_lines()
             }
@@ -167,6 +181,12 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
             let list = crate::datasets::imagenet::ValMap::read(&benchmark.val_map())?;
             let score = imagenet::evaluate(log, &list, *dtype)?;
             Ok(Score::Imagenet(judged(benchmark, &score.line(), score)))
+        }
+        Accuracy::Coco => {
+            let list = crate::datasets::coco::CocoList::read(&benchmark.inputs)?;
+            let score = coco::evaluate(log, &list)?;
+            let line = score.line.clone();
+            Ok(Score::Coco(judged(benchmark, &line, score)))
         }
         Accuracy::Unavailable { why } => Err(AccuracyError::Unavailable {
             benchmark: benchmark.name.clone(),

@@ -37,6 +37,21 @@ pub fn reference_command(
                 .arg(dtype.name());
             Ok(command)
         }
+        Accuracy::Coco => {
+            // No --use-inv-map: the records carry COCO ids already.
+            let script = script(
+                checkout,
+                "vision/classification_and_detection/tools/accuracy-coco.py",
+            )?;
+            let mut command = Command::new(python);
+            command
+                .arg(script)
+                .arg("--mlperf-accuracy-file")
+                .arg(log)
+                .arg("--coco-dir")
+                .arg(&benchmark.inputs);
+            Ok(command)
+        }
         _ => Err(unavailable(
             "it is the project's own benchmark: there is no reference script to run",
         )),
