@@ -877,10 +877,14 @@ mod timed {
                 "{scenario}: {summary}"
             );
             if scenario != "Offline" {
+                // Measured, and before the answer's end: a query's whole latency bounds it
+                // (not a fixed time: MultiStream's eight prompts queue at the one server, and
+                // its last first token came after 15 s on a slow machine).
                 let ttft = summary_value(&summary, "Mean First Token latency (ns)");
+                let latency = summary_value(&summary, "Mean latency (ns)");
                 assert!(
-                    ttft > 1e6 && ttft < 5e9,
-                    "{scenario}: TTFT {ttft} ns\n{summary}"
+                    ttft > 1e6 && ttft <= latency,
+                    "{scenario}: TTFT {ttft} ns, latency {latency} ns\n{summary}"
                 );
                 assert!(
                     summary.contains("percentile time to output token (ns)"),
