@@ -89,13 +89,13 @@ done_phase "WASM guest SDK and modules"
 # timings (each file's `mod timed`: latency bounds, rates, two runs' speeds compared) run after
 # the rest, one at a time with nothing beside them: on a 2-core machine another test's servers
 # or ONNX Runtime take the CPU they measure.
-cargo test --release --lib --bins --tests --examples -- --skip ::timed:: 2>&1 | tee "$log"
+cargo test --release --lib --bins --tests --examples -- --skip timed:: 2>&1 | tee "$log"
 done_phase "cargo test --release (build and run)"
 timed_log="$(mktemp)"
-cargo test --release --lib --bins --tests --examples -- ::timed:: --test-threads=1 2>&1 | tee "$timed_log"
+cargo test --release --lib --bins --tests --examples -- timed:: --test-threads=1 2>&1 | tee "$timed_log"
 cat "$timed_log" >>"$log"
 if ! grep -Eq '^test result: ok\. [1-9][0-9]* passed' "$timed_log"; then
-    echo "error: no timed test ran (host/tests/all: each file's \`mod timed\`)" >&2
+    echo "error: no timed test ran (each test file's \`mod timed\`, host/tests/all and serving/tests/all)" >&2
     exit 1
 fi
 rm -f "$timed_log"

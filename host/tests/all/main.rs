@@ -3,7 +3,7 @@
 //! the differential test against the official wheel.
 //!
 //! A test whose verdict rests on timings lives in its file's `mod timed`: `scripts/test.sh` runs
-//! those one at a time after the rest (`-- --skip ::timed::`, then `-- ::timed::
+//! those one at a time after the rest (`-- --skip timed::`, then `-- timed::
 //! --test-threads=1`), with nothing beside them to take the CPU they measure.
 
 mod audit_runs;
