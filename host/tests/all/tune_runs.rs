@@ -90,6 +90,15 @@ fn tune_then_run(
     value.parse().expect(value)
 }
 
+/// A latency the null plugin's sleeps give: at least the service time, and late by a
+/// virtual machine's wake-up (0.3 ms of 2 ms seen on this VM after hours of uptime).
+fn assert_latency(found: f64, known: f64) {
+    assert!(
+        found >= 0.95 * known && found <= 1.25 * known,
+        "tuned {found}, known answer {known} (-5 % to +25 %: sleeps overrun, never run short)"
+    );
+}
+
 fn assert_within(found: f64, known: f64, tolerance: f64) {
     assert!(
         (found - known).abs() <= tolerance * known,
@@ -179,7 +188,7 @@ mod timed {
                 "min_query_count=100",
             ],
         );
-        assert_within(value, SERVICE_US as f64 / 1e3, 0.10);
+        assert_latency(value, SERVICE_US as f64 / 1e3);
     }
 
     #[test]
@@ -200,7 +209,7 @@ mod timed {
                 "min_query_count=662",
             ],
         );
-        assert_within(value, 4.0 * SERVICE_US as f64 / 1e3, 0.10);
+        assert_latency(value, 4.0 * SERVICE_US as f64 / 1e3);
     }
 
     #[test]
