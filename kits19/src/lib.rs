@@ -8,7 +8,12 @@
 //!   summary CSV and its printed `Accuracy:` line.
 //! * [`window`]: the sliding-window combiner (patch positions, Gaussian
 //!   importance map, accumulation, argmax) of `base_SUT.py`.
+//! * [`preprocessed_list`]: the sample order and image shapes from
+//!   `preprocessed_files.pkl`, through [`pickle`], a small unpickler that
+//!   never runs code.
 
 pub mod accuracy;
 pub mod nifti;
+pub mod pickle;
+pub mod preprocessed_list;
 pub mod window;

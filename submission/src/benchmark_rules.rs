@@ -157,7 +157,10 @@ fn accuracy_target(accuracy: &Accuracy) -> Result<Option<AccuracyTarget>, String
             reference: None, ..
         } => Err("[accuracy] has no reference to hold a submission to".to_string()),
         // A round's own benchmark is held to the round's target, not to one of ours.
-        Accuracy::Imagenet { .. } | Accuracy::Coco | Accuracy::Unavailable { .. } => Ok(None),
+        Accuracy::Imagenet { .. }
+        | Accuracy::Coco
+        | Accuracy::Kits19
+        | Accuracy::Unavailable { .. } => Ok(None),
     }
 }
 

@@ -90,6 +90,11 @@ fn preprocess(args: &PreprocessArgs) -> anyhow::Result<()> {
             bar.finish_and_clear();
             (written, "one <image>.npy each, as the model gets them")
         }
+        DatasetFormat::Kits19 => bail!(
+            "benchmark {}: its data set is preprocess.py's output already ({} holds the float32 volumes the plugin's windows are cut from); nothing is left to preprocess",
+            benchmark.name,
+            benchmark.inputs.display()
+        ),
         DatasetFormat::Npy => bail!(
             "benchmark {}: its data set is one .npy file, which is what the plugin gets already (`dataset preprocess` writes the samples of a data set folder)",
             benchmark.name

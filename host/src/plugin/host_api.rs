@@ -34,6 +34,8 @@ pub(crate) struct HostContext {
     /// post-processing needs it (YOLO's records carry it, its boxes scale to the sample's
     /// size). A lock per sample, beside an NMS per sample.
     issued_samples: Option<Mutex<HashMap<u64, usize>>>,
+    /// A sliding-window run's windows (3D-UNet): every response is an answer to one.
+    pub(crate) window: Option<Arc<super::window::WindowState>>,
     /// Where the plugin's timing reports go, when the run divides its latencies.
     timing: OnceLock<Arc<dyn TimingReports>>,
     /// Where the tokens after each answer's first go, when a sweep times them.
@@ -81,7 +83,7 @@ impl HostContext {
     ) -> Box<Self> {
         Box::new(HostContext {
             completer: CompleterSlot::default(),
-            plugin,
+            plugin: plugin.clone(),
             destroyed: AtomicBool::new(false),
             late_callbacks: AtomicU64::new(0),
             logged_outputs: logged_outputs
@@ -92,6 +94,10 @@ impl HostContext {
                 .as_ref()
                 .filter(|transform| transform.needs_sample())
                 .map(|_| Mutex::new(HashMap::new())),
+            window: postprocess
+                .as_ref()
+                .filter(|transform| transform.is_sliding_window())
+                .map(|_| super::window::WindowState::new(plugin.clone())),
             postprocess,
             timing: OnceLock::new(),
             tokens: OnceLock::new(),
@@ -386,6 +392,9 @@ unsafe extern "C" fn host_complete(
 ) {
     // SAFETY: called by the plugin per the ABI's contract for `complete`.
     unsafe {
+        if let Some(window) = &(*(context as *const HostContext)).window {
+            return with_completer(context, responses, count, |_, batch| window.take(batch));
+        }
         if let Some(transform) = postprocess_of(context) {
             if transform.needs_sample() {
                 return complete_by_sample(context, responses, count, transform);

@@ -18,6 +18,7 @@ mod sample_memory;
 mod spread;
 mod sut;
 mod timed;
+mod window;
 
 pub use batching::{HostBatching, REFUSE_THREAD_ENV};
 pub use data_format::DataFormat;

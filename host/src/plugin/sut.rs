@@ -15,6 +15,7 @@ use super::loader::{c_string, Plugin};
 use super::run::RunDescription;
 use super::sample_memory::SampleMemory;
 use super::timed::TimedPreprocess;
+use super::window::WindowIssuer;
 use crate::loadgen::{Completer, QuerySample, QuerySampleResponse, ResponseId, SystemUnderTest};
 use crate::samples::{LoadedSamples, Preprocessing, SampleArena};
 use crate::timing::{TimingSink, TimingSinkSlot};
@@ -28,6 +29,8 @@ pub struct PluginSut {
     instance: *mut c_void,
     /// Server with --plugin-batch: the thread gathering queries into calls.
     gatherer: Option<Gatherer>,
+    /// A sliding-window run (3D-UNet): the thread handing each sample's windows over.
+    window: Option<WindowIssuer>,
     /// The most samples per issue_query call (0: whole queries).
     max_per_call: usize,
     table: *const ffi::mlperf_plugin_api,
@@ -150,9 +153,11 @@ impl PluginSut {
             return Err(call_error("create", error));
         }
         let batching = run.map(RunDescription::batching).unwrap_or_default();
+        let windowed = context.window.is_some();
         let mut sut = PluginSut {
             instance,
             gatherer: None,
+            window: None,
             max_per_call: batching.max_samples,
             table: plugin.api,
             _host: host,
@@ -167,8 +172,10 @@ impl PluginSut {
             timed: None,
             timing: TimingSinkSlot::default(),
             // Hosts before 1.4 never ask for sample memory.
+            // The host cuts a sliding-window run's windows out of its own memory.
             memory: (!as_host_of_1_2
                 && !as_host_of_1_3
+                && !windowed
                 && !run.is_some_and(RunDescription::samples_in_host_memory))
             .then(|| SampleMemory::of(table))
             .flatten(),
@@ -181,16 +188,23 @@ impl PluginSut {
             _library: Arc::clone(&plugin.library),
         };
         // The instance is the PluginSut's from here: an error drops it, which destroys it.
-        if batching.is_on() && run.is_some_and(|run| run.scenario() == TestScenario::Server) {
-            let issue = table.issue_query.expect("checked by require_sut");
+        let unstarted = |thread: &str, e: std::io::Error| PluginError::Call {
+            plugin: name.clone(),
+            function: "create",
+            code: ffi::ERROR_RESOURCE_EXHAUSTED,
+            message: format!("cannot start the host's {thread} thread: {e}"),
+        };
+        let issue = table.issue_query.expect("checked by require_sut");
+        if let Some(state) = &sut.context.window {
+            let window =
+                WindowIssuer::start(Arc::clone(state), instance, issue, batching.max_samples)
+                    .map_err(|e| unstarted("sliding-window", e))?;
+            sut.window = Some(window);
+        } else if batching.is_on() && run.is_some_and(|run| run.scenario() == TestScenario::Server)
+        {
             let gatherer =
                 Gatherer::start(batching, name.clone(), instance, issue, sut.timing.clone())
-                    .map_err(|e| PluginError::Call {
-                        plugin: name.clone(),
-                        function: "create",
-                        code: ffi::ERROR_RESOURCE_EXHAUSTED,
-                        message: format!("cannot start the host's batching thread: {e}"),
-                    })?;
+                    .map_err(|e| unstarted("batching", e))?;
             sut.gatherer = Some(gatherer);
         }
         sut.attributes = sut
@@ -360,6 +374,9 @@ impl SystemUnderTest for PluginSut {
             .map(|turns| turns.lock().unwrap_or_else(|p| p.into_inner()));
         let issue = self.table().issue_query.expect("checked by require_sut");
         self.context.issuing(samples);
+        if let Some(window) = &self.window {
+            return self.issue_windowed(window, samples, completer);
+        }
         if let Some(timed) = &self.timed {
             return self.issue_timed(timed, samples, completer);
         }
@@ -410,7 +427,7 @@ impl SystemUnderTest for PluginSut {
     }
 
     fn prepare_query(&self, samples: &[QuerySample]) {
-        if samples.len() > SMALL_QUERY && self.timed.is_none() {
+        if samples.len() > SMALL_QUERY && self.timed.is_none() && self.window.is_none() {
             let mut staged = self.samples.lock().unwrap_or_else(|p| p.into_inner());
             staged.fill(samples, self.loaded().get());
             staged.query = Some(Staged::key(samples));
@@ -430,6 +447,23 @@ impl SystemUnderTest for PluginSut {
 }
 
 impl PluginSut {
+    /// A sliding-window run: the samples' volumes go to the window thread, which hands the
+    /// plugin their windows.
+    fn issue_windowed(
+        &self,
+        window: &WindowIssuer,
+        samples: &[QuerySample],
+        completer: &Completer,
+    ) {
+        let loaded = self.loaded();
+        let handed: Vec<ffi::mlperf_sample> = samples
+            .iter()
+            .map(|sample| to_ffi(sample, loaded.get()))
+            .collect();
+        drop(loaded);
+        window.issue(&handed, completer);
+    }
+
     fn issue_timed(&self, timed: &TimedPreprocess, samples: &[QuerySample], completer: &Completer) {
         let issue = self.table().issue_query.expect("checked by require_sut");
         let mut error = None;
@@ -563,6 +597,7 @@ impl PluginSut {
     pub(crate) fn destroy_counting_late_callbacks(self, grace: std::time::Duration) -> u64 {
         let mut sut = std::mem::ManuallyDrop::new(self);
         drop(sut.gatherer.take());
+        drop(sut.window.take());
         sut.free_own_set();
         if let Some(destroy) = sut.table().destroy {
             // SAFETY: destroyed once: the value is never dropped (no second destroy in Drop).
@@ -643,8 +678,10 @@ impl PluginBackend for PluginSut {
 
 impl Drop for PluginSut {
     fn drop(&mut self) {
-        // The gathering thread calls issue_query: it stops before the instance goes.
+        // The gathering and window threads call issue_query: they stop before the instance
+        // goes.
         drop(self.gatherer.take());
+        drop(self.window.take());
         // free_samples needs the instance: the set goes first.
         self.free_own_set();
         if let Some(destroy) = self.table().destroy {

@@ -12,10 +12,10 @@ use super::SessionError;
 use crate::benchmark::DatasetFormat;
 use crate::plugin::Instance;
 use crate::samples::{
-    digest, split_first_axis, CocoFolder, DatasetLibrary, ImagenetFolder, NamedFiles, NamedInput,
-    NpySource, Preprocessing, SampleSource,
+    digest, split_first_axis, CocoFolder, DatasetLibrary, ImagenetFolder, Kits19Folder, NamedFiles,
+    NamedInput, NpySource, Preprocessing, SampleSource,
 };
-use mlperf_submission::datasets::{coco, imagenet};
+use mlperf_submission::datasets::{coco, imagenet, kits19};
 
 pub enum SampleLibrary {
     /// Indices only.
@@ -72,6 +72,9 @@ impl SampleLibrary {
         } else if format == DatasetFormat::Coco {
             let folder = CocoFolder::open(path, count).map_err(SessionError::Dataset)?;
             (Box::new(folder), Vec::new())
+        } else if format == DatasetFormat::Kits19 {
+            let folder = Kits19Folder::open(path, count).map_err(SessionError::Dataset)?;
+            (Box::new(folder), Vec::new())
         } else if input_files.is_empty() {
             (open_source(path)?, Vec::new())
         } else {
@@ -85,6 +88,7 @@ impl SampleLibrary {
             DatasetFormat::Npy => path.clone(),
             DatasetFormat::Imagenet => path.join(imagenet::VAL_MAP),
             DatasetFormat::Coco => path.join(coco::ANNOTATIONS),
+            DatasetFormat::Kits19 => path.join(kits19::CASE_LIST),
         };
         let sha256 = dataset_sha256(&hashed, input_files, expected_sha256.as_deref())?;
         let total = source.len();

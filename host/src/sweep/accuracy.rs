@@ -132,6 +132,7 @@ pub fn accuracy_results(
         Some(Score::Cosine(cosine)) => (json!(cosine.mean), Value::Null),
         Some(Score::Imagenet(judged)) => (json!(judged.score.percent() / 100.0), Value::Null),
         Some(Score::Coco(judged)) => (json!(judged.score.stats[0]), Value::Null),
+        Some(Score::Kits19(judged)) => (json!(judged.score.mean_composite), Value::Null),
         None => (Value::Null, Value::Null),
     };
     let mut results = serde_json::Map::new();

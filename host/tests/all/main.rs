@@ -44,4 +44,5 @@ mod support;
 mod sweep_runs;
 mod sysinfo;
 mod tune_runs;
+mod unet3d_runs;
 mod yolo_runs;

@@ -1,5 +1,7 @@
 //! Accumulating weighted patch results and turning them into labels.
 
+use std::sync::Arc;
+
 use super::gaussian::importance_map;
 use super::patches::ROI;
 
@@ -11,17 +13,24 @@ pub const CLASSES: usize = 3;
 /// channel gives the same values.
 pub struct Combiner {
     shape: [usize; 3],
-    weights: Vec<f32>,
+    weights: Arc<[f32]>,
     acc: Vec<f32>,
     norm: Vec<f32>,
 }
 
 impl Combiner {
     pub fn new(shape: [usize; 3]) -> Self {
+        Self::with_weights(shape, importance_map(ROI).into())
+    }
+
+    /// As [`Combiner::new`], with the importance map computed once for many volumes (it is
+    /// 2 M cube roots).
+    pub fn with_weights(shape: [usize; 3], weights: Arc<[f32]>) -> Self {
+        assert_eq!(weights.len(), ROI * ROI * ROI, "a 128³ importance map");
         let n: usize = shape.iter().product();
         Self {
             shape,
-            weights: importance_map(ROI),
+            weights,
             acc: vec![0.0; CLASSES * n],
             norm: vec![0.0; n],
         }

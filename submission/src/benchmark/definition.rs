@@ -128,6 +128,9 @@ pub enum DatasetFormat {
     /// COCO 2017 val's safe subset: `annotations/instances_val2017.json` and the JPEGs under
     /// `val2017_safe/`, in one folder (`coco_safe/`).
     Coco,
+    /// KiTS19 as the reference's `preprocess.py` writes it: `preprocessed_files.pkl` and
+    /// `nifti/<case>/{imaging,segmentation}.nii.gz`, in one folder (`preprocessed_data/`).
+    Kits19,
 }
 
 impl DatasetFormat {
@@ -173,6 +176,9 @@ pub enum Accuracy {
     /// YOLO's COCO mAP as the reference's `accuracy-coco.py` scores it, against the data set
     /// folder's annotation file; each response the harness's 7-float detections.
     Coco,
+    /// 3D-UNet's mean DICE as the reference's `accuracy_kits.py` scores it, against the data
+    /// set folder's `nifti/<case>/segmentation.nii.gz`; each response a uint8 label volume.
+    Kits19,
     /// No metric (e.g. random weights); `why` says so.
     Unavailable { why: String },
 }
@@ -298,6 +304,7 @@ impl Benchmark {
             DatasetFormat::Npy => self.inputs.clone(),
             DatasetFormat::Imagenet => self.val_map(),
             DatasetFormat::Coco => self.coco_annotations(),
+            DatasetFormat::Kits19 => self.inputs.join(crate::datasets::kits19::CASE_LIST),
         }
     }
 
@@ -350,7 +357,10 @@ impl Benchmark {
                 files.extend(reference.as_deref());
             }
             Accuracy::Rouge { references, .. } => files.push(references),
-            Accuracy::Imagenet { .. } | Accuracy::Coco | Accuracy::Unavailable { .. } => {}
+            Accuracy::Imagenet { .. }
+            | Accuracy::Coco
+            | Accuracy::Kits19
+            | Accuracy::Unavailable { .. } => {}
         }
         files
     }
@@ -548,6 +558,16 @@ impl RawDefinition {
                 "[accuracy] logged_outputs: {bad:?} is not an output name"
             )));
         }
+        if self
+            .postprocess
+            .as_ref()
+            .is_some_and(|p| p.is_sliding_window())
+            && self.dataset.format != DatasetFormat::Kits19
+        {
+            return Err(invalid(
+                "[postprocess] kind = \"sliding-window\" needs [dataset] format = \"kits19\" (its samples are the preprocessed (1, D, H, W) volumes it slides over)".into(),
+            ));
+        }
         let accuracy = match self.accuracy.metric.as_str() {
             "top1" => Accuracy::Top1 {
                 labels: at(&self
@@ -594,6 +614,14 @@ impl RawDefinition {
                 }
                 Accuracy::Coco
             }
+            "kits19" => {
+                if self.dataset.format != DatasetFormat::Kits19 {
+                    return Err(invalid(
+                        "[accuracy] metric kits19 needs [dataset] format = \"kits19\" (its ground truth is the folder's nifti/<case>/segmentation.nii.gz)".into(),
+                    ));
+                }
+                Accuracy::Kits19
+            }
             "none" => Accuracy::Unavailable {
                 why: self
                     .accuracy
@@ -602,7 +630,7 @@ impl RawDefinition {
             },
             other => {
                 return Err(invalid(format!(
-                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet, coco or none)"
+                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet, coco, kits19 or none)"
                 )))
             }
         };
@@ -862,6 +890,8 @@ offline_expected_qps = 5000
         assert_eq!(
             names,
             [
+                "3d-unet-99",
+                "3d-unet-99.9",
                 "digits",
                 "fmnist",
                 "minilm",

@@ -40,6 +40,15 @@ pub enum ResponseTransform {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         originals: Vec<[u32; 2]>,
     },
+    /// 3D-UNet's sliding window over a KiTS19 volume, as the reference's SUT does it
+    /// (`mlperf-kits19`): the host hands the plugin each 128³ window of the float32
+    /// `(1, D, H, W)` sample (stride 64, in the reference's order) as a `(1, 128, 128, 128)`
+    /// sample of its own, weights each `(3, 128, 128, 128)` answer by the Gaussian importance
+    /// map, adds them up in window order, divides by the summed weights and logs the argmax
+    /// per voxel, `D·H·W` uint8 in C order. Unlike the other kinds it changes what is issued,
+    /// not only what is logged.
+    #[serde(rename = "sliding-window")]
+    SlidingWindow {},
 }
 
 fn yolo_input() -> [u32; 2] {
@@ -78,6 +87,12 @@ impl ResponseTransform {
     /// then remembers for each issued sample by its response id.
     pub fn needs_sample(&self) -> bool {
         matches!(self, ResponseTransform::Detections { .. })
+    }
+
+    /// Whether the host issues each sample as windows of it (3D-UNet), answering the sample
+    /// itself once every window is answered.
+    pub fn is_sliding_window(&self) -> bool {
+        matches!(self, ResponseTransform::SlidingWindow {})
     }
 
     /// Appends the logged bytes of the response `bytes` of sample `sample` to `out`:
@@ -121,6 +136,10 @@ impl ResponseTransform {
             ResponseTransform::Detections { .. } => {
                 Err("detections need their sample: the host applies them by sample".into())
             }
+            ResponseTransform::SlidingWindow {} => Err(
+                "a sliding window's answers are combined per sample, window by window, by the host"
+                    .into(),
+            ),
             ResponseTransform::Class {
                 input,
                 offset,

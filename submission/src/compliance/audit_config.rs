@@ -43,6 +43,16 @@ pub fn resolve_audit_config(
     if let Some(path) = model_specific.as_ref().filter(|p| p.is_file()) {
         return Ok(path.clone());
     }
+    // The round's accuracy variants share their model's folder, as MLCommons' compliance/
+    // tree has it (3d-unet-99 and 3d-unet-99.9: TEST01/3d-unet; yolo-95 and yolo-99: yolo).
+    let family = ["-99.9", "-99", "-95"]
+        .iter()
+        .find_map(|suffix| model.strip_suffix(suffix))
+        .filter(|family| is_plain_name(family))
+        .map(|family| test_dir.join(family).join(AUDIT_CONFIG));
+    if let Some(path) = family.filter(|p| p.is_file()) {
+        return Ok(path);
+    }
     if generic.is_file() {
         return Ok(generic);
     }
@@ -82,6 +92,18 @@ mod tests {
         assert_eq!(test04, dir.join("TEST04/audit.config"));
         let test06 = resolve_audit_config(&dir, ComplianceTest::Test06, "llama2-70b").unwrap();
         assert_eq!(test06, dir.join("TEST06/audit.config"));
+        for (model, family) in [
+            ("3d-unet-99.9", "3d-unet"),
+            ("3d-unet-99", "3d-unet"),
+            ("yolo-95", "yolo"),
+        ] {
+            let found = resolve_audit_config(&dir, ComplianceTest::Test01, model).unwrap();
+            assert_eq!(
+                found,
+                dir.join(format!("TEST01/{family}/audit.config")),
+                "{model}"
+            );
+        }
     }
 
     #[test]

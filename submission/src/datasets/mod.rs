@@ -4,6 +4,7 @@
 
 pub mod coco;
 pub mod imagenet;
+pub mod kits19;
 
 use std::path::PathBuf;
 

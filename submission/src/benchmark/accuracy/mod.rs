@@ -6,6 +6,7 @@
 mod coco;
 mod cosine;
 mod imagenet;
+mod kits19;
 mod porter;
 pub mod reference_script;
 mod rouge;
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 pub use coco::CocoMap;
 pub use cosine::Cosine;
 pub use imagenet::{ClassDtype, ImagenetTop1};
+pub use kits19::KitsDice;
 pub use rouge::Rouge;
 pub use sentences::lines_of_sentences;
 pub use target::{Judged, TargetCheck};
@@ -60,6 +62,8 @@ pub enum Score {
     Imagenet(Judged<ImagenetTop1>),
     /// YOLO's COCO mAP, judged by the round's target.
     Coco(Judged<CocoMap>),
+    /// 3D-UNet's mean DICE on KiTS19, judged by the round's target.
+    Kits19(Judged<KitsDice>),
 }
 
 impl Score {
@@ -72,6 +76,7 @@ impl Score {
             Score::Rouge(rouge) => rouge.passes(),
             Score::Imagenet(judged) => judged.passes(),
             Score::Coco(judged) => judged.passes(),
+            Score::Kits19(judged) => judged.passes(),
         }
     }
 
@@ -83,6 +88,7 @@ impl Score {
             Score::Rouge(_) => "rouge1",
             Score::Imagenet(_) => "accuracy",
             Score::Coco(_) => "mAP",
+            Score::Kits19(_) => "DICE",
         }
     }
 
@@ -110,6 +116,7 @@ impl Score {
                 }
                 text + &judged.target_lines()
             }
+            Score::Kits19(judged) => format!("{}\n", judged.score.line) + &judged.target_lines(),
         }
     }
 }
@@ -187,6 +194,12 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
             let score = coco::evaluate(log, &list)?;
             let line = score.line.clone();
             Ok(Score::Coco(judged(benchmark, &line, score)))
+        }
+        Accuracy::Kits19 => {
+            let list = crate::datasets::kits19::KitsList::read(&benchmark.inputs)?;
+            let score = kits19::evaluate(log, &benchmark.inputs, &list)?;
+            let line = score.line.clone();
+            Ok(Score::Kits19(judged(benchmark, &line, score)))
         }
         Accuracy::Unavailable { why } => Err(AccuracyError::Unavailable {
             benchmark: benchmark.name.clone(),

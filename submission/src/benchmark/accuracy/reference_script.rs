@@ -52,6 +52,31 @@ pub fn reference_command(
                 .arg(&benchmark.inputs);
             Ok(command)
         }
+        Accuracy::Kits19 => {
+            // Its predictions go back to NIfTI files in a folder of its own, beside the log;
+            // it reads the case list and ground truth from the preprocessed folder, and its
+            // global_vars.py the case lists under ./meta: it runs in its own folder.
+            let script = script(
+                checkout,
+                "vision/medical_imaging/3d-unet-kits19/accuracy_kits.py",
+            )?;
+            let absolute = |path: &Path| std::path::absolute(path).unwrap_or(path.to_path_buf());
+            let log = absolute(log);
+            let postprocessed = log.with_file_name("reference_postprocessed");
+            let mut command = Command::new(python);
+            command
+                .current_dir(script.parent().unwrap_or(checkout))
+                .arg(&script)
+                .arg("--log_file")
+                .arg(&log)
+                .arg("--preprocessed_data_dir")
+                .arg(absolute(&benchmark.inputs))
+                .arg("--postprocessed_data_dir")
+                .arg(postprocessed)
+                .arg("--output_dtype")
+                .arg("uint8");
+            Ok(command)
+        }
         _ => Err(unavailable(
             "it is the project's own benchmark: there is no reference script to run",
         )),
