@@ -333,3 +333,32 @@ fn a_folder_that_is_not_imagenets_is_refused_naming_the_file() {
         "{error}"
     );
 }
+
+/// Timed: TEST01 and TEST04 compare their speed with the performance run's.
+mod timed {
+    use super::*;
+
+    /// A short resnet submission (Offline, whose throughput holds steadier on a shared VM than a p90 of 0.1 ms: accuracy, performance, TEST01, TEST04),
+    /// `submit`, `check`: accuracy.txt holds accuracy-imagenet.py's line, which the checker's
+    /// acc pattern reads, and the only errors are what a 13-photograph fixture and random
+    /// weights cannot meet (the top-1 below the round's 75.695 %, 13 samples of 50,000, the
+    /// edge system's missing scenarios, the system description's fields left to fill in).
+    #[test]
+    fn a_short_submission_is_checked_against_the_rounds_top1_target() {
+        let _serial = one_at_a_time();
+        let submission = support::short_submission::short_submission(
+            "resnet",
+            "resnet",
+            "Offline",
+            &["TEST01", "TEST04"],
+            &["min_duration_ms=100"],
+        );
+        let filed = submission.accuracy_txt();
+        let line = filed.lines().next().unwrap_or_default();
+        assert!(
+            line.starts_with("accuracy=") && line.contains("good="),
+            "{filed}"
+        );
+        submission.assert_only_fixture_limits("acc");
+    }
+}

@@ -232,135 +232,29 @@ fn a_folder_missing_a_case_is_refused_naming_it() {
 mod timed {
     use super::*;
 
-    /// A short 3d-unet-99 submission made as a submitter makes one, with the official LoadGen: an
-    /// Offline accuracy run, an Offline performance run, TEST01 (which passes: the labels logged
-    /// in performance mode are the accuracy run's), `submit`, then `check --allow-short`, which
-    /// reads accuracy.txt with the checker's DICE pattern. Its errors are only what a 3-case
-    /// fixture and an untrained model cannot meet: the stand-in's 0.54597 below the round's
-    /// 0.853083, 3 cases where the round has 43, the edge system's missing SingleStream and the
-    /// system description's fields left to fill in.
+    /// A short 3d-unet-99 submission (Offline: accuracy, performance, TEST01, which passes:
+    /// the labels logged in performance mode are the accuracy run's), `submit`, `check`:
+    /// accuracy.txt holds accuracy_kits.py's line, which the checker's DICE pattern reads, and
+    /// the only errors are what a 3-case fixture and an untrained model cannot meet (0.54597
+    /// below the round's 0.853083, 3 cases of 43, the edge system's missing SingleStream, the
+    /// system description's fields left to fill in).
     #[test]
     fn a_short_submission_is_checked_against_the_rounds_dice_target() {
         let _serial = one_at_a_time();
-        let dir = TempDir::new();
-        let runs = dir.path().join("runs");
-        let s = |path: &Path| path.to_str().unwrap().to_string();
-        let short = ["--set", "min_duration_ms=100"];
-        let run = |name: &str, extra: &[&str]| {
-            let mut args = vec![
-                "run",
-                "--engine",
-                "official",
-                "--benchmark",
-                "3d-unet-99",
-                "--scenario",
-                "Offline",
-            ];
-            args.extend_from_slice(extra);
-            let out = s(&runs.join(name));
-            args.extend_from_slice(&["--out", &out, "--quiet"]);
-            support::assert_success(&host(&args));
-        };
-        run("accuracy", &["--mode", "AccuracyOnly"]);
-        let (accuracy, performance, test01) = (
-            s(&runs.join("accuracy")),
-            s(&runs.join("performance")),
-            s(&runs.join("TEST01")),
-        );
-        let mut audit = vec![
-            "audit",
-            "--engine",
-            "official",
-            "--test",
-            "TEST01",
-            "--benchmark",
+        let submission = support::short_submission::short_submission(
+            "unet3d",
             "3d-unet-99",
-            "--scenario",
             "Offline",
-            "--performance-run",
-            &performance,
-            "--accuracy-run",
-            &accuracy,
-        ];
-        audit.extend_from_slice(&short);
-        audit.extend_from_slice(&["--out", &test01, "--quiet"]);
-        // TEST01 also holds the audit's speed within 10 % of the performance run's: on a shared
-        // VM the two runs' windows can drift apart, and then both are made again (up to four
-        // times; check reads the verdicts filed).
-        for attempt in 1..=4 {
-            run("performance", &short);
-            let output = host(&audit);
-            if output.status.code() != Some(3) {
-                support::assert_success(&output);
-                break;
-            }
-            let why = std::fs::read_to_string(runs.join("TEST01/verify_performance.txt"))
-                .unwrap_or_default();
-            assert!(attempt < 4, "{why}\n{}", support::describe(&output));
-            eprintln!("attempt {attempt}: TEST01's performance check failed: {why}");
-        }
-        let verdict = std::fs::read_to_string(runs.join("TEST01/verify_accuracy.txt")).unwrap();
-        assert!(verdict.contains("TEST PASS"), "{verdict}");
-        let system_json = support::system_description(dir.path(), "ci-edge-box", "mlperf-host-ci");
-        let tree = dir.path().join("tree");
-        let submit = host(&[
-            "submit",
-            "--benchmark",
-            "3d-unet-99",
-            "--system",
-            &s(&system_json),
-            "--out",
-            &s(&tree),
-            &accuracy,
-            &performance,
-            &test01,
-        ]);
-        let scenario = "closed/mlperf-host-ci/results/ci-edge-box/3d-unet-99/Offline";
-        let accuracy_txt = tree.join(scenario).join("accuracy/accuracy.txt");
-        let filed = std::fs::read_to_string(&accuracy_txt).unwrap_or_else(|e| {
-            panic!(
-                "{}: {e}\n{}",
-                accuracy_txt.display(),
-                support::describe(&submit)
-            )
-        });
-        assert!(
-            filed.starts_with("Accuracy: mean = 0.54597, kidney = 0.8288, tumor = 0.2632\n"),
-            "{filed}"
-        );
-        let (code, findings) = support::check_json(&tree, true);
-        assert_eq!(code, Some(3), "{findings:#?}");
-        let errors: Vec<(&str, &str, &str)> = findings
-            .iter()
-            .filter(|f| f["severity"] == "error")
-            .map(|f| {
-                (
-                    f["rule"].as_str().unwrap(),
-                    f["file"].as_str().unwrap(),
-                    f["message"].as_str().unwrap_or_default(),
-                )
-            })
-            .collect();
-        let fixture_limits = [
-            "accuracy-target",
-            "dataset-size",
-            "performance-sample-count",
-            "required-scenarios",
-            "system-fill-in",
-        ];
-        assert!(
-            errors
-                .iter()
-                .all(|(rule, _, _)| fixture_limits.contains(rule)),
-            "{errors:#?}"
+            &["TEST01"],
+            &["min_duration_ms=100"],
         );
         assert!(
-            errors
-                .iter()
-                .any(|(rule, file, message)| *rule == "accuracy-target"
-                    && file.ends_with("Offline/accuracy/accuracy.txt")
-                    && message.contains("DICE 0.54597")),
-            "{errors:#?}"
+            submission
+                .accuracy_txt()
+                .starts_with("Accuracy: mean = 0.54597, kidney = 0.8288, tumor = 0.2632\n"),
+            "{}",
+            submission.accuracy_txt()
         );
+        submission.assert_only_fixture_limits("DICE 0.54597");
     }
 }

@@ -268,3 +268,28 @@ fn a_folder_missing_an_image_is_refused_naming_it() {
         "{stderr}"
     );
 }
+
+/// Timed: TEST01 compares its speed with the performance run's.
+mod timed {
+    use super::*;
+
+    /// A short yolo-99 submission (Offline, whose throughput holds steadier on a shared VM than a p90 latency: accuracy, performance, TEST01), `submit`,
+    /// `check`: accuracy.txt holds accuracy-coco.py's line, which the checker's mAP pattern
+    /// reads, and the only errors are what a 6-photograph fixture and random weights cannot
+    /// meet (the mAP below the round's 52.866 %, 6 images of 1,525, the edge system's missing
+    /// scenarios, the system description's fields left to fill in).
+    #[test]
+    fn a_short_submission_is_checked_against_the_rounds_map_target() {
+        let _serial = one_at_a_time();
+        let submission = support::short_submission::short_submission(
+            "yolo",
+            "yolo-99",
+            "Offline",
+            &["TEST01"],
+            &["min_duration_ms=100"],
+        );
+        let filed = submission.accuracy_txt();
+        assert!(filed.starts_with("mAP="), "{filed}");
+        submission.assert_only_fixture_limits("mAP");
+    }
+}

@@ -3,6 +3,7 @@
 
 pub(crate) mod screenshot;
 pub(crate) mod servers;
+pub(crate) mod short_submission;
 
 pub(crate) use mlperf_host::loadgen::testing::RecordingQsl;
 
