@@ -160,3 +160,49 @@ pub fn report_with_reference(score: &Score, reference: &ReferenceLine) -> String
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// accuracy_kits.py runs in its own folder (its global_vars.py reads ./meta), on absolute
+    /// paths, with the flags MLCommons' automation passes it. (Run against the real script on
+    /// the KiTS19 fixture: its line matched the native one; docs/benchmarks.md.)
+    #[test]
+    fn accuracy_kits_runs_in_its_folder_with_the_automations_flags() {
+        let checkout = std::env::temp_dir().join(format!("inference-{}", std::process::id()));
+        let folder = checkout.join("vision/medical_imaging/3d-unet-kits19");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("accuracy_kits.py"), "").unwrap();
+        let definition =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/benchmarks/3d-unet-99.toml");
+        let benchmark = Benchmark::read(&definition).unwrap();
+        let log = Path::new("/runs/accuracy/mlperf_log_accuracy.json");
+        let command = reference_command(&benchmark, &checkout, Path::new("python3"), log).unwrap();
+        assert_eq!(command.get_current_dir(), Some(folder.as_path()));
+        let args: Vec<String> = command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            args[0].ends_with("3d-unet-kits19/accuracy_kits.py"),
+            "{args:?}"
+        );
+        assert_eq!(
+            args[1..3],
+            ["--log_file", "/runs/accuracy/mlperf_log_accuracy.json"]
+        );
+        assert_eq!(args[3], "--preprocessed_data_dir");
+        assert!(Path::new(&args[4]).is_absolute() && args[4].ends_with("preprocessed_data"));
+        assert_eq!(
+            args[5..],
+            [
+                "--postprocessed_data_dir",
+                "/runs/accuracy/reference_postprocessed",
+                "--output_dtype",
+                "uint8"
+            ]
+        );
+        std::fs::remove_dir_all(&checkout).unwrap();
+    }
+}
