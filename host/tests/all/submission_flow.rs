@@ -262,31 +262,37 @@ fn the_tree_holds_the_runs_as_the_rules_lay_them_out() {
     );
 }
 
-/// The same submission made with the native engine: closed results need the official
-/// LoadGen, so each of its logs is refused, and accepted only as a test under --allow-native.
-#[test]
-fn a_submission_the_native_engine_made_needs_allow_native() {
-    let native = make_submission("native");
-    let (code, findings) = check(&native.tree, true);
-    assert_eq!(code, 3);
-    let expected: BTreeSet<(String, String)> = [
-        "accuracy/mlperf_log_detail.txt",
-        "performance/run_1/mlperf_log_detail.txt",
-        "TEST01/performance/run_1/mlperf_log_detail.txt",
-        "TEST04/performance/run_1/mlperf_log_detail.txt",
-    ]
-    .iter()
-    .map(|file| ("official-loadgen".to_string(), format!("{SCENARIO}/{file}")))
-    .collect();
-    assert_eq!(errors(&findings), expected, "{findings:#?}");
-    let output = mlperf_host(&["check", "--allow-short", "--allow-native", s(&native.tree)]);
-    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    let stdout = support::text(&output.stdout);
-    assert!(
-        stdout.contains("[official-loadgen]")
-            && stdout.contains("loadgen_version \"6.0.17 compatible\", git hash \"mlperf-host"),
-        "{stdout}"
-    );
+/// Timed: its own submission's TEST01 and TEST04 compare speeds of fmnist's 8 us p90, which
+/// moves past their 20 % beside other tests (a clean-clone CI run saw six attempts fail).
+mod timed {
+    use super::*;
+
+    /// The same submission made with the native engine: closed results need the official
+    /// LoadGen, so each of its logs is refused, and accepted only as a test under --allow-native.
+    #[test]
+    fn a_submission_the_native_engine_made_needs_allow_native() {
+        let native = make_submission("native");
+        let (code, findings) = check(&native.tree, true);
+        assert_eq!(code, 3);
+        let expected: BTreeSet<(String, String)> = [
+            "accuracy/mlperf_log_detail.txt",
+            "performance/run_1/mlperf_log_detail.txt",
+            "TEST01/performance/run_1/mlperf_log_detail.txt",
+            "TEST04/performance/run_1/mlperf_log_detail.txt",
+        ]
+        .iter()
+        .map(|file| ("official-loadgen".to_string(), format!("{SCENARIO}/{file}")))
+        .collect();
+        assert_eq!(errors(&findings), expected, "{findings:#?}");
+        let output = mlperf_host(&["check", "--allow-short", "--allow-native", s(&native.tree)]);
+        assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+        let stdout = support::text(&output.stdout);
+        assert!(
+            stdout.contains("[official-loadgen]")
+                && stdout.contains("loadgen_version \"6.0.17 compatible\", git hash \"mlperf-host"),
+            "{stdout}"
+        );
+    }
 }
 
 /// A copy of the good tree for a test to damage.
