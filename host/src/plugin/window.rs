@@ -229,7 +229,7 @@ impl WindowState {
             }
             let volume = Arc::new(Volume {
                 id: job.id,
-                origins: origins.clone(),
+                origins,
                 completer: job.completer.clone(),
                 sums: Mutex::new(Sums {
                     next: 0,
@@ -240,7 +240,8 @@ impl WindowState {
             // SAFETY: the loaded sample, D·H·W float32, valid until it completes, which it
             // cannot before its last window is answered.
             let source = unsafe { std::slice::from_raw_parts(job.volume, voxels) };
-            for (ordinal, &origin) in origins.iter().enumerate() {
+            let windows = volume.origins.len();
+            for (ordinal, &origin) in volume.origins.iter().enumerate() {
                 let Some(mut buffer) = self.take_buffer() else {
                     return; // stopping
                 };
@@ -264,7 +265,7 @@ impl WindowState {
                         buffer,
                     },
                 );
-                if samples.len() == call || ordinal + 1 == origins.len() {
+                if samples.len() == call || ordinal + 1 == windows {
                     if let Err(message) = plugin.issue(&samples) {
                         self.withdraw(&samples);
                         samples.clear();
