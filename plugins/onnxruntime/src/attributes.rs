@@ -28,10 +28,7 @@ pub(crate) fn attributes(facts: &Facts<'_>) -> Vec<(String, String)> {
         ("model_sha256", facts.model.sha256.clone()),
         ("precision", facts.io.precision(facts.model)),
         ("input", facts.io.describe_input()),
-        (
-            "output",
-            format!("{}: {}", facts.io.output.name, facts.io.output.ty),
-        ),
+        ("output", facts.io.describe_output()),
         ("workers", config.workers.to_string()),
         ("max_batch", facts.max_batch.to_string()),
         ("max_wait_us", config.max_wait_us.to_string()),

@@ -50,6 +50,11 @@ pub struct Config {
     /// Model outputs each response also names (ABI 1.3), each sample's row of every one, for
     /// a run that logs outputs by name (`--logged-outputs`); `output` stays the response's data.
     pub outputs: Vec<String>,
+    /// For a model whose answer is several outputs of one element type and shape: each
+    /// response is them stacked along a new last axis, in this order (numpy's
+    /// `np.stack(outputs, -1)`, as MLPerf's bert SUT logs `output_start_logits` and
+    /// `output_end_logits`: float32 [384, 2]). Replaces `output`.
+    pub stacked_outputs: Vec<String>,
     /// Devices the plugin lists (ABI 1.4), for `--devices` to make an instance of each: GPUs
     /// 0..N for cuda and tensorrt (each instance's device_id is its device), N CPU instances
     /// for cpu (each with its own sessions and threads). 0: none listed.
@@ -73,6 +78,7 @@ impl Default for Config {
             stacked_inputs: Vec::new(),
             output: None,
             outputs: Vec::new(),
+            stacked_outputs: Vec::new(),
             devices: 0,
         }
     }
@@ -233,7 +239,40 @@ impl Config {
                 )));
             }
         }
-        self.check_stacked_inputs()
+        self.check_stacked_inputs()?;
+        self.check_stacked_outputs()
+    }
+
+    fn check_stacked_outputs(&self) -> Result<(), PluginError> {
+        if self.stacked_outputs.is_empty() {
+            return Ok(());
+        }
+        if let Some(output) = &self.output {
+            return Err(invalid(format!(
+                "output = {output:?} and stacked_outputs = {:?} both name what a response \
+                 holds: keep one",
+                self.stacked_outputs
+            )));
+        }
+        if self.stacked_outputs.len() < 2 {
+            return Err(invalid(format!(
+                "stacked_outputs = {:?}: name two outputs or more (for one, write output = {:?})",
+                self.stacked_outputs,
+                self.stacked_outputs
+                    .first()
+                    .map(String::as_str)
+                    .unwrap_or("")
+            )));
+        }
+        for (i, name) in self.stacked_outputs.iter().enumerate() {
+            if name.is_empty() || name.contains('\0') || self.stacked_outputs[..i].contains(name) {
+                return Err(invalid(format!(
+                    "stacked_outputs = {:?}: entry {i} ({name:?}) is empty, holds a NUL or repeats an earlier one",
+                    self.stacked_outputs
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn check_stacked_inputs(&self) -> Result<(), PluginError> {
@@ -399,6 +438,18 @@ mod tests {
         );
         assert_names("model = 'm.onnx'\ninput = ''", &["input = \"\""]);
         assert_names("model = 'm.onnx'\noutput = ''", &["output = \"\""]);
+        assert_names(
+            "model = 'm.onnx'\noutput = 'a'\nstacked_outputs = ['a', 'b']",
+            &["output = \"a\"", "stacked_outputs", "keep one"],
+        );
+        assert_names(
+            "model = 'm.onnx'\nstacked_outputs = ['a']",
+            &["stacked_outputs", "two outputs", "output = \"a\""],
+        );
+        assert_names(
+            "model = 'm.onnx'\nstacked_outputs = ['a', 'a']",
+            &["entry 1", "\"a\""],
+        );
         assert_names("model = 'm.onnx'\ndevice_id = -3", &["device_id"]);
         assert_names(
             "model = 'm.onnx'\nprovider = 'cuda'\ndevice_id = 5000",

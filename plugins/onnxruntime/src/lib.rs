@@ -88,6 +88,7 @@ impl SutPlugin for OnnxRuntimePlugin {
             &config.stacked_inputs,
             config.output.as_deref(),
             &config.outputs,
+            &config.stacked_outputs,
         )?;
         check_named_inputs(host, &io.input)?;
         let max_batch = if io.input.batch_of_one {
@@ -156,7 +157,7 @@ impl SutPlugin for OnnxRuntimePlugin {
                  inter-op thread(s) per session",
                 model.path.display(),
                 io.describe_input(),
-                io.output.name,
+                io.describe_output(),
                 io.precision(&model),
                 config.device(),
                 runtime.version,

@@ -790,3 +790,73 @@ fn stacked_inputs_are_checked_against_the_model_and_the_samples() {
         &["shape [2, 4]", "[3, 4]", "'a', 'b', 'c' (stacked_inputs)"],
     );
 }
+
+/// Sample `i` of tiny_two_out's tests: 4 float32 values.
+fn two_out_values(i: u64) -> [f32; 4] {
+    std::array::from_fn(|j| i as f32 * 0.5 + j as f32)
+}
+
+/// stacked_outputs: each response is the outputs side by side per value (np.stack(.., -1)),
+/// as MLPerf bert's SUT logs its start and end logits, alone and in batches.
+#[test]
+fn stacked_outputs_interleave_each_samples_rows() {
+    let library = ort_or_return!("stacked_outputs_interleave_each_samples_rows");
+    let bytes = (0..12)
+        .map(|i| {
+            two_out_values(i)
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect()
+        })
+        .collect();
+    let samples = Samples::from_bytes(bytes, vec![4], F32);
+    for (extra, query) in [
+        ("max_batch = 1", 1),
+        ("max_batch = 4", 6),
+        ("workers = 2\nmax_batch = 3\nmax_wait_us = 1000", 6),
+    ] {
+        let host = RecordingHost::new();
+        let instance = create(
+            &host,
+            &config(
+                &library,
+                "two_out",
+                &format!("stacked_outputs = ['start', 'end']\n{extra}"),
+            ),
+        )
+        .unwrap();
+        for start in (0..12).step_by(query) {
+            let batch: Vec<_> = (start..start + query).map(|i| samples.sample(i)).collect();
+            issue(&instance, &batch);
+        }
+        let got = by_id(&host.wait_for_completions(12, WAIT));
+        assert_eq!(got.len(), 12, "{extra}");
+        for i in 0..12u64 {
+            let expected: Vec<u8> = two_out_values(i)
+                .iter()
+                .flat_map(|x| [x + 1.0, -x])
+                .flat_map(|v| v.to_le_bytes())
+                .collect();
+            assert_eq!(got[&(1000 + i)], expected, "sample {i}, {extra}");
+        }
+        let attributes: BTreeMap<_, _> = instance.attributes().unwrap().into_iter().collect();
+        assert_eq!(
+            attributes["output"],
+            "[start, end]: f32 (stacked on a new last axis)"
+        );
+    }
+    let host = RecordingHost::new();
+    let error = |extra: &str| {
+        create(&host, &config(&library, "two_out", extra))
+            .map(|_| ())
+            .unwrap_err()
+    };
+    assert_mentions(
+        &error("stacked_outputs = ['start', 'short']"),
+        &["share element type and shape", "'short'"],
+    );
+    assert_mentions(
+        &error("stacked_outputs = ['start', 'middle']"),
+        &["\"middle\"", "'start', 'end', 'short'"],
+    );
+}

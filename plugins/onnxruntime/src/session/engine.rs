@@ -11,7 +11,7 @@ use ort::memory::{Allocator, MemoryInfo};
 use ort::session::{HasSelectedOutputs, OutputSelector, RunOptions, Session, SessionInputValue};
 
 use super::model::{InputSpec, Io};
-use super::tensor::{output_bytes, InputTensor};
+use super::tensor::{element_size, output_bytes, InputTensor};
 use crate::batching::item::{Item, SampleShape, MAX_RANK};
 use crate::config::{Config, Provider};
 use crate::runtime::Runtime;
@@ -114,6 +114,12 @@ pub(crate) struct Engine {
     output: String,
     /// The outputs each response names (none: responses carry only `output`).
     named_outputs: Vec<CString>,
+    /// The outputs a response stacks on a new last axis, and their element size (none:
+    /// the response is `output`'s row).
+    stacked_outputs: Vec<String>,
+    stacked_element_size: usize,
+    /// Where the stacked outputs of a batch are interleaved.
+    stack_buffer: Vec<u8>,
     memory: MemoryInfo<'static>,
     allocator: Allocator,
     /// Where a batch of several samples is gathered (u64s: aligned for every element type).
@@ -142,9 +148,11 @@ impl Engine {
             PluginError::internal(format!("onnxruntime plugin: cannot set up a session: {e}"))
         };
         let mut selector = OutputSelector::no_default().with(io.output.name.clone());
-        for named in &io.named_outputs {
-            if named.name != io.output.name {
-                selector = selector.with(named.name.clone());
+        let mut selected = vec![io.output.name.as_str()];
+        for extra in io.named_outputs.iter().chain(&io.stacked_outputs) {
+            if !selected.contains(&extra.name.as_str()) {
+                selected.push(&extra.name);
+                selector = selector.with(extra.name.clone());
             }
         }
         let run_options = RunOptions::new().map_err(internal)?.with_outputs(selector);
@@ -160,6 +168,9 @@ impl Engine {
             input: io.input.clone(),
             output: io.output.name.clone(),
             named_outputs,
+            stacked_outputs: io.stacked_outputs.iter().map(|o| o.name.clone()).collect(),
+            stacked_element_size: element_size(io.output.ty).unwrap_or(1),
+            stack_buffer: Vec::new(),
             memory: MemoryInfo::default(),
             allocator: Allocator::default(),
             buffer: Vec::new(),
@@ -302,7 +313,23 @@ impl Engine {
             }
             Ok(bytes)
         };
-        let out_bytes = rows_of(&self.output)?;
+        let out_bytes = if self.stacked_outputs.is_empty() {
+            rows_of(&self.output)?
+        } else {
+            let parts = self
+                .stacked_outputs
+                .iter()
+                .map(|name| rows_of(name))
+                .collect::<Result<Vec<_>, String>>()?;
+            if parts.iter().any(|part| part.len() != parts[0].len()) {
+                return Err(failed(
+                    "the stacked outputs differ in size",
+                    &format!("{:?}", self.stacked_outputs),
+                ));
+            }
+            stack_last_axis(&parts, self.stacked_element_size, &mut self.stack_buffer);
+            &self.stack_buffer
+        };
         if !self.named_outputs.is_empty() {
             let named = self
                 .named_outputs
@@ -324,6 +351,19 @@ impl Engine {
             .collect();
         answer(Answers::Plain(&responses), span);
         Ok(())
+    }
+}
+
+/// `parts` (equal-sized tensors of `element` bytes per value) interleaved value by value into
+/// `out`: numpy's `np.stack(parts, axis=-1)`, so each sample's row stays contiguous.
+fn stack_last_axis(parts: &[&[u8]], element: usize, out: &mut Vec<u8>) {
+    let values = parts.first().map_or(0, |p| p.len() / element);
+    out.clear();
+    out.reserve(values * element * parts.len());
+    for v in 0..values {
+        for part in parts {
+            out.extend_from_slice(&part[v * element..(v + 1) * element]);
+        }
     }
 }
 
@@ -458,5 +498,29 @@ fn indices(batch: &[Item]) -> String {
         format!("{}, … ({} in all)", shown.join(", "), batch.len())
     } else {
         shown.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod stacking_tests {
+    use super::stack_last_axis;
+
+    /// Two [2, 3] float32 outputs become [2, 3, 2]: numpy's np.stack(.., -1), start and end
+    /// logits side by side per position, each sample's row contiguous.
+    #[test]
+    fn outputs_are_interleaved_value_by_value() {
+        let f = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let start = f(&[0.0, 1.0, 2.0, 10.0, 11.0, 12.0]);
+        let end = f(&[-0.0, -1.0, -2.0, -10.0, -11.0, -12.0]);
+        let mut out = vec![7u8; 3];
+        stack_last_axis(&[&start, &end], 4, &mut out);
+        let values: Vec<f32> = out
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(
+            values,
+            [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 10.0, -10.0, 11.0, -11.0, 12.0, -12.0]
+        );
     }
 }

@@ -111,6 +111,9 @@ pub(crate) struct Io {
     pub output: OutputSpec,
     /// The outputs each response names (config `outputs`), in order.
     pub named_outputs: Vec<OutputSpec>,
+    /// The outputs a response stacks along a new last axis (config `stacked_outputs`), in
+    /// order; `output` is the first of them. Empty: the response is `output`'s row.
+    pub stacked_outputs: Vec<OutputSpec>,
 }
 
 impl Io {
@@ -123,6 +126,7 @@ impl Io {
         stacked: &[String],
         output: Option<&str>,
         named: &[String],
+        stacked_outputs: &[String],
     ) -> Result<Io, PluginError> {
         let fail = |message: String| {
             PluginError::unsupported(format!(
@@ -138,7 +142,11 @@ impl Io {
         .map_err(fail)?;
 
         let outputs = session.outputs();
-        let output = returnable(outputs, output, "output").map_err(fail)?;
+        let stacked_outputs = stackable(outputs, stacked_outputs).map_err(fail)?;
+        let output = match stacked_outputs.first() {
+            Some(first) => first.clone(),
+            None => returnable(outputs, output, "output").map_err(fail)?,
+        };
         let named_outputs = named
             .iter()
             .map(|name| returnable(outputs, Some(name), "outputs entry"))
@@ -148,7 +156,25 @@ impl Io {
             input,
             output,
             named_outputs,
+            stacked_outputs,
         })
+    }
+
+    /// "y: f32", or for stacked outputs "[start, end]: f32 (stacked on a new last axis)".
+    pub(crate) fn describe_output(&self) -> String {
+        if self.stacked_outputs.is_empty() {
+            return format!("{}: {}", self.output.name, self.output.ty);
+        }
+        let names: Vec<&str> = self
+            .stacked_outputs
+            .iter()
+            .map(|o| o.name.as_str())
+            .collect();
+        format!(
+            "[{}]: {} (stacked on a new last axis)",
+            names.join(", "),
+            self.output.ty
+        )
     }
 
     /// "fp32", or "int8" for a quantized model; the weights' float types, else the input's.
@@ -200,6 +226,30 @@ fn returnable(outputs: &[Outlet], wanted: Option<&str>, what: &str) -> Result<Ou
         name: chosen.name().to_owned(),
         ty,
     })
+}
+
+/// The outputs `wanted` stacks, each returnable and all of one element type and shape.
+fn stackable(outputs: &[Outlet], wanted: &[String]) -> Result<Vec<OutputSpec>, String> {
+    let mut specs: Vec<OutputSpec> = Vec::with_capacity(wanted.len());
+    let mut first_dims: Option<&[i64]> = None;
+    for name in wanted {
+        let spec = returnable(outputs, Some(name), "stacked_outputs entry")?;
+        let outlet = pick(outputs, Some(name), "stacked_outputs entry")?;
+        let (_, dims) = tensor_of(outlet, "output")?;
+        if let (Some(first), Some(dims0)) = (specs.first(), first_dims) {
+            if spec.ty != first.ty || dims != dims0 {
+                return Err(format!(
+                    "stacked_outputs must share element type and shape, but '{}' is {} {dims0:?} \
+                     and '{}' is {} {dims:?}",
+                    first.name, first.ty, spec.name, spec.ty
+                ));
+            }
+        } else {
+            first_dims = Some(dims);
+        }
+        specs.push(spec);
+    }
+    Ok(specs)
 }
 
 /// The one input samples go into whole.

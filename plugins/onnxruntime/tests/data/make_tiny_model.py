@@ -24,6 +24,10 @@ tiny_stacked.onnx: inputs "a", "b", "c", each i64 [batch, 4] (in that model orde
   mix = a + 10 b + 100 c -> output "mix", i64 [batch, 4]: a test feeding them from rows of
   one sample (stacked_inputs) sees which row went to which input.
 
+tiny_two_out.onnx: input "x" f32 [batch, 4]; outputs "start" = x + 1, "end" = -x, each f32
+  [batch, 4], and "short" = first two of x, f32 [batch, 2]: a response stacking two outputs
+  (stacked_outputs, as MLPerf bert's start and end logits) sees them interleaved.
+
 tiny_mixed.onnx: inputs "a" i64 [batch, 4] and "b" f32 [batch, 4]; out = Cast(a, float) + b
   -> output "out", f32 [batch, 4]: inputs that cannot be stacked.
 
@@ -142,6 +146,26 @@ def mixed_model():
     save(graph, "tiny_mixed.onnx")
 
 
+def two_out_model():
+    one = helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])
+    starts = helper.make_tensor("starts", TensorProto.INT64, [1], [0])
+    ends = helper.make_tensor("ends", TensorProto.INT64, [1], [2])
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+    nodes = [
+        helper.make_node("Add", ["x", "one"], ["start"]),
+        helper.make_node("Neg", ["x"], ["end"]),
+        helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["short"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "tiny_two_out",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("start", TensorProto.FLOAT, ["batch", 4]),
+         helper.make_tensor_value_info("end", TensorProto.FLOAT, ["batch", 4]),
+         helper.make_tensor_value_info("short", TensorProto.FLOAT, ["batch", 2])],
+        [one, starts, ends, axes])
+    save(graph, "tiny_two_out.onnx")
+
+
 if __name__ == "__main__":
     for suffix, elem in TYPES.items():
         float_model(suffix, elem)
@@ -150,3 +174,4 @@ if __name__ == "__main__":
     flat_model()
     stacked_model()
     mixed_model()
+    two_out_model()
