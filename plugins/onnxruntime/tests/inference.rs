@@ -411,6 +411,13 @@ fn each_session_warms_up_at_create_without_answering_anything() {
         ("f32", "max_batch = 4", 1, 0),
         ("f32", "workers = 2\nmax_batch = 4", 2, 0),
         ("dyn", "max_batch = 4", 0, 1),
+        // A stacked sample [3, 4]: its stacking axis is counted once.
+        (
+            "stacked",
+            "stacked_inputs = ['a', 'b', 'c']\nmax_batch = 4",
+            1,
+            0,
+        ),
     ] {
         let host = RecordingHost::new();
         let instance = create(&host, &config(&library, model, extra)).unwrap();
@@ -423,6 +430,11 @@ fn each_session_warms_up_at_create_without_answering_anything() {
             "{model} {extra}: {logs:?}"
         );
         assert_eq!(count("no warm-up"), skipped, "{model} {extra}: {logs:?}");
+        assert_eq!(
+            count("warm-up batch failed"),
+            0,
+            "{model} {extra}: {logs:?}"
+        );
         // Neither answered nor counted among the batches the test ran.
         assert!(host.completed().is_empty(), "{model} {extra}");
         assert_eq!(count("batch(es) of several samples ran"), 0, "{logs:?}");

@@ -211,11 +211,9 @@ impl Engine {
     /// in the test. A model with dynamic sample dimensions has no one shape to warm up with:
     /// then Ok(false).
     pub(crate) fn warm_up(&mut self, count: usize) -> Result<bool, String> {
-        let mut dims = self.input.sample_dims.clone();
-        if self.input.is_stacked() {
-            dims.insert(0, self.input.feeds.len() as i64);
-        }
-        let Some(shape) = SampleShape::fixed(&dims, self.input.element_size) else {
+        // A stacked sample's dims hold its stacking axis already.
+        let dims = &self.input.sample_dims;
+        let Some(shape) = SampleShape::fixed(dims, self.input.element_size) else {
             return Ok(false);
         };
         let zeros = vec![0u64; (shape.bytes * count).div_ceil(8)];
