@@ -160,6 +160,7 @@ fn accuracy_target(accuracy: &Accuracy) -> Result<Option<AccuracyTarget>, String
         Accuracy::Imagenet { .. }
         | Accuracy::Coco
         | Accuracy::Kits19
+        | Accuracy::Squad
         | Accuracy::Unavailable { .. } => Ok(None),
     }
 }

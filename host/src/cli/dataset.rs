@@ -9,8 +9,8 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use mlperf_host::benchmark::DatasetFormat;
 use mlperf_host::samples::{
-    write_coco_tensors, write_imagenet_cache, CocoFolder, ImagenetFolder, Preprocessing,
-    SampleSource,
+    write_coco_tensors, write_imagenet_cache, write_squad_features, CocoFolder, ImagenetFolder,
+    Preprocessing, SampleSource, SquadFolder,
 };
 use mlperf_submission::datasets::imagenet::Layout;
 
@@ -18,7 +18,8 @@ use mlperf_submission::datasets::imagenet::Layout;
 pub(crate) enum DatasetCommand {
     /// Write every sample of a benchmark's data set as the host hands it to a plugin, in
     /// the reference's cache layout (ImageNet: <image>.JPEG.npy, float32 [3, 224, 224], and
-    /// val_map.txt; COCO: <image>.jpg.npy, float32 [3, 640, 640]), to compare with the
+    /// val_map.txt; COCO: <image>.jpg.npy, float32 [3, 640, 640]; SQuAD: input_ids.npy,
+    /// input_mask.npy and segment_ids.npy, int64 [features, 384]), to compare with the
     /// tensors the reference made.
     Preprocess(PreprocessArgs),
 }
@@ -89,6 +90,17 @@ fn preprocess(args: &PreprocessArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write {}", args.out.display()))?;
             bar.finish_and_clear();
             (written, "one <image>.npy each, as the model gets them")
+        }
+        DatasetFormat::Squad => {
+            let folder = SquadFolder::open(&benchmark.inputs, args.total_samples)?;
+            let bar = bar(SampleSource::len(&folder))?;
+            let written = write_squad_features(folder, &args.out, |n| bar.set_position(n as u64))
+                .with_context(|| format!("cannot write {}", args.out.display()))?;
+            bar.finish_and_clear();
+            (
+                written,
+                "as input_ids.npy, input_mask.npy and segment_ids.npy (int64, a row per feature)",
+            )
         }
         DatasetFormat::Kits19 => bail!(
             "benchmark {}: its data set is preprocess.py's output already ({} holds the float32 volumes the plugin's windows are cut from); nothing is left to preprocess",

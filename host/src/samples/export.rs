@@ -10,6 +10,7 @@ use super::coco::CocoFolder;
 use super::imagenet::ImagenetFolder;
 use super::preprocess::{dims, LoadError, Preprocessing};
 use super::source::SampleSource;
+use super::squad::SquadFolder;
 use super::{write_npy, SourceError};
 
 #[derive(Debug, thiserror::Error)]
@@ -122,4 +123,33 @@ fn write_error(path: &Path, error: std::io::Error) -> ExportError {
         path: path.to_path_buf(),
         message: error.to_string(),
     }
+}
+
+/// The three inputs of every feature of the SQuAD folder `folder`, as the plugin gets them,
+/// into `out/input_ids.npy`, `input_mask.npy` and `segment_ids.npy`: int64 `[features, 384]`
+/// each, row `i` feature `i` (the reference's `eval_features[i].input_ids` and so on).
+pub fn write_squad_features(
+    mut folder: SquadFolder,
+    out: &Path,
+    mut done: impl FnMut(usize),
+) -> Result<usize, ExportError> {
+    std::fs::create_dir_all(out).map_err(|e| write_error(out, e))?;
+    let count = folder.len();
+    let mut rows: [Vec<u8>; 3] = Default::default();
+    let mut sample = Vec::new();
+    let mut width = 0;
+    for index in 0..count {
+        let layout = folder.read(index, &mut sample)?;
+        width = layout.shape[1];
+        let row = sample.len() / 3;
+        for (k, input) in rows.iter_mut().enumerate() {
+            input.extend_from_slice(&sample[k * row..(k + 1) * row]);
+        }
+        done(index + 1);
+    }
+    for (name, data) in ["input_ids", "input_mask", "segment_ids"].iter().zip(&rows) {
+        let path = out.join(format!("{name}.npy"));
+        write_npy(&path, "<i8", count, &[width], data).map_err(|e| write_error(&path, e))?;
+    }
+    Ok(count)
 }

@@ -12,6 +12,7 @@ mod named_inputs;
 mod npy;
 mod preprocess;
 mod source;
+mod squad;
 
 pub use arena::{
     AlignedBuffer, ArenaError, ForeignBytes, HandedSample, ImageError, LoadedSamples, SampleArena,
@@ -19,7 +20,7 @@ pub use arena::{
 };
 pub use coco::CocoFolder;
 pub use dataset_library::DatasetLibrary;
-pub use export::{write_coco_tensors, write_imagenet_cache, ExportError};
+pub use export::{write_coco_tensors, write_imagenet_cache, write_squad_features, ExportError};
 pub use imagenet::{ImagenetFolder, PREPROCESSED_SHAPE};
 pub use kits19::Kits19Folder;
 pub use mlperf_submission::digest;
@@ -29,3 +30,4 @@ pub use npy::{write_npy, NpySource};
 pub(crate) use preprocess::{check_same, dims};
 pub use preprocess::{sandbox_with, LoadError, Preprocessing};
 pub use source::{SampleSource, SourceError};
+pub use squad::SquadFolder;

@@ -13,9 +13,9 @@ use crate::benchmark::DatasetFormat;
 use crate::plugin::Instance;
 use crate::samples::{
     digest, split_first_axis, CocoFolder, DatasetLibrary, ImagenetFolder, Kits19Folder, NamedFiles,
-    NamedInput, NpySource, Preprocessing, SampleSource,
+    NamedInput, NpySource, Preprocessing, SampleSource, SquadFolder,
 };
-use mlperf_submission::datasets::{coco, imagenet, kits19};
+use mlperf_submission::datasets::{coco, imagenet, kits19, squad};
 
 pub enum SampleLibrary {
     /// Indices only.
@@ -75,6 +75,9 @@ impl SampleLibrary {
         } else if format == DatasetFormat::Kits19 {
             let folder = Kits19Folder::open(path, count).map_err(SessionError::Dataset)?;
             (Box::new(folder), Vec::new())
+        } else if format == DatasetFormat::Squad {
+            let folder = SquadFolder::open(path, count).map_err(SessionError::Dataset)?;
+            (Box::new(folder), Vec::new())
         } else if input_files.is_empty() {
             (open_source(path)?, Vec::new())
         } else {
@@ -89,6 +92,7 @@ impl SampleLibrary {
             DatasetFormat::Imagenet => path.join(imagenet::VAL_MAP),
             DatasetFormat::Coco => path.join(coco::ANNOTATIONS),
             DatasetFormat::Kits19 => path.join(kits19::CASE_LIST),
+            DatasetFormat::Squad => path.join(squad::DEV_SET),
         };
         let sha256 = dataset_sha256(&hashed, input_files, expected_sha256.as_deref())?;
         let total = source.len();

@@ -264,7 +264,9 @@ fn benchmark_problems_are_named_before_anything_runs() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("the benchmarks: 3d-unet-99, 3d-unet-99.9, digits, fmnist, minilm"),
+        stderr.contains(
+            "the benchmarks: 3d-unet-99, 3d-unet-99.9, bert-99, bert-99.9, digits, fmnist, minilm"
+        ),
         "{stderr}"
     );
 }

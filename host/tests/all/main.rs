@@ -7,6 +7,7 @@
 //! --test-threads=1`), with nothing beside them to take the CPU they measure.
 
 mod audit_runs;
+mod bert_runs;
 mod campaign_runs;
 mod cli_benchmark;
 mod cli_plugins;

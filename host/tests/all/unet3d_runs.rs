@@ -125,22 +125,6 @@ fn accuracy_runs_log_the_reference_harness_labels_on_both_engines_and_isolated()
     }
 }
 
-/// The gzipped logs of the fixture, unpacked by the system's gzip (the test binary links no
-/// inflater).
-fn gunzip(gz: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    let mut child = std::process::Command::new("gzip")
-        .arg("-dc")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("run gzip");
-    child.stdin.take().unwrap().write_all(gz).unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success());
-    output.stdout
-}
-
 /// Offline, the round's datacenter scenario: one query of the round's 43 samples (the three
 /// cases repeated), VALID on both engines.
 #[test]
@@ -173,7 +157,7 @@ fn accuracy_scores_a_log_against_the_folders_ground_truth_with_the_scripts_line(
     let dir = TempDir::new();
     let log = dir.path().join("mlperf_log_accuracy.json");
     let gz = std::fs::read(fixture().join("logs/perturbed/mlperf_log_accuracy.json.gz")).unwrap();
-    std::fs::write(&log, gunzip(&gz)).unwrap();
+    std::fs::write(&log, support::gunzip(&gz)).unwrap();
     // Exit 3: the score misses the round's target.
     let output = host(&[
         "accuracy",

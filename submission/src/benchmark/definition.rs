@@ -131,6 +131,9 @@ pub enum DatasetFormat {
     /// KiTS19 as the reference's `preprocess.py` writes it: `preprocessed_files.pkl` and
     /// `nifti/<case>/{imaging,segmentation}.nii.gz`, in one folder (`preprocessed_data/`).
     Kits19,
+    /// SQuAD v1.1: `dev-v1.1.json` and the model's WordPiece `vocab.txt`, in one folder, made
+    /// into the reference's 384-token features.
+    Squad,
 }
 
 impl DatasetFormat {
@@ -179,6 +182,10 @@ pub enum Accuracy {
     /// 3D-UNet's mean DICE as the reference's `accuracy_kits.py` scores it, against the data
     /// set folder's `nifti/<case>/segmentation.nii.gz`; each response a uint8 label volume.
     Kits19,
+    /// BERT's exact match and F1 on SQuAD v1.1 as the reference's `accuracy-squad.py` and
+    /// `evaluate_v1.1.py` score them, against the data set folder's `dev-v1.1.json`; each
+    /// response float32 `[384, 2]` start and end logits.
+    Squad,
     /// No metric (e.g. random weights); `why` says so.
     Unavailable { why: String },
 }
@@ -305,6 +312,7 @@ impl Benchmark {
             DatasetFormat::Imagenet => self.val_map(),
             DatasetFormat::Coco => self.coco_annotations(),
             DatasetFormat::Kits19 => self.inputs.join(crate::datasets::kits19::CASE_LIST),
+            DatasetFormat::Squad => self.inputs.join(crate::datasets::squad::DEV_SET),
         }
     }
 
@@ -360,6 +368,7 @@ impl Benchmark {
             Accuracy::Imagenet { .. }
             | Accuracy::Coco
             | Accuracy::Kits19
+            | Accuracy::Squad
             | Accuracy::Unavailable { .. } => {}
         }
         files
@@ -622,6 +631,14 @@ impl RawDefinition {
                 }
                 Accuracy::Kits19
             }
+            "squad" => {
+                if self.dataset.format != DatasetFormat::Squad {
+                    return Err(invalid(
+                        "[accuracy] metric squad needs [dataset] format = \"squad\" (its ground truth is the folder's dev-v1.1.json)".into(),
+                    ));
+                }
+                Accuracy::Squad
+            }
             "none" => Accuracy::Unavailable {
                 why: self
                     .accuracy
@@ -630,7 +647,7 @@ impl RawDefinition {
             },
             other => {
                 return Err(invalid(format!(
-                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet, coco, kits19 or none)"
+                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet, coco, kits19, squad or none)"
                 )))
             }
         };
@@ -892,6 +909,8 @@ offline_expected_qps = 5000
             [
                 "3d-unet-99",
                 "3d-unet-99.9",
+                "bert-99",
+                "bert-99.9",
                 "digits",
                 "fmnist",
                 "minilm",
@@ -903,6 +922,22 @@ offline_expected_qps = 5000
                 "yolo-99"
             ]
         );
+    }
+
+    #[test]
+    fn bert_is_the_rounds_benchmark_on_a_squad_folder() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/benchmarks");
+        let bert = Benchmark::read(&dir.join("bert-99.9.toml")).unwrap();
+        assert_eq!(bert.format, DatasetFormat::Squad);
+        assert!(bert.dataset_list().ends_with("squad/dev-v1.1.json"));
+        assert!(matches!(bert.accuracy, Accuracy::Squad));
+        assert_eq!(bert.config_model.as_deref(), Some("bert"));
+        let wrong = parse(
+            "name = 'x'\n[dataset]\ninputs = 'x.npy'\n[accuracy]\nmetric = 'squad'\n[plugin]\nname = 'null'",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(wrong.contains("format = \"squad\""), "{wrong}");
     }
 
     #[test]

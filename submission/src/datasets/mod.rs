@@ -5,6 +5,7 @@
 pub mod coco;
 pub mod imagenet;
 pub mod kits19;
+pub mod squad;
 
 use std::path::PathBuf;
 

@@ -312,3 +312,19 @@ pub(crate) fn write_npy(path: &std::path::Path, descr: &str, shape: &str, data: 
     bytes.extend(data);
     std::fs::write(path, bytes).unwrap();
 }
+
+/// The gzipped logs of the fixture, unpacked by the system's gzip (the test binary links no
+/// inflater).
+pub(crate) fn gunzip(gz: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = std::process::Command::new("gzip")
+        .arg("-dc")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run gzip");
+    child.stdin.take().unwrap().write_all(gz).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    output.stdout
+}

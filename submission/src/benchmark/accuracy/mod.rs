@@ -11,6 +11,7 @@ mod porter;
 pub mod reference_script;
 mod rouge;
 mod sentences;
+mod squad;
 mod target;
 mod top1;
 
@@ -22,12 +23,13 @@ pub use imagenet::{ClassDtype, ImagenetTop1};
 pub use kits19::KitsDice;
 pub use rouge::Rouge;
 pub use sentences::lines_of_sentences;
+pub use squad::SquadF1;
 pub use target::{Judged, TargetCheck};
 pub use top1::Top1;
 
 use super::definition::{Accuracy, Benchmark};
 use crate::logs::accuracy::decode_hex;
-use crate::logs::accuracy::{read_accuracy_log, AccuracyLogError};
+use crate::logs::accuracy::{read_accuracy_log, AccuracyLogEntry, AccuracyLogError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AccuracyError {
@@ -64,6 +66,8 @@ pub enum Score {
     Coco(Judged<CocoMap>),
     /// 3D-UNet's mean DICE on KiTS19, judged by the round's target.
     Kits19(Judged<KitsDice>),
+    /// BERT's exact match and F1 on SQuAD v1.1, judged by the round's target.
+    Squad(Judged<SquadF1>),
 }
 
 impl Score {
@@ -77,6 +81,7 @@ impl Score {
             Score::Imagenet(judged) => judged.passes(),
             Score::Coco(judged) => judged.passes(),
             Score::Kits19(judged) => judged.passes(),
+            Score::Squad(judged) => judged.passes(),
         }
     }
 
@@ -89,6 +94,7 @@ impl Score {
             Score::Imagenet(_) => "accuracy",
             Score::Coco(_) => "mAP",
             Score::Kits19(_) => "DICE",
+            Score::Squad(_) => "F1",
         }
     }
 
@@ -117,6 +123,16 @@ impl Score {
                 text + &judged.target_lines()
             }
             Score::Kits19(judged) => format!("{}\n", judged.score.line) + &judged.target_lines(),
+            Score::Squad(judged) => {
+                let mut text = format!("{}\n", judged.score.line);
+                if judged.score.duplicates > 0 {
+                    text.push_str(&format!(
+                        "duplicates={} (records for features already counted, ignored)\n",
+                        judged.score.duplicates
+                    ));
+                }
+                text + &judged.target_lines()
+            }
         }
     }
 }
@@ -139,6 +155,23 @@ fn for_each_record(
     what: &str,
     mut each: impl FnMut(usize, &[u8], Option<i64>) -> Result<(), String>,
 ) -> Result<usize, AccuracyError> {
+    for_each_logged(log, samples, what, |index, record, repeat| {
+        if repeat {
+            return Ok(());
+        }
+        let bytes = decode_hex(&record.data)?;
+        each(index, &bytes, record.token_count)
+    })
+}
+
+/// Every record of the accuracy log, in order, with whether its sample was logged before
+/// (the caller decides which record of a sample counts): returns the number of repeats.
+fn for_each_logged(
+    log: &Path,
+    samples: usize,
+    what: &str,
+    mut each: impl FnMut(usize, &AccuracyLogEntry, bool) -> Result<(), String>,
+) -> Result<usize, AccuracyError> {
     let records = read_accuracy_log(log)?;
     let mut seen = vec![false; samples];
     let mut duplicates = 0;
@@ -153,12 +186,9 @@ fn for_each_record(
         let Some(seen) = seen.get_mut(index) else {
             return Err(record_error(format!("beyond the {samples} {what}")));
         };
-        if std::mem::replace(seen, true) {
-            duplicates += 1;
-            continue;
-        }
-        let bytes = decode_hex(&record.data).map_err(record_error)?;
-        each(index, &bytes, record.token_count).map_err(record_error)?;
+        let repeat = std::mem::replace(seen, true);
+        duplicates += usize::from(repeat);
+        each(index, record, repeat).map_err(record_error)?;
     }
     Ok(duplicates)
 }
@@ -200,6 +230,12 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
             let score = kits19::evaluate(log, &benchmark.inputs, &list)?;
             let line = score.line.clone();
             Ok(Score::Kits19(judged(benchmark, &line, score)))
+        }
+        Accuracy::Squad => {
+            let set = crate::datasets::squad::SquadSet::open(&benchmark.inputs)?;
+            let score = squad::evaluate(log, &set)?;
+            let line = score.line.clone();
+            Ok(Score::Squad(judged(benchmark, &line, score)))
         }
         Accuracy::Unavailable { why } => Err(AccuracyError::Unavailable {
             benchmark: benchmark.name.clone(),

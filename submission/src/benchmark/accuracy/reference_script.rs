@@ -77,6 +77,40 @@ pub fn reference_command(
                 .arg("uint8");
             Ok(command)
         }
+        Accuracy::Squad => {
+            // It caches its features in the file it is given and reads them back when it is
+            // there: a cache left by another data set would score against the wrong features,
+            // so each run starts without one. It shells out to `python3 evaluate_v1.1.py`
+            // (the standard library only) from PATH for the printed line.
+            let script = script(checkout, "language/bert/accuracy-squad.py")?;
+            let absolute = |path: &Path| std::path::absolute(path).unwrap_or(path.to_path_buf());
+            let log = absolute(log);
+            let cache = log.with_file_name("reference_eval_features.pickle");
+            if cache.exists() {
+                std::fs::remove_file(&cache).map_err(|e| AccuracyError::File {
+                    path: cache.clone(),
+                    message: format!("cannot remove the reference's stale feature cache: {e}"),
+                })?;
+            }
+            let dir = absolute(&benchmark.inputs);
+            let mut command = Command::new(python);
+            command
+                .current_dir(script.parent().unwrap_or(checkout))
+                .arg(&script)
+                .arg("--vocab_file")
+                .arg(dir.join(crate::datasets::squad::VOCAB))
+                .arg("--val_data")
+                .arg(dir.join(crate::datasets::squad::DEV_SET))
+                .arg("--log_file")
+                .arg(&log)
+                .arg("--out_file")
+                .arg(log.with_file_name("reference_predictions.json"))
+                .arg("--features_cache_file")
+                .arg(cache)
+                .arg("--output_dtype")
+                .arg("float32");
+            Ok(command)
+        }
         _ => Err(unavailable(
             "it is the project's own benchmark: there is no reference script to run",
         )),
@@ -164,6 +198,51 @@ pub fn report_with_reference(score: &Score, reference: &ReferenceLine) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// accuracy-squad.py reads the folder's dev set and vocabulary (absolute paths) and
+    /// writes its predictions and features cache beside the log, the cache of an earlier run
+    /// removed first (the script would read it back).
+    #[test]
+    fn accuracy_squad_runs_on_the_folders_files_without_a_stale_cache() {
+        let checkout = std::env::temp_dir().join(format!("inference-squad-{}", std::process::id()));
+        let folder = checkout.join("language/bert");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("accuracy-squad.py"), "").unwrap();
+        let definition =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/benchmarks/bert-99.toml");
+        let benchmark = Benchmark::read(&definition).unwrap();
+        let runs = checkout.join("runs");
+        std::fs::create_dir_all(&runs).unwrap();
+        let log = runs.join("mlperf_log_accuracy.json");
+        let stale = runs.join("reference_eval_features.pickle");
+        std::fs::write(&stale, "another data set's features").unwrap();
+        let command = reference_command(&benchmark, &checkout, Path::new("python3"), &log).unwrap();
+        assert!(!stale.exists(), "the cache of an earlier run is removed");
+        assert_eq!(command.get_current_dir(), Some(folder.as_path()));
+        let args: Vec<String> = command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            args[0].ends_with("language/bert/accuracy-squad.py"),
+            "{args:?}"
+        );
+        let flag = |name: &str| {
+            let at = args.iter().position(|a| a == name).unwrap();
+            args[at + 1].clone()
+        };
+        assert!(flag("--vocab_file").ends_with("tests/fixtures/squad/vocab.txt"));
+        assert!(flag("--val_data").ends_with("tests/fixtures/squad/dev-v1.1.json"));
+        assert!(Path::new(&flag("--val_data")).is_absolute());
+        assert_eq!(flag("--log_file"), log.to_str().unwrap());
+        assert_eq!(
+            flag("--out_file"),
+            runs.join("reference_predictions.json").to_str().unwrap()
+        );
+        assert_eq!(flag("--features_cache_file"), stale.to_str().unwrap());
+        assert_eq!(flag("--output_dtype"), "float32");
+        std::fs::remove_dir_all(&checkout).unwrap();
+    }
 
     /// accuracy_kits.py runs in its own folder (its global_vars.py reads ./meta), on absolute
     /// paths, with the flags MLCommons' automation passes it. (Run against the real script on
