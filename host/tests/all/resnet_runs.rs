@@ -349,9 +349,13 @@ mod timed {
         let submission = support::short_submission::short_submission(
             "resnet",
             "resnet",
-            "Offline",
+            // Server's score is the rate of the seeded schedule, far below what the model
+            // can do, so the compliance tests' runs meet the performance run's within 10 %:
+            // Offline's rate of this small model ran from 7,000 to 13,000 samples/s from
+            // one run to the next on a 2-core VM, past TEST01's and TEST04's 10 %.
+            "Server",
             &["TEST01", "TEST04"],
-            &["min_duration_ms=100"],
+            &["min_duration_ms=3000", "server_target_qps=1000"],
         );
         let filed = submission.accuracy_txt();
         let line = filed.lines().next().unwrap_or_default();

@@ -925,6 +925,33 @@ offline_expected_qps = 5000
     }
 
     #[test]
+    fn the_rounds_benchmarks_read_mlperf_conf_under_the_reference_harness_model_name() {
+        let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+        let conf = std::fs::read_to_string(configs.join("mlperf.conf")).unwrap();
+        for (benchmark, model) in [
+            ("resnet", "resnet50"),
+            ("yolo-99", "yolo"),
+            ("yolo-95", "yolo"),
+            ("3d-unet-99", "3d-unet"),
+            ("3d-unet-99.9", "3d-unet"),
+            ("bert-99", "bert"),
+            ("bert-99.9", "bert"),
+        ] {
+            let path = configs.join("benchmarks").join(format!("{benchmark}.toml"));
+            let definition = Benchmark::read(&path).unwrap();
+            assert_eq!(
+                definition.config_model.as_deref(),
+                Some(model),
+                "{benchmark}"
+            );
+            // The official LoadGen looks the name up as it is: a name without lines in
+            // mlperf.conf silently runs on the wildcard defaults.
+            let prefix = format!("\n{model}.");
+            assert!(conf.contains(&prefix), "mlperf.conf has no {model}.* line");
+        }
+    }
+
+    #[test]
     fn bert_is_the_rounds_benchmark_on_a_squad_folder() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/benchmarks");
         let bert = Benchmark::read(&dir.join("bert-99.9.toml")).unwrap();

@@ -259,6 +259,16 @@ pub(crate) fn system_description(
     system: &str,
     submitter: &str,
 ) -> std::path::PathBuf {
+    typed_system_description(dir, system, submitter, "edge")
+}
+
+/// [`system_description`] of a `system_type` system (`edge` or `datacenter`).
+pub(crate) fn typed_system_description(
+    dir: &std::path::Path,
+    system: &str,
+    submitter: &str,
+    system_type: &str,
+) -> std::path::PathBuf {
     let system_json = dir.join("systems").join(format!("{system}.json"));
     let path = system_json.to_str().unwrap();
     assert_ok(&mlperf_host(
@@ -272,7 +282,7 @@ pub(crate) fn system_description(
             "--division",
             "closed",
             "--system-type",
-            "edge",
+            system_type,
             "--status",
             "available",
             "--power",

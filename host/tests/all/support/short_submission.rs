@@ -63,7 +63,8 @@ impl ShortSubmission {
 /// `benchmark`'s short submission in `scenario` (data/`prepared` holds its model), with the
 /// `tests` the round requires and `settings` (`--set`) for the timed runs. The compliance
 /// tests compare their speed with the performance run's: on a shared VM the runs can drift
-/// apart, and then the performance run and the tests are made again (up to four times).
+/// apart, and then the performance run and the tests are made again (up to four times). A
+/// `Server` submission is filed for a datacenter system, the others for an edge one.
 pub(crate) fn short_submission(
     prepared: &str,
     benchmark: &str,
@@ -125,7 +126,13 @@ pub(crate) fn short_submission(
         assert!(attempt < 4, "{}", failed[0]);
         eprintln!("attempt {attempt}: a compliance test failed: {}", failed[0]);
     }
-    let system_json = super::system_description(dir.path(), "ci-edge-box", "mlperf-host-ci");
+    // Server belongs to datacenter systems only.
+    let (system, system_type) = match scenario {
+        "Server" => ("ci-datacenter-box", "datacenter"),
+        _ => ("ci-edge-box", "edge"),
+    };
+    let system_json =
+        super::typed_system_description(dir.path(), system, "mlperf-host-ci", system_type);
     let tree = dir.path().join("tree");
     let mut submit = vec![
         "submit".to_string(),
@@ -154,7 +161,7 @@ pub(crate) fn short_submission(
     ShortSubmission {
         _dir: dir,
         tree,
-        scenario: format!("closed/mlperf-host-ci/results/ci-edge-box/{benchmark}/{scenario}"),
+        scenario: format!("closed/mlperf-host-ci/results/{system}/{benchmark}/{scenario}"),
         code,
         errors,
     }
