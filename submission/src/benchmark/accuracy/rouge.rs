@@ -231,7 +231,7 @@ fn read_references(path: &Path) -> Result<(Vec<Answer>, f64), AccuracyError> {
 
 /// `rouge_score`'s default tokenisation: lowercase, every run of ASCII letters and digits a
 /// word, everything else a separator.
-fn words(text: &str) -> Vec<String> {
+pub(super) fn words(text: &str) -> Vec<String> {
     text.to_lowercase()
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -246,9 +246,9 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// (matches, generated units, reference units) for an F-measure.
-type Overlap = (usize, usize, usize);
+pub(super) type Overlap = (usize, usize, usize);
 
-fn ngram_overlap(generated: &[String], reference: &[String], n: usize) -> Overlap {
+pub(super) fn ngram_overlap(generated: &[String], reference: &[String], n: usize) -> Overlap {
     fn grams<'a>(words: &'a [String], n: usize) -> HashMap<&'a [String], usize> {
         let mut counts: HashMap<&'a [String], usize> = HashMap::new();
         for gram in words.windows(n) {
@@ -266,7 +266,7 @@ fn ngram_overlap(generated: &[String], reference: &[String], n: usize) -> Overla
 }
 
 /// The longest common subsequence of words.
-fn lcs_overlap(generated: &[String], reference: &[String]) -> Overlap {
+pub(super) fn lcs_overlap(generated: &[String], reference: &[String]) -> Overlap {
     let mut row = vec![0usize; reference.len() + 1];
     for word in generated {
         let mut diagonal = 0;
@@ -286,7 +286,7 @@ fn lcs_overlap(generated: &[String], reference: &[String]) -> Overlap {
 /// ROUGE-Lsum's matches (`rouge_score`'s summary-level LCS): for each reference sentence, the
 /// union of its LCS with every generated sentence, each word counted at most as often as it
 /// is in both texts yet.
-fn summary_lcs_overlap(generated: &[Vec<String>], reference: &[Vec<String>]) -> Overlap {
+pub(super) fn summary_lcs_overlap(generated: &[Vec<String>], reference: &[Vec<String>]) -> Overlap {
     let count = |sentences: &[Vec<String>]| sentences.iter().map(Vec::len).sum::<usize>();
     let (n, m) = (count(generated), count(reference));
     if n == 0 || m == 0 {
@@ -355,7 +355,7 @@ fn lcs_indices(reference: &[String], candidate: &[String]) -> Vec<usize> {
     indices
 }
 
-fn f_measure((matches, generated, reference): Overlap) -> f64 {
+pub(super) fn f_measure((matches, generated, reference): Overlap) -> f64 {
     if matches == 0 {
         return 0.0;
     }
