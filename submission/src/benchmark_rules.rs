@@ -161,6 +161,7 @@ fn accuracy_target(accuracy: &Accuracy) -> Result<Option<AccuracyTarget>, String
         | Accuracy::Coco
         | Accuracy::Kits19
         | Accuracy::Squad
+        | Accuracy::Cnndm { .. }
         | Accuracy::Unavailable { .. } => Ok(None),
     }
 }

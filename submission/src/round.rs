@@ -273,7 +273,8 @@ impl ModelContext<'_> {
                 reference * fraction,
                 format!(
                     "{} % of the reference {} {reference}",
-                    fraction * 100.0,
+                    // 110 rather than 110.00000000000001: the fraction in percent, shortest.
+                    (fraction * 100.0 * 1e9).round() / 1e9,
                     bound.metric
                 ),
             ),

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use mlperf_submission::datasets::imagenet::{PREPROCESSED_SUFFIX, VAL_MAP};
 
+use super::cnndm::CnnDmFolder;
 use super::coco::CocoFolder;
 use super::imagenet::ImagenetFolder;
 use super::preprocess::{dims, LoadError, Preprocessing};
@@ -123,6 +124,26 @@ fn write_error(path: &Path, error: std::io::Error) -> ExportError {
         path: path.to_path_buf(),
         message: error.to_string(),
     }
+}
+
+/// Every record's prompt token ids as the plugin gets them, into `out/<qsl_idx>.npy`: int32
+/// `[len]` each, the record's `tok_input`.
+pub fn write_cnndm_token_ids(
+    mut folder: CnnDmFolder,
+    out: &Path,
+    mut done: impl FnMut(usize),
+) -> Result<usize, ExportError> {
+    std::fs::create_dir_all(out).map_err(|e| write_error(out, e))?;
+    let count = folder.len();
+    let mut sample = Vec::new();
+    for index in 0..count {
+        let layout = folder.read(index, &mut sample)?;
+        let path = out.join(format!("{index}.npy"));
+        write_npy(&path, "<i4", layout.shape[0] as usize, &[], &sample)
+            .map_err(|e| write_error(&path, e))?;
+        done(index + 1);
+    }
+    Ok(count)
 }
 
 /// The three inputs of every feature of the SQuAD folder `folder`, as the plugin gets them,

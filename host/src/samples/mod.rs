@@ -2,6 +2,7 @@
 
 mod arena;
 mod arena_error;
+mod cnndm;
 mod coco;
 mod dataset_library;
 mod export;
@@ -18,9 +19,13 @@ pub use arena::{
     AlignedBuffer, ArenaError, ForeignBytes, HandedSample, ImageError, LoadedSamples, SampleArena,
     SampleLayout, SampleView, SAMPLE_ALIGN,
 };
+pub use cnndm::CnnDmFolder;
 pub use coco::CocoFolder;
 pub use dataset_library::DatasetLibrary;
-pub use export::{write_coco_tensors, write_imagenet_cache, write_squad_features, ExportError};
+pub use export::{
+    write_cnndm_token_ids, write_coco_tensors, write_imagenet_cache, write_squad_features,
+    ExportError,
+};
 pub use imagenet::{ImagenetFolder, PREPROCESSED_SHAPE};
 pub use kits19::Kits19Folder;
 pub use mlperf_submission::digest;

@@ -134,6 +134,10 @@ pub enum DatasetFormat {
     /// SQuAD v1.1: `dev-v1.1.json` and the model's WordPiece `vocab.txt`, in one folder, made
     /// into the reference's 384-token features.
     Squad,
+    /// CNN-DailyMail as llama3.1-8b reads it: a folder holding `cnn_eval.json` or the edge
+    /// set's `sample_cnn_eval_5000.json`, each record's `tok_input` a sample of int32 token
+    /// ids.
+    Cnndm,
 }
 
 impl DatasetFormat {
@@ -186,6 +190,14 @@ pub enum Accuracy {
     /// `evaluate_v1.1.py` score them, against the data set folder's `dev-v1.1.json`; each
     /// response float32 `[384, 2]` start and end logits.
     Squad,
+    /// llama3.1-8b's ROUGE as its `evaluation.py` scores it, against the records' `output`:
+    /// each response the generated token ids (`dtype`), decoded with `[dataset] tokenizer`
+    /// (its folder's `tokenizer_config.json` says whether to clean up spaces) and split into
+    /// sentences with the Punkt parameters in `punkt` (a punkt_tab language folder).
+    Cnndm {
+        punkt: PathBuf,
+        dtype: crate::benchmark::accuracy::TokenDtype,
+    },
     /// No metric (e.g. random weights); `why` says so.
     Unavailable { why: String },
 }
@@ -313,6 +325,7 @@ impl Benchmark {
             DatasetFormat::Coco => self.coco_annotations(),
             DatasetFormat::Kits19 => self.inputs.join(crate::datasets::kits19::CASE_LIST),
             DatasetFormat::Squad => self.inputs.join(crate::datasets::squad::DEV_SET),
+            DatasetFormat::Cnndm => crate::datasets::cnndm::evaluation_file(&self.inputs),
         }
     }
 
@@ -333,9 +346,19 @@ impl Benchmark {
         Ok(self)
     }
 
-    /// The same benchmark with the model file `model` (`--model-file`).
+    /// The same benchmark with the model file `model` (`--model-file`). An LLM served
+    /// elsewhere (`cnndm`) takes its checkpoint folder instead, as the reference's
+    /// `--model-name`: its tokenizer.json and tokenizer_config.json decode the answers.
     pub fn with_model_file(mut self, model: &Path) -> Benchmark {
-        self.model = Some(model.to_path_buf());
+        if self.format == DatasetFormat::Cnndm {
+            self.tokenizer = Some(if model.is_dir() {
+                model.join("tokenizer.json")
+            } else {
+                model.to_path_buf()
+            });
+        } else {
+            self.model = Some(model.to_path_buf());
+        }
         self
     }
 
@@ -365,6 +388,7 @@ impl Benchmark {
                 files.extend(reference.as_deref());
             }
             Accuracy::Rouge { references, .. } => files.push(references),
+            Accuracy::Cnndm { punkt, .. } => files.push(punkt),
             Accuracy::Imagenet { .. }
             | Accuracy::Coco
             | Accuracy::Kits19
@@ -492,6 +516,8 @@ struct RawAccuracy {
     why: Option<String>,
     #[serde(default)]
     logged_outputs: Vec<String>,
+    /// `cnndm`: the punkt_tab language folder.
+    punkt: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -639,6 +665,33 @@ impl RawDefinition {
                 }
                 Accuracy::Squad
             }
+            "cnndm" => {
+                if self.dataset.format != DatasetFormat::Cnndm || self.dataset.tokenizer.is_none() {
+                    return Err(invalid(
+                        "[accuracy] metric cnndm needs [dataset] format = \"cnndm\" (its references are the records' output) and the model's `tokenizer`".into(),
+                    ));
+                }
+                let dtype = match self.accuracy.dtype {
+                    None | Some(crate::benchmark::accuracy::ClassDtype::Int32) => {
+                        crate::benchmark::accuracy::TokenDtype::Int32
+                    }
+                    Some(crate::benchmark::accuracy::ClassDtype::Int64) => {
+                        crate::benchmark::accuracy::TokenDtype::Int64
+                    }
+                    Some(other) => {
+                        return Err(invalid(format!(
+                            "[accuracy] dtype = {:?}: token ids are int32 or int64",
+                            other.name()
+                        )))
+                    }
+                };
+                Accuracy::Cnndm {
+                    punkt: at(&self.accuracy.punkt.clone().ok_or_else(|| {
+                        invalid("[accuracy] metric cnndm needs `punkt` (a punkt_tab language folder, e.g. ~/nltk_data/tokenizers/punkt_tab/english)".into())
+                    })?),
+                    dtype,
+                }
+            }
             "none" => Accuracy::Unavailable {
                 why: self
                     .accuracy
@@ -647,7 +700,7 @@ impl RawDefinition {
             },
             other => {
                 return Err(invalid(format!(
-                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet, coco, kits19, squad or none)"
+                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet, coco, kits19, squad, cnndm or none)"
                 )))
             }
         };
@@ -913,6 +966,8 @@ offline_expected_qps = 5000
                 "bert-99.9",
                 "digits",
                 "fmnist",
+                "llama3.1-8b",
+                "llama3.1-8b-edge",
                 "minilm",
                 "resnet",
                 "resnet50-topology",
@@ -965,6 +1020,41 @@ offline_expected_qps = 5000
         .unwrap_err()
         .to_string();
         assert!(wrong.contains("format = \"squad\""), "{wrong}");
+    }
+
+    #[test]
+    fn llama_is_the_rounds_benchmark_on_a_cnndm_folder() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/benchmarks");
+        let edge = Benchmark::read(&dir.join("llama3.1-8b-edge.toml")).unwrap();
+        assert_eq!(edge.format, DatasetFormat::Cnndm);
+        assert_eq!(edge.config_model.as_deref(), Some("llama3_1-8b-edge"));
+        assert!(edge.dataset_list().ends_with("cnndm/cnn_eval.json"));
+        assert!(matches!(
+            edge.accuracy,
+            Accuracy::Cnndm {
+                dtype: crate::benchmark::accuracy::TokenDtype::Int32,
+                ..
+            }
+        ));
+        let config = edge.plugin_config(TestScenario::Offline);
+        assert_eq!(config["prompt"].as_str(), Some("token_ids"));
+        // A checkpoint folder given as the model is where the tokenizer is.
+        let served = edge.with_model_file(&dir);
+        assert_eq!(served.tokenizer, Some(dir.join("tokenizer.json")));
+        assert_eq!(served.model, None);
+        let base = "name = 'x'\n[dataset]\nformat = 'cnndm'\ninputs = 'd'\n[accuracy]\nmetric = 'cnndm'\n[plugin]\nname = 'null'";
+        let wrong = parse(base).unwrap_err().to_string();
+        assert!(wrong.contains("the model's `tokenizer`"), "{wrong}");
+        let with_tokenizer = base.replace("inputs = 'd'", "inputs = 'd'\ntokenizer = 't.json'");
+        let wrong = parse(&with_tokenizer).unwrap_err().to_string();
+        assert!(wrong.contains("needs `punkt`"), "{wrong}");
+        let wrong = parse(&with_tokenizer.replace(
+            "metric = 'cnndm'",
+            "metric = 'cnndm'\npunkt = 'p'\ndtype = 'float32'",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(wrong.contains("int32 or int64"), "{wrong}");
     }
 
     #[test]

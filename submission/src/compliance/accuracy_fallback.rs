@@ -118,6 +118,7 @@ pub fn headline(score: &Score) -> f64 {
         Score::Coco(judged) => judged.score.percent(),
         Score::Kits19(judged) => judged.score.mean_composite,
         Score::Squad(judged) => judged.score.f1,
+        Score::Cnndm(judged) => judged.score.rouge1,
     }
 }
 
@@ -134,6 +135,7 @@ fn target_fraction(benchmark: &Benchmark) -> f64 {
         // bert-99.9 and bert-99: the round's fraction, read off the name.
         Accuracy::Squad if benchmark.name.ends_with("99.9") => 0.999,
         Accuracy::Squad => 0.99,
+        Accuracy::Cnndm { .. } => 0.99,
     }
 }
 

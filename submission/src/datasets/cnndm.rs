@@ -29,20 +29,35 @@ pub struct CnnDmSet {
     pub records: Vec<CnnDmRecord>,
 }
 
+/// The evaluation file of a folder: the one of `cnn_eval.json` and `sample_cnn_eval_5000.json`
+/// it holds (`cnn_eval.json` when it holds neither, for messages).
+pub fn evaluation_file(dir: &Path) -> PathBuf {
+    let edge = dir.join(EDGE_SET);
+    if edge.is_file() && !dir.join(DATACENTER_SET).exists() {
+        edge
+    } else {
+        dir.join(DATACENTER_SET)
+    }
+}
+
 impl CnnDmSet {
-    /// Reads `path`, a file or a folder holding `cnn_eval.json` (or only the edge set's file).
+    /// Reads `path`: an evaluation file, or a folder holding one of them (not both: which
+    /// one a run meant would be a guess).
     pub fn open(path: &Path) -> Result<CnnDmSet, DatasetError> {
         let path = if path.is_dir() {
-            [DATACENTER_SET, EDGE_SET]
-                .iter()
-                .map(|name| path.join(name))
-                .find(|file| file.is_file())
-                .ok_or_else(|| {
-                    DatasetError::file(
-                        path,
-                        format!("holds neither {DATACENTER_SET} nor {EDGE_SET} (MLCommons' automation: get,dataset,cnndm,_validation,_llama3)"),
-                    )
-                })?
+            let (datacenter, edge) = (path.join(DATACENTER_SET), path.join(EDGE_SET));
+            match (datacenter.is_file(), edge.is_file()) {
+                (true, false) => datacenter,
+                (false, true) => edge,
+                (true, true) => return Err(DatasetError::file(
+                    path,
+                    format!("holds both {DATACENTER_SET} (llama3.1-8b) and {EDGE_SET} (llama3.1-8b-edge): give a folder holding only the benchmark's"),
+                )),
+                (false, false) => return Err(DatasetError::file(
+                    path,
+                    format!("holds neither {DATACENTER_SET} nor {EDGE_SET} (MLCommons' automation: get,dataset,cnndm,_validation,_llama3)"),
+                )),
+            }
         } else {
             path.to_path_buf()
         };
@@ -100,6 +115,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let error = CnnDmSet::open(&dir).unwrap_err().to_string();
         assert!(error.contains("neither cnn_eval.json"), "{error}");
+        std::fs::write(dir.join(EDGE_SET), "[]").unwrap();
+        assert_eq!(evaluation_file(&dir), dir.join(EDGE_SET));
+        std::fs::write(dir.join(DATACENTER_SET), "[]").unwrap();
+        let error = CnnDmSet::open(&dir).unwrap_err().to_string();
+        assert!(error.contains("holds both"), "{error}");
+        std::fs::remove_file(dir.join(EDGE_SET)).unwrap();
         let file = dir.join(DATACENTER_SET);
         for (text, expected) in [
             ("[{\"output\": \"x\"}]", "missing field `tok_input`"),

@@ -63,8 +63,9 @@ impl ShortSubmission {
 /// `benchmark`'s short submission in `scenario` (data/`prepared` holds its model), with the
 /// `tests` the round requires and `settings` (`--set`) for the timed runs. The compliance
 /// tests compare their speed with the performance run's: on a shared VM the runs can drift
-/// apart, and then the performance run and the tests are made again (up to four times). A
-/// `Server` submission is filed for a datacenter system, the others for an edge one.
+/// apart, and then the test is made again, then the performance run and the tests (up to
+/// four times). A `Server` submission is filed for a datacenter system, the others for an
+/// edge one.
 pub(crate) fn short_submission(
     prepared: &str,
     benchmark: &str,
@@ -97,27 +98,37 @@ pub(crate) fn short_submission(
     for setting in settings {
         settings_args.extend_from_slice(&["--set", setting]);
     }
+    // A compliance test whose speed missed the performance run's is made again (up to three
+    // times) before the performance run itself is.
+    let audit = |test: &str| -> Option<String> {
+        let out = s(&runs.join(test));
+        let mut args = vec!["audit", "--test", test, "--performance-run", &performance];
+        args.extend_from_slice(&common);
+        if test == "TEST01" {
+            args.extend_from_slice(&["--accuracy-run", &accuracy]);
+        }
+        args.extend_from_slice(&settings_args);
+        args.extend_from_slice(&["--out", &out, "--quiet"]);
+        let output = host(&args);
+        if output.status.code() != Some(3) {
+            assert_success(&output);
+            return None;
+        }
+        let verdicts = ["verify_accuracy.txt", "verify_performance.txt"]
+            .map(|file| std::fs::read_to_string(runs.join(test).join(file)));
+        Some(format!("{test}: {verdicts:?}\n{}", describe(&output)))
+    };
     for attempt in 1..=4 {
         run(&performance, &settings_args);
         let failed: Vec<String> = tests
             .iter()
             .filter_map(|test| {
-                let out = s(&runs.join(test));
-                let mut args = vec!["audit", "--test", test, "--performance-run", &performance];
-                args.extend_from_slice(&common);
-                if *test == "TEST01" {
-                    args.extend_from_slice(&["--accuracy-run", &accuracy]);
+                let mut failure = audit(test)?;
+                for _ in 0..2 {
+                    eprintln!("attempt {attempt}: {failure}");
+                    failure = audit(test)?;
                 }
-                args.extend_from_slice(&settings_args);
-                args.extend_from_slice(&["--out", &out, "--quiet"]);
-                let output = host(&args);
-                if output.status.code() != Some(3) {
-                    assert_success(&output);
-                    return None;
-                }
-                let verdicts = ["verify_accuracy.txt", "verify_performance.txt"]
-                    .map(|file| std::fs::read_to_string(runs.join(test).join(file)));
-                Some(format!("{test}: {verdicts:?}\n{}", describe(&output)))
+                Some(failure)
             })
             .collect();
         if failed.is_empty() {

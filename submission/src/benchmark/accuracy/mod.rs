@@ -70,6 +70,8 @@ pub enum Score {
     Kits19(Judged<KitsDice>),
     /// BERT's exact match and F1 on SQuAD v1.1, judged by the round's target.
     Squad(Judged<SquadF1>),
+    /// llama3.1-8b's ROUGE and answer length on CNN-DailyMail, judged by the round's targets.
+    Cnndm(Judged<CnnDmRouge>),
 }
 
 impl Score {
@@ -84,6 +86,7 @@ impl Score {
             Score::Coco(judged) => judged.passes(),
             Score::Kits19(judged) => judged.passes(),
             Score::Squad(judged) => judged.passes(),
+            Score::Cnndm(judged) => judged.passes(),
         }
     }
 
@@ -97,6 +100,7 @@ impl Score {
             Score::Coco(_) => "mAP",
             Score::Kits19(_) => "DICE",
             Score::Squad(_) => "F1",
+            Score::Cnndm(_) => "rouge1",
         }
     }
 
@@ -106,16 +110,12 @@ impl Score {
             Score::Top1(score) => score.report(),
             Score::Cosine(score) => score.report(),
             Score::Rouge(score) => score.report(),
-            Score::Imagenet(judged) => {
-                let mut text = format!("{}\n", judged.score.line());
-                if judged.score.duplicates > 0 {
-                    text.push_str(&format!(
-                        "duplicates={} (records for samples already counted, ignored)\n",
-                        judged.score.duplicates
-                    ));
-                }
-                text + &judged.target_lines()
-            }
+            Score::Imagenet(judged) => judged_report(
+                &judged.score.line(),
+                judged.score.duplicates,
+                "samples",
+                judged,
+            ),
             Score::Coco(judged) => {
                 let mut text = format!("{}\n", judged.score.line);
                 for line in &judged.score.counts {
@@ -125,18 +125,31 @@ impl Score {
                 text + &judged.target_lines()
             }
             Score::Kits19(judged) => format!("{}\n", judged.score.line) + &judged.target_lines(),
-            Score::Squad(judged) => {
-                let mut text = format!("{}\n", judged.score.line);
-                if judged.score.duplicates > 0 {
-                    text.push_str(&format!(
-                        "duplicates={} (records for features already counted, ignored)\n",
-                        judged.score.duplicates
-                    ));
-                }
-                text + &judged.target_lines()
-            }
+            Score::Squad(judged) => judged_report(
+                &judged.score.line,
+                judged.score.duplicates,
+                "features",
+                judged,
+            ),
+            Score::Cnndm(judged) => judged_report(
+                &judged.score.line(),
+                judged.score.duplicates,
+                "samples",
+                judged,
+            ),
         }
     }
+}
+
+/// A judged score's report: its line, the records ignored as repeats of `what`, the targets.
+fn judged_report<S>(line: &str, duplicates: usize, what: &str, judged: &Judged<S>) -> String {
+    let mut text = format!("{line}\n");
+    if duplicates > 0 {
+        text.push_str(&format!(
+            "duplicates={duplicates} (records for {what} already counted, ignored)\n"
+        ));
+    }
+    text + &judged.target_lines()
 }
 
 /// The accuracy log's records, each sample's first one decoded (later ones are counted as
@@ -238,6 +251,32 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
             let score = squad::evaluate(log, &set)?;
             let line = score.line.clone();
             Ok(Score::Squad(judged(benchmark, &line, score)))
+        }
+        Accuracy::Cnndm { punkt, dtype } => {
+            let set = crate::datasets::cnndm::CnnDmSet::open(&benchmark.dataset_list())?;
+            let tokenizer_path =
+                benchmark
+                    .tokenizer
+                    .as_deref()
+                    .ok_or_else(|| AccuracyError::Unavailable {
+                        benchmark: benchmark.name.clone(),
+                        why: "it names no tokenizer to decode the answers".into(),
+                    })?;
+            let tokenizer = mlperf_tokenizer::Tokenizer::from_file(tokenizer_path)?;
+            let clean_up_spaces =
+                clean_up_spaces_of(tokenizer_path.parent().unwrap_or(Path::new(".")))?;
+            let params = mlperf_punkt::PunktParameters::read_punkt_tab(punkt)
+                .map_err(|e| file_error(punkt, e.to_string()))?;
+            let punkt = mlperf_punkt::SentenceTokenizer::new(params);
+            let scorer = CnnDmScorer {
+                set: &set,
+                tokenizer: &tokenizer,
+                clean_up_spaces,
+                punkt: &punkt,
+            };
+            let score = scorer.evaluate(log, *dtype)?;
+            let line = score.line();
+            Ok(Score::Cnndm(judged(benchmark, &line, score)))
         }
         Accuracy::Unavailable { why } => Err(AccuracyError::Unavailable {
             benchmark: benchmark.name.clone(),

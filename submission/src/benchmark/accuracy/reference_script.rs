@@ -111,6 +111,34 @@ pub fn reference_command(
                 .arg("float32");
             Ok(command)
         }
+        Accuracy::Cnndm { dtype, .. } => {
+            // It imports its dataset.py from its folder and loads evaluate's "rouge" metric
+            // (a ./rouge/ folder first, then the Hub): it runs in its own folder, as the
+            // reference's run_accuracy.sh runs it. --model-name is the tokenizer's folder.
+            let script = script(checkout, "language/llama3.1-8b/evaluation.py")?;
+            let absolute = |path: &Path| std::path::absolute(path).unwrap_or(path.to_path_buf());
+            let tokenizer = benchmark
+                .tokenizer
+                .as_deref()
+                .and_then(Path::parent)
+                .ok_or_else(|| unavailable("it names no tokenizer"))?;
+            let mut command = Command::new(python);
+            command
+                .current_dir(script.parent().unwrap_or(checkout))
+                .arg(&script)
+                .arg("--mlperf-accuracy-file")
+                .arg(absolute(log))
+                .arg("--dataset-file")
+                .arg(absolute(&benchmark.dataset_list()))
+                .arg("--dtype")
+                .arg(match dtype {
+                    super::TokenDtype::Int32 => "int32",
+                    super::TokenDtype::Int64 => "int64",
+                })
+                .arg("--model-name")
+                .arg(absolute(tokenizer));
+            Ok(command)
+        }
         _ => Err(unavailable(
             "it is the project's own benchmark: there is no reference script to run",
         )),
@@ -241,6 +269,36 @@ mod tests {
         );
         assert_eq!(flag("--features_cache_file"), stale.to_str().unwrap());
         assert_eq!(flag("--output_dtype"), "float32");
+        std::fs::remove_dir_all(&checkout).unwrap();
+    }
+
+    /// evaluation.py runs in its own folder (its dataset.py and ./rouge metric), on absolute
+    /// paths, with the tokenizer's folder as --model-name.
+    #[test]
+    fn evaluation_py_runs_in_its_folder_on_the_tokenizers_folder() {
+        let checkout = std::env::temp_dir().join(format!("inference-llama-{}", std::process::id()));
+        let folder = checkout.join("language/llama3.1-8b");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("evaluation.py"), "").unwrap();
+        let definition =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/benchmarks/llama3.1-8b.toml");
+        let benchmark = Benchmark::read(&definition).unwrap();
+        let log = Path::new("/runs/accuracy/mlperf_log_accuracy.json");
+        let command = reference_command(&benchmark, &checkout, Path::new("python3"), log).unwrap();
+        assert_eq!(command.get_current_dir(), Some(folder.as_path()));
+        let args: Vec<String> = command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let flag = |name: &str| {
+            let at = args.iter().position(|a| a == name).unwrap();
+            args[at + 1].clone()
+        };
+        assert_eq!(flag("--mlperf-accuracy-file"), log.to_str().unwrap());
+        assert!(flag("--dataset-file").ends_with("tests/fixtures/cnndm/cnn_eval.json"));
+        assert!(Path::new(&flag("--dataset-file")).is_absolute());
+        assert_eq!(flag("--dtype"), "int32");
+        assert!(flag("--model-name").ends_with("tests/fixtures/cnndm/tokenizer"));
         std::fs::remove_dir_all(&checkout).unwrap();
     }
 

@@ -15,56 +15,78 @@ pub struct TargetCheck {
     pub why: String,
     /// The value the checker's pattern reads from the line; None: it reads none.
     pub value: Option<f64>,
+    /// The bound is an upper one (an LLM's answer length).
+    pub at_most: bool,
 }
 
 impl TargetCheck {
     pub fn passed(&self) -> bool {
-        self.value.is_some_and(|value| value >= self.bound)
+        self.value.is_some_and(|value| {
+            if self.at_most {
+                value <= self.bound
+            } else {
+                value >= self.bound
+            }
+        })
     }
 
     /// A line for accuracy.txt, which no checker pattern reads (it starts `target`).
     pub fn report_line(&self, round: &str) -> String {
         let verdict = if self.passed() { "PASS" } else { "FAIL" };
+        let relation = if self.at_most { "<=" } else { ">=" };
         match self.value {
             Some(value) => format!(
-                "target ({round}): {} {value} >= {:.6} ({}): {verdict}",
+                "target ({round}): {} {value} {relation} {:.6} ({}): {verdict}",
                 self.metric, self.bound, self.why
             ),
             None => format!(
-                "target ({round}): {} >= {:.6} ({}): FAIL, the checker's pattern reads no value from the line",
+                "target ({round}): {} {relation} {:.6} ({}): FAIL, the checker's pattern reads no value from the line",
                 self.metric, self.bound, self.why
             ),
         }
     }
 }
 
-/// The targets of `round` for `benchmark`, read off `line`.
-pub(super) fn judge(line: &str, targets: &[AccuracyTarget]) -> Vec<TargetCheck> {
-    targets
-        .iter()
-        .map(|target| TargetCheck {
-            metric: target.name.clone(),
-            bound: target.bound,
-            why: target.why.clone(),
-            value: target.score(line),
-        })
+/// The targets of `round` for `benchmark` (the lower bounds, then the upper ones), read off
+/// `line`.
+pub(super) fn judge(line: &str, targets: &RoundTargets) -> Vec<TargetCheck> {
+    let check = |target: &AccuracyTarget, at_most: bool| TargetCheck {
+        metric: target.name.clone(),
+        bound: target.bound,
+        why: target.why.clone(),
+        value: target.score(line),
+        at_most,
+    };
+    let lower = targets.lower.iter().map(|t| check(t, false));
+    lower
+        .chain(targets.upper.iter().map(|t| check(t, true)))
         .collect()
+}
+
+/// A benchmark's accuracy bounds in a round: what a score must reach, and not exceed.
+#[derive(Debug, Clone, Default)]
+pub(super) struct RoundTargets {
+    pub(super) lower: Vec<AccuracyTarget>,
+    pub(super) upper: Vec<AccuracyTarget>,
 }
 
 /// The round a benchmark's accuracy is judged in (the built-in one unless a file overrides
 /// it), and its targets for `benchmark` (none for a benchmark outside the round).
-pub(super) fn round_targets(benchmark: &str) -> (String, Vec<AccuracyTarget>) {
+pub(super) fn round_targets(benchmark: &str) -> (String, RoundTargets) {
     match Round::find(None) {
         Ok(round) => {
             let targets = round
                 .model(benchmark)
-                .map(|rules| rules.accuracy.clone())
+                .map(|rules| RoundTargets {
+                    lower: rules.accuracy.clone(),
+                    upper: rules.accuracy_upper.clone(),
+                })
                 .unwrap_or_default();
             (round.name, targets)
         }
         Err(error) => {
             tracing::warn!(%error, "no round to judge accuracy by");
-            (String::from("no round"), Vec::new())
+            (String::from("no round"), RoundTargets::default())
         }
     }
 }
@@ -132,6 +154,23 @@ mod tests {
             "{lines}"
         );
         assert!(lines.trim_end().ends_with("FAIL"), "{lines}");
-        assert!(round_targets("fmnist").1.is_empty());
+        assert!(round_targets("fmnist").1.lower.is_empty());
+        // An LLM's answer length is held below a bound too.
+        let (_, llama) = round_targets("llama3.1-8b");
+        let line = "{'rouge1': '38.8', 'rouge2': '15.95', 'rougeL': '24.5', 'rougeLsum': '35.8', 'gen_len': 9000000, 'gen_num': 13368}";
+        let checks = judge(line, &llama);
+        let too_long: Vec<_> = checks.iter().filter(|c| !c.passed()).collect();
+        assert_eq!(too_long.len(), 1, "{checks:?}");
+        assert!(
+            too_long[0].at_most && too_long[0].metric == "GEN_LEN",
+            "{checks:?}"
+        );
+        assert!(
+            too_long[0]
+                .report_line("v6.1")
+                .contains("9000000 <= 8984408"),
+            "{}",
+            too_long[0].report_line("v6.1")
+        );
     }
 }
