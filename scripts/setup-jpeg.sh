@@ -3,8 +3,10 @@
 # time to decode JPEGs as cv2.imread does (the ImageNet raw layout of `resnet`). Installed
 # with apt-get when missing; prints where it is.
 set -euo pipefail
+# awk reads the whole list: an early exit would end ldconfig with SIGPIPE, which pipefail turns
+# into a failure of this script (exit 141) whenever ldconfig had more to write.
 find_library() {
-    ldconfig -p 2>/dev/null | awk '/libturbojpeg\.so\.0 / { print $NF; exit }'
+    ldconfig -p 2>/dev/null | awk '/libturbojpeg\.so\.0 / && !found { print $NF; found = 1 }'
 }
 if [ -z "$(find_library)" ]; then
     sudo=()
