@@ -3,6 +3,10 @@
 //! `AutoTokenizer`), read with the `tokenizers` crate. The network plugin turns answers into
 //! the token ids the accuracy log holds; the host's ROUGE scorer turns them back into text.
 
+mod sentencepiece;
+
+pub use sentencepiece::SlowLlama;
+
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +34,8 @@ pub struct Tokenizer {
     inner: tokenizers::Tokenizer,
     /// Ids below this are in the vocabulary (added tokens included).
     vocabulary: usize,
+    /// The ids of the added tokens marked special.
+    special: Vec<u32>,
     path: PathBuf,
 }
 
@@ -55,9 +61,17 @@ impl Tokenizer {
         if vocabulary == 0 {
             return Err(read_error("its vocabulary is empty".into()));
         }
+        let mut special: Vec<u32> = inner
+            .get_added_tokens_decoder()
+            .into_iter()
+            .filter(|(_, token)| token.special)
+            .map(|(id, _)| id)
+            .collect();
+        special.sort_unstable();
         Ok(Tokenizer {
             inner,
             vocabulary,
+            special,
             path: path.to_path_buf(),
         })
     }
@@ -83,19 +97,30 @@ impl Tokenizer {
     /// The text of `ids`, special tokens (end of sequence and the like) left out. An id outside
     /// the vocabulary is an error rather than silently dropped.
     pub fn decode(&self, ids: &[u32]) -> Result<String, TokenizerError> {
-        if let Some(&id) = ids.iter().find(|&&id| id as usize >= self.vocabulary) {
-            return Err(TokenizerError::UnknownId {
-                path: self.path.clone(),
-                id,
-                vocabulary: self.vocabulary,
-            });
-        }
+        self.check_ids(ids)?;
         self.inner
             .decode(ids, true)
             .map_err(|e| TokenizerError::Decode {
                 path: self.path.clone(),
                 message: e.to_string(),
             })
+    }
+
+    fn check_ids(&self, ids: &[u32]) -> Result<(), TokenizerError> {
+        match ids.iter().find(|&&id| id as usize >= self.vocabulary) {
+            Some(&id) => Err(TokenizerError::UnknownId {
+                path: self.path.clone(),
+                id,
+                vocabulary: self.vocabulary,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The ids of the added tokens marked special (`<s>`, `</s>`, `<unk>`): what decoding with
+    /// `skip_special_tokens` leaves out.
+    fn special_ids(&self) -> &[u32] {
+        &self.special
     }
 
     /// The id of a special token such as `<|im_end|>`, if the vocabulary has it.

@@ -1,6 +1,7 @@
 //! `mlperf-host dataset preprocess`: what the host hands the plugin for every sample of a
 //! benchmark's data set, written in the reference's cache layout, to diff against the
-//! submitter's own.
+//! submitter's own; `dataset convert`: a data set the host cannot read as it is (llama2-70b's
+//! pandas pickle) into one it reads.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +23,27 @@ pub(crate) enum DatasetCommand {
     /// input_mask.npy and segment_ids.npy, int64 [features, 384]), to compare with the
     /// tensors the reference made.
     Preprocess(PreprocessArgs),
+    /// Convert llama2-70b's OpenOrca pickle (open_orca_gpt4_tokenized_llama.sampled_24576.pkl,
+    /// a pandas DataFrame) once into the JSON file the host reads, beside a link to the
+    /// pickle (which the reference's accuracy script reads): run with --dataset-dir OUT
+    /// afterwards. Needs a Python with pandas.
+    Convert(ConvertArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct ConvertArgs {
+    /// The benchmark whose data set is converted (llama2-70b-99.9).
+    #[arg(long, value_name = "NAME|FILE")]
+    benchmark: String,
+    /// The folder holding the pickle, or the pickle itself.
+    #[arg(long, value_name = "DIR|FILE")]
+    dataset_dir: PathBuf,
+    /// The folder to write into (created).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// The Python that reads the pickle; it must have pandas.
+    #[arg(long, value_name = "PYTHON", default_value = "python3")]
+    python: PathBuf,
 }
 
 #[derive(clap::Args, Debug)]
@@ -42,8 +64,29 @@ pub(crate) struct PreprocessArgs {
 
 pub(crate) fn main(command: &DatasetCommand) -> ExitCode {
     super::init_logging(0, false);
-    let DatasetCommand::Preprocess(args) = command;
-    super::exit_with(preprocess(args))
+    match command {
+        DatasetCommand::Preprocess(args) => super::exit_with(preprocess(args)),
+        DatasetCommand::Convert(args) => super::exit_with(convert(args)),
+    }
+}
+
+fn convert(args: &ConvertArgs) -> anyhow::Result<()> {
+    let benchmark = super::benchmark::open_with(&args.benchmark, None, None)?;
+    if benchmark.format != DatasetFormat::OpenOrca {
+        bail!(
+            "benchmark {}: its data set is read as it is; `dataset convert` converts llama2-70b's OpenOrca pickle",
+            benchmark.name
+        );
+    }
+    let (file, records) =
+        mlperf_submission::datasets::openorca::convert(&args.python, &args.dataset_dir, &args.out)?;
+    println!(
+        "{records} records of {} written to {}: run with --dataset-dir {}",
+        args.dataset_dir.display(),
+        file.display(),
+        args.out.display()
+    );
+    Ok(())
 }
 
 fn preprocess(args: &PreprocessArgs) -> anyhow::Result<()> {
@@ -102,8 +145,12 @@ fn preprocess(args: &PreprocessArgs) -> anyhow::Result<()> {
                 "as input_ids.npy, input_mask.npy and segment_ids.npy (int64, a row per feature)",
             )
         }
-        DatasetFormat::Cnndm => {
-            let folder = CnnDmFolder::open(&benchmark.inputs, args.total_samples)?;
+        DatasetFormat::Cnndm | DatasetFormat::OpenOrca => {
+            let folder = if benchmark.format == DatasetFormat::Cnndm {
+                CnnDmFolder::open(&benchmark.inputs, args.total_samples)?
+            } else {
+                CnnDmFolder::open_openorca(&benchmark.inputs, args.total_samples)?
+            };
             let bar = bar(SampleSource::len(&folder))?;
             let written = write_cnndm_token_ids(folder, &args.out, |n| bar.set_position(n as u64))
                 .with_context(|| format!("cannot write {}", args.out.display()))?;

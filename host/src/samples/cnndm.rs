@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use mlperf_plugin_api::sdk::DType;
 use mlperf_submission::datasets::cnndm::CnnDmSet;
+use mlperf_submission::datasets::openorca;
 
 use super::arena::SampleLayout;
 use super::imagenet::from_dataset;
@@ -23,7 +24,16 @@ impl CnnDmFolder {
     /// Opens the evaluation file in `dir` (the first `count` records only are samples, when
     /// given).
     pub fn open(dir: &Path, count: Option<usize>) -> Result<CnnDmFolder, SourceError> {
-        let set = CnnDmSet::open(dir).map_err(from_dataset)?;
+        CnnDmFolder::of(CnnDmSet::open(dir).map_err(from_dataset)?, count)
+    }
+
+    /// Opens llama2-70b's OpenOrca records (the pickle converted by `dataset convert`):
+    /// the same shape, read the same way.
+    pub fn open_openorca(dir: &Path, count: Option<usize>) -> Result<CnnDmFolder, SourceError> {
+        CnnDmFolder::of(openorca::open(dir).map_err(from_dataset)?, count)
+    }
+
+    fn of(set: CnnDmSet, count: Option<usize>) -> Result<CnnDmFolder, SourceError> {
         if let Some(count) = count {
             if count == 0 || count > set.len() {
                 return Err(SourceError::Format {
@@ -33,7 +43,7 @@ impl CnnDmFolder {
             }
         }
         let count = count.unwrap_or(set.len());
-        tracing::info!(file = %set.path.display(), records = set.len(), samples = count, "opened a CNN-DailyMail evaluation file");
+        tracing::info!(file = %set.path.display(), records = set.len(), samples = count, "opened a file of prompt token ids");
         Ok(CnnDmFolder {
             set: Arc::new(set),
             count,
@@ -48,7 +58,7 @@ impl CnnDmFolder {
 
 impl SampleSource for CnnDmFolder {
     fn describe(&self) -> String {
-        format!("{} (CNN-DailyMail)", self.set.path.display())
+        format!("{} (prompt token ids)", self.set.path.display())
     }
 
     fn len(&self) -> usize {

@@ -15,7 +15,7 @@ use crate::samples::{
     digest, split_first_axis, CnnDmFolder, CocoFolder, DatasetLibrary, ImagenetFolder,
     Kits19Folder, NamedFiles, NamedInput, NpySource, Preprocessing, SampleSource, SquadFolder,
 };
-use mlperf_submission::datasets::{cnndm, coco, imagenet, kits19, squad};
+use mlperf_submission::datasets::{cnndm, coco, imagenet, kits19, openorca, squad};
 
 pub enum SampleLibrary {
     /// Indices only.
@@ -81,6 +81,9 @@ impl SampleLibrary {
         } else if format == DatasetFormat::Cnndm {
             let folder = CnnDmFolder::open(path, count).map_err(SessionError::Dataset)?;
             (Box::new(folder), Vec::new())
+        } else if format == DatasetFormat::OpenOrca {
+            let folder = CnnDmFolder::open_openorca(path, count).map_err(SessionError::Dataset)?;
+            (Box::new(folder), Vec::new())
         } else if input_files.is_empty() {
             (open_source(path)?, Vec::new())
         } else {
@@ -97,6 +100,7 @@ impl SampleLibrary {
             DatasetFormat::Kits19 => path.join(kits19::CASE_LIST),
             DatasetFormat::Squad => path.join(squad::DEV_SET),
             DatasetFormat::Cnndm => cnndm::evaluation_file(path),
+            DatasetFormat::OpenOrca => openorca::evaluation_file(path),
         };
         let sha256 = dataset_sha256(&hashed, input_files, expected_sha256.as_deref())?;
         let total = source.len();

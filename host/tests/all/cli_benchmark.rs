@@ -265,7 +265,7 @@ fn benchmark_problems_are_named_before_anything_runs() {
     );
     assert!(
         stderr.contains(
-            "the benchmarks: 3d-unet-99, 3d-unet-99.9, bert-99, bert-99.9, digits, fmnist, llama3.1-8b, llama3.1-8b-edge, minilm"
+            "the benchmarks: 3d-unet-99, 3d-unet-99.9, bert-99, bert-99.9, digits, fmnist, llama2-70b-99.9, llama3.1-8b, llama3.1-8b-edge, minilm"
         ),
         "{stderr}"
     );

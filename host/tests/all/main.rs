@@ -20,6 +20,7 @@ mod faulty_plugins;
 mod host_batching;
 mod isolated_meters;
 mod isolated_plugins;
+mod llama2_runs;
 mod llama_runs;
 mod llm_runs;
 mod named_inputs;

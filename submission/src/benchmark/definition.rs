@@ -138,12 +138,22 @@ pub enum DatasetFormat {
     /// set's `sample_cnn_eval_5000.json`, each record's `tok_input` a sample of int32 token
     /// ids.
     Cnndm,
+    /// OpenOrca as llama2-70b reads it: the reference's pandas pickle converted once
+    /// (`dataset convert`) into `open_orca_gpt4_tokenized_llama.sampled_24576.json`, records
+    /// of the same shape as CNN-DailyMail's.
+    #[serde(rename = "openorca")]
+    OpenOrca,
 }
 
 impl DatasetFormat {
     /// A folder rather than a file.
     pub fn is_folder(self) -> bool {
         !matches!(self, DatasetFormat::Npy)
+    }
+
+    /// Records of prompt token ids and reference answers (an LLM served elsewhere).
+    pub fn is_token_prompts(self) -> bool {
+        matches!(self, DatasetFormat::Cnndm | DatasetFormat::OpenOrca)
     }
 }
 
@@ -197,6 +207,8 @@ pub enum Accuracy {
     Cnndm {
         punkt: PathBuf,
         dtype: crate::benchmark::accuracy::TokenDtype,
+        /// Which script's figures and line (llama2-70b's adds the tokens per sample).
+        script: crate::benchmark::accuracy::RougeScript,
     },
     /// No metric (e.g. random weights); `why` says so.
     Unavailable { why: String },
@@ -326,6 +338,7 @@ impl Benchmark {
             DatasetFormat::Kits19 => self.inputs.join(crate::datasets::kits19::CASE_LIST),
             DatasetFormat::Squad => self.inputs.join(crate::datasets::squad::DEV_SET),
             DatasetFormat::Cnndm => crate::datasets::cnndm::evaluation_file(&self.inputs),
+            DatasetFormat::OpenOrca => crate::datasets::openorca::evaluation_file(&self.inputs),
         }
     }
 
@@ -350,7 +363,7 @@ impl Benchmark {
     /// elsewhere (`cnndm`) takes its checkpoint folder instead, as the reference's
     /// `--model-name`: its tokenizer.json and tokenizer_config.json decode the answers.
     pub fn with_model_file(mut self, model: &Path) -> Benchmark {
-        if self.format == DatasetFormat::Cnndm {
+        if self.format.is_token_prompts() {
             self.tokenizer = Some(if model.is_dir() {
                 model.join("tokenizer.json")
             } else {
@@ -665,11 +678,16 @@ impl RawDefinition {
                 }
                 Accuracy::Squad
             }
-            "cnndm" => {
-                if self.dataset.format != DatasetFormat::Cnndm || self.dataset.tokenizer.is_none() {
-                    return Err(invalid(
-                        "[accuracy] metric cnndm needs [dataset] format = \"cnndm\" (its references are the records' output) and the model's `tokenizer`".into(),
-                    ));
+            metric @ ("cnndm" | "openorca") => {
+                let (format, script) = if metric == "cnndm" {
+                    (DatasetFormat::Cnndm, crate::benchmark::accuracy::RougeScript::Evaluation)
+                } else {
+                    (DatasetFormat::OpenOrca, crate::benchmark::accuracy::RougeScript::EvaluateAccuracy)
+                };
+                if self.dataset.format != format || self.dataset.tokenizer.is_none() {
+                    return Err(invalid(format!(
+                        "[accuracy] metric {metric} needs [dataset] format = \"{metric}\" (its references are the records' output) and the model's `tokenizer`"
+                    )));
                 }
                 let dtype = match self.accuracy.dtype {
                     None | Some(crate::benchmark::accuracy::ClassDtype::Int32) => {
@@ -687,9 +705,10 @@ impl RawDefinition {
                 };
                 Accuracy::Cnndm {
                     punkt: at(&self.accuracy.punkt.clone().ok_or_else(|| {
-                        invalid("[accuracy] metric cnndm needs `punkt` (a punkt_tab language folder, e.g. ~/nltk_data/tokenizers/punkt_tab/english)".into())
+                        invalid(format!("[accuracy] metric {metric} needs `punkt` (a punkt_tab language folder, e.g. ~/nltk_data/tokenizers/punkt_tab/english)"))
                     })?),
                     dtype,
+                    script,
                 }
             }
             "none" => Accuracy::Unavailable {
@@ -700,7 +719,7 @@ impl RawDefinition {
             },
             other => {
                 return Err(invalid(format!(
-                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet, coco, kits19, squad, cnndm or none)"
+                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet, coco, kits19, squad, cnndm, openorca or none)"
                 )))
             }
         };
@@ -966,6 +985,7 @@ offline_expected_qps = 5000
                 "bert-99.9",
                 "digits",
                 "fmnist",
+                "llama2-70b-99.9",
                 "llama3.1-8b",
                 "llama3.1-8b-edge",
                 "minilm",
@@ -1055,6 +1075,38 @@ offline_expected_qps = 5000
         .unwrap_err()
         .to_string();
         assert!(wrong.contains("int32 or int64"), "{wrong}");
+    }
+
+    #[test]
+    fn llama2_is_the_rounds_benchmark_on_a_converted_openorca_folder() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/benchmarks");
+        let llama2 = Benchmark::read(&dir.join("llama2-70b-99.9.toml")).unwrap();
+        assert_eq!(llama2.format, DatasetFormat::OpenOrca);
+        assert_eq!(llama2.config_model.as_deref(), Some("llama2-70b"));
+        assert!(llama2
+            .dataset_list()
+            .ends_with("openorca/open_orca_gpt4_tokenized_llama.sampled_24576.json"));
+        assert!(matches!(
+            llama2.accuracy,
+            Accuracy::Cnndm {
+                dtype: crate::benchmark::accuracy::TokenDtype::Int32,
+                script: crate::benchmark::accuracy::RougeScript::EvaluateAccuracy,
+                ..
+            }
+        ));
+        let config = llama2.plugin_config(TestScenario::Server);
+        assert_eq!(config["prompt"].as_str(), Some("token_ids"));
+        assert_eq!(config["max_tokens"].as_integer(), Some(1024));
+        let served = llama2.with_model_file(&dir);
+        assert_eq!(served.tokenizer, Some(dir.join("tokenizer.json")));
+        // The metric and the format go together.
+        let base = "name = 'x'\n[dataset]\nformat = 'cnndm'\ninputs = 'd'\ntokenizer = 't.json'\n[accuracy]\nmetric = 'openorca'\npunkt = 'p'\n[plugin]\nname = 'null'";
+        let wrong = parse(base).unwrap_err().to_string();
+        assert!(
+            wrong.contains("metric openorca needs [dataset] format = \"openorca\""),
+            "{wrong}"
+        );
+        assert!(parse(&base.replace("format = 'cnndm'", "format = 'openorca'")).is_ok());
     }
 
     #[test]

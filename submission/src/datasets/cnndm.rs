@@ -61,12 +61,18 @@ impl CnnDmSet {
         } else {
             path.to_path_buf()
         };
+        CnnDmSet::read(path)
+    }
+
+    /// Reads an evaluation file: a JSON array of records with `tok_input` and `output` (the
+    /// converted OpenOrca set of llama2-70b has the same shape).
+    pub fn read(path: PathBuf) -> Result<CnnDmSet, DatasetError> {
         let text = std::fs::read_to_string(&path)
             .map_err(|e| DatasetError::file(&path, format!("cannot read: {e}")))?;
         let records: Vec<CnnDmRecord> = serde_json::from_str(&text).map_err(|e| {
             DatasetError::file(
                 &path,
-                format!("{e}: a CNN-DailyMail evaluation file is a JSON array of records, each with `tok_input` (token ids) and `output` (the reference summary)"),
+                format!("{e}: the file is a JSON array of records, each with `tok_input` (token ids) and `output` (the reference answer)"),
             )
         })?;
         if records.is_empty() {

@@ -18,7 +18,9 @@ mod top1;
 
 use std::path::{Path, PathBuf};
 
-pub use cnndm::{clean_up_spaces_of, CnnDmRouge, CnnDmScorer, TokenDtype};
+pub use cnndm::{
+    clean_up_spaces_of, slow_llama_of, CnnDmRouge, CnnDmScorer, RougeScript, TokenDtype,
+};
 pub use coco::CocoMap;
 pub use cosine::Cosine;
 pub use imagenet::{ClassDtype, ImagenetTop1};
@@ -252,8 +254,19 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
             let line = score.line.clone();
             Ok(Score::Squad(judged(benchmark, &line, score)))
         }
-        Accuracy::Cnndm { punkt, dtype } => {
-            let set = crate::datasets::cnndm::CnnDmSet::open(&benchmark.dataset_list())?;
+        Accuracy::Cnndm {
+            punkt,
+            dtype,
+            script,
+        } => {
+            let set = match script {
+                RougeScript::Evaluation => {
+                    crate::datasets::cnndm::CnnDmSet::open(&benchmark.dataset_list())?
+                }
+                RougeScript::EvaluateAccuracy => {
+                    crate::datasets::openorca::open(&benchmark.dataset_list())?
+                }
+            };
             let tokenizer_path =
                 benchmark
                     .tokenizer
@@ -263,8 +276,9 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
                         why: "it names no tokenizer to decode the answers".into(),
                     })?;
             let tokenizer = mlperf_tokenizer::Tokenizer::from_file(tokenizer_path)?;
-            let clean_up_spaces =
-                clean_up_spaces_of(tokenizer_path.parent().unwrap_or(Path::new(".")))?;
+            let tokenizer_dir = tokenizer_path.parent().unwrap_or(Path::new("."));
+            let clean_up_spaces = clean_up_spaces_of(tokenizer_dir)?;
+            let slow_llama = cnndm::slow_llama_of(tokenizer_dir)?;
             let params = mlperf_punkt::PunktParameters::read_punkt_tab(punkt)
                 .map_err(|e| file_error(punkt, e.to_string()))?;
             let punkt = mlperf_punkt::SentenceTokenizer::new(params);
@@ -272,7 +286,9 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
                 set: &set,
                 tokenizer: &tokenizer,
                 clean_up_spaces,
+                slow_llama,
                 punkt: &punkt,
+                script: *script,
             };
             let score = scorer.evaluate(log, *dtype)?;
             let line = score.line();

@@ -111,6 +111,46 @@ pub fn reference_command(
                 .arg("float32");
             Ok(command)
         }
+        Accuracy::Cnndm {
+            dtype,
+            script: super::RougeScript::EvaluateAccuracy,
+            ..
+        } => {
+            // It reads the pickle (pandas) and loads evaluate's "rouge" metric (a ./rouge/
+            // folder first): it runs in its own folder too. --checkpoint-path is the
+            // tokenizer's folder, which it loads as the slow (sentencepiece) tokenizer.
+            let script = script(checkout, "language/llama2-70b/evaluate-accuracy.py")?;
+            let absolute = |path: &Path| std::path::absolute(path).unwrap_or(path.to_path_buf());
+            let tokenizer = benchmark
+                .tokenizer
+                .as_deref()
+                .and_then(Path::parent)
+                .ok_or_else(|| unavailable("it names no tokenizer"))?;
+            let folder = benchmark.dataset_list();
+            let pickle = folder
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join(crate::datasets::openorca::PICKLE);
+            if !pickle.is_file() {
+                return Err(unavailable(&format!(
+                    "the reference script reads the pickle, and {} does not exist (`dataset convert` links it beside the file it writes)",
+                    pickle.display()
+                )));
+            }
+            let mut command = Command::new(python);
+            command
+                .current_dir(script.parent().unwrap_or(checkout))
+                .arg(&script)
+                .arg("--checkpoint-path")
+                .arg(absolute(tokenizer))
+                .arg("--mlperf-accuracy-file")
+                .arg(absolute(log))
+                .arg("--dataset-file")
+                .arg(absolute(&pickle))
+                .arg("--dtype")
+                .arg(token_dtype(*dtype));
+            Ok(command)
+        }
         Accuracy::Cnndm { dtype, .. } => {
             // It imports its dataset.py from its folder and loads evaluate's "rouge" metric
             // (a ./rouge/ folder first, then the Hub): it runs in its own folder, as the
@@ -131,10 +171,7 @@ pub fn reference_command(
                 .arg("--dataset-file")
                 .arg(absolute(&benchmark.dataset_list()))
                 .arg("--dtype")
-                .arg(match dtype {
-                    super::TokenDtype::Int32 => "int32",
-                    super::TokenDtype::Int64 => "int64",
-                })
+                .arg(token_dtype(*dtype))
                 .arg("--model-name")
                 .arg(absolute(tokenizer));
             Ok(command)
@@ -142,6 +179,13 @@ pub fn reference_command(
         _ => Err(unavailable(
             "it is the project's own benchmark: there is no reference script to run",
         )),
+    }
+}
+
+fn token_dtype(dtype: super::TokenDtype) -> &'static str {
+    match dtype {
+        super::TokenDtype::Int32 => "int32",
+        super::TokenDtype::Int64 => "int64",
     }
 }
 
@@ -300,6 +344,48 @@ mod tests {
         assert_eq!(flag("--dtype"), "int32");
         assert!(flag("--model-name").ends_with("tests/fixtures/cnndm/tokenizer"));
         std::fs::remove_dir_all(&checkout).unwrap();
+    }
+
+    /// llama2-70b's evaluate-accuracy.py runs in its own folder too (its ./rouge metric), on
+    /// the pickle beside the converted file and the tokenizer's folder as --checkpoint-path;
+    /// without the pickle it says where it looked.
+    #[test]
+    fn evaluate_accuracy_py_reads_the_pickle_beside_the_converted_records() {
+        let checkout = tempfile::tempdir().unwrap();
+        let folder = checkout.path().join("language/llama2-70b");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("evaluate-accuracy.py"), "").unwrap();
+        let definition = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../configs/benchmarks/llama2-70b-99.9.toml");
+        let benchmark = Benchmark::read(&definition).unwrap();
+        let log = Path::new("/runs/accuracy/mlperf_log_accuracy.json");
+        let python = Path::new("python3");
+        let command = reference_command(&benchmark, checkout.path(), python, log).unwrap();
+        assert_eq!(command.get_current_dir(), Some(folder.as_path()));
+        let args: Vec<String> = command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let flag = |name: &str| {
+            let at = args.iter().position(|a| a == name).unwrap();
+            args[at + 1].clone()
+        };
+        assert!(flag("--checkpoint-path").ends_with("tests/fixtures/openorca/tokenizer"));
+        assert_eq!(flag("--mlperf-accuracy-file"), log.to_str().unwrap());
+        assert!(flag("--dataset-file")
+            .ends_with("openorca/open_orca_gpt4_tokenized_llama.sampled_24576.pkl"));
+        assert!(Path::new(&flag("--dataset-file")).is_absolute());
+        assert_eq!(flag("--dtype"), "int32");
+
+        let converted = tempfile::tempdir().unwrap();
+        let benchmark = benchmark.with_dataset_dir(converted.path()).unwrap();
+        let error = reference_command(&benchmark, checkout.path(), python, log)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("reads the pickle") && error.contains("does not exist"),
+            "{error}"
+        );
     }
 
     /// accuracy_kits.py runs in its own folder (its global_vars.py reads ./meta), on absolute
