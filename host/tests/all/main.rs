@@ -23,6 +23,7 @@ mod isolated_plugins;
 mod llama2_runs;
 mod llama_runs;
 mod llm_runs;
+mod llm_token_prompts;
 mod named_inputs;
 mod network_runs;
 mod official_engine;

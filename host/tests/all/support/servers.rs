@@ -1,7 +1,9 @@
 //! Real servers for the network plugin's tests, started on 127.0.0.1 with free ports by
 //! scripts/serve.sh: KServe v2 servers (from the venvs scripts/setup-servers.sh makes) serving
-//! a benchmark's model.onnx through ONNX Runtime, and llama.cpp's OpenAI server (from
-//! scripts/setup-llm.sh) serving smollm2; killed (their whole process group) when dropped.
+//! a benchmark's model.onnx through ONNX Runtime, and llama.cpp's OpenAI servers serving
+//! smollm2: llama-cpp-python's (scripts/setup-llm.sh) and llama.cpp's own llama-server
+//! (scripts/setup-llama-server.sh), which takes token-id prompts; killed (their whole process
+//! group) when dropped.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -22,6 +24,8 @@ pub(crate) enum Kind {
     Triton,
     /// llama.cpp's OpenAI-compatible server (llama-cpp-python), HTTP only.
     Llama,
+    /// llama.cpp's own server (llama-server), HTTP only: prompts as token ids too.
+    LlamaServer,
 }
 
 impl Kind {
@@ -29,13 +33,19 @@ impl Kind {
         match self {
             Kind::MlServer => ".venv-mlserver",
             Kind::Triton => ".venv-triton",
-            Kind::Llama => ".venv-llama",
+            // Where the model's .gguf file is.
+            Kind::Llama | Kind::LlamaServer => ".venv-llama",
         }
+    }
+
+    fn is_llm(self) -> bool {
+        matches!(self, Kind::Llama | Kind::LlamaServer)
     }
 
     fn setup(self) -> &'static str {
         match self {
             Kind::Llama => "scripts/setup-llm.sh",
+            Kind::LlamaServer => "scripts/setup-llm.sh and scripts/setup-llama-server.sh",
             _ => "scripts/setup-servers.sh",
         }
     }
@@ -47,14 +57,14 @@ pub(crate) struct Server {
     pub grpc_port: u16,
     child: Child,
     log: PathBuf,
-    _dir: TempDir,
+    dir: TempDir,
 }
 
 impl Server {
     /// Starts `kind` serving `data/<benchmark>/model.onnx` as model `benchmark`, and waits
     /// until it says the model is ready.
     pub(crate) fn start(kind: Kind, benchmark: &str) -> Server {
-        if kind != Kind::Llama {
+        if !kind.is_llm() {
             let model = repo().join("data").join(benchmark).join("model.onnx");
             assert!(model.is_file(), "{} is missing", model.display());
         }
@@ -68,10 +78,12 @@ impl Server {
                 Kind::MlServer => "mlserver",
                 Kind::Triton => "triton",
                 Kind::Llama => "llama",
+                Kind::LlamaServer => "llama-server",
             })
             .arg(benchmark)
             .args([http_port, grpc_port, metrics_port].map(|p| p.to_string()))
-            .env("SERVE_DIR", dir.path().join("mlserver"));
+            .env("SERVE_DIR", dir.path().join("mlserver"))
+            .env("LLAMA_PROMPTS_DIR", dir.path().join("prompts"));
         assert!(
             repo().join(kind.venv()).is_dir(),
             "{} is missing: run `bash {}` (scripts/test.sh does)",
@@ -94,7 +106,7 @@ impl Server {
             grpc_port,
             child,
             log,
-            _dir: dir,
+            dir,
         };
         server.wait_ready(benchmark);
         server
@@ -108,6 +120,25 @@ impl Server {
         format!("127.0.0.1:{}", self.grpc_port)
     }
 
+    /// The token ids of every prompt llama-server was sent so far, in no order (its
+    /// `--log-prompts-dir`, a file a millisecond: prompts that come in at once are one).
+    pub(crate) fn prompts(&self) -> Vec<Vec<u32>> {
+        assert_eq!(
+            self.kind,
+            Kind::LlamaServer,
+            "only llama-server logs its prompts"
+        );
+        let Ok(entries) = std::fs::read_dir(self.dir.path().join("prompts")) else {
+            return Vec::new();
+        };
+        entries
+            .map(|entry| {
+                let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+                serde_json::from_str(&text).unwrap()
+            })
+            .collect()
+    }
+
     /// What the server has printed so far.
     pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
@@ -117,6 +148,8 @@ impl Server {
         let started = Instant::now();
         let path = match self.kind {
             Kind::Llama => "/v1/models".to_string(),
+            // 503 until the model is loaded.
+            Kind::LlamaServer => "/health".to_string(),
             _ => format!("/v2/models/{model}/ready"),
         };
         while started.elapsed() < START_LIMIT {
