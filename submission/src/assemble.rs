@@ -85,7 +85,7 @@ pub fn assemble(options: &SubmitOptions, runs: &[PathBuf]) -> Result<Assembled, 
             }
         }
         groups
-            .entry((run.model.clone(), Scenario::from(run.scenario)))
+            .entry((run.model.clone(), run.folder_scenario))
             .or_default()
             .push(run);
     }

@@ -143,7 +143,7 @@ fn run_folder_row(dir: &Path) -> Result<ResultRow, ResultsError> {
         &run.log,
         &system,
         &run.model,
-        Scenario::from(run.scenario),
+        run.folder_scenario,
         &logs_dir,
         rules.as_ref(),
     );

@@ -9,7 +9,7 @@ use super::power_dev;
 use super::tree::{performance_run, ACCURACY_LOG, LOG_FILES};
 use crate::compliance::ComplianceTest;
 use crate::logs::{DetailLog, DETAIL_LOG, PROVENANCE_FILE};
-use crate::scenario::logged_scenario;
+use crate::scenario::{logged_scenario, Scenario};
 
 /// The model of a run shown whose logs do not name it.
 pub const UNNAMED_MODEL: &str = "-";
@@ -35,8 +35,12 @@ pub struct RunFolder {
     pub power_session: Option<PathBuf>,
     pub kind: RunKind,
     /// The model the run's config files were read for (`sut_model`), else the one given.
+    /// Without `-interactive` (that is in `folder_scenario`).
     pub model: String,
     pub scenario: TestScenario,
+    /// The scenario folder it is filed under: LoadGen's scenario, or Interactive for a
+    /// Server run of an `-interactive` model.
+    pub folder_scenario: Scenario,
     /// The detail log of the run (of `performance/run_1/` for a compliance folder).
     pub log: DetailLog,
 }
@@ -114,6 +118,16 @@ impl RunFolder {
                 ))
             }
         };
+        let logged_interactive = log
+            .str("sut_model")
+            .is_some_and(|logged| Scenario::of_run(scenario, logged).0 == Scenario::Interactive);
+        let (folder_scenario, base) = Scenario::of_run(scenario, &model);
+        let folder_scenario = if logged_interactive {
+            Scenario::Interactive
+        } else {
+            folder_scenario
+        };
+        let model = base.to_string();
         if power_session.is_some() && log.str("effective_test_mode") != Some("PerformanceOnly") {
             return Err(unusable(
                 "a power session's testing run (run_1/) must be a PerformanceOnly run".into(),
@@ -143,6 +157,7 @@ impl RunFolder {
             kind,
             model,
             scenario,
+            folder_scenario,
             log,
         })
     }
@@ -160,7 +175,7 @@ impl RunFolder {
             "{kind} {} ({} {})",
             self.dir.display(),
             self.model,
-            self.scenario
+            self.folder_scenario
         )
     }
 }

@@ -6,6 +6,11 @@ use std::str::FromStr;
 
 use mlperf_loadgen::TestScenario;
 
+/// What the config files' model of an Interactive run ends with (mlperf.conf's
+/// `llama3_1-8b-interactive.Server.ttft_latency`): the references run Interactive as a Server
+/// run of that model.
+pub const INTERACTIVE_SUFFIX: &str = "-interactive";
+
 /// A scenario folder of the submission tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scenario {
@@ -49,6 +54,15 @@ impl Scenario {
             Scenario::MultiStream => TestScenario::MultiStream,
             Scenario::Server | Scenario::Interactive => TestScenario::Server,
             Scenario::Offline => TestScenario::Offline,
+        }
+    }
+
+    /// The folder a run of `model` in LoadGen's `scenario` is filed under, and the model
+    /// without the Interactive suffix: a Server run of an `-interactive` model is Interactive.
+    pub fn of_run(scenario: TestScenario, model: &str) -> (Scenario, &str) {
+        match model.strip_suffix(INTERACTIVE_SUFFIX) {
+            Some(base) if scenario == TestScenario::Server => (Scenario::Interactive, base),
+            _ => (Scenario::from(scenario), model),
         }
     }
 
@@ -151,5 +165,22 @@ mod tests {
         }
         assert!(!Scenario::Offline.has_early_stopping());
         assert!(Scenario::Interactive.has_early_stopping());
+    }
+
+    #[test]
+    fn a_server_run_of_an_interactive_model_is_filed_as_interactive() {
+        assert_eq!(
+            Scenario::of_run(TestScenario::Server, "llama3_1-8b-interactive"),
+            (Scenario::Interactive, "llama3_1-8b")
+        );
+        assert_eq!(
+            Scenario::of_run(TestScenario::Server, "llama3_1-8b"),
+            (Scenario::Server, "llama3_1-8b")
+        );
+        // Only a Server run is one.
+        assert_eq!(
+            Scenario::of_run(TestScenario::Offline, "llama2-70b-interactive"),
+            (Scenario::Offline, "llama2-70b-interactive")
+        );
     }
 }

@@ -290,9 +290,7 @@ fn plan_benchmark(
         }
     }
     for scenario in &scenarios {
-        if *scenario == Scenario::Interactive {
-            problems.push("scenarios: Interactive (a Server run held to the Interactive limits) is not planned by campaigns yet: run it with `run --scenario Server` and file it by hand".into());
-        } else if !set.required.contains(scenario) && !set.optional.contains(scenario) {
+        if !set.required.contains(scenario) && !set.optional.contains(scenario) {
             problems.push(format!(
                 "scenarios: model {} has no {scenario} scenario for a {system_type} system (required: {}; optional: {})",
                 rules.benchmark,

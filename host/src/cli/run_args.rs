@@ -34,6 +34,10 @@ pub enum ScenarioArg {
     Server,
     #[value(name = "Offline")]
     Offline,
+    /// A Server run of an LLM benchmark under the round's Interactive token bounds: the
+    /// config files are read for `<model>-interactive`, as the references run it.
+    #[value(name = "Interactive")]
+    Interactive,
 }
 
 impl From<ScenarioArg> for TestScenario {
@@ -41,7 +45,7 @@ impl From<ScenarioArg> for TestScenario {
         match arg {
             ScenarioArg::SingleStream => TestScenario::SingleStream,
             ScenarioArg::MultiStream => TestScenario::MultiStream,
-            ScenarioArg::Server => TestScenario::Server,
+            ScenarioArg::Server | ScenarioArg::Interactive => TestScenario::Server,
             ScenarioArg::Offline => TestScenario::Offline,
         }
     }

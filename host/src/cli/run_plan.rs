@@ -18,10 +18,11 @@ use mlperf_host::session::{
     EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan,
 };
 use mlperf_host::submission::round::Round;
+use mlperf_host::submission::scenario::{Scenario, INTERACTIVE_SUFFIX};
 use mlperf_submission::datasets::coco::CocoList;
 
 use super::plugin_flags::IsolateArg;
-use super::run_args::{EngineArg, RunArgs};
+use super::run_args::{EngineArg, RunArgs, ScenarioArg};
 use super::set::{self, Override};
 
 /// Samples in the library when there is no data set and no `--total-samples`.
@@ -43,9 +44,9 @@ pub(crate) fn run_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
     if benchmark.is_none() && (args.dataset_dir.is_some() || args.model_file.is_some()) {
         bail!("--dataset-dir and --model-file name a benchmark's own files: give --benchmark");
     }
-    let model = model_name(args, benchmark.as_ref()).to_string();
-    let settings = load_settings(args, &model, benchmark.as_ref())?;
     let round = Round::find(args.round.as_deref())?;
+    let model = model_name(args, benchmark.as_ref(), &round)?;
+    let settings = load_settings(args, &model, benchmark.as_ref())?;
     warn_off_round(&settings, &round);
     if let Some(benchmark) = &benchmark {
         super::benchmark::check_mode(benchmark, settings.mode)?;
@@ -172,12 +173,51 @@ fn warn_off_round(settings: &TestSettings, round: &Round) {
     }
 }
 
-/// `--model`, else the benchmark's name, else the official default of our examples.
-fn model_name<'a>(args: &'a RunArgs, benchmark: Option<&'a Benchmark>) -> &'a str {
-    args.model
+/// `--model`, else the benchmark's name, else the official default of our examples; with
+/// `--scenario Interactive`, that name's `-interactive` model (`llama3_1-8b-interactive`), as
+/// the references look Interactive's settings up, for a benchmark of the round that has the
+/// scenario.
+fn model_name(
+    args: &RunArgs,
+    benchmark: Option<&Benchmark>,
+    round: &Round,
+) -> anyhow::Result<String> {
+    let model = args
+        .model
         .as_deref()
         .or(benchmark.map(|b| b.config_model.as_deref().unwrap_or(&b.name)))
-        .unwrap_or("resnet50")
+        .unwrap_or("resnet50");
+    if args.scenario != ScenarioArg::Interactive || model.ends_with(INTERACTIVE_SUFFIX) {
+        return Ok(model.to_string());
+    }
+    let name = benchmark.map_or(model, |b| b.name.as_str());
+    let interactive = round
+        .model(name)
+        .or_else(|| round.model(model))
+        .is_some_and(|rules| {
+            rules.scenarios.iter().any(|(_, set)| {
+                set.required.contains(&Scenario::Interactive)
+                    || set.optional.contains(&Scenario::Interactive)
+            })
+        });
+    if !interactive {
+        let with = round
+            .models()
+            .filter(|rules| {
+                rules
+                    .scenarios
+                    .iter()
+                    .any(|(_, set)| set.optional.contains(&Scenario::Interactive))
+            })
+            .map(|rules| rules.benchmark.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        bail!(
+            "--scenario Interactive: {name} has no Interactive scenario in round {} (a Server run under the Interactive token bounds of {with})",
+            round.name
+        );
+    }
+    Ok(format!("{model}{INTERACTIVE_SUFFIX}"))
 }
 
 /// The official `FromConfig` sequence with the benchmark's `[settings]` between mlperf.conf

@@ -18,6 +18,7 @@ mod device_spread;
 mod differential_official;
 mod faulty_plugins;
 mod host_batching;
+mod interactive_runs;
 mod isolated_meters;
 mod isolated_plugins;
 mod llama2_runs;
