@@ -183,3 +183,167 @@ fn llama3_1_8b_and_llama2_70b_send_their_records_token_ids_to_a_served_model() {
     let report = std::fs::read_to_string(out.join("accuracy.txt")).unwrap();
     assert!(report.contains("'tokens_per_sample': "), "{report}");
 }
+
+/// llama3.1-8b as a submitter runs it, against the served model: Offline, Server and
+/// Interactive performance runs (token throughput, TTFT and TPOT measured), an accuracy run in
+/// each scenario filed, TEST06 on the Offline one, then `submit` and `check`. The runs are
+/// short and the data set 4 records, so `check` finds the counts and durations wanting; what
+/// is asserted is that every scenario ran on the server's answers and was filed and checked
+/// as the round's llama3.1-8b.
+#[test]
+fn llama3_1_8b_runs_every_round_scenario_audits_and_submits_against_a_served_model() {
+    let _serial = support::timings_or_llm();
+    let server = Server::start(Kind::LlamaServer, "smollm2");
+    let dir = TempDir::new();
+    let model = model_folder(dir.path());
+    let fixture = repo().join("tests/fixtures/cnndm");
+    let dataset = dir.path().join("cnndm");
+    reencoded(
+        &fixture.join("cnn_eval.json"),
+        &fixture.join("tokenizer/tokenizer.json"),
+        &dataset.join("cnn_eval.json"),
+    );
+    let runs = dir.path().join("runs");
+    let host = |args: &[&str]| {
+        let mut command = Command::new(EXE);
+        command
+            .args(args)
+            .args(["--benchmark", "llama3.1-8b", "--dataset-dir"])
+            .arg(&dataset)
+            .arg("--model-file")
+            .arg(&model)
+            .arg("--plugin-set")
+            .arg(format!("endpoints=[{:?}]", server.http()))
+            .args([
+                "--plugin-set",
+                "model=smollm2",
+                "--plugin-set",
+                "max_tokens=8",
+            ])
+            .args(["--plugin-set", "concurrency=1", "--quiet"])
+            .args([
+                "--set",
+                &format!("performance_sample_count_override={RECORDS}"),
+            ])
+            .args(["--set", "min_duration_ms=0", "--set", "min_query_count=4"])
+            .args(["--set", "sample_concatenate_permutation=0"])
+            .current_dir(repo());
+        let output = command.output().expect("run mlperf-host");
+        assert!(
+            output.status.success(),
+            "{args:?}: {}\n{}",
+            describe(&output),
+            server.log()
+        );
+        output
+    };
+    let detail = |out: &Path| std::fs::read_to_string(out.join("mlperf_log_detail.txt")).unwrap();
+    for scenario in ["Offline", "Server", "Interactive"] {
+        let rate = match scenario {
+            "Offline" => "offline_expected_qps=1",
+            _ => "server_target_qps=1",
+        };
+        let performance = runs.join(scenario).join("performance");
+        host(&[
+            "run",
+            "--scenario",
+            scenario,
+            "--set",
+            rate,
+            "--out",
+            performance.to_str().unwrap(),
+        ]);
+        let logged = detail(&performance);
+        let key = if scenario == "Offline" {
+            "\"result_tokens_per_second\""
+        } else {
+            "\"result_first_token_mean_latency_ns\""
+        };
+        assert!(logged.contains(key), "{scenario}: no {key}");
+        if scenario == "Interactive" {
+            assert!(
+                logged.contains("\"key\": \"requested_server_ttft_latency\", \"value\": 500000000"),
+                "the Interactive bounds"
+            );
+        }
+        let accuracy = runs.join(scenario).join("accuracy");
+        host(&[
+            "run",
+            "--scenario",
+            scenario,
+            "--mode",
+            "AccuracyOnly",
+            "--out",
+            accuracy.to_str().unwrap(),
+        ]);
+        assert!(accuracy.join("accuracy.txt").is_file(), "{scenario}");
+    }
+    let test06 = runs.join("Offline/TEST06");
+    host(&[
+        "audit",
+        "--test",
+        "TEST06",
+        "--scenario",
+        "Offline",
+        "--set",
+        "offline_expected_qps=1",
+        "--out",
+        test06.to_str().unwrap(),
+    ]);
+    let verdict = std::fs::read_to_string(test06.join("verify_accuracy.txt")).unwrap();
+    assert!(
+        verdict.contains("TEST06 verification complete"),
+        "{verdict}"
+    );
+
+    let system = support::typed_system_description(dir.path(), "ci-dc", "ci", "datacenter");
+    let tree = dir.path().join("tree");
+    let mut submit = vec![
+        "submit".to_string(),
+        "--benchmark".into(),
+        "llama3.1-8b".into(),
+        "--system".into(),
+        system.display().to_string(),
+        "--out".into(),
+        tree.display().to_string(),
+    ];
+    for scenario in ["Offline", "Server", "Interactive"] {
+        for kind in ["performance", "accuracy"] {
+            submit.push(runs.join(scenario).join(kind).display().to_string());
+        }
+    }
+    submit.push(test06.display().to_string());
+    support::mlperf_host(&repo(), &submit);
+    let results = tree.join("closed/ci/results/ci-dc/llama3.1-8b");
+    for scenario in ["Offline", "Server", "Interactive"] {
+        for file in [
+            "performance/run_1/mlperf_log_detail.txt",
+            "accuracy/accuracy.txt",
+            "accuracy/mlperf_log_accuracy.json",
+        ] {
+            assert!(
+                results.join(scenario).join(file).is_file(),
+                "{scenario}/{file}"
+            );
+        }
+    }
+    assert!(results.join("Offline/TEST06/verify_accuracy.txt").is_file());
+    let (_, findings) = support::check_json(&tree, true);
+    // Held to llama3.1-8b's rules in each folder; nothing filed where it does not belong.
+    for scenario in ["Offline", "Server", "Interactive"] {
+        let folder = format!("llama3.1-8b/{scenario}/");
+        assert!(
+            findings
+                .iter()
+                .any(|f| f["rule"] == "performance-sample-count"
+                    && f["file"].as_str().unwrap_or("").contains(&folder)),
+            "{scenario}: {findings:#?}"
+        );
+    }
+    for rule in ["unknown-scenario", "required-scenarios"] {
+        assert!(
+            !findings.iter().any(|f| f["rule"] == rule),
+            "{rule}: {findings:#?}"
+        );
+    }
+}
