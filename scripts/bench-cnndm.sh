@@ -11,7 +11,9 @@
 #     evaluation.py's packages: transformers, nltk + punkt_tab, evaluate, rouge_score,
 #     numpy < 2> are given): the same command with `--reference-script`, which runs
 #     language/llama3.1-8b/evaluation.py on the log and checks that its line equals the native
-#     one; its wall seconds less the native run's are the script's.
+#     one; its wall seconds less the native run's are the script's. Offline, the script needs
+#     the shims of tests/fixtures/cnndm/README.md in the environment (PYTHONPATH with the torch
+#     stub, NLTK_DATA, HF_*_OFFLINE=1, USE_TORCH=0) and ./rouge/rouge.py in its folder.
 # Usage: bash scripts/bench-cnndm.sh [N=13368 LEN=185 INFERENCE=… REF_PYTHON=…]
 # (needs a release build and `bash scripts/benchmarks/prepare.sh punkt`)
 set -euo pipefail
@@ -58,10 +60,19 @@ seconds() { # runs "$@", prints its wall seconds; exit 3 (a target missed) is a 
 
 native=$(seconds "$host" "${args[@]}")
 echo "native: $native s ($host ${args[*]})"
-head -n 1 "$work/accuracy.txt"
+native_line=$(head -n 1 "$work/accuracy.txt")
+echo "$native_line"
 if [ -n "${INFERENCE:-}" ] && [ -n "${REF_PYTHON:-}" ]; then
     both=$(seconds "$host" "${args[@]}" --reference-script "$INFERENCE" --python "$REF_PYTHON")
     reference=$(python3 -c "print(f'{$both - $native:.2f}')")
+    # accuracy.txt now starts with the script's own printed line.
+    reference_line=$(grep -m 1 "^{'rouge1'" "$work/accuracy.txt")
+    if [ "$reference_line" = "$native_line" ]; then
+        echo "the reference's line equals the native one"
+    else
+        echo "error: the reference printed $reference_line" >&2
+        exit 1
+    fi
     echo "reference evaluation.py: $reference s (the --reference-script run's $both s less the native $native s)"
     python3 -c "print(f'native is {$reference / $native:.1f}x faster')"
 else
