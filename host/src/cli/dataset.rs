@@ -146,11 +146,8 @@ fn preprocess(args: &PreprocessArgs) -> anyhow::Result<()> {
             )
         }
         DatasetFormat::Cnndm | DatasetFormat::OpenOrca => {
-            let folder = if benchmark.format == DatasetFormat::Cnndm {
-                CnnDmFolder::open(&benchmark.inputs, args.total_samples)?
-            } else {
-                CnnDmFolder::open_openorca(&benchmark.inputs, args.total_samples)?
-            };
+            let folder =
+                CnnDmFolder::open(benchmark.format, &benchmark.inputs, args.total_samples)?;
             let bar = bar(SampleSource::len(&folder))?;
             let written = write_cnndm_token_ids(folder, &args.out, |n| bar.set_position(n as u64))
                 .with_context(|| format!("cannot write {}", args.out.display()))?;

@@ -18,6 +18,7 @@ use mlperf_host::session::{
     EnginePlan, LogOptions, PluginPlan, PreprocessPlan, RunPlan, SamplePlan,
 };
 use mlperf_host::submission::round::Round;
+use mlperf_host::submission::rules::Rules;
 use mlperf_host::submission::scenario::{Scenario, INTERACTIVE_SUFFIX};
 use mlperf_submission::datasets::coco::CocoList;
 
@@ -191,24 +192,20 @@ fn model_name(
         return Ok(model.to_string());
     }
     let name = benchmark.map_or(model, |b| b.name.as_str());
+    let has_interactive = |rules: &&Rules| {
+        rules.scenarios.iter().any(|(_, set)| {
+            set.required.contains(&Scenario::Interactive)
+                || set.optional.contains(&Scenario::Interactive)
+        })
+    };
     let interactive = round
         .model(name)
         .or_else(|| round.model(model))
-        .is_some_and(|rules| {
-            rules.scenarios.iter().any(|(_, set)| {
-                set.required.contains(&Scenario::Interactive)
-                    || set.optional.contains(&Scenario::Interactive)
-            })
-        });
+        .is_some_and(|rules| has_interactive(&rules));
     if !interactive {
         let with = round
             .models()
-            .filter(|rules| {
-                rules
-                    .scenarios
-                    .iter()
-                    .any(|(_, set)| set.optional.contains(&Scenario::Interactive))
-            })
+            .filter(has_interactive)
             .map(|rules| rules.benchmark.as_str())
             .collect::<Vec<_>>()
             .join(", ");

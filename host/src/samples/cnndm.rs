@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mlperf_plugin_api::sdk::DType;
+use mlperf_submission::benchmark::DatasetFormat;
 use mlperf_submission::datasets::cnndm::CnnDmSet;
-use mlperf_submission::datasets::openorca;
+use mlperf_submission::datasets::token_prompts;
 
 use super::arena::SampleLayout;
 use super::imagenet::from_dataset;
@@ -21,19 +22,15 @@ pub struct CnnDmFolder {
 }
 
 impl CnnDmFolder {
-    /// Opens the evaluation file in `dir` (the first `count` records only are samples, when
-    /// given).
-    pub fn open(dir: &Path, count: Option<usize>) -> Result<CnnDmFolder, SourceError> {
-        CnnDmFolder::of(CnnDmSet::open(dir).map_err(from_dataset)?, count)
-    }
-
-    /// Opens llama2-70b's OpenOrca records (the pickle converted by `dataset convert`):
-    /// the same shape, read the same way.
-    pub fn open_openorca(dir: &Path, count: Option<usize>) -> Result<CnnDmFolder, SourceError> {
-        CnnDmFolder::of(openorca::open(dir).map_err(from_dataset)?, count)
-    }
-
-    fn of(set: CnnDmSet, count: Option<usize>) -> Result<CnnDmFolder, SourceError> {
+    /// Opens the `format` file in `dir` (CNN-DailyMail's evaluation file, or llama2-70b's
+    /// OpenOrca records converted by `dataset convert`: the same shape, read the same way);
+    /// the first `count` records only are samples, when given.
+    pub fn open(
+        format: DatasetFormat,
+        dir: &Path,
+        count: Option<usize>,
+    ) -> Result<CnnDmFolder, SourceError> {
+        let set = token_prompts(format, dir).map_err(from_dataset)?;
         if let Some(count) = count {
             if count == 0 || count > set.len() {
                 return Err(SourceError::Format {
@@ -104,7 +101,7 @@ mod tests {
     #[test]
     fn each_record_is_its_tok_input_as_int32() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/cnndm");
-        let mut folder = CnnDmFolder::open(&dir, None).unwrap();
+        let mut folder = CnnDmFolder::open(DatasetFormat::Cnndm, &dir, None).unwrap();
         assert_eq!(folder.len(), 12);
         let mut out = Vec::new();
         let layout = folder.read(2, &mut out).unwrap();
@@ -119,6 +116,6 @@ mod tests {
             (DType::I32, vec![ids.len() as i64])
         );
         assert!(folder.read(12, &mut out).is_err());
-        assert!(CnnDmFolder::open(&dir, Some(13)).is_err());
+        assert!(CnnDmFolder::open(DatasetFormat::Cnndm, &dir, Some(13)).is_err());
     }
 }

@@ -78,11 +78,8 @@ impl SampleLibrary {
         } else if format == DatasetFormat::Squad {
             let folder = SquadFolder::open(path, count).map_err(SessionError::Dataset)?;
             (Box::new(folder), Vec::new())
-        } else if format == DatasetFormat::Cnndm {
-            let folder = CnnDmFolder::open(path, count).map_err(SessionError::Dataset)?;
-            (Box::new(folder), Vec::new())
-        } else if format == DatasetFormat::OpenOrca {
-            let folder = CnnDmFolder::open_openorca(path, count).map_err(SessionError::Dataset)?;
+        } else if format.is_token_prompts() {
+            let folder = CnnDmFolder::open(format, path, count).map_err(SessionError::Dataset)?;
             (Box::new(folder), Vec::new())
         } else if input_files.is_empty() {
             (open_source(path)?, Vec::new())

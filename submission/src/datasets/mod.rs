@@ -9,7 +9,18 @@ pub mod kits19;
 pub mod openorca;
 pub mod squad;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use crate::benchmark::DatasetFormat;
+
+/// The records of an LLM data set of prompt token ids at `path`: CNN-DailyMail's evaluation
+/// file (`cnndm`), or the converted OpenOrca file (`openorca`), which have the same shape.
+pub fn token_prompts(format: DatasetFormat, path: &Path) -> Result<cnndm::CnnDmSet, DatasetError> {
+    match format {
+        DatasetFormat::OpenOrca => openorca::open(path),
+        _ => cnndm::CnnDmSet::open(path),
+    }
+}
 
 /// A data set folder that does not hold what its layout needs, named down to the file and line.
 #[derive(Debug, thiserror::Error)]

@@ -259,14 +259,7 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
             dtype,
             script,
         } => {
-            let set = match script {
-                RougeScript::Evaluation => {
-                    crate::datasets::cnndm::CnnDmSet::open(&benchmark.dataset_list())?
-                }
-                RougeScript::EvaluateAccuracy => {
-                    crate::datasets::openorca::open(&benchmark.dataset_list())?
-                }
-            };
+            let set = crate::datasets::token_prompts(benchmark.format, &benchmark.dataset_list())?;
             let tokenizer_path =
                 benchmark
                     .tokenizer
