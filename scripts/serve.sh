@@ -15,11 +15,16 @@
 #             names the binary), whose /v1/completions takes the prompt as token ids, as the
 #             MLPerf LLM benchmarks send it; 2 slots of 2,048 tokens; each prompt's token ids
 #             written as a JSON array into $LLAMA_PROMPTS_DIR when it is set.
-# usage: bash scripts/serve.sh {mlserver|triton|llama|llama-server} BENCHMARK [HTTP_PORT [GRPC_PORT [METRICS_PORT]]]
+#   transcriptions  a stand-in for a whisper server's OpenAI transcription API, for the whisper
+#             benchmark (BENCHMARK whisper; the model name "openai/whisper-large-v3"): it answers
+#             the librispeech fixture's clips with fixed texts (no speech model ships in a
+#             package: plugins/network/tests/servers/transcription_answers.py says how), on
+#             HTTP_PORT only; each request is logged into $TRANSCRIPTION_LOG when it is set.
+# usage: bash scripts/serve.sh {mlserver|triton|llama|llama-server|transcriptions} BENCHMARK [HTTP_PORT [GRPC_PORT [METRICS_PORT]]]
 #        (default ports 8000, 8001, 8002)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-[ $# -ge 2 ] || { sed -n '2,20p' "$0" | cut -c3-; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,25p' "$0" | cut -c3-; exit 2; }
 server="$1" benchmark="$2"
 http_port="${3:-8000}" grpc_port="${4:-8001}" metrics_port="${5:-8002}"
 servers="$root/plugins/network/tests/servers"
@@ -46,6 +51,12 @@ if [ "$server" = llama ]; then
         --host 127.0.0.1 --port "$http_port" --n_ctx 2048 --n_threads "${LLAMA_THREADS:-2}" \
         --n_threads_batch "${LLAMA_THREADS:-2}" --seed 0 --verbose false \
         --interrupt_requests false
+fi
+if [ "$server" = transcriptions ]; then
+    [ "$benchmark" = whisper ] || { echo "error: transcriptions serves the whisper benchmark only" >&2; exit 2; }
+    echo "transcriptions: the librispeech fixture's answers on http 127.0.0.1:$http_port" >&2
+    exec python3 "$servers/transcription_answers.py" --port "$http_port" \
+        --model openai/whisper-large-v3 --answers "$root/tests/fixtures/librispeech/records/served_answers.json"
 fi
 model="$root/data/$benchmark/model.onnx"
 [ -f "$model" ] || { echo "error: $model is missing: run bash scripts/benchmarks/prepare.sh $benchmark" >&2; exit 1; }
@@ -84,7 +95,7 @@ PY
             "$http_port" "$grpc_port" "$metrics_port"
         ;;
     *)
-        echo "unknown server: $server (mlserver, triton, llama or llama-server)" >&2
+        echo "unknown server: $server (mlserver, triton, llama, llama-server or transcriptions)" >&2
         exit 2
         ;;
 esac

@@ -51,7 +51,7 @@ done_phase "official LoadGen wheel and sources"
 ort_dylib="$(bash scripts/setup-onnxruntime.sh | tail -n 1)"
 export "$ort_dylib"
 done_phase "ONNX Runtime"
-bash scripts/benchmarks/prepare.sh digits fmnist images minilm resnet smollm2 yolo unet3d bert punkt
+bash scripts/benchmarks/prepare.sh digits fmnist images minilm resnet smollm2 yolo unet3d bert punkt whisper
 done_phase "benchmark data"
 # libjpeg-turbo's TurboJPEG (Debian's libturbojpeg0), which decodes ImageNet's JPEGs as
 # cv2.imread does.

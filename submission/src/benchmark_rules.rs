@@ -162,6 +162,7 @@ fn accuracy_target(accuracy: &Accuracy) -> Result<Option<AccuracyTarget>, String
         | Accuracy::Kits19
         | Accuracy::Squad
         | Accuracy::Cnndm { .. }
+        | Accuracy::Whisper { .. }
         | Accuracy::Unavailable { .. } => Ok(None),
     }
 }

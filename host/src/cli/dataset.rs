@@ -10,8 +10,9 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use mlperf_host::benchmark::DatasetFormat;
 use mlperf_host::samples::{
-    write_cnndm_token_ids, write_coco_tensors, write_imagenet_cache, write_squad_features,
-    CnnDmFolder, CocoFolder, ImagenetFolder, Preprocessing, SampleSource, SquadFolder,
+    write_cnndm_token_ids, write_coco_tensors, write_each_sample, write_imagenet_cache,
+    write_squad_features, CnnDmFolder, CocoFolder, ImagenetFolder, LibriSpeechFolder,
+    Preprocessing, SampleSource, SquadFolder,
 };
 use mlperf_submission::datasets::imagenet::Layout;
 
@@ -153,6 +154,14 @@ fn preprocess(args: &PreprocessArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot write {}", args.out.display()))?;
             bar.finish_and_clear();
             (written, "as <qsl_idx>.npy, each record's tok_input (int32)")
+        }
+        DatasetFormat::LibriSpeech => {
+            let folder = LibriSpeechFolder::open(&benchmark.inputs, args.total_samples)?;
+            let bar = bar(SampleSource::len(&folder))?;
+            let written = write_each_sample(folder, "<f4", &args.out, |n| bar.set_position(n as u64))
+                .with_context(|| format!("cannot write {}", args.out.display()))?;
+            bar.finish_and_clear();
+            (written, "as <qsl_idx>.npy, each clip's float32 audio (librosa.load(sr=16000))")
         }
         DatasetFormat::Kits19 => bail!(
             "benchmark {}: its data set is preprocess.py's output already ({} holds the float32 volumes the plugin's windows are cut from); nothing is left to preprocess",

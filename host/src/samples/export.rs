@@ -129,17 +129,28 @@ fn write_error(path: &Path, error: std::io::Error) -> ExportError {
 /// Every record's prompt token ids as the plugin gets them, into `out/<qsl_idx>.npy`: int32
 /// `[len]` each, the record's `tok_input`.
 pub fn write_cnndm_token_ids(
-    mut folder: CnnDmFolder,
+    folder: CnnDmFolder,
+    out: &Path,
+    done: impl FnMut(usize),
+) -> Result<usize, ExportError> {
+    write_each_sample(folder, "<i4", out, done)
+}
+
+/// Every sample of `source` as the plugin gets it, into `out/<qsl_idx>.npy`: a vector of the
+/// numpy type `descr` each (token ids, a clip's audio).
+pub fn write_each_sample(
+    mut source: impl SampleSource,
+    descr: &str,
     out: &Path,
     mut done: impl FnMut(usize),
 ) -> Result<usize, ExportError> {
     std::fs::create_dir_all(out).map_err(|e| write_error(out, e))?;
-    let count = folder.len();
+    let count = source.len();
     let mut sample = Vec::new();
     for index in 0..count {
-        let layout = folder.read(index, &mut sample)?;
+        let layout = source.read(index, &mut sample)?;
         let path = out.join(format!("{index}.npy"));
-        write_npy(&path, "<i4", layout.shape[0] as usize, &[], &sample)
+        write_npy(&path, descr, layout.shape[0] as usize, &[], &sample)
             .map_err(|e| write_error(&path, e))?;
         done(index + 1);
     }

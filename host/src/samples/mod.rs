@@ -8,6 +8,7 @@ mod dataset_library;
 mod export;
 mod imagenet;
 mod kits19;
+mod librispeech;
 mod named_files;
 mod named_inputs;
 mod npy;
@@ -23,11 +24,12 @@ pub use cnndm::CnnDmFolder;
 pub use coco::CocoFolder;
 pub use dataset_library::DatasetLibrary;
 pub use export::{
-    write_cnndm_token_ids, write_coco_tensors, write_imagenet_cache, write_squad_features,
-    ExportError,
+    write_cnndm_token_ids, write_coco_tensors, write_each_sample, write_imagenet_cache,
+    write_squad_features, ExportError,
 };
 pub use imagenet::{ImagenetFolder, PREPROCESSED_SHAPE};
 pub use kits19::Kits19Folder;
+pub use librispeech::LibriSpeechFolder;
 pub use mlperf_submission::digest;
 pub use named_files::NamedFiles;
 pub use named_inputs::{split_first_axis, NamedInput};

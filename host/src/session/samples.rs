@@ -13,9 +13,10 @@ use crate::benchmark::DatasetFormat;
 use crate::plugin::Instance;
 use crate::samples::{
     digest, split_first_axis, CnnDmFolder, CocoFolder, DatasetLibrary, ImagenetFolder,
-    Kits19Folder, NamedFiles, NamedInput, NpySource, Preprocessing, SampleSource, SquadFolder,
+    Kits19Folder, LibriSpeechFolder, NamedFiles, NamedInput, NpySource, Preprocessing,
+    SampleSource, SquadFolder,
 };
-use mlperf_submission::datasets::{cnndm, coco, imagenet, kits19, openorca, squad};
+use mlperf_submission::datasets::{cnndm, coco, imagenet, kits19, librispeech, openorca, squad};
 
 pub enum SampleLibrary {
     /// Indices only.
@@ -78,6 +79,9 @@ impl SampleLibrary {
         } else if format == DatasetFormat::Squad {
             let folder = SquadFolder::open(path, count).map_err(SessionError::Dataset)?;
             (Box::new(folder), Vec::new())
+        } else if format == DatasetFormat::LibriSpeech {
+            let folder = LibriSpeechFolder::open(path, count).map_err(SessionError::Dataset)?;
+            (Box::new(folder), Vec::new())
         } else if format.is_token_prompts() {
             let folder = CnnDmFolder::open(format, path, count).map_err(SessionError::Dataset)?;
             (Box::new(folder), Vec::new())
@@ -98,6 +102,7 @@ impl SampleLibrary {
             DatasetFormat::Squad => path.join(squad::DEV_SET),
             DatasetFormat::Cnndm => cnndm::evaluation_file(path),
             DatasetFormat::OpenOrca => openorca::evaluation_file(path),
+            DatasetFormat::LibriSpeech => librispeech::manifest_file(path),
         };
         let sha256 = dataset_sha256(&hashed, input_files, expected_sha256.as_deref())?;
         let total = source.len();

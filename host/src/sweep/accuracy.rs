@@ -135,6 +135,7 @@ pub fn accuracy_results(
         Some(Score::Kits19(judged)) => (json!(judged.score.mean_composite), Value::Null),
         Some(Score::Squad(judged)) => (json!(judged.score.f1), Value::Null),
         Some(Score::Cnndm(judged)) => (json!(judged.score.rouge1), Value::Null),
+        Some(Score::Whisper(judged)) => (json!(judged.score.accuracy() / 100.0), Value::Null),
         None => (Value::Null, Value::Null),
     };
     let mut results = serde_json::Map::new();

@@ -50,4 +50,5 @@ mod sweep_runs;
 mod sysinfo;
 mod tune_runs;
 mod unet3d_runs;
+mod whisper_runs;
 mod yolo_runs;

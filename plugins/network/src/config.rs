@@ -69,6 +69,8 @@ pub struct Config {
     pub stream: bool,
     /// OpenAI: the longest wait for a stream's next event; a longer silence fails the run.
     pub stream_timeout_ms: u64,
+    /// OpenAI transcriptions: the clips' language, sent with each one.
+    pub language: String,
     /// OpenAI: the model's tokenizer.json. With it each answer (and its first token) is
     /// completed as the int32 token ids of its text, as MLPerf's LLM accuracy logs hold them,
     /// and its token count is theirs; without it, as UTF-8 text.
@@ -102,6 +104,7 @@ impl Default for Config {
             seed: None,
             stream: true,
             stream_timeout_ms: 10_000,
+            language: "en".to_owned(),
             tokenizer: None,
         }
     }
@@ -141,6 +144,9 @@ pub enum Api {
     /// `/v1/chat/completions`: the prompt as one user message, under the server's chat
     /// template.
     Chat,
+    /// `/v1/audio/transcriptions`: the sample's audio as a WAV file (prompt = "audio"); the
+    /// answer's text logged as whisper's label indices (int64), as MLPerf's reference does.
+    Transcriptions,
 }
 
 impl Api {
@@ -148,6 +154,7 @@ impl Api {
         match self {
             Api::Completions => "/v1/completions",
             Api::Chat => "/v1/chat/completions",
+            Api::Transcriptions => "/v1/audio/transcriptions",
         }
     }
 }
@@ -162,6 +169,8 @@ pub enum PromptFormat {
     /// int32 token ids; trailing negative ids are padding. Servers that take token ids
     /// (vLLM, SGLang) see exactly the benchmark's tokens.
     TokenIds,
+    /// 16 kHz float32 audio (api = "transcriptions"), sent as a WAV of the same floats.
+    Audio,
 }
 
 impl PromptFormat {
@@ -169,6 +178,7 @@ impl PromptFormat {
         match self {
             PromptFormat::Text => "text",
             PromptFormat::TokenIds => "token_ids",
+            PromptFormat::Audio => "audio",
         }
     }
 }
@@ -316,6 +326,29 @@ impl Config {
         }
         if self.stream_timeout_ms == 0 {
             return Err(invalid("stream_timeout_ms = 0: give it at least 1 ms"));
+        }
+        let transcribing = self.api == Api::Transcriptions;
+        if transcribing != (self.prompt == PromptFormat::Audio) {
+            return Err(invalid(format!(
+                "api = \"{}\" with prompt = \"{}\": transcriptions take prompt = \"audio\", and audio goes to api = \"transcriptions\"",
+                match self.api {
+                    Api::Completions => "completions",
+                    Api::Chat => "chat",
+                    Api::Transcriptions => "transcriptions",
+                },
+                self.prompt.name()
+            )));
+        }
+        if transcribing && (self.stream || self.tokenizer.is_some()) {
+            return Err(invalid(
+                "api = \"transcriptions\" answers whole texts, logged as whisper's labels: set stream = false and no tokenizer",
+            ));
+        }
+        if self.language.is_empty() || self.language.chars().any(|c| !c.is_ascii_alphabetic()) {
+            return Err(invalid(format!(
+                "language = {:?}: an ISO-639-1 code, e.g. \"en\"",
+                self.language
+            )));
         }
         Ok(())
     }

@@ -382,6 +382,19 @@ impl Shared {
         // SAFETY: see SampleRef: the sample is not completed yet.
         let bytes = unsafe { std::slice::from_raw_parts(sample.data, sample.length) };
         let mut prompt = read_prompt(format, layout.prompt(bytes))?;
+        if let Prompt::Audio(audio) = &prompt {
+            // Whole texts, logged as the reference SUT logs them: int64 label indices.
+            let max_tokens = layout.max_tokens(bytes).unwrap_or(settings.max_tokens);
+            let transcribed = client.transcribe(settings, audio, max_tokens).await?;
+            let output = mlperf_whisper::labels::answer_labels(&transcribed.text)
+                .into_iter()
+                .flat_map(|label| i64::from(label).to_le_bytes())
+                .collect();
+            return Ok(Answer {
+                output,
+                n_tokens: transcribed.n_tokens,
+            });
+        }
         let max_tokens = layout.max_tokens(bytes).unwrap_or(settings.max_tokens);
         if let (Some((session, turn)), Prompt::Text(text)) = (layout.session(bytes), &prompt) {
             prompt = Prompt::Conversation {
@@ -613,6 +626,20 @@ fn read_prompt(format: PromptFormat, bytes: &[u8]) -> Result<Prompt, String> {
                 ids.pop();
             }
             Ok(Prompt::TokenIds(ids))
+        }
+        PromptFormat::Audio => {
+            if !bytes.len().is_multiple_of(4) {
+                return Err(format!(
+                    "the sample has {} bytes, not a whole number of float32 samples (prompt = \"audio\")",
+                    bytes.len()
+                ));
+            }
+            Ok(Prompt::Audio(
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect(),
+            ))
         }
     }
 }

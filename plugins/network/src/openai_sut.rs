@@ -39,6 +39,7 @@ pub(crate) fn create(
         stream: config.stream,
         exact_output: config.exact_output,
         token_ids: tokenizer.is_some(),
+        language: config.language.clone(),
     };
     let inputs = host.run().map_or(&[][..], |run| &run.inputs[..]);
     let layout = PromptLayout::of(inputs).map_err(|e| invalid(format!("network plugin: {e}")))?;
@@ -104,6 +105,7 @@ pub(crate) fn check_prompts(
     let fits = |dtype: DType| match format {
         PromptFormat::Text => matches!(dtype, DType::U8 | DType::I8 | DType::Bytes),
         PromptFormat::TokenIds => dtype == DType::I32,
+        PromptFormat::Audio => dtype == DType::F32,
     };
     let dtype = |s: &Sample<'_>| prompt_dtype.unwrap_or(s.dtype());
     match samples.iter().find(|s| !fits(dtype(s))) {
@@ -116,6 +118,7 @@ pub(crate) fn check_prompts(
             match format {
                 PromptFormat::Text => "uint8 UTF-8 text",
                 PromptFormat::TokenIds => "int32 token ids",
+                PromptFormat::Audio => "float32 16 kHz audio",
             }
         ))),
     }
@@ -148,6 +151,9 @@ fn attributes(config: &Config) -> Vec<(String, String)> {
 
 /// What a completed sample's data is.
 fn answer_text(config: &Config) -> String {
+    if config.api == Api::Transcriptions {
+        return "int64 whisper label indices of the text".to_owned();
+    }
     match &config.tokenizer {
         Some(path) => format!("int32 token ids (tokenizer {})", path.display()),
         None => "UTF-8 text".to_owned(),

@@ -143,6 +143,10 @@ pub enum DatasetFormat {
     /// of the same shape as CNN-DailyMail's.
     #[serde(rename = "openorca")]
     OpenOrca,
+    /// LibriSpeech as whisper reads it: the reference's repacked manifest
+    /// `data/dev-all-repack.json` and its 16 kHz WAV clips, each clip a sample of float32 audio.
+    #[serde(rename = "librispeech")]
+    LibriSpeech,
 }
 
 impl DatasetFormat {
@@ -210,6 +214,11 @@ pub enum Accuracy {
         /// Which script's figures and line (llama2-70b's adds the tokens per sample).
         script: crate::benchmark::accuracy::RougeScript,
     },
+    /// whisper's word error rate as its `accuracy_eval.py` scores it, against the manifest's
+    /// transcripts: each response the answer's label indices (int64), both sides normalised by
+    /// openai-whisper's EnglishTextNormalizer with the spelling map `spelling_map`
+    /// (`whisper/normalizers/english.json`).
+    Whisper { spelling_map: PathBuf },
     /// No metric (e.g. random weights); `why` says so.
     Unavailable { why: String },
 }
@@ -339,6 +348,7 @@ impl Benchmark {
             DatasetFormat::Squad => self.inputs.join(crate::datasets::squad::DEV_SET),
             DatasetFormat::Cnndm => crate::datasets::cnndm::evaluation_file(&self.inputs),
             DatasetFormat::OpenOrca => crate::datasets::openorca::evaluation_file(&self.inputs),
+            DatasetFormat::LibriSpeech => crate::datasets::librispeech::manifest_file(&self.inputs),
         }
     }
 
@@ -402,6 +412,7 @@ impl Benchmark {
             }
             Accuracy::Rouge { references, .. } => files.push(references),
             Accuracy::Cnndm { punkt, .. } => files.push(punkt),
+            Accuracy::Whisper { spelling_map } => files.push(spelling_map),
             Accuracy::Imagenet { .. }
             | Accuracy::Coco
             | Accuracy::Kits19
@@ -531,6 +542,8 @@ struct RawAccuracy {
     logged_outputs: Vec<String>,
     /// `cnndm`: the punkt_tab language folder.
     punkt: Option<PathBuf>,
+    /// `whisper`: openai-whisper's `whisper/normalizers/english.json`.
+    spelling_map: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -711,6 +724,25 @@ impl RawDefinition {
                     script,
                 }
             }
+            "whisper" => {
+                if self.dataset.format != DatasetFormat::LibriSpeech {
+                    return Err(invalid(
+                        "[accuracy] metric whisper needs [dataset] format = \"librispeech\" (its references are the manifest's transcripts)".into(),
+                    ));
+                }
+                // The reference's int32 is array('l'): 8 bytes on Linux, as int64.
+                if let Some(other @ crate::benchmark::accuracy::ClassDtype::Float32) = self.accuracy.dtype {
+                    return Err(invalid(format!(
+                        "[accuracy] dtype = {:?}: whisper's answers are int64 label indices",
+                        other.name()
+                    )));
+                }
+                Accuracy::Whisper {
+                    spelling_map: at(&self.accuracy.spelling_map.clone().ok_or_else(|| {
+                        invalid("[accuracy] metric whisper needs `spelling_map` (openai-whisper's whisper/normalizers/english.json; `prepare.sh whisper` writes data/whisper/english.json)".into())
+                    })?),
+                }
+            }
             "none" => Accuracy::Unavailable {
                 why: self
                     .accuracy
@@ -719,7 +751,7 @@ impl RawDefinition {
             },
             other => {
                 return Err(invalid(format!(
-                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet, coco, kits19, squad, cnndm, openorca or none)"
+                    "[accuracy] metric = {other:?}: unknown (top1, cosine, rouge, imagenet, coco, kits19, squad, cnndm, openorca, whisper or none)"
                 )))
             }
         };
@@ -993,6 +1025,7 @@ offline_expected_qps = 5000
                 "resnet50-topology",
                 "smollm2",
                 "smollm2-interactive",
+                "whisper",
                 "yolo-95",
                 "yolo-99"
             ]

@@ -119,6 +119,7 @@ pub fn headline(score: &Score) -> f64 {
         Score::Kits19(judged) => judged.score.mean_composite,
         Score::Squad(judged) => judged.score.f1,
         Score::Cnndm(judged) => judged.score.rouge1,
+        Score::Whisper(judged) => judged.score.accuracy(),
     }
 }
 
@@ -138,6 +139,7 @@ fn target_fraction(benchmark: &Benchmark) -> f64 {
         // llama2-70b-99.9's fraction; llama3.1-8b's 0.99.
         Accuracy::Cnndm { .. } if benchmark.name.ends_with("99.9") => 0.999,
         Accuracy::Cnndm { .. } => 0.99,
+        Accuracy::Whisper { .. } => 0.99,
     }
 }
 

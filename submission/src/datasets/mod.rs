@@ -6,6 +6,7 @@ pub mod cnndm;
 pub mod coco;
 pub mod imagenet;
 pub mod kits19;
+pub mod librispeech;
 pub mod openorca;
 pub mod squad;
 

@@ -26,6 +26,9 @@ pub(crate) enum Kind {
     Llama,
     /// llama.cpp's own server (llama-server), HTTP only: prompts as token ids too.
     LlamaServer,
+    /// A stand-in for a whisper server's transcription API (no speech model ships in a
+    /// package): the librispeech fixture's clips answered with fixed texts, HTTP only.
+    Transcriptions,
 }
 
 impl Kind {
@@ -35,11 +38,14 @@ impl Kind {
             Kind::Triton => ".venv-triton",
             // Where the model's .gguf file is.
             Kind::Llama | Kind::LlamaServer => ".venv-llama",
+            // Python's standard library only.
+            Kind::Transcriptions => ".",
         }
     }
 
+    /// Serves no model.onnx of data/.
     fn is_llm(self) -> bool {
-        matches!(self, Kind::Llama | Kind::LlamaServer)
+        matches!(self, Kind::Llama | Kind::LlamaServer | Kind::Transcriptions)
     }
 
     fn setup(self) -> &'static str {
@@ -79,11 +85,13 @@ impl Server {
                 Kind::Triton => "triton",
                 Kind::Llama => "llama",
                 Kind::LlamaServer => "llama-server",
+                Kind::Transcriptions => "transcriptions",
             })
             .arg(benchmark)
             .args([http_port, grpc_port, metrics_port].map(|p| p.to_string()))
             .env("SERVE_DIR", dir.path().join("mlserver"))
-            .env("LLAMA_PROMPTS_DIR", dir.path().join("prompts"));
+            .env("LLAMA_PROMPTS_DIR", dir.path().join("prompts"))
+            .env("TRANSCRIPTION_LOG", dir.path().join("transcriptions.jsonl"));
         assert!(
             repo().join(kind.venv()).is_dir(),
             "{} is missing: run `bash {}` (scripts/test.sh does)",
@@ -139,6 +147,21 @@ impl Server {
             .collect()
     }
 
+    /// The requests the transcription stand-in was sent so far, in order: each clip's sha256
+    /// of its float32 samples and the form's text fields.
+    pub(crate) fn transcriptions(&self) -> Vec<serde_json::Value> {
+        assert_eq!(
+            self.kind,
+            Kind::Transcriptions,
+            "only the stand-in logs its requests"
+        );
+        std::fs::read_to_string(self.dir.path().join("transcriptions.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
     /// What the server has printed so far.
     pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
@@ -147,7 +170,7 @@ impl Server {
     fn wait_ready(&mut self, model: &str) {
         let started = Instant::now();
         let path = match self.kind {
-            Kind::Llama => "/v1/models".to_string(),
+            Kind::Llama | Kind::Transcriptions => "/v1/models".to_string(),
             // 503 until the model is loaded.
             Kind::LlamaServer => "/health".to_string(),
             _ => format!("/v2/models/{model}/ready"),

@@ -5,6 +5,7 @@ pub(crate) mod grpc;
 pub(crate) mod http;
 pub(crate) mod openai;
 pub(crate) mod sse;
+pub(crate) mod transcription;
 
 use bytes::Bytes;
 use mlperf_plugin_api::sdk::FailureKind;

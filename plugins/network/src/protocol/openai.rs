@@ -32,10 +32,12 @@ pub(crate) struct Generate {
     /// Ask for the generated token ids (`return_token_ids`, vLLM): answers in token ids use
     /// the server's own when it sends them.
     pub token_ids: bool,
+    /// Transcriptions: the clips' language.
+    pub language: String,
 }
 
 /// One sample's prompt.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Prompt {
     Text(String),
     TokenIds(Vec<i32>),
@@ -45,6 +47,8 @@ pub(crate) enum Prompt {
         history: Vec<(String, String)>,
         text: String,
     },
+    /// A clip's 16 kHz float32 samples (transcriptions only).
+    Audio(Vec<f32>),
 }
 
 /// A sample's answer: the generated text and how many tokens made it, and the tokens' ids
@@ -100,11 +104,23 @@ impl OpenAiClient {
         path: &str,
         body: Option<Vec<u8>>,
     ) -> Result<http::Response<hyper::body::Incoming>, String> {
+        self.send_typed(method, path, body, "application/json")
+            .await
+    }
+
+    /// As `send`, with the body's content type.
+    pub(super) async fn send_typed(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+        content_type: &str,
+    ) -> Result<http::Response<hyper::body::Incoming>, String> {
         let mut request = Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base));
         if body.is_some() {
-            request = request.header(header::CONTENT_TYPE, "application/json");
+            request = request.header(header::CONTENT_TYPE, content_type);
         }
         let request = request
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
@@ -116,7 +132,11 @@ impl OpenAiClient {
     }
 
     /// A whole answer's body, no larger than `max_response_bytes`.
-    async fn read_body(&self, path: &str, body: hyper::body::Incoming) -> Result<Bytes, String> {
+    pub(super) async fn read_body(
+        &self,
+        path: &str,
+        body: hyper::body::Incoming,
+    ) -> Result<Bytes, String> {
         let limited = http_body_util::Limited::new(body, self.max_response);
         match limited.collect().await {
             Ok(collected) => Ok(collected.to_bytes()),
@@ -275,6 +295,7 @@ fn request_body(settings: &Generate, prompt: &Prompt, max_tokens: u32) -> Vec<u8
     let prompt_value = match prompt {
         Prompt::Text(text) | Prompt::Conversation { text, .. } => Value::from(text.as_str()),
         Prompt::TokenIds(ids) => json!(ids),
+        Prompt::Audio(_) => Value::Null,
     };
     let mut body = json!({
         "model": settings.model,
@@ -288,7 +309,7 @@ fn request_body(settings: &Generate, prompt: &Prompt, max_tokens: u32) -> Vec<u8
         body["ignore_eos"] = Value::from(true);
     }
     match settings.api {
-        Api::Completions => body["prompt"] = prompt_value,
+        Api::Completions | Api::Transcriptions => body["prompt"] = prompt_value,
         Api::Chat => {
             let mut messages = Vec::new();
             if let Prompt::Conversation { history, .. } = prompt {
@@ -319,7 +340,7 @@ fn request_body(settings: &Generate, prompt: &Prompt, max_tokens: u32) -> Vec<u8
 /// (chat).
 fn choice_text<'a>(api: Api, choice: &'a Value, field: &str) -> Option<&'a str> {
     match api {
-        Api::Completions => choice.get("text"),
+        Api::Completions | Api::Transcriptions => choice.get("text"),
         Api::Chat => choice.get(field).and_then(|m| m.get("content")),
     }
     .and_then(Value::as_str)
@@ -475,6 +496,7 @@ mod tests {
             stream,
             exact_output: false,
             token_ids: false,
+            language: "en".into(),
         }
     }
 

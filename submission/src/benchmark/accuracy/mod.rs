@@ -15,6 +15,7 @@ mod sentences;
 mod squad;
 mod target;
 mod top1;
+mod whisper;
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +31,7 @@ pub use sentences::lines_of_sentences;
 pub use squad::SquadF1;
 pub use target::{Judged, TargetCheck};
 pub use top1::Top1;
+pub use whisper::WhisperWer;
 
 use super::definition::{Accuracy, Benchmark};
 use crate::logs::accuracy::decode_hex;
@@ -74,6 +76,8 @@ pub enum Score {
     Squad(Judged<SquadF1>),
     /// llama3.1-8b's ROUGE and answer length on CNN-DailyMail, judged by the round's targets.
     Cnndm(Judged<CnnDmRouge>),
+    /// whisper's word error rate on LibriSpeech, judged by the round's target.
+    Whisper(Judged<WhisperWer>),
 }
 
 impl Score {
@@ -89,6 +93,7 @@ impl Score {
             Score::Kits19(judged) => judged.passes(),
             Score::Squad(judged) => judged.passes(),
             Score::Cnndm(judged) => judged.passes(),
+            Score::Whisper(judged) => judged.passes(),
         }
     }
 
@@ -103,6 +108,7 @@ impl Score {
             Score::Kits19(_) => "DICE",
             Score::Squad(_) => "F1",
             Score::Cnndm(_) => "rouge1",
+            Score::Whisper(_) => "accuracy",
         }
     }
 
@@ -139,6 +145,16 @@ impl Score {
                 "samples",
                 judged,
             ),
+            Score::Whisper(judged) => {
+                let mut text = format!("{}\n", judged.score.line());
+                if judged.score.repeats > 0 {
+                    text.push_str(&format!(
+                        "repeats={} (records for clips logged before, scored again as the script scores every record)\n",
+                        judged.score.repeats
+                    ));
+                }
+                text + &judged.target_lines()
+            }
         }
     }
 }
@@ -286,6 +302,15 @@ pub fn evaluate(benchmark: &Benchmark, log: &Path) -> Result<Score, AccuracyErro
             let score = scorer.evaluate(log, *dtype)?;
             let line = score.line();
             Ok(Score::Cnndm(judged(benchmark, &line, score)))
+        }
+        Accuracy::Whisper { spelling_map } => {
+            let manifest = crate::datasets::librispeech::open(&benchmark.inputs)?;
+            let map = mlperf_whisper::normalizer::SpellingMap::read(spelling_map)
+                .map_err(|e| file_error(spelling_map, e.to_string()))?;
+            let normalizer = mlperf_whisper::normalizer::EnglishTextNormalizer::new(map);
+            let score = whisper::evaluate(log, &manifest, &normalizer)?;
+            let line = score.line();
+            Ok(Score::Whisper(judged(benchmark, &line, score)))
         }
         Accuracy::Unavailable { why } => Err(AccuracyError::Unavailable {
             benchmark: benchmark.name.clone(),

@@ -176,6 +176,34 @@ pub fn reference_command(
                 .arg(absolute(tokenizer));
             Ok(command)
         }
+        Accuracy::Whisper { .. } => {
+            // It imports manifest.py and the helpers from its own folder and
+            // whisper.normalizers from openai-whisper (whose package __init__ imports torch);
+            // --output_dtype int64 as MLCommons' automation passes it.
+            let script = script(checkout, "speech2text/accuracy_eval.py")?;
+            if log.file_name() != Some(std::ffi::OsStr::new(crate::logs::ACCURACY_LOG)) {
+                return Err(unavailable(&format!(
+                    "accuracy_eval.py reads the log folder's {}, and the log given is {}",
+                    crate::logs::ACCURACY_LOG,
+                    log.display()
+                )));
+            }
+            let absolute = |path: &Path| std::path::absolute(path).unwrap_or(path.to_path_buf());
+            let log = absolute(log);
+            let mut command = Command::new(python);
+            command
+                .current_dir(script.parent().unwrap_or(checkout))
+                .arg(&script)
+                .arg("--log_dir")
+                .arg(log.parent().unwrap_or(Path::new(".")))
+                .arg("--dataset_dir")
+                .arg(absolute(&benchmark.inputs))
+                .arg("--manifest")
+                .arg(absolute(&benchmark.dataset_list()))
+                .arg("--output_dtype")
+                .arg("int64");
+            Ok(command)
+        }
         _ => Err(unavailable(
             "it is the project's own benchmark: there is no reference script to run",
         )),
