@@ -45,36 +45,5 @@ PY
 echo "# $n answers of $len token ids each in $work" >&2
 args=(accuracy --benchmark llama3.1-8b --dataset-dir "$work" --log "$work/mlperf_log_accuracy.json")
 
-seconds() { # runs "$@", prints its wall seconds; exit 3 (a target missed) is a scored run
-    local start end rc=0
-    start=$(date +%s.%N)
-    "$@" >"$work/out.txt" 2>&1 || rc=$?
-    end=$(date +%s.%N)
-    if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
-        cat "$work/out.txt" >&2
-        echo "error: $* exited with $rc" >&2
-        exit 1
-    fi
-    python3 -c "print(f'{$end - $start:.2f}')"
-}
-
-native=$(seconds "$host" "${args[@]}")
-echo "native: $native s ($host ${args[*]})"
-native_line=$(head -n 1 "$work/accuracy.txt")
-echo "$native_line"
-if [ -n "${INFERENCE:-}" ] && [ -n "${REF_PYTHON:-}" ]; then
-    both=$(seconds "$host" "${args[@]}" --reference-script "$INFERENCE" --python "$REF_PYTHON")
-    reference=$(python3 -c "print(f'{$both - $native:.2f}')")
-    # accuracy.txt now starts with the script's own printed line.
-    reference_line=$(grep -m 1 "^{'rouge1'" "$work/accuracy.txt")
-    if [ "$reference_line" = "$native_line" ]; then
-        echo "the reference's line equals the native one"
-    else
-        echo "error: the reference printed $reference_line" >&2
-        exit 1
-    fi
-    echo "reference evaluation.py: $reference s (the --reference-script run's $both s less the native $native s)"
-    python3 -c "print(f'native is {$reference / $native:.1f}x faster')"
-else
-    echo "(set INFERENCE and REF_PYTHON to time the reference evaluation.py on the same log)"
-fi
+. scripts/bench-scorer.sh
+time_scorers "{'rouge1'" evaluation.py
