@@ -124,11 +124,11 @@ mod tests {
         assert_eq!(layout.shape, [53_785]);
         assert_eq!(
             f32::from_le_bytes(bytes[..4].try_into().unwrap()),
-            0.000_396_728_5
+            13.0 / 32768.0
         );
         assert!(folder.read(3, &mut bytes).is_err());
         assert!(LibriSpeechFolder::open(&fixture(), Some(4)).is_err());
-        let error = LibriSpeechFolder::open(&fixture().join("data"), None)
+        let error = LibriSpeechFolder::open(&fixture().join("manifests"), None)
             .err()
             .unwrap()
             .to_string();
