@@ -71,6 +71,10 @@ pub struct Config {
     pub stream_timeout_ms: u64,
     /// OpenAI transcriptions: the clips' language, sent with each one.
     pub language: String,
+    /// OpenAI transcriptions: the answer's shape, `verbose_json` (its segments carry the
+    /// generated tokens, which Offline's tokens per second counts) or `json` (the text; vLLM's
+    /// usage then gives the clip's seconds, not its tokens).
+    pub response_format: String,
     /// OpenAI: the model's tokenizer.json. With it each answer (and its first token) is
     /// completed as the int32 token ids of its text, as MLPerf's LLM accuracy logs hold them,
     /// and its token count is theirs; without it, as UTF-8 text.
@@ -105,6 +109,7 @@ impl Default for Config {
             stream: true,
             stream_timeout_ms: 10_000,
             language: "en".to_owned(),
+            response_format: "verbose_json".to_owned(),
             tokenizer: None,
         }
     }
@@ -350,6 +355,12 @@ impl Config {
                 self.language
             )));
         }
+        if !["json", "verbose_json"].contains(&self.response_format.as_str()) {
+            return Err(invalid(format!(
+                "response_format = {:?}: \"verbose_json\" (text and tokens) or \"json\" (text)",
+                self.response_format
+            )));
+        }
         Ok(())
     }
 
@@ -448,5 +459,24 @@ mod tests {
             text.contains("tokenizer = \"t.json\" is for protocol \"openai\""),
             "{text}"
         );
+    }
+
+    #[test]
+    fn transcription_settings_parse_and_bad_ones_name_their_key() {
+        let base = "endpoints = [\"a:1\"]\nmodel = \"m\"\nprotocol = \"openai\"\napi = \"transcriptions\"\nprompt = \"audio\"\n";
+        let base = &format!("{base}stream = false\n");
+        let config = Config::parse(base).unwrap();
+        assert_eq!(
+            (config.language.as_str(), config.response_format.as_str()),
+            ("en", "verbose_json")
+        );
+        let config = Config::parse(&format!("{base}response_format = \"json\"")).unwrap();
+        assert_eq!(config.response_format, "json");
+        let text = error(&format!("{base}response_format = \"srt\""));
+        assert!(text.contains("response_format = \"srt\""), "{text}");
+        let text = error(&format!("{base}language = \"en-US\""));
+        assert!(text.contains("language = \"en-US\""), "{text}");
+        let text = error(&base.replace("false", "true"));
+        assert!(text.contains("set stream = false"), "{text}");
     }
 }

@@ -40,6 +40,7 @@ pub(crate) fn create(
         exact_output: config.exact_output,
         token_ids: tokenizer.is_some(),
         language: config.language.clone(),
+        response_format: config.response_format.clone(),
     };
     let inputs = host.run().map_or(&[][..], |run| &run.inputs[..]);
     let layout = PromptLayout::of(inputs).map_err(|e| invalid(format!("network plugin: {e}")))?;

@@ -34,6 +34,8 @@ pub(crate) struct Generate {
     pub token_ids: bool,
     /// Transcriptions: the clips' language.
     pub language: String,
+    /// Transcriptions: `json` or `verbose_json`.
+    pub response_format: String,
 }
 
 /// One sample's prompt.
@@ -497,6 +499,7 @@ mod tests {
             exact_output: false,
             token_ids: false,
             language: "en".into(),
+            response_format: "verbose_json".into(),
         }
     }
 

@@ -72,7 +72,7 @@ fn form(settings: &Generate, audio: &[f32], max_tokens: u32) -> Vec<u8> {
     let mut fields = vec![
         ("model", settings.model.clone()),
         ("language", settings.language.clone()),
-        ("response_format", "json".to_owned()),
+        ("response_format", settings.response_format.clone()),
         ("temperature", settings.temperature.to_string()),
         // The reference's SamplingParams: max_tokens 200 (vLLM's form calls it so).
         ("max_completion_tokens", max_tokens.to_string()),
@@ -133,6 +133,7 @@ mod tests {
             exact_output: false,
             token_ids: false,
             language: "en".into(),
+            response_format: "verbose_json".into(),
         }
     }
 
@@ -150,6 +151,10 @@ mod tests {
         );
         assert!(
             text.contains("name=\"max_completion_tokens\"\r\n\r\n200\r\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("name=\"response_format\"\r\n\r\nverbose_json\r\n"),
             "{text}"
         );
         assert!(text.ends_with(&format!("--{BOUNDARY}--\r\n")));
@@ -172,6 +177,9 @@ mod tests {
             super::answer(br#"{"text":"a","segments":[{"tokens":[1,2]},{"tokens":[3]}]}"#).unwrap();
         assert_eq!(answer.n_tokens, Some(3));
         assert_eq!(super::answer(br#"{"text":"a"}"#).unwrap().n_tokens, None);
+        // vLLM's json answer: its usage counts the clip's seconds, no tokens.
+        let json = br#"{"text":"a","usage":{"type":"duration","seconds":4}}"#;
+        assert_eq!(super::answer(json).unwrap().n_tokens, None);
         let error = super::answer(br#"{"texts":"a"}"#).unwrap_err();
         assert!(error.contains("no text"), "{error}");
     }

@@ -96,8 +96,17 @@ class Handler(BaseHTTPRequestHandler):
         text = self.server.answers.get(digest)
         if text is None:
             return self.error(400, f"unknown clip (sha256 of its float32 samples {digest})")
-        self.reply(200, {"text": text, "usage": {"type": "tokens", "input_tokens": 0,
-                                                 "output_tokens": len(text.split()) + 4}})
+        # As vLLM answers: json's usage counts the clip's seconds; verbose_json's segments
+        # carry the generated tokens (here one per word, four more for whisper's specials).
+        seconds = len(samples) // 4 / 16000
+        if fields.get("response_format", "json") == "verbose_json":
+            tokens = list(range(len(text.split()) + 4))
+            self.reply(200, {"task": "transcribe", "language": fields["language"], "duration": seconds,
+                             "text": text, "segments": [{"id": 0, "seek": 0, "start": 0.0, "end": seconds,
+                                                         "text": text, "tokens": tokens}],
+                             "usage": {"type": "duration", "seconds": int(seconds + 0.5)}})
+        else:
+            self.reply(200, {"text": text, "usage": {"type": "duration", "seconds": int(seconds + 0.5)}})
 
     def log_message(self, format, *args):
         pass
