@@ -72,34 +72,60 @@ fn reencoded(fixture: &Path, tokenizer: &Path, file: &Path) -> Vec<Vec<u32>> {
     ids
 }
 
-/// `run --benchmark NAME` against `server` in AccuracyOnly mode, Offline, 16 new tokens.
-fn accuracy_run(name: &str, server: &Server, dataset: &Path, model: &Path, out: &Path) -> Output {
-    Command::new(EXE)
-        .args(["run", "--benchmark", name, "--scenario", "Offline"])
-        .args(["--mode", "AccuracyOnly", "--dataset-dir"])
+/// `mlperf-host ARGS --benchmark NAME` against `server`'s smollm2 on the data set's first
+/// [`RECORDS`] records, one request at a time: llama-server names each logged prompt by the
+/// millisecond it came in, so that two at once would be one file.
+fn served(args: &[&str], name: &str, server: &Server, dataset: &Path, model: &Path) -> Command {
+    let mut command = Command::new(EXE);
+    command
+        .args(args)
+        .args(["--benchmark", name, "--dataset-dir"])
         .arg(dataset)
         .arg("--model-file")
         .arg(model)
         .arg("--plugin-set")
         .arg(format!("endpoints=[{:?}]", server.http()))
-        .args([
-            "--plugin-set",
-            "model=smollm2",
-            "--plugin-set",
-            "max_tokens=16",
-        ])
-        // One request at a time: llama-server names each logged prompt by the millisecond it
-        // came in, so that two at once would be one file.
+        .args(["--plugin-set", "model=smollm2"])
         .args(["--plugin-set", "concurrency=1"])
         .args([
             "--set",
             &format!("performance_sample_count_override={RECORDS}"),
         ])
-        .arg("--out")
-        .arg(out)
-        .current_dir(repo())
+        .current_dir(repo());
+    command
+}
+
+/// `run --benchmark NAME` against `server` in AccuracyOnly mode, Offline, 16 new tokens.
+fn accuracy_run(name: &str, server: &Server, dataset: &Path, model: &Path, out: &Path) -> Output {
+    served(
+        &["run", "--scenario", "Offline"],
+        name,
+        server,
+        dataset,
+        model,
+    )
+    .args(["--mode", "AccuracyOnly", "--plugin-set", "max_tokens=16"])
+    .arg("--out")
+    .arg(out)
+    .output()
+    .expect("run mlperf-host")
+}
+
+/// [`served`], short: 8 new tokens, no minimum duration; asserts that it succeeded.
+fn short_run(args: &[&str], name: &str, server: &Server, dataset: &Path, model: &Path) -> Output {
+    let output = served(args, name, server, dataset, model)
+        .args(["--plugin-set", "max_tokens=8", "--quiet"])
+        .args(["--set", "min_duration_ms=0", "--set", "min_query_count=4"])
+        .args(["--set", "sample_concatenate_permutation=0"])
         .output()
-        .expect("run mlperf-host")
+        .expect("run mlperf-host");
+    assert!(
+        output.status.success(),
+        "{args:?}: {}\n{}",
+        describe(&output),
+        server.log()
+    );
+    output
 }
 
 /// The server was sent exactly `sent`, in any order (the message lists the lengths of what
@@ -147,6 +173,8 @@ fn assert_scored(out: &Path, line_start: &str) {
     );
 }
 
+/// Both benchmarks' records sent as their token ids and scored with their script's line, then
+/// llama2-70b-99.9 run in its Interactive scenario.
 #[test]
 fn llama3_1_8b_and_llama2_70b_send_their_records_token_ids_to_a_served_model() {
     let _serial = support::timings_or_llm();
@@ -182,6 +210,34 @@ fn llama3_1_8b_and_llama2_70b_send_their_records_token_ids_to_a_served_model() {
     let out = dir.path().join("llama2-70b-99.9/runs");
     let report = std::fs::read_to_string(out.join("accuracy.txt")).unwrap();
     assert!(report.contains("'tokens_per_sample': "), "{report}");
+
+    // llama2-70b's Interactive scenario: a Server run read for llama2-70b-interactive, with
+    // mlperf.conf's 450 ms TTFT and 40 ms TPOT bounds, its first tokens timed as they stream.
+    let interactive = dir.path().join("llama2-70b-99.9/interactive");
+    short_run(
+        &[
+            "run",
+            "--scenario",
+            "Interactive",
+            "--set",
+            "server_target_qps=1",
+            "--out",
+            interactive.to_str().unwrap(),
+        ],
+        "llama2-70b-99.9",
+        &server,
+        &dir.path().join("llama2-70b-99.9/data"),
+        &model,
+    );
+    let detail = std::fs::read_to_string(interactive.join("mlperf_log_detail.txt")).unwrap();
+    for key in [
+        "\"key\": \"requested_server_ttft_latency\", \"value\": 450000000",
+        "\"key\": \"requested_server_tpot_latency\", \"value\": 40000000",
+        "\"key\": \"requested_scenario\", \"value\": \"Server\"",
+        "\"result_first_token_mean_latency_ns\"",
+    ] {
+        assert!(detail.contains(key), "no {key} in the detail log");
+    }
 }
 
 /// llama3.1-8b as a submitter runs it, against the served model: Offline, Server and
@@ -204,39 +260,7 @@ fn llama3_1_8b_runs_every_round_scenario_audits_and_submits_against_a_served_mod
         &dataset.join("cnn_eval.json"),
     );
     let runs = dir.path().join("runs");
-    let host = |args: &[&str]| {
-        let mut command = Command::new(EXE);
-        command
-            .args(args)
-            .args(["--benchmark", "llama3.1-8b", "--dataset-dir"])
-            .arg(&dataset)
-            .arg("--model-file")
-            .arg(&model)
-            .arg("--plugin-set")
-            .arg(format!("endpoints=[{:?}]", server.http()))
-            .args([
-                "--plugin-set",
-                "model=smollm2",
-                "--plugin-set",
-                "max_tokens=8",
-            ])
-            .args(["--plugin-set", "concurrency=1", "--quiet"])
-            .args([
-                "--set",
-                &format!("performance_sample_count_override={RECORDS}"),
-            ])
-            .args(["--set", "min_duration_ms=0", "--set", "min_query_count=4"])
-            .args(["--set", "sample_concatenate_permutation=0"])
-            .current_dir(repo());
-        let output = command.output().expect("run mlperf-host");
-        assert!(
-            output.status.success(),
-            "{args:?}: {}\n{}",
-            describe(&output),
-            server.log()
-        );
-        output
-    };
+    let host = |args: &[&str]| short_run(args, "llama3.1-8b", &server, &dataset, &model);
     let detail = |out: &Path| std::fs::read_to_string(out.join("mlperf_log_detail.txt")).unwrap();
     for scenario in ["Offline", "Server", "Interactive"] {
         let rate = match scenario {
