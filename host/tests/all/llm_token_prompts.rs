@@ -174,7 +174,7 @@ fn assert_scored(out: &Path, line_start: &str) {
 }
 
 /// Both benchmarks' records sent as their token ids and scored with their script's line, then
-/// llama2-70b-99.9 run in its Interactive scenario.
+/// llama2-70b-99.9 run in its Interactive scenario and llama3.1-8b-edge in SingleStream.
 #[test]
 fn llama3_1_8b_and_llama2_70b_send_their_records_token_ids_to_a_served_model() {
     let _serial = support::timings_or_llm();
@@ -234,6 +234,38 @@ fn llama3_1_8b_and_llama2_70b_send_their_records_token_ids_to_a_served_model() {
         "\"key\": \"requested_server_ttft_latency\", \"value\": 450000000",
         "\"key\": \"requested_server_tpot_latency\", \"value\": 40000000",
         "\"key\": \"requested_scenario\", \"value\": \"Server\"",
+        "\"result_first_token_mean_latency_ns\"",
+    ] {
+        assert!(detail.contains(key), "no {key} in the detail log");
+    }
+
+    // llama3.1-8b-edge's SingleStream, the edge round's latency scenario, on the edge set's
+    // file: one query at a time, its first token timed as it streams.
+    let edge = dir.path().join("llama3.1-8b-edge");
+    let cnndm = repo().join("tests/fixtures/cnndm");
+    reencoded(
+        &cnndm.join("cnn_eval.json"),
+        &cnndm.join("tokenizer/tokenizer.json"),
+        &edge.join("data/sample_cnn_eval_5000.json"),
+    );
+    let single_stream = edge.join("single-stream");
+    short_run(
+        &[
+            "run",
+            "--scenario",
+            "SingleStream",
+            "--out",
+            single_stream.to_str().unwrap(),
+        ],
+        "llama3.1-8b-edge",
+        &server,
+        &edge.join("data"),
+        &model,
+    );
+    let detail = std::fs::read_to_string(single_stream.join("mlperf_log_detail.txt")).unwrap();
+    for key in [
+        "\"key\": \"requested_scenario\", \"value\": \"SingleStream\"",
+        "\"key\": \"requested_performance_sample_count_override\", \"value\": 4",
         "\"result_first_token_mean_latency_ns\"",
     ] {
         assert!(detail.contains(key), "no {key} in the detail log");
