@@ -385,6 +385,7 @@ impl Shared {
         }
         let mut last_seen = self.completed.load(Ordering::Acquire);
         let mut idle_since = Instant::now();
+        let mut aborted_at: Option<Instant> = None;
         loop {
             self.wake_at.store(target, Ordering::SeqCst);
             let done = self.completed.load(Ordering::SeqCst);
@@ -396,15 +397,22 @@ impl Shared {
                 last_seen = done;
                 idle_since = Instant::now();
             }
-            let idle = idle_since.elapsed();
-            let timeout = self.drain_patience(idle_timeout, aborted.load(Ordering::Relaxed));
-            if idle >= timeout {
+            if aborted.load(Ordering::Relaxed) {
+                aborted_at.get_or_insert_with(Instant::now);
+            }
+            // An aborted test waits that long from the abort however steadily the SUT
+            // answers: an Offline query of minutes would otherwise run to its end.
+            let waited = idle_since
+                .elapsed()
+                .max(aborted_at.map_or(Duration::ZERO, |at| at.elapsed()));
+            let timeout = self.drain_patience(idle_timeout, aborted_at.is_some());
+            if waited >= timeout {
                 self.wake_at.store(u64::MAX, Ordering::Relaxed);
                 return false;
             }
-            // Woken at the target; otherwise back every 50 ms to see progress for the timeout
-            // (and a failure).
-            std::thread::park_timeout((timeout - idle).min(Duration::from_millis(50)));
+            // Woken at the target (or by an abort); otherwise back every 50 ms to see
+            // progress for the timeout (and a failure).
+            std::thread::park_timeout((timeout - waited).min(Duration::from_millis(50)));
             self.wake_at.store(u64::MAX, Ordering::Relaxed);
         }
     }

@@ -43,8 +43,8 @@ pub use domain::{OutOfDomain, MOST_QUERIES};
 pub use effective::EffectiveSettings;
 pub use engine::FindPeakReport;
 pub use engine::{
-    start_test, start_test_with, AbandonHook, SampleTimes, SeriesObserver, SeriesObserverHook,
-    SeriesReport, TestContext, TestError, TestResult,
+    check_query_size, start_test, start_test_with, AbandonHook, SampleTimes, SeriesObserver,
+    SeriesObserverHook, SeriesReport, TestContext, TestError, TestResult,
 };
 pub use issue::StopReason;
 pub use progress::{ExternalProgress, ProgressHandle, ProgressSnapshot};

@@ -48,6 +48,7 @@ pub(super) fn collect_performance(
             }
             _ => None,
         },
+        aborted: outcome.stop == StopReason::Aborted,
         ..PerformanceResult::default()
     };
     let schedule = std::mem::take(&mut outcome.query_scheduled_ns);

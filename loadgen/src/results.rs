@@ -68,6 +68,8 @@ pub(crate) struct PerformanceResult {
     pub(crate) sut_failure: Option<String>,
     /// Completions the engine refused so far (duplicates, unknown or late ids).
     pub(crate) refused_completions: u64,
+    /// The test was aborted (`abort_test`, a signal), whatever it had measured by then.
+    pub(crate) aborted: bool,
     /// The latest completion of the series (its start if none), engine clock ns.
     pub(crate) last_completion_ns: i64,
 }
@@ -492,6 +494,9 @@ fn evaluate_validity(
     if let Some(failure) = &pr.sut_failure {
         reasons.push(format!("The SUT failed: {failure}"));
     }
+    if pr.aborted {
+        reasons.push("The test was aborted before its end.".to_string());
+    }
     if pr.refused_completions > 0 {
         reasons.push(format!(
             "The SUT sent {} completions for samples not outstanding (completed twice, or never issued).",
@@ -505,6 +510,7 @@ fn evaluate_validity(
             && early_stopping_met
             && all_samples_completed
             && pr.sut_failure.is_none()
+            && !pr.aborted
             && pr.refused_completions == 0,
         perf_constraints_met,
         min_duration_met,

@@ -5,7 +5,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
-use super::completion::{Shared, FAILED_SUT_DRAIN};
+use super::completion::FAILED_SUT_DRAIN;
 use super::diagnostics::Diagnostic;
 use super::effective::EffectiveSettings;
 use super::issue::{
@@ -87,31 +87,27 @@ impl SeriesOpening {
             }
             _ => flush_and_drain(ctx, target),
         };
-        (
-            never_completed,
-            failed_while_draining(ctx.shared, stop, mode),
-        )
+        (never_completed, stop_after_drain(ctx, stop, mode))
     }
 }
 
-/// A failure the SUT reported after issuing ended (while its samples drained: in Offline,
-/// whose one query is issued at once, that is when a plugin's worker fails) still ends the
-/// series as failed, with the SUT's message.
-fn failed_while_draining(shared: &Shared, stop: StopReason, mode: TestMode) -> StopReason {
+/// A failure the SUT reported, or an abort, after issuing ended (while its samples drained:
+/// in Offline, whose one query is issued at once, that is most of the run) still ends the
+/// series as failed or aborted, and says so.
+fn stop_after_drain(ctx: &SeriesContext<'_>, stop: StopReason, mode: TestMode) -> StopReason {
     if matches!(
         stop,
         StopReason::SutFailed(_) | StopReason::SutPanicked(_) | StopReason::Aborted
     ) {
         return stop;
     }
-    match shared.failure() {
-        Some(message) => {
-            let failed = StopReason::SutFailed(message);
-            report_stop(shared, &failed, mode, false);
-            failed
-        }
-        None => stop,
-    }
+    let after = match ctx.shared.failure() {
+        Some(message) => StopReason::SutFailed(message),
+        None if ctx.abort.load(Ordering::Relaxed) => StopReason::Aborted,
+        None => return stop,
+    };
+    report_stop(ctx.shared, &after, mode, false);
+    after
 }
 
 /// What a test that gives up on samples says of them: it ends without them.
@@ -148,7 +144,7 @@ fn flush_and_drain(ctx: &SeriesContext<'_>, target: u64) -> u64 {
             Some(_) if shared.sut_lost() => "the SUT is gone".to_string(),
             Some(_) => format!("gave up after {patience:?} without a completion"),
             None if ctx.abort.load(Ordering::Relaxed) => format!(
-                "the test was aborted, and gave up after {patience:?} without a completion; {LEFT_WITH_SUT}"
+                "the test was aborted, and its drain gave up {patience:?} after the abort (or the last completion); {LEFT_WITH_SUT}"
             ),
             None => format!(
                 "gave up after {patience:?} without a completion (LogSettings::drain_timeout); {LEFT_WITH_SUT}"

@@ -19,6 +19,13 @@ pub(crate) fn main(args: &RunArgs) -> ExitCode {
         .and_then(|plan| tuned_first(args, plan))
         .and_then(|plan| run(&plan, args.quiet).map_err(anyhow::Error::from));
     if let Some(status) = super::interrupted(&args.out) {
+        let signal = mlperf_host::session::interrupt::received();
+        if let (Ok(outcome), Some((number, _))) = (&outcome, signal) {
+            if outcome.destroy_stalled {
+                // Exit handlers could wait on what the plugin still holds.
+                mlperf_host::official::engine::exit_immediately(128 + number);
+            }
+        }
         return status;
     }
     match outcome {

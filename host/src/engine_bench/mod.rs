@@ -242,7 +242,14 @@ pub fn run_case_with(
     };
     let rss_before = peak_rss_bytes();
     let started = Instant::now();
-    let result = start_test(&sut, &mut qsl, settings, &log)?;
+    let result = start_test(&sut, &mut qsl, settings, &log).map_err(|error| match error {
+        // The engine names the settings of a run; the bench's own are its flags.
+        mlperf_loadgen::TestError::QueryTooLarge { samples, gib, .. } => anyhow::anyhow!(
+            "a query of {samples} samples ({gib:.1} GiB of sample handles) cannot be \
+             allocated: lower --samples"
+        ),
+        other => other.into(),
+    })?;
     let total = started.elapsed();
     let first_issue = sut.first.get().copied().unwrap_or(started);
     Ok(report(

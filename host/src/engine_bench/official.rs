@@ -34,6 +34,7 @@ pub fn run_case_with(
             stall_timeout: None,
             sut_name: String::new(),
             on_abort: report_abort,
+            interrupted: || None,
             progress: None,
         };
         let started = Instant::now();

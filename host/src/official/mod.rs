@@ -38,6 +38,10 @@ pub struct Watch {
     /// Called (on the watchdog's thread) before the process ends on an abort, with the
     /// reason: the caller's last words (a verdict file, a message).
     pub on_abort: fn(&AbortReport),
+    /// The signal the process was interrupted by, if one came (its number and name): the
+    /// official library cannot be cut short, so the watchdog ends the run as for a stall, its
+    /// logs flushed as far as written, and the process exits 128 + the signal.
+    pub interrupted: fn() -> Option<(i32, &'static str)>,
     /// Fed with the test's counters as it runs (for a progress bar).
     pub progress: Option<ProgressHandle>,
 }

@@ -83,6 +83,13 @@ fn watch_run(
         report_progress(sink, watch, limits, started, true);
         let issued = sink.issued.load(Ordering::Acquire);
         let completed = sink.completed.load(Ordering::Acquire);
+        if let Some((number, name)) = (watch.interrupted)() {
+            let report = AbortReport {
+                reason: format!("interrupted by {name}"),
+                counts: sink.counts(),
+            };
+            abort(report, watch, 128 + number);
+        }
         let reason = if let Some(failure) = sink.failure() {
             Some(failure)
         } else if let Some(stall) = stalled_call(sink, watch, &mut calls_ended, completed) {
@@ -108,6 +115,7 @@ fn watch_run(
                     counts: sink.counts(),
                 },
                 watch,
+                EXIT_ABORTED,
             );
         }
     }
@@ -172,8 +180,9 @@ fn report_progress(
     });
 }
 
-/// Flushes what the official library logged, records the verdict and ends the process.
-fn abort(report: AbortReport, watch: &Watch) -> ! {
+/// Flushes what the official library logged, records the verdict and ends the process with
+/// `status`.
+fn abort(report: AbortReport, watch: &Watch, status: i32) -> ! {
     tracing::error!(reason = %report.reason, "aborting the official LoadGen");
     let (done, flushed) = mpsc::channel();
     // AbortTest may itself wait on the stuck test: it gets a bounded time.
@@ -185,5 +194,5 @@ fn abort(report: AbortReport, watch: &Watch) -> ! {
         });
     let _ = flushed.recv_timeout(FLUSH_GRACE);
     (watch.on_abort)(&report);
-    mlperf_official_loadgen::exit_immediately(EXIT_ABORTED)
+    mlperf_official_loadgen::exit_immediately(status)
 }

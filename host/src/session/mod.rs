@@ -206,8 +206,14 @@ impl<'a> Session<'a> {
         // Finished now (PTDaemon's ranges restored), not after the reports.
         drop(meters);
         let device_shares = sut.backend().device_shares();
-        // Destroying the instance stops the plugin's threads.
-        let destroyed = sut.destroy_within(plan.log.stall_timeout);
+        // Destroying the instance stops the plugin's threads; after a signal it gets only a
+        // short while (a plugin still working through an aborted Offline query would keep
+        // the command a minute).
+        let destroy_limit = match interrupt::received() {
+            Some(_) => plan.log.stall_timeout.min(interrupt::DESTROY_AFTER_SIGNAL),
+            None => plan.log.stall_timeout,
+        };
+        let destroyed = sut.destroy_within(destroy_limit);
         let Tested {
             outcome: result,
             latency_breakdown,
@@ -270,6 +276,7 @@ impl<'a> Session<'a> {
         sample_sets: &mut SampleSetCalls,
     ) -> Result<Tested, SessionError> {
         // A test started after the signal would not see its abort.
+        interrupt::test_begins();
         if let Some((_, signal)) = interrupt::received() {
             return Err(SessionError::Interrupted(signal));
         }
@@ -384,6 +391,10 @@ fn run_test(
             samples = effective.samples_per_query,
             "cannot reserve the Offline query's hand-over buffer ahead; it is made at issue"
         );
+    }
+    if matches!(plan.engine, EnginePlan::Official(_)) {
+        // The official library would abort the process on the allocation (std::bad_alloc).
+        mlperf_loadgen::check_query_size(&effective).map_err(SessionError::Native)?;
     }
     match &plan.engine {
         EnginePlan::Native => {

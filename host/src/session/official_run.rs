@@ -34,6 +34,7 @@ pub(super) fn run(
         stall_timeout: Some(options.stall_timeout),
         sut_name: sut.name().to_string(),
         on_abort,
+        interrupted: super::interrupt::received,
         progress: context.progress.clone(),
     };
     let counts = super::interrupt::official_test(|| {

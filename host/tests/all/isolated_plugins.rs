@@ -29,7 +29,7 @@ fn run_isolated(dir: &Path, plugin: &Path, out: &str, extra: &[&str]) -> (Output
 }
 
 /// The run in `out` exited with `status`, INVALID with `cause` in every place a user looks.
-fn assert_invalid_because(output: &Output, status: i32, out: &Path, cause: &str) {
+pub(crate) fn assert_invalid_because(output: &Output, status: i32, out: &Path, cause: &str) {
     assert_eq!(
         output.status.code(),
         Some(status),

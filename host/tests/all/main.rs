@@ -43,6 +43,7 @@ mod sample_memory;
 mod sample_sets;
 mod sample_timing;
 mod session;
+mod signals;
 mod stalled_plugins;
 mod submission_flow;
 mod support;

@@ -63,9 +63,14 @@ pub enum TestError {
     LogOutput(std::io::Error),
     #[error(
         "a query of {samples} samples ({gib:.1} GiB of sample handles) cannot be allocated: \
-         lower offline_expected_qps or min_duration_ms"
+         lower {lower}"
     )]
-    QueryTooLarge { samples: u64, gib: f64 },
+    QueryTooLarge {
+        samples: u64,
+        gib: f64,
+        /// The settings that size it.
+        lower: &'static str,
+    },
 }
 
 /// One series of queries: an accuracy set, or a performance run.
@@ -475,6 +480,10 @@ pub(super) struct Engine<'a> {
 
 impl Engine<'_> {
     fn run(mut self, qsl: &mut dyn QuerySampleLibrary) -> Result<RunOutput, TestError> {
+        // Before any set is made: a MultiStream set is padded by a query's samples.
+        if self.settings.scenario == TestScenario::MultiStream {
+            check_query_size(&self.settings)?;
+        }
         let mut performance = None;
         let mut find_peak = None;
         match self.settings.mode {
@@ -652,7 +661,7 @@ impl Engine<'_> {
             performance_issue_same_index: settings.performance_issue_same_index,
         };
         let mut generator = QueryGenerator::new(&params, set, self.sequence.next_sample_id)?;
-        check_query_memory(generator.samples_per_query())?;
+        check_query_memory(generator.samples_per_query(), settings.scenario)?;
         let ctx = SeriesContext {
             sut: self.sut,
             sut_calls: self.sut_calls,
@@ -794,9 +803,20 @@ impl Engine<'_> {
     }
 }
 
+/// Whether the queries `settings` makes can be held in memory: refused with the setting to
+/// lower, as a run refuses them. For another engine run on the same settings (the official
+/// one aborts on the allocation).
+pub fn check_query_size(settings: &EffectiveSettings) -> Result<(), TestError> {
+    // An Offline accuracy run's one query is the whole data set, whatever the settings say.
+    if settings.mode == TestMode::AccuracyOnly && settings.scenario == TestScenario::Offline {
+        return Ok(());
+    }
+    check_query_memory(settings.samples_per_query as usize, settings.scenario)
+}
+
 /// The issue loop holds two queries (the current one and the next, prepared ahead): refuse a
 /// query size whose memory cannot be had, rather than abort inside the run.
-fn check_query_memory(samples_per_query: usize) -> Result<(), TestError> {
+fn check_query_memory(samples_per_query: usize, scenario: TestScenario) -> Result<(), TestError> {
     let handles = samples_per_query.saturating_mul(2);
     let mut probe: Vec<QuerySample> = Vec::new();
     if probe.try_reserve_exact(handles).is_err() {
@@ -804,6 +824,10 @@ fn check_query_memory(samples_per_query: usize) -> Result<(), TestError> {
         return Err(TestError::QueryTooLarge {
             samples: samples_per_query as u64,
             gib: bytes / f64::from(1u32 << 30),
+            lower: match scenario {
+                TestScenario::MultiStream => "multi_stream_samples_per_query",
+                _ => "offline_expected_qps or min_duration_ms",
+            },
         });
     }
     Ok(())

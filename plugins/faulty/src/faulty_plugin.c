@@ -26,6 +26,8 @@
  *                         never freed (a failed malloc aborts, as an xmalloc would)
  *     fail_load           load_samples returns an error (MLPERF_ERROR_DEVICE; at_sample ignored)
  *     hang_load           load_samples never returns (at_sample is ignored)
+ *     hang_create         create never returns (at_sample is ignored): the host blocked
+ *                         before any test begins
  *     fail_unload         unload_samples returns an error (at_sample is ignored)
  *     late_callback       destroy leaves a thread behind that logs through the host 5 ms
  *                         after destroy returned (at_sample is ignored; in the host's own
@@ -71,11 +73,11 @@
 
 enum { NONE, SEGFAULT, ABORT, EXIT, KILL, HANG_ISSUE, HANG_FLUSH, HANG_DESTROY, HOLD,
        FAIL_ISSUE, HUGE_RESPONSE, GARBAGE_RESPONSE, LEAK, FAIL_LOAD, HANG_LOAD,
-       FAIL_UNLOAD, LATE_CALLBACK, UNCHECKED_RUN, UNCHECKED_DEVICE };
+       FAIL_UNLOAD, LATE_CALLBACK, UNCHECKED_RUN, UNCHECKED_DEVICE, HANG_CREATE };
 static const char *const faults[] = {
     "none", "segfault", "abort", "exit", "kill", "hang_issue", "hang_flush", "hang_destroy",
     "hold", "fail_issue", "huge_response", "garbage_response", "leak", "fail_load", "hang_load",
-    "fail_unload", "late_callback", "unchecked_run", "unchecked_device", NULL,
+    "fail_unload", "late_callback", "unchecked_run", "unchecked_device", "hang_create", NULL,
 };
 static const char *const booleans[] = {"false", "true", NULL};
 
@@ -88,7 +90,7 @@ static const struct key {
 } keys[KEYS] = {
     {"fault", "one of none, segfault, abort, exit, kill, hang_issue, hang_flush, hang_destroy, "
               "hold, fail_issue, huge_response, garbage_response, leak, fail_load, hang_load, "
-              "fail_unload, late_callback, unchecked_run, unchecked_device",
+              "fail_unload, late_callback, unchecked_run, unchecked_device, hang_create",
      faults, 0, 0, NONE},
     {"at_sample", "an integer of at least 1", NULL, 1, UINT64_MAX, 1},
     {"exit_status", "an integer from 0 to 255", NULL, 0, 255, 0},
@@ -346,6 +348,9 @@ static mlperf_error *faulty_create(const mlperf_host_api *host, const char *conf
     self->host.struct_size = sizeof self->host;
     memcpy(self->set, set, sizeof set);
     say(self, MLPERF_LOG_INFO, "fault ", set[FAULT], set[AT_SAMPLE]);
+    if (set[FAULT] == HANG_CREATE) {
+        hang(set[HANG_MS]);
+    }
     *instance_out = self;
     return NULL;
 }
