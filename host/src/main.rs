@@ -99,13 +99,13 @@ struct BenchArgs {
     #[arg(long, value_enum, default_value = "all")]
     case: Case,
     /// SingleStream: queries to issue.
-    #[arg(long, default_value_t = 2_000_000)]
+    #[arg(long, default_value_t = 2_000_000, value_parser = cli::parse_count)]
     queries: u64,
     /// Offline: samples in the one query.
-    #[arg(long, default_value_t = 10_000_000)]
+    #[arg(long, default_value_t = 10_000_000, value_parser = cli::parse_count)]
     samples: u64,
     /// Server: target queries per second.
-    #[arg(long, default_value_t = 200_000.0)]
+    #[arg(long, default_value_t = 200_000.0, value_parser = cli::parse_rate)]
     qps: f64,
     /// Server: minimum duration in ms.
     #[arg(long, default_value_t = 10_000)]

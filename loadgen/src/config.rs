@@ -102,6 +102,10 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
+    /// The path names something that is not a regular file (a FIFO would block the read
+    /// forever, a directory or device reads as nothing useful).
+    #[error("config file {} is {kind}, not a regular file: give the file itself", path.display())]
+    NotAFile { path: PathBuf, kind: &'static str },
     /// One or more malformed lines (never empty).
     #[error("{}", format_errors(.errors))]
     Invalid { errors: Vec<LineDiagnostic> },
@@ -111,9 +115,24 @@ impl ConfigError {
     /// The malformed lines (empty for [`ConfigError::Io`]).
     pub fn diagnostics(&self) -> &[LineDiagnostic] {
         match self {
-            ConfigError::Io { .. } => &[],
+            ConfigError::Io { .. } | ConfigError::NotAFile { .. } => &[],
             ConfigError::Invalid { errors } => errors,
         }
+    }
+}
+
+/// What a path that is not a regular file is, said before it is opened (the metadata of a
+/// FIFO is read without blocking; opening it waits for a writer).
+fn not_a_file(metadata: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    match () {
+        _ if kind.is_file() => None,
+        _ if kind.is_dir() => Some("a directory"),
+        _ if kind.is_fifo() => Some("a FIFO (named pipe)"),
+        _ if kind.is_socket() => Some("a socket"),
+        _ if kind.is_char_device() || kind.is_block_device() => Some("a device"),
+        _ => Some("neither file nor folder"),
     }
 }
 
@@ -424,9 +443,10 @@ impl Number {
 /// Parses a value token. Accepts a subset of what upstream accepts (`strtoul(v, 0)` or `strtod`
 /// consuming the whole token): no hex floats, no `nan(...)`, and non-finite values are refused.
 fn parse_number(token: &str) -> Result<Number, String> {
+    let shown = quote_token(token);
     let not_a_number = || {
         format!(
-            "value '{token}' is not a number (expected e.g. 42, 0x2a, 052 or 1.5, with nothing after it)"
+            "value '{shown}' is not a number (expected e.g. 42, 0x2a, 052 or 1.5, with nothing after it)"
         )
     };
     let (negative, body) = match token.as_bytes().first() {
@@ -446,7 +466,7 @@ fn parse_number(token: &str) -> Result<Number, String> {
             acc * 16.0 + f64::from(char::from(b).to_digit(16).unwrap_or(0))
         });
         if !real.is_finite() {
-            return Err(format!("value '{token}' is out of range"));
+            return Err(format!("value '{shown}' is out of range"));
         }
         return Ok(Number {
             int: if negative { None } else { magnitude },
@@ -456,7 +476,13 @@ fn parse_number(token: &str) -> Result<Number, String> {
     // Rust's float grammar is a subset of strtod's; strtod reads "010" as ten, like this does.
     let real: f64 = body.parse().map_err(|_| not_a_number())?;
     if !real.is_finite() {
-        return Err(format!("value '{token}' is not a finite number"));
+        let named = body
+            .bytes()
+            .any(|b| b.is_ascii_alphabetic() && b != b'e' && b != b'E');
+        return Err(match named {
+            true => format!("value '{shown}' is not a finite number"),
+            false => format!("value '{shown}' is out of range (too large for a number)"),
+        });
     }
     let int = if negative || !body.bytes().all(|b| b.is_ascii_digit()) {
         None
@@ -490,6 +516,7 @@ fn integer_problem(token: &str) -> &'static str {
 
 /// Checks a value against what a field can hold; `Ok(Some(msg))` is a warning.
 fn check_value(spec: &KeySpec, token: &str, number: Number) -> Result<Option<String>, String> {
+    let shown = quote_token(token);
     let field = match spec.scenario {
         Some(s) => format!("{s}.{}", spec.name),
         None => spec.name.to_string(),
@@ -497,27 +524,27 @@ fn check_value(spec: &KeySpec, token: &str, number: Number) -> Result<Option<Str
     let int = || {
         number
             .int
-            .ok_or_else(|| format!("'{field}' value '{token}' {}", integer_problem(token)))
+            .ok_or_else(|| format!("'{field}' value '{shown}' {}", integer_problem(token)))
     };
     match spec.kind {
         Kind::Int(multiplier, _) => {
             if int()?.checked_mul(multiplier).is_none() {
                 return Err(format!(
-                    "'{field}' value '{token}' overflows a 64-bit integer after conversion"
+                    "'{field}' value '{shown}' overflows a 64-bit integer after conversion"
                 ));
             }
         }
         Kind::NarrowInt(_) => {
             if int()? > i32::MAX as u64 {
                 return Err(format!(
-                    "'{field}' value '{token}' is larger than {} (LoadGen stores it as an int)",
+                    "'{field}' value '{shown}' is larger than {} (LoadGen stores it as an int)",
                     i32::MAX
                 ));
             }
         }
         Kind::Real(multiplier, _) => {
             if !(number.real * multiplier).is_finite() {
-                return Err(format!("'{field}' value '{token}' is out of range"));
+                return Err(format!("'{field}' value '{shown}' is out of range"));
             }
         }
         Kind::FlagNonZero(_) | Kind::FlagIsOne(_) => {
@@ -536,7 +563,7 @@ fn check_value(spec: &KeySpec, token: &str, number: Number) -> Result<Option<Str
         Kind::Mode => {
             if int()? > 3 {
                 return Err(format!(
-                    "'mode' value '{token}' is not 0 (SubmissionRun), 1 (AccuracyOnly), \
+                    "'mode' value '{shown}' is not 0 (SubmissionRun), 1 (AccuracyOnly), \
                      2 (PerformanceOnly) or 3 (FindPeakPerformance)"
                 ));
             }
@@ -549,12 +576,13 @@ fn check_value(spec: &KeySpec, token: &str, number: Number) -> Result<Option<Str
 /// Values a field can hold but that mean nothing (a percentile of 150, a negative rate): the
 /// official LoadGen takes them and runs oddly or forever; here they are errors.
 fn check_domain(spec: &KeySpec, field: &str, token: &str, number: Number) -> Result<(), String> {
+    let shown = quote_token(token);
     // The defaults are in the domain: what is out of it on the probe is this value.
     let mut probe = TestSettings::default();
     spec.set(&mut probe, number);
     match probe.out_of_domain().first() {
         Some((_, problem)) => Err(format!(
-            "'{field}' value '{token}' {}",
+            "'{field}' value '{shown}' {}",
             problem.describe(spec.kind.scale())
         )),
         None => Ok(()),
@@ -602,6 +630,14 @@ fn quote_line(line: &str) -> String {
     match line.char_indices().nth(MAX_QUOTED_CHARS) {
         Some((cut, _)) => format!("{}...", &line[..cut]),
         None => line.to_string(),
+    }
+}
+
+/// A value as quoted in a message: at most 40 characters (a 10 MB value is not echoed whole).
+fn quote_token(token: &str) -> String {
+    match token.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}... ({} bytes)", &token[..cut], token.len()),
+        None => token.to_string(),
     }
 }
 
@@ -654,6 +690,12 @@ impl ConfigFile {
 
     /// Reads and parses a file; the path is the origin in diagnostics.
     pub fn read(path: &Path) -> Result<ConfigFile, ConfigError> {
+        if let Some(kind) = std::fs::metadata(path).ok().and_then(|m| not_a_file(&m)) {
+            return Err(ConfigError::NotAFile {
+                path: path.to_path_buf(),
+                kind,
+            });
+        }
         let bytes = std::fs::read(path).map_err(|source| ConfigError::Io {
             path: path.to_path_buf(),
             source,
@@ -827,6 +869,7 @@ impl ConfigFile {
             }
         }
 
+        let mut matched = false;
         for spec in KEYS {
             if spec.mlperf_conf_only && conf_type != ConfType::MlperfConf {
                 continue;
@@ -839,6 +882,7 @@ impl ConfigFile {
             let Some(entry) = self.find(model, scenario, spec.name) else {
                 continue;
             };
+            matched = true;
             match spec.gate {
                 Some(gate) if !gate.open(settings) => {
                     warnings.push(self.warning(entry, gate.closed(spec.name)));
@@ -847,6 +891,19 @@ impl ConfigFile {
             }
         }
 
+        // A user.conf written for another model (or scenario) applies nothing: said, since
+        // the run then goes on the rules' defaults (unless its lines were already told of).
+        let read = self.entries.iter().find(|e| e.read_model.is_some());
+        let untold = warnings.is_empty();
+        if let (false, true, ConfType::UserConf, Some(entry)) = (matched, untold, conf_type, read) {
+            warnings.push(self.warning(
+                entry,
+                format!(
+                    "no line of this file is for model '{model}' in the {scenario_name} \
+                     scenario: nothing of it applies"
+                ),
+            ));
+        }
         warnings.sort_by_key(|w| w.line);
         warnings
     }
@@ -1902,6 +1959,41 @@ mod tests {
         assert_eq!(settings.min_query_count, 77);
         assert_eq!(settings.sample_index_rng_seed, 0);
     }
+    #[test]
+    fn a_user_conf_for_another_model_says_that_nothing_applies() {
+        let file = parse("resnet50.Offline.target_qps = 100\nresnet50.Server.target_qps = 50\n");
+        let mut settings = TestSettings::default();
+        let warnings = file.apply(
+            &mut settings,
+            "bert",
+            TestScenario::Offline,
+            ConfType::UserConf,
+        );
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0]
+                .message
+                .contains("model 'bert' in the Offline scenario"),
+            "{}",
+            warnings[0]
+        );
+        let applied = file.apply(
+            &mut settings,
+            "resnet50",
+            TestScenario::Server,
+            ConfType::UserConf,
+        );
+        assert!(applied.is_empty(), "{applied:?}");
+        // An mlperf.conf covers every model: it is never told of as a user.conf is.
+        assert!(file
+            .apply(
+                &mut settings,
+                "bert",
+                TestScenario::Offline,
+                ConfType::MlperfConf
+            )
+            .is_empty());
+    }
 
     // ---- files and robustness -----------------------------------------------------------------
 
@@ -1934,12 +2026,45 @@ mod tests {
             .to_string()
             .starts_with(&format!("{}:2: ", good.display())));
 
+        // A FIFO would block the read until a writer came, forever for a config: refused
+        // from its metadata, as are folders and devices.
+        let fifo = dir.join("fifo.conf");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        for (path, kind) in [
+            (fifo.as_path(), "a FIFO (named pipe)"),
+            (dir.as_path(), "a directory"),
+            (Path::new("/dev/null"), "a device"),
+        ] {
+            let err = ConfigFile::read(path).unwrap_err().to_string();
+            assert!(
+                err.contains(&path.display().to_string()) && err.contains(kind),
+                "{err}"
+            );
+        }
+
         let binary = dir.join("binary.conf");
         std::fs::write(&binary, b"*.*.min_query_count = 3\n\xff\xfe = 1\n").unwrap();
         let err = ConfigFile::read(&binary).unwrap_err();
         assert_eq!(err.diagnostics()[0].line, 2);
         assert!(err.diagnostics()[0].message.contains("UTF-8"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn long_values_are_shortened_in_messages() {
+        for (value, reason) in [
+            ("x".repeat(10_000_000), "is not a number"),
+            ("9".repeat(400), "is out of range"),
+        ] {
+            let text = format!("*.*.min_query_count = {value}\n");
+            let error = ConfigFile::parse(&text, "u.conf").unwrap_err().to_string();
+            assert!(error.len() < 600, "{} bytes", error.len());
+            assert!(error.contains(reason), "{error}");
+        }
     }
 
     #[test]

@@ -17,6 +17,12 @@ pub trait Target: Sync {
     /// Starts request `id` on sample `sample`, without waiting for it. The target reports its
     /// first token (if it streams) and its end to `records`, from any thread, or inline.
     fn send(&self, id: usize, sample: usize, records: &Arc<RequestRecords>);
+
+    /// The target failed as a whole (not one request): the point stops issuing, rather than
+    /// sending every remaining request into the same failure.
+    fn failed(&self) -> bool {
+        false
+    }
 }
 
 /// One point of load.
@@ -148,7 +154,7 @@ fn issue(
     // Due times accumulate in f64 seconds from the start, as gaps are drawn.
     let mut due_s = 0.0;
     for id in 0..most {
-        if stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) || target.failed() {
             break;
         }
         let scheduled_ns = match clock.as_deref_mut() {
@@ -194,7 +200,7 @@ fn issue(
         target.send(id, id % samples, records);
     }
     let capped = records.started() >= most;
-    if capped || stop.load(Ordering::Relaxed) {
+    if capped || stop.load(Ordering::Relaxed) || target.failed() {
         (start_ns, monotonic_ns().min(end_ns))
     } else {
         (start_ns, end_ns)

@@ -234,6 +234,18 @@ fn file_scenario(
                 run.dir.join(ACCURACY_LOG).display()
             )));
         }
+        // accuracy.txt scored some log; this one must at least be whole to stand under it.
+        let expected = run
+            .log
+            .u64("effective_accuracy_sample_count")
+            .or_else(|| run.log.u64("qsl_reported_total_count"));
+        accuracy_log::verify_whole(&run.dir.join(ACCURACY_LOG), expected).map_err(|e| {
+            SubmitError::Refused(format!(
+                "{e}; rerun the accuracy run, then `mlperf-host accuracy --benchmark {} --log {}`",
+                run.model,
+                run.dir.join(ACCURACY_LOG).display()
+            ))
+        })?;
         accuracy_log::file_truncated(
             &run.dir.join(ACCURACY_LOG),
             &txt,

@@ -20,6 +20,7 @@ pub mod datasets;
 pub mod digest;
 pub mod division;
 pub mod finding;
+pub mod input_file;
 pub mod logs;
 pub mod npy;
 pub mod power;

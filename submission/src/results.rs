@@ -61,6 +61,14 @@ pub enum ResultsError {
 pub fn collect(paths: &[PathBuf]) -> Result<Vec<ResultRow>, ResultsError> {
     let mut rows = Vec::new();
     for path in paths {
+        // A path that cannot be opened at all (missing, a symlink loop, no permission) says
+        // why, rather than reading as a folder of the wrong kind.
+        if let Err(error) = std::fs::metadata(path) {
+            return Err(ResultsError::Read {
+                path: path.clone(),
+                message: error.to_string(),
+            });
+        }
         if Division::ALL.iter().any(|d| path.join(d.as_str()).is_dir()) {
             rows.extend(tree_rows(path)?);
         } else if path.join(DETAIL_LOG).is_file() || performance_run(path).is_dir() {

@@ -72,8 +72,10 @@ rules! {
     NetworkBatching => "network-batching",
     InferredResult => "inferred-result",
     LoadgenErrors => "loadgen-errors",
+    SummaryMatchesDetail => "summary-matches-detail",
     // Accuracy runs.
     AccuracyLogTruncated => "accuracy-log-truncated",
+    AccuracyLogWhole => "accuracy-log-whole",
     AccuracyMode => "accuracy-mode",
     AccuracyFiles => "accuracy-files",
     AccuracyHash => "accuracy-hash",

@@ -107,9 +107,11 @@ struct RawBenchmark {
 
 impl CampaignFile {
     pub fn read(path: &Path) -> Result<CampaignFile, CampaignError> {
-        let text = std::fs::read_to_string(path).map_err(|e| CampaignError::File {
-            path: path.to_path_buf(),
-            message: e.to_string(),
+        let text = mlperf_submission::input_file::read_to_string(path).map_err(|e| {
+            CampaignError::File {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            }
         })?;
         CampaignFile::parse(&text, path)
     }

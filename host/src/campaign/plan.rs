@@ -227,7 +227,17 @@ impl Plan {
 }
 
 fn read_system(path: &Path) -> Result<Value, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let text = mlperf_submission::input_file::read_to_string(path).map_err(|e| {
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        match (e.kind(), name) {
+            (std::io::ErrorKind::NotFound, Some(name)) => format!(
+                "{e}: `mlperf-host sysinfo --system {name} --submitter ORG` drafts it (in \
+                 systems/ of the working directory; move it here or point `system` at it), \
+                 then fill in its \"FILL IN\" values"
+            ),
+            _ => e.to_string(),
+        }
+    })?;
     serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))
 }
 

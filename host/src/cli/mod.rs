@@ -143,6 +143,35 @@ pub(crate) fn parse_seconds(text: &str) -> Result<Duration, String> {
     parse_duration_with(text, Some(1.0))
 }
 
+/// As [`parse_seconds`], refusing a duration of nothing: a bound no call or measurement can
+/// keep (a stall timeout of 0 blames every plugin; a sweep point of 0 s measures nothing).
+pub(crate) fn parse_positive_seconds(text: &str) -> Result<Duration, String> {
+    let duration = parse_seconds(text)?;
+    if duration.is_zero() {
+        return Err(format!(
+            "{text:?} is no time: give a duration of more than 0 (e.g. 10s)"
+        ));
+    }
+    Ok(duration)
+}
+
+/// A count of at least one (`bench --queries`, `--samples`, `--qsl-samples`).
+pub(crate) fn parse_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err("0: give at least 1".to_owned()),
+        Ok(count) => Ok(count),
+        Err(_) => Err(format!("{text:?} is not a whole number of at least 1")),
+    }
+}
+
+/// A rate above 0 (`bench --qps`).
+pub(crate) fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!("{text:?} is not a rate above 0 (e.g. 200000)")),
+    }
+}
+
 fn parse_duration_with(text: &str, bare_unit_s: Option<f64>) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
@@ -190,5 +219,21 @@ mod tests {
         assert!(parse_duration("ms").is_err());
         assert_eq!(parse_seconds("30"), Ok(Duration::from_secs(30)));
         assert_eq!(parse_seconds("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_positive_seconds("2"), Ok(Duration::from_secs(2)));
+        for zero in ["0", "0s", "0.1ns"] {
+            let error = parse_positive_seconds(zero).unwrap_err();
+            assert!(error.contains("more than 0"), "{zero}: {error}");
+        }
+    }
+
+    #[test]
+    fn counts_and_rates() {
+        assert_eq!(parse_count("12"), Ok(12));
+        assert!(parse_count("0").unwrap_err().contains("at least 1"));
+        assert!(parse_count("-3").unwrap_err().contains("\"-3\""));
+        assert_eq!(parse_rate("2.5e5"), Ok(250_000.0));
+        for bad in ["0", "-1", "nan", "inf", "fast"] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
     }
 }

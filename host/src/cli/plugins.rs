@@ -34,7 +34,7 @@ pub(crate) fn plugin_config(
 ) -> anyhow::Result<String> {
     let mut table = base;
     if let Some(path) = file {
-        let text = std::fs::read_to_string(path)
+        let text = mlperf_submission::input_file::read_to_string(path)
             .with_context(|| format!("cannot read the plugin config {}", path.display()))?;
         let from_file = text
             .parse::<toml::Table>()
@@ -114,7 +114,7 @@ pub(crate) struct TestArgs {
     #[arg(long)]
     tokens: bool,
     /// How long a call into the plugin, a drain or a destroy may take.
-    #[arg(long, default_value = "10s", value_parser = super::parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = super::parse_positive_seconds)]
     timeout: std::time::Duration,
     /// Keep the runs' logs in DIR (default: a temporary folder, removed).
     #[arg(long, value_name = "DIR")]

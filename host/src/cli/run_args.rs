@@ -166,7 +166,7 @@ pub(crate) struct RunArgs {
     /// How long a call into the plugin (issue_query, flush_queries, destroy) may take: past it
     /// the run ends INVALID with every file written and the command exits 1 without waiting
     /// for the call (seconds, or a duration with a unit).
-    #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_seconds)]
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = super::parse_positive_seconds)]
     pub stall_timeout: Duration,
     /// How long before each scheduled issue the issuing thread busy-waits instead of sleeping
     /// (µs precision). 0 sleeps to the time, as the official LoadGen does, leaving the core to

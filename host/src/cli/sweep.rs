@@ -109,7 +109,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N")]
     pub max_concurrency: Option<usize>,
     /// How long each point is measured.
-    #[arg(long, value_parser = super::parse_seconds, default_value = "10s")]
+    #[arg(long, value_parser = super::parse_positive_seconds, default_value = "10s")]
     pub duration: Duration,
     /// Load before each point's measured window, not counted.
     #[arg(long, value_parser = super::parse_seconds, default_value = "2s")]
@@ -205,6 +205,9 @@ fn run(args: &Args) -> anyhow::Result<()> {
         .map(Trace::read)
         .transpose()
         .map_err(anyhow::Error::msg)?;
+    if let Some(note) = trace.as_ref().and_then(|t| t.note.as_ref()) {
+        eprintln!("note: {note}");
+    }
     let mut plugin = plugin_plan(args, benchmark.as_ref(), trace.as_ref())?;
     if args.isolate == IsolateArg::Process {
         plugin.isolation = Some(Isolation {
@@ -502,6 +505,16 @@ fn benchmark_samples(benchmark: &Benchmark) -> SamplePlan {
     plan
 }
 
+/// Whether two plugin specs (names or paths) resolve to the same library.
+fn same_library(spec: &str, name: &str) -> bool {
+    let canonical = |spec: &str| {
+        mlperf_host::plugin::resolve(spec)
+            .ok()
+            .and_then(|path| path.canonicalize().ok())
+    };
+    canonical(spec).is_some_and(|path| Some(path) == canonical(name))
+}
+
 /// `--plugin`, else the benchmark's plugin as it serves the Server scenario (streaming),
 /// else null; then --plugin-config and --plugin-set. The benchmark's tokenizer is left out
 /// of the plugin's configuration: the plugin then answers in text with the server's own
@@ -528,7 +541,8 @@ fn plugin_plan(
         ),
     };
     // Synthetic prompts without a tokenizer go to the network plugin as token ids (what
-    // --plugin-set says wins).
+    // --plugin-set says wins); the plugin given by its name or by its library's path.
+    let network = spec == "network" || same_library(&spec, "network");
     let mut sets = Vec::new();
     let tokenizer = args.tokenizer.is_some() || benchmark.is_some_and(|b| b.tokenizer.is_some());
     let lengths_only = trace.is_some_and(|t| {
@@ -536,15 +550,15 @@ fn plugin_plan(
             .iter()
             .all(|p| matches!(p, TracePrompt::Tokens(_)))
     });
-    if (args.synthetic_input.is_some() || lengths_only) && !tokenizer && spec == "network" {
+    if (args.synthetic_input.is_some() || lengths_only) && !tokenizer && network {
         sets.push(("prompt".to_string(), "\"token_ids\"".to_string()));
         sets.push(("api".to_string(), "\"completions\"".to_string()));
     }
-    if args.sessions.is_some() && spec == "network" {
+    if args.sessions.is_some() && network {
         sets.push(("api".to_string(), "\"chat\"".to_string()));
     }
     let output_lengths = trace.is_some_and(|t| t.outputs.is_some());
-    if (args.synthetic_output.is_some() || output_lengths) && spec == "network" {
+    if (args.synthetic_output.is_some() || output_lengths) && network {
         sets.push(("exact_output".to_string(), "true".to_string()));
     }
     sets.extend(args.plugin_set.iter().cloned());

@@ -88,8 +88,8 @@ pub(crate) fn main(args: &Args) -> ExitCode {
 
 /// `--verify FILE`: true when every field the machine states matches the description.
 fn verify(args: &Args, file: &Path) -> anyhow::Result<bool> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let text = mlperf_submission::input_file::read_to_string(file)
+        .with_context(|| format!("cannot read {}", file.display()))?;
     let described: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{}: not JSON", file.display()))?;
     let Some(described) = described.as_object() else {

@@ -92,7 +92,7 @@ pub(crate) fn tune(run: &RunArgs, trials_dir: &Path, write: &Path) -> anyhow::Re
     let previous = match &run.user_conf {
         Some(path) => Some((
             path.display().to_string(),
-            std::fs::read_to_string(path)
+            mlperf_submission::input_file::read_to_string(path)
                 .with_context(|| format!("--user-conf {}", path.display()))?,
         )),
         None => None,

@@ -29,9 +29,11 @@ pub struct Manifest {
 
 impl Manifest {
     pub fn read(path: &Path) -> Result<Manifest, PluginError> {
-        let text = std::fs::read_to_string(path).map_err(|source| PluginError::Io {
-            path: path.to_path_buf(),
-            source,
+        let text = mlperf_submission::input_file::read_to_string(path).map_err(|source| {
+            PluginError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         let mut manifest: Manifest =
             toml::from_str(&text).map_err(|source| PluginError::Manifest {

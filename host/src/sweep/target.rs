@@ -1,6 +1,7 @@
 //! The plugin as a sweep's target: each request issued as a one-sample query, its first token
 //! and its completion recorded in the point's records (no lock: the point is in the id).
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use mlperf_loadgen::{
@@ -29,6 +30,10 @@ fn split(id: ResponseId) -> (usize, usize) {
 pub(super) struct RecordSink {
     points: Vec<OnceLock<Arc<RequestRecords>>>,
     failure: Mutex<Option<String>>,
+    /// Set with `failure`, read by the issue loop before each request.
+    failed: AtomicBool,
+    /// Failures after the first, counted rather than each said.
+    failures_after_first: AtomicU64,
     /// Single requests' failures, as (point, request, failure): rare, so a lock will do.
     request_failures: Mutex<Vec<(usize, usize, RequestFailure)>>,
     /// Counts each answer's tokens (answers in UTF-8 text) beside the plugin's count.
@@ -53,6 +58,8 @@ impl RecordSink {
         RecordSink {
             points: (0..slots).map(|_| OnceLock::new()).collect(),
             failure: Mutex::new(None),
+            failed: AtomicBool::new(false),
+            failures_after_first: AtomicU64::new(0),
             request_failures: Mutex::new(Vec::new()),
             tokenizer,
             answers: accuracy_requests.map(|n| (points, Mutex::new(vec![None; n]))),
@@ -79,11 +86,17 @@ impl RecordSink {
         }
     }
 
+    /// The plugin's first failure, and how many followed it.
     pub(super) fn failure(&self) -> Option<String> {
-        self.failure
+        let first = self
+            .failure
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .clone()?;
+        Some(match self.failures_after_first.load(Ordering::Relaxed) {
+            0 => first,
+            more => format!("{first} (and {more} failure(s) after it)"),
+        })
     }
 
     /// Point `point`'s failed requests, by request id (taken: each point's once).
@@ -135,12 +148,16 @@ impl CompletionSink for RecordSink {
         }
     }
 
+    /// Said once: a plugin failing request after request would flood the terminal.
     fn fail(&self, message: String) {
+        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if failure.is_some() {
+            self.failures_after_first.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         tracing::error!("{message}");
-        self.failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(message);
+        *failure = Some(message);
+        self.failed.store(true, Ordering::Release);
     }
 }
 
@@ -240,5 +257,9 @@ impl Target for PluginTarget<'_> {
             index: sample,
         }];
         self.sut.issue_query(&query, &self.completer);
+    }
+
+    fn failed(&self) -> bool {
+        self.sink.failed.load(Ordering::Relaxed)
     }
 }

@@ -7,8 +7,10 @@
 //! {"timestamp": 27.5, "text": "Summarise the following ...", "output_length": 64}
 //! ```
 //!
-//! `timestamp` is milliseconds from the trace's start (Mooncake's traces, and AIPerf's
-//! reading of them, use the same keys); lines need not be in time order (they are sorted).
+//! `timestamp` is milliseconds (Mooncake's traces, and AIPerf's reading of them, use the same
+//! keys), taken from the earliest request, which is sent at once: a trace of absolute (epoch)
+//! times replays as one that starts at 0, with a note. Lines need not be in time order (they
+//! are sorted).
 //! `input_length` prompts are synthetic, exact in tokens with a tokenizer (token ids without
 //! one); `text` (or `prompt`) is sent as it is. `output_length`, on every line or none, asks
 //! for that many tokens (the network plugin's `max_tokens` input, with `exact_output`).
@@ -47,12 +49,20 @@ pub struct Trace {
     pub prompts: Vec<TracePrompt>,
     /// Each request's answer length, when the trace gives them.
     pub outputs: Option<Vec<usize>>,
+    /// What the reading changed that the user should hear of (times shifted to the first
+    /// request).
+    pub note: Option<String>,
 }
+
+/// The longest span a trace may cover: its times are i64 ns from the first request.
+const MAX_SPAN_MS: f64 = i64::MAX as f64 / 1e6;
+/// A first request this far from 0 (ms) is no offset anyone meant: said when shifted.
+const NOTED_SHIFT_MS: f64 = 60_000.0;
 
 impl Trace {
     /// Reads `path`; errors name the file and the line.
     pub fn read(path: &Path) -> Result<Trace, String> {
-        let text = std::fs::read_to_string(path)
+        let text = mlperf_submission::input_file::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         Trace::parse(&text).map_err(|why| format!("{}: {why}", path.display()))
     }
@@ -95,8 +105,35 @@ impl Trace {
         }
         // Stable: requests of the same time keep their order.
         lines.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let first = lines[0].0;
+        let last = &lines[lines.len() - 1];
+        if last.0 - first > MAX_SPAN_MS {
+            return Err(format!(
+                "line {}: timestamp {} ms is more than {:.0} years after the first request \
+                 (timestamps are milliseconds)",
+                last.3,
+                last.0,
+                MAX_SPAN_MS / 3.156e10
+            ));
+        }
+        let note = (first > NOTED_SHIFT_MS).then(|| {
+            let what = if first > 1e12 {
+                "absolute (epoch) milliseconds"
+            } else {
+                "milliseconds that do not start at 0"
+            };
+            format!(
+                "the trace's timestamps are {what} (the first, on line {}, is {first}): \
+                 replayed from its first request, sent at once",
+                lines[0].3
+            )
+        });
         Ok(Trace {
-            times: lines.iter().map(|l| (l.0 * 1e6).round() as i64).collect(),
+            times: lines
+                .iter()
+                .map(|l| ((l.0 - first) * 1e6).round() as i64)
+                .collect(),
+            note,
             outputs: (with_output > 0).then(|| lines.iter().map(|l| l.2.unwrap_or(1)).collect()),
             prompts: lines.into_iter().map(|l| l.1).collect(),
         })
@@ -173,6 +210,34 @@ mod tests {
             ]
         );
         assert_eq!(trace.outputs, Some(vec![8, 4, 2]));
+        assert_eq!(trace.note, None);
+    }
+
+    #[test]
+    fn times_are_taken_from_the_first_request() {
+        // Epoch milliseconds, as a log exported from a serving fleet has them: replayed from
+        // 0 with a note, rather than waited for for decades.
+        let trace = Trace::parse(
+            "{\"timestamp\": 1764806400250, \"input_length\": 3}\n\
+             {\"timestamp\": 1764806400000, \"input_length\": 5}\n",
+        )
+        .unwrap();
+        assert_eq!(trace.times, [0, 250_000_000]);
+        let note = trace.note.unwrap();
+        assert!(note.contains("epoch") && note.contains("line 2"), "{note}");
+        let late = Trace::parse("{\"timestamp\": 90000, \"input_length\": 3}").unwrap();
+        assert_eq!(late.times, [0]);
+        assert!(late.note.unwrap().contains("do not start at 0"));
+        let small = Trace::parse("{\"timestamp\": 500, \"input_length\": 3}").unwrap();
+        assert_eq!((small.times, small.note), (vec![0], None));
+        let error = Trace::parse(
+            "{\"timestamp\": 0, \"input_length\": 3}\n{\"timestamp\": 1e300, \"input_length\": 3}",
+        )
+        .unwrap_err();
+        assert!(
+            error.contains("line 2") && error.contains("years after"),
+            "{error}"
+        );
     }
 
     #[test]

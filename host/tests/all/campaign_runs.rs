@@ -379,6 +379,17 @@ fn a_campaign_that_cannot_run_is_refused_before_any_run_naming_what_is_wrong() {
         error.contains("benchmark tiny-c: set.min_duration_ms: shortens the runs"),
         "{error}"
     );
+
+    // A system description not drafted yet (the shipped example names one): the command that
+    // drafts it.
+    std::fs::remove_file(&system).unwrap();
+    let output = workspace.host(&["campaign", "plan", campaign.to_str().unwrap()]);
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("box.json: No such file")
+            && error.contains("`mlperf-host sysinfo --system box --submitter ORG` drafts it"),
+        "{error}"
+    );
 }
 
 #[test]

@@ -555,6 +555,20 @@ fn bad_flags_are_usage_errors() {
         "11",
     ]));
     assert!(err.contains("--performance-samples"), "{err}");
+    // Bounds and counts of nothing, which used to be taken: a stall timeout of 0 (every
+    // plugin then blamed for a stall), a sweep point of 0 s, a bench of no queries (-0/s).
+    for (args, named) in [
+        (&["run", "--stall-timeout", "0"][..], "--stall-timeout"),
+        (&["sweep", "--duration", "0s"], "--duration"),
+        (&["bench", "--queries", "0"], "--queries"),
+        (&["bench", "--qps=-5"], "--qps"),
+        (&["plugins", "test", "null", "--timeout", "0"], "--timeout"),
+    ] {
+        let output = Command::new(EXE).args(args).output().unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(named), "{args:?}: {err}");
+    }
 }
 
 #[test]
@@ -702,4 +716,65 @@ fn latency_configures_only_the_default_null_plugin() {
         err.contains("--latency") && err.contains("--plugin-set"),
         "{err}"
     );
+}
+
+#[test]
+fn a_config_path_that_is_a_fifo_is_refused_before_it_is_opened() {
+    // Opening a FIFO waits for a writer: each of these used to block the command forever.
+    let dir = TempDir::new();
+    let fifo = dir.path().join("config.fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo = fifo.to_str().unwrap();
+    for flag in [
+        "--user-conf",
+        "--audit-conf",
+        "--plugin-config",
+        "--benchmark",
+    ] {
+        let child = Command::new(EXE)
+            .args(["run", flag, fifo, "--out"])
+            .arg(dir.path().join("logs"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (output, _) = crate::faulty_plugins::wait_within(child, Duration::from_secs(30));
+        let err = stderr(&output);
+        assert!(!output.status.success(), "{flag}: {err}");
+        assert!(
+            err.contains("config.fifo") && err.contains("a FIFO (named pipe), not a regular file"),
+            "{flag}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_query_too_large_to_hold_is_refused_with_the_setting_to_lower_on_both_engines() {
+    // Used to end in `memory allocation of 32000008184 bytes failed` and exit 134 (the
+    // official engine: std::bad_alloc), leaving a partial detail log.
+    let dir = TempDir::new();
+    for engine in ["native", "official"] {
+        let out = dir.path().join(engine);
+        let output = run(&[
+            "--engine",
+            engine,
+            "--scenario",
+            "MultiStream",
+            "--set",
+            "multi_stream_samples_per_query=4000000000",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{engine}: {err}");
+        assert!(
+            err.contains("a query of 4000000000 samples")
+                && err.contains("lower multi_stream_samples_per_query"),
+            "{engine}: {err}"
+        );
+    }
 }

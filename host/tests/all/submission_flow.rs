@@ -348,9 +348,44 @@ fn an_invalid_result_is_found() {
             edit(
                 &scenario_dir(tree).join("performance/run_1/mlperf_log_detail.txt"),
                 |t| t.replace("\"value\": \"VALID\"", "\"value\": \"INVALID\""),
+            );
+            edit(
+                &scenario_dir(tree).join("performance/run_1/mlperf_log_summary.txt"),
+                |t| t.replace("Result is : VALID", "Result is : INVALID"),
             )
         },
     );
+}
+
+#[test]
+fn a_summary_that_disagrees_with_its_detail_log_is_found() {
+    let summary = format!("{SCENARIO}/performance/run_1/mlperf_log_summary.txt");
+    expect_only("summary-matches-detail", &summary, |tree| {
+        edit(&tree.join(&summary), |t| {
+            t.replace("Result is : VALID", "Result is : INVALID")
+        })
+    });
+    expect_only("summary-matches-detail", &summary, |tree| {
+        edit(&tree.join(&summary), |t| {
+            t.lines()
+                .map(|line| match line.split_once("percentile latency (ns) : ") {
+                    Some((head, _)) => format!("{head}percentile latency (ns) : 12345"),
+                    None => line.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+    });
+}
+
+#[test]
+fn an_empty_or_cut_accuracy_log_is_found() {
+    let log = format!("{SCENARIO}/accuracy/mlperf_log_accuracy.json");
+    for text in ["", "[\n", "[]\n"] {
+        expect_only("accuracy-log-whole", &log, |tree| {
+            std::fs::write(tree.join(&log), text).unwrap()
+        });
+    }
 }
 
 #[test]
@@ -559,6 +594,19 @@ fn results_lists_the_trees_result_as_its_summary_gives_it() {
         stderr.contains("systems") && stderr.contains("neither a submission tree"),
         "{stderr}"
     );
+    // A path that cannot be opened says why, whichever command reads it.
+    let dir = TempDir::new();
+    let looped = dir.path().join("loop");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    for command in ["results", "report"] {
+        let output = mlperf_host(&[command, s(&looped)]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{command}");
+        assert!(
+            stderr.contains("Too many levels of symbolic links") && !stderr.contains("not a run"),
+            "{command}: {stderr}"
+        );
+    }
 }
 
 #[test]

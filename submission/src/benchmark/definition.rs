@@ -274,7 +274,7 @@ impl Benchmark {
     }
 
     pub fn read(path: &Path) -> Result<Benchmark, DefinitionError> {
-        let text = std::fs::read_to_string(path).map_err(|e| DefinitionError::Read {
+        let text = crate::input_file::read_to_string(path).map_err(|e| DefinitionError::Read {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;

@@ -53,6 +53,7 @@ pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) 
     let Some(log) = context.detail_log(&path) else {
         return;
     };
+    check_whole_log(context, &dir.join(ACCURACY_LOG), &log);
     context.official_loadgen(&path, &log, target.submitter.division);
     for error in log
         .errors
@@ -89,6 +90,29 @@ pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) 
                 rules.benchmark, target.scenario
             ),
         );
+    }
+}
+
+/// A log short enough to be filed whole (the truncation keeps both ends of a longer one, which
+/// no longer parses) must parse and cover the run's samples: an empty or cut log under the
+/// score of an earlier accuracy.txt would otherwise pass.
+fn check_whole_log(context: &mut Context, path: &Path, log: &crate::logs::DetailLog) {
+    let Ok(text) = std::fs::read(path) else {
+        return;
+    };
+    if text.windows(7).any(|window| window == b"\n\n...\n\n") {
+        return;
+    }
+    let expected = log
+        .u64("effective_accuracy_sample_count")
+        .or_else(|| log.u64("qsl_reported_total_count"));
+    if let Err(error) = crate::logs::accuracy::verify_whole(path, expected) {
+        let message = error.to_string();
+        let message = message
+            .strip_prefix(&format!("{}: ", path.display()))
+            .unwrap_or(&message)
+            .to_string();
+        context.error(path, Rule::AccuracyLogWhole, message);
     }
 }
 

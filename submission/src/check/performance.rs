@@ -18,6 +18,77 @@ use crate::tree::{ScenarioDir, LOG_FILES};
 /// Tolerated in a log's errors (a LoadGen built from a modified checkout).
 const TOLERATED_ERROR: &str = "Loadgen built with uncommitted changes!";
 
+/// The summary's lines a reader takes the run's result from, each with the detail-log key
+/// LoadGen writes the same figure under.
+const SUMMARY_FIGURES: [(&str, &str); 2] = [
+    ("Samples per second:", "result_samples_per_second"),
+    (
+        "Completed samples per second",
+        "result_completed_samples_per_sec",
+    ),
+];
+
+/// The summary must say what the detail log says: the checks read the detail log, a reader
+/// the summary, and an edited (or swapped) summary would otherwise pass.
+fn check_summary_against_detail(context: &mut Context, path: &Path, text: &str, log: &DetailLog) {
+    let line_after = |label: &str| {
+        text.lines()
+            .find_map(|line| line.trim_start().strip_prefix(label))
+            .map(|rest| rest.trim_start_matches([' ', ':']).trim())
+    };
+    match (line_after("Result is :"), log.str("result_validity")) {
+        (None, _) => context.error(
+            path,
+            Rule::SummaryMatchesDetail,
+            "the summary has no `Result is :` line",
+        ),
+        (Some(shown), Some(logged)) if shown != logged => context.error(
+            path,
+            Rule::SummaryMatchesDetail,
+            format!(
+                "the summary says `Result is : {shown}`, the detail log's result_validity is \
+                 {logged}: one was edited, or they are of different runs"
+            ),
+        ),
+        _ => {}
+    }
+    // SingleStream's and MultiStream's figure: `90.0th percentile latency (ns) : N`.
+    let percentile = text.lines().find_map(|line| {
+        let (p, value) = line.split_once("th percentile latency (ns) :")?;
+        Some((
+            p.trim().parse::<f64>().ok()?,
+            value.trim().parse::<f64>().ok()?,
+        ))
+    });
+    if let Some((p, shown)) = percentile {
+        let key = match log.str("effective_scenario") {
+            Some("MultiStream") => format!("result_{p:.2}_percentile_per_query_latency_ns"),
+            _ => format!("result_{p:.2}_percentile_latency_ns"),
+        };
+        if let Some(logged) = log.f64(&key).filter(|logged| *logged != shown) {
+            context.error(
+                path,
+                Rule::SummaryMatchesDetail,
+                format!("the summary's {p}th percentile latency {shown} ns is not the detail log's {key} {logged}"),
+            );
+        }
+    }
+    for (label, key) in SUMMARY_FIGURES {
+        let shown = line_after(label).and_then(|v| v.parse::<f64>().ok());
+        let (Some(shown), Some(logged)) = (shown, log.f64(key)) else {
+            continue;
+        };
+        // The summary prints fewer digits than the detail log.
+        if (shown - logged).abs() > 1e-4 * logged.abs().max(1.0) {
+            context.error(
+                path,
+                Rule::SummaryMatchesDetail,
+                format!("the summary's `{label}` {shown} is not the detail log's {key} {logged}"),
+            );
+        }
+    }
+}
+
 /// Checks `performance/run_1/`; returns the result in the checker's unit (samples/s, queries/s
 /// or ms) when the log gives one.
 pub(crate) fn check(
@@ -52,6 +123,9 @@ pub(crate) fn check_run(
     let path = run.join(LOG_FILES[1]);
     let log = context.detail_log(&path)?;
     context.official_loadgen(&path, &log, division);
+    if let Ok(text) = std::fs::read_to_string(&summary) {
+        check_summary_against_detail(context, &summary, &text, &log);
+    }
     let filed_under = scenario;
     let logged = log.str("effective_scenario").unwrap_or("");
     let Some(logged_scenario) = logged_scenario(logged) else {

@@ -29,16 +29,57 @@ pub struct AccuracyLogEntry {
     pub token_count: Option<i64>,
 }
 
-/// Reads every entry of an accuracy log, in file order (duplicates kept).
+/// Reads every entry of an accuracy log, in file order (duplicates kept). A file that is empty
+/// or does not begin as a JSON array is refused before the rest of it is read.
 pub fn read_accuracy_log(path: &Path) -> Result<Vec<AccuracyLogEntry>, AccuracyLogError> {
-    let text = std::fs::read_to_string(path).map_err(|source| AccuracyLogError::Read {
+    let invalid = |message: String| AccuracyLogError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    let read_error = |source| AccuracyLogError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
-    serde_json::from_str(&text).map_err(|e| AccuracyLogError::Invalid {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })
+    };
+    let mut file = std::fs::File::open(path).map_err(read_error)?;
+    let mut head = [0u8; 256];
+    let got = io::Read::read(&mut file, &mut head).map_err(read_error)?;
+    match head[..got].iter().find(|b| !b.is_ascii_whitespace()) {
+        None if got == 0 => return Err(invalid("the file is empty".into())),
+        Some(b'[') => {}
+        _ => {
+            return Err(invalid(
+                "it does not begin with `[` (a JSON array of responses)".into(),
+            ))
+        }
+    }
+    let text = crate::input_file::read_to_string(path).map_err(read_error)?;
+    serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))
+}
+
+/// An accuracy log fit to be filed: it parses, holds responses, and covers the `expected`
+/// samples of its run (its detail log's accuracy sample count) when that is known. Returns
+/// how many distinct samples it covers.
+pub fn verify_whole(path: &Path, expected: Option<u64>) -> Result<u64, AccuracyLogError> {
+    let entries = read_accuracy_log(path)?;
+    let covered = entries
+        .iter()
+        .map(|entry| entry.qsl_idx)
+        .collect::<std::collections::HashSet<_>>()
+        .len() as u64;
+    let short = match expected {
+        _ if covered == 0 => Some("it holds no response".to_string()),
+        Some(expected) if covered < expected => Some(format!(
+            "it holds responses for {covered} of the {expected} samples the run issued (cut short?)"
+        )),
+        _ => None,
+    };
+    match short {
+        Some(message) => Err(AccuracyLogError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        }),
+        None => Ok(covered),
+    }
 }
 
 /// Hex text (either case) to bytes.
@@ -132,6 +173,24 @@ mod tests {
         assert_eq!(records.len(), 2);
         assert_eq!(records[0].data, "01");
         assert_eq!(records[1].token_count, Some(3));
+        assert_eq!(verify_whole(&path, Some(1)).unwrap(), 1);
+        let short = verify_whole(&path, Some(2)).unwrap_err().to_string();
+        assert!(short.contains("1 of the 2 samples"), "{short}");
+        for (text, why) in [
+            ("", "the file is empty"),
+            (" \n[]\n", "no response"),
+            ("{\"a\": 1}", "does not begin with `[`"),
+            ("[\n{ \"seq_id\" : 1, \"qsl_idx\" : 7, \"da", "EOF"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let error = verify_whole(&path, None).unwrap_err().to_string();
+            assert!(error.contains(why), "{text:?}: {error}");
+        }
+        // A sparse GiB of zeros is refused from its first bytes, not read whole first.
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(1 << 30).unwrap();
+        let error = read_accuracy_log(&path).unwrap_err().to_string();
+        assert!(error.contains("does not begin with `[`"), "{error}");
         std::fs::write(&path, "[{\"qsl_idx\": \"seven\"}]").unwrap();
         let error = read_accuracy_log(&path).unwrap_err().to_string();
         assert!(error.contains("log.json") && error.contains("not an MLPerf accuracy log"));

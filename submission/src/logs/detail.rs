@@ -79,6 +79,14 @@ impl DetailLog {
 
     /// Parses the text; an error carries the 1-based line number.
     pub fn parse(text: &str) -> Result<DetailLog, (usize, String)> {
+        if text.trim().is_empty() {
+            // Said once, rather than as every field the log lacks.
+            return Err((
+                1,
+                "the log is empty: the run wrote nothing (it ended before its test began?)"
+                    .to_string(),
+            ));
+        }
         let mut log = DetailLog::default();
         for (index, line) in text.lines().enumerate() {
             let Some(json) = line.strip_prefix(MARKER) else {
@@ -251,5 +259,10 @@ not a log line
         assert_eq!(DetailLog::parse("hello\n").unwrap_err().0, 1);
         let bad = ":::MLLOG {\"key\": \"a\", \"value\": 1}\n:::MLLOG {oops\n";
         assert_eq!(DetailLog::parse(bad).unwrap_err().0, 2);
+        for empty in ["", "\n \n"] {
+            let (line, message) = DetailLog::parse(empty).unwrap_err();
+            assert_eq!(line, 1);
+            assert!(message.contains("the log is empty"), "{message}");
+        }
     }
 }

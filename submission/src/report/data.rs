@@ -54,6 +54,12 @@ pub struct PowerTrace {
 /// Reads the run folder `dir`.
 pub fn read_run(dir: &Path) -> Result<RunData, ReportError> {
     // A power-dev session is reported by its testing run (with the session's power).
+    if let Err(error) = std::fs::metadata(dir) {
+        return Err(ReportError::Read {
+            path: dir.to_path_buf(),
+            message: error.to_string(),
+        });
+    }
     let testing = power_dev::session_of(dir).map(|session| session.join(power_dev::TESTING));
     let dir = testing.as_deref().unwrap_or(dir);
     let detail_path = dir.join(DETAIL_LOG);
