@@ -443,7 +443,7 @@ impl Number {
 /// Parses a value token. Accepts a subset of what upstream accepts (`strtoul(v, 0)` or `strtod`
 /// consuming the whole token): no hex floats, no `nan(...)`, and non-finite values are refused.
 fn parse_number(token: &str) -> Result<Number, String> {
-    let shown = quote_token(token);
+    let shown = QuotedValue(token);
     let not_a_number = || {
         format!(
             "value '{shown}' is not a number (expected e.g. 42, 0x2a, 052 or 1.5, with nothing after it)"
@@ -516,7 +516,7 @@ fn integer_problem(token: &str) -> &'static str {
 
 /// Checks a value against what a field can hold; `Ok(Some(msg))` is a warning.
 fn check_value(spec: &KeySpec, token: &str, number: Number) -> Result<Option<String>, String> {
-    let shown = quote_token(token);
+    let shown = QuotedValue(token);
     let field = match spec.scenario {
         Some(s) => format!("{s}.{}", spec.name),
         None => spec.name.to_string(),
@@ -576,7 +576,7 @@ fn check_value(spec: &KeySpec, token: &str, number: Number) -> Result<Option<Str
 /// Values a field can hold but that mean nothing (a percentile of 150, a negative rate): the
 /// official LoadGen takes them and runs oddly or forever; here they are errors.
 fn check_domain(spec: &KeySpec, field: &str, token: &str, number: Number) -> Result<(), String> {
-    let shown = quote_token(token);
+    let shown = QuotedValue(token);
     // The defaults are in the domain: what is out of it on the probe is this value.
     let mut probe = TestSettings::default();
     spec.set(&mut probe, number);
@@ -633,11 +633,16 @@ fn quote_line(line: &str) -> String {
     }
 }
 
-/// A value as quoted in a message: at most 40 characters (a 10 MB value is not echoed whole).
-fn quote_token(token: &str) -> String {
-    match token.char_indices().nth(40) {
-        Some((cut, _)) => format!("{}... ({} bytes)", &token[..cut], token.len()),
-        None => token.to_string(),
+/// A value as quoted in a message: at most 40 characters (a 10 MB value is not echoed whole);
+/// formatted only when a message is.
+struct QuotedValue<'a>(&'a str);
+
+impl std::fmt::Display for QuotedValue<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.char_indices().nth(40) {
+            Some((cut, _)) => write!(f, "{}... ({} bytes)", &self.0[..cut], self.0.len()),
+            None => f.write_str(self.0),
+        }
     }
 }
 

@@ -235,10 +235,7 @@ fn file_scenario(
             )));
         }
         // accuracy.txt scored some log; this one must at least be whole to stand under it.
-        let expected = run
-            .log
-            .u64("effective_accuracy_sample_count")
-            .or_else(|| run.log.u64("qsl_reported_total_count"));
+        let expected = run.log.accuracy_sample_count();
         accuracy_log::verify_whole(&run.dir.join(ACCURACY_LOG), expected).map_err(|e| {
             SubmitError::Refused(format!(
                 "{e}; rerun the accuracy run, then `mlperf-host accuracy --benchmark {} --log {}`",

@@ -76,10 +76,7 @@ pub(super) fn check(context: &mut Context, target: &ScenarioDir, rules: &Rules) 
             ),
         );
     }
-    let covered = log
-        .u64("effective_accuracy_sample_count")
-        .or_else(|| log.u64("qsl_reported_total_count"))
-        .unwrap_or(0);
+    let covered = log.accuracy_sample_count().unwrap_or(0);
     let expected = rules.accuracy_sample_count_for(target.scenario);
     if covered != expected {
         context.error(
@@ -103,10 +100,7 @@ fn check_whole_log(context: &mut Context, path: &Path, log: &crate::logs::Detail
     if text.windows(7).any(|window| window == b"\n\n...\n\n") {
         return;
     }
-    let expected = log
-        .u64("effective_accuracy_sample_count")
-        .or_else(|| log.u64("qsl_reported_total_count"));
-    if let Err(error) = crate::logs::accuracy::verify_whole(path, expected) {
+    if let Err(error) = crate::logs::accuracy::verify_whole(path, log.accuracy_sample_count()) {
         let message = error.to_string();
         let message = message
             .strip_prefix(&format!("{}: ", path.display()))

@@ -40,10 +40,13 @@ pub fn read_accuracy_log(path: &Path) -> Result<Vec<AccuracyLogEntry>, AccuracyL
         path: path.to_path_buf(),
         source,
     };
+    // Before it is opened: opening a FIFO waits for a writer.
+    crate::input_file::ensure_regular(path).map_err(read_error)?;
     let mut file = std::fs::File::open(path).map_err(read_error)?;
-    let mut head = [0u8; 256];
-    let got = io::Read::read(&mut file, &mut head).map_err(read_error)?;
-    match head[..got].iter().find(|b| !b.is_ascii_whitespace()) {
+    let mut bytes = vec![0u8; 256];
+    let got = io::Read::read(&mut file, &mut bytes).map_err(read_error)?;
+    bytes.truncate(got);
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         None if got == 0 => return Err(invalid("the file is empty".into())),
         Some(b'[') => {}
         _ => {
@@ -52,8 +55,8 @@ pub fn read_accuracy_log(path: &Path) -> Result<Vec<AccuracyLogEntry>, AccuracyL
             ))
         }
     }
-    let text = crate::input_file::read_to_string(path).map_err(read_error)?;
-    serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))
+    io::Read::read_to_end(&mut file, &mut bytes).map_err(read_error)?;
+    serde_json::from_slice(&bytes).map_err(|e| invalid(e.to_string()))
 }
 
 /// An accuracy log fit to be filed: it parses, holds responses, and covers the `expected`

@@ -71,6 +71,13 @@ impl DetailLog {
         &self.path
     }
 
+    /// The samples an accuracy run issues: `effective_accuracy_sample_count`, or the QSL's
+    /// total in logs of LoadGens that do not write it.
+    pub fn accuracy_sample_count(&self) -> Option<u64> {
+        self.u64("effective_accuracy_sample_count")
+            .or_else(|| self.u64("qsl_reported_total_count"))
+    }
+
     /// The official parser's `num_errors()`: the logged `num_errors` when there is one, else
     /// the entries marked as errors.
     pub fn num_errors(&self) -> u64 {
