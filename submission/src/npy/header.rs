@@ -1,7 +1,8 @@
 //! The header's dictionary, `{'descr': '<f4', 'fortran_order': False, 'shape': (10, 3), }`,
 //! read as NumPy's reader reads it (a Python literal with exactly those three keys), not by
-//! searching for the keys: an unterminated dictionary, a key given twice, an unknown key, or a
-//! `fortran_order` that is not a bool is refused, as NumPy refuses it.
+//! searching for the keys: an unterminated dictionary, an unknown key, or a `fortran_order`
+//! that is not a bool is refused, as NumPy 2.4 refuses it. A key given twice NumPy takes the
+//! last of; it is refused here, since which one the writer meant cannot be known.
 
 use super::{element_of, Element};
 
