@@ -62,6 +62,33 @@ impl Drop for WokenByAbort {
     }
 }
 
+/// Whether an abort came since it was made: for a loop outside the engine's tests (a serving
+/// point) that ends on the same abort as a test does.
+#[derive(Debug, Clone, Copy)]
+pub struct AbortWatch {
+    since: u64,
+}
+
+impl AbortWatch {
+    /// Watches for aborts from now on.
+    pub fn from_now() -> AbortWatch {
+        AbortWatch {
+            since: generation(),
+        }
+    }
+
+    /// One atomic load: cheap enough for an issue loop.
+    pub fn aborted(&self) -> bool {
+        generation() != self.since
+    }
+
+    /// Why, once aborted: the reason given, or "aborted" when none was.
+    pub fn reason(&self) -> Option<String> {
+        self.aborted()
+            .then(|| abort_reason().unwrap_or_else(|| "aborted".to_string()))
+    }
+}
+
 fn set_abort_reason(reason: Option<String>) {
     *ABORT_REASON.lock().unwrap_or_else(|p| p.into_inner()) = reason;
 }

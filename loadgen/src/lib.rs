@@ -36,7 +36,7 @@ mod sut_calls;
 pub mod testing;
 mod types;
 
-pub use abort::{abort_test, abort_test_because};
+pub use abort::{abort_test, abort_test_because, AbortWatch};
 pub use completion::{AccuracyRecord, Completer, CompletionAnomalies, CompletionSink, SlotArena};
 pub use diagnostics::{Diagnostic, Severity};
 pub use domain::{OutOfDomain, MOST_QUERIES};

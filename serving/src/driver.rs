@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mlperf_loadgen::monotonic_ns;
+use mlperf_loadgen::{monotonic_ns, AbortWatch};
 
 use crate::arrivals::{ArrivalClock, LoadError, LoadMode};
 use crate::gaps::TokenGap;
@@ -63,7 +63,16 @@ pub struct PointRun {
     /// Issuing ended because `max_requests` were sent (not at the duration's end, a trace's
     /// end or an over-saturation stop).
     pub request_count_reached: bool,
+    /// The engine's abort (a signal) ended the point early: why.
+    pub aborted: Option<String>,
 }
+
+/// How long the requests in flight may take to end once an abort cut a point short (as the
+/// engine bounds a test's drain after its abort).
+const DRAIN_AFTER_ABORT: Duration = Duration::from_secs(2);
+
+/// How often the point looks for an abort while it issues.
+const ABORT_POLL: Duration = Duration::from_millis(20);
 
 /// Spinning, not sleeping, for the last stretch before a request is due.
 const SPIN_NS: i64 = 100_000;
@@ -77,6 +86,7 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
         LoadMode::Replay { .. } if plan.schedule.is_none() => return Err(LoadError::NoSchedule),
         LoadMode::Replay { .. } => None,
     };
+    let abort = AbortWatch::from_now();
     let records = Arc::new(RequestRecords::default());
     let samples = plan.samples.max(1);
     let (done, stop) = (AtomicBool::new(false), AtomicBool::new(false));
@@ -98,6 +108,16 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
                 ends
             })
             .expect("spawn the issue thread");
+        // An abort stops issuing as over-saturation does, through `stop`.
+        scope.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if abort.aborted() {
+                    stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+                std::thread::park_timeout(ABORT_POLL);
+            }
+        });
         // A closed loop cannot pile requests up: its load is fixed.
         let watched = plan
             .saturation
@@ -108,8 +128,13 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
             watched.flatten(),
         )
     });
-    let drain_end = monotonic_ns() + plan.drain_timeout.as_nanos() as i64;
+    let mut drain_end = monotonic_ns() + plan.drain_timeout.as_nanos() as i64;
+    let mut drain_cut = false;
     while records.in_flight() > 0 && monotonic_ns() < drain_end {
+        if !drain_cut && abort.aborted() {
+            drain_end = drain_end.min(monotonic_ns() + DRAIN_AFTER_ABORT.as_nanos() as i64);
+            drain_cut = true;
+        }
         std::thread::sleep(Duration::from_micros(200));
     }
     let request_count_reached = saturated.is_none()
@@ -124,6 +149,7 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
         abandoned: records.in_flight(),
         saturated,
         request_count_reached,
+        aborted: abort.reason(),
     })
 }
 
@@ -166,7 +192,9 @@ fn issue(
                 if due >= end_ns {
                     break;
                 }
-                wait_until(due);
+                if !wait_until(due, stop) {
+                    break;
+                }
                 due
             }
             None => match schedule {
@@ -175,7 +203,9 @@ fn issue(
                     if due >= end_ns {
                         break;
                     }
-                    wait_until(due);
+                    if !wait_until(due, stop) {
+                        break;
+                    }
                     due
                 }
                 None => 0,
@@ -207,13 +237,22 @@ fn issue(
     }
 }
 
-/// Sleeps until shortly before `due_ns`, then spins to it.
-fn wait_until(due_ns: i64) {
-    let now = monotonic_ns();
-    if due_ns - now > SPIN_NS {
-        std::thread::sleep(Duration::from_nanos((due_ns - now - SPIN_NS) as u64));
+/// Sleeps until shortly before `due_ns`, then spins to it; false if `stop` was set on the way
+/// (a long gap is slept in pieces, so that an abort does not wait for the next request).
+fn wait_until(due_ns: i64, stop: &AtomicBool) -> bool {
+    const MOST_SLEPT_NS: i64 = 50_000_000;
+    loop {
+        let left = due_ns - monotonic_ns() - SPIN_NS;
+        if left <= 0 {
+            break;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_nanos(left.min(MOST_SLEPT_NS) as u64));
     }
     while monotonic_ns() < due_ns {
         std::hint::spin_loop();
     }
+    true
 }

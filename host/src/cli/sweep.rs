@@ -190,7 +190,10 @@ pub(crate) enum ArrivalsArg {
 
 pub(crate) fn main(args: &Args) -> ExitCode {
     super::init_logging(0, false);
-    super::exit_with(run(args))
+    super::watch_signals();
+    let status = super::exit_with(run(args));
+    // Every file of the points that ran is written, then the signal's status.
+    super::interrupted(&args.out).unwrap_or(status)
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {

@@ -65,6 +65,14 @@ impl Session<'_> {
                 logs: plan.run.out.clone(),
             });
         }
+        // A run a signal cut short is INVALID: nothing of it is verified.
+        if super::interrupt::received().is_some() {
+            return Ok(AuditOutcome {
+                checks: Vec::new(),
+                passed: false,
+                destroy_stalled: outcome.destroy_stalled,
+            });
+        }
         let mut verified = self.verify(plan, outcome.scenario)?;
         verified.destroy_stalled = outcome.destroy_stalled;
         Ok(verified)

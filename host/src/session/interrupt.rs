@@ -76,7 +76,7 @@ pub fn received() -> Option<(i32, &'static str)> {
 }
 
 /// A test is about to begin: a signal from now on aborts it instead of ending the process.
-pub(super) fn test_begins() {
+pub(crate) fn test_begins() {
     *TEST_BEGUN.lock().unwrap_or_else(|p| p.into_inner()) = true;
 }
 

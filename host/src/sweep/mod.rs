@@ -235,9 +235,16 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
     sut.report_tokens_to(Arc::clone(&sink) as Arc<dyn crate::plugin::TokenReports>);
     sut.report_failures_to(Arc::clone(&sink) as Arc<dyn crate::plugin::FailureReports>);
     sut.leave_completions_to_reader();
+    // From here a signal ends the point under way and the sweep after it, with every file
+    // of the points run written (before, it ends the process: nothing was measured).
+    crate::session::interrupt::test_begins();
     let mut points = Vec::with_capacity(plan.points.len());
     let mut stopped = None;
     for (point, &mode) in plan.points.iter().enumerate() {
+        if let Some((_, signal)) = crate::session::interrupt::received() {
+            stopped = Some(not_run_after(point, plan.points.len(), signal));
+            break;
+        }
         let target = PluginTarget::new(&sut, Arc::clone(&sink), point, &input_tokens);
         let mark = match meters.as_mut() {
             Some(meters) => Some(meters.start(mlperf_power::Phase::Testing)?),
@@ -310,7 +317,7 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
                 &steady,
                 &errors,
                 run.abandoned,
-                run.saturated.as_deref(),
+                run.saturated.as_deref().or(run.aborted.as_deref()),
             ),
             errors,
             mode,
@@ -333,6 +340,18 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         swept.requests = None;
         let saturated = swept.saturated.is_some();
         points.push(swept);
+        if let Some(why) = run.aborted {
+            stopped = Some(format!(
+                "point {} ({}) was cut short, {why}{}",
+                point + 1,
+                mode_label(&mode),
+                match plan.points.len() - point - 1 {
+                    0 => String::new(),
+                    left => format!(": the {left} point(s) after it were not run"),
+                }
+            ));
+            break;
+        }
         if saturated && point + 1 < plan.points.len() {
             stopped = Some(format!(
                 "point {} ({}) was over-saturated: the {} point(s) after it were not run",
@@ -345,7 +364,12 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
     }
     // The set loaded now: the performance set, or the accuracy pass's when it needed more.
     let mut loaded = indices;
+    let interrupted = crate::session::interrupt::received();
     let accuracy = match (plan.accuracy, accuracy_requests) {
+        (Some(_), Some(_)) if interrupted.is_some() => Some(Err(format!(
+            "not run: the sweep was interrupted by {}",
+            interrupted.map_or("", |(_, name)| name)
+        ))),
         (Some(pass), Some(requests)) => {
             let abandoned = points.iter().map(|p: &SweepPoint| p.abandoned).sum();
             Some(accuracy_pass(
@@ -373,6 +397,15 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         stopped,
         accuracy,
     })
+}
+
+/// Why the points from `point` (0-based) on were not run.
+fn not_run_after(point: usize, points: usize, signal: &str) -> String {
+    format!(
+        "interrupted by {signal} before point {}: the {} point(s) from it were not run",
+        point + 1,
+        points - point
+    )
 }
 
 /// A point ended by `--max-requests` lasts until its last request ended (past its last send),
@@ -454,6 +487,9 @@ fn accuracy_pass(
     .map_err(|e| e.to_string())?;
     if let Some(message) = sink.failure() {
         return Err(format!("the plugin failed: {message}"));
+    }
+    if let Some(why) = records.aborted {
+        return Err(format!("cut short, {why}: not scored"));
     }
     let last_end = records
         .records

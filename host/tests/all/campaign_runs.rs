@@ -815,3 +815,64 @@ shutil.copy(os.path.join(recorded, "run_1", "ptd_out.txt"), os.path.join(session
         assert_eq!(output.status.code(), Some(3), "{}", describe(&output));
     }
 }
+
+#[test]
+fn a_signal_ends_a_campaign_run_in_its_run_and_leaves_that_run_to_be_redone() {
+    crate::official_engine::require_official();
+    let workspace = Workspace::new();
+    let campaign = workspace.campaign("long", "", &[("tiny-c", "")]);
+    // A minute a performance run, its samples served 1 ms each: the signal comes well inside.
+    let text = std::fs::read_to_string(&campaign)
+        .unwrap()
+        .replace("min_duration_ms = 0", "min_duration_ms = 60000");
+    std::fs::write(&campaign, text).unwrap();
+    let definition = workspace.path().join("configs/benchmarks/tiny-c.toml");
+    let text = std::fs::read_to_string(&definition).unwrap().replace(
+        "scenario.Offline = { latency_us = 50000 }",
+        "scenario.Offline = { latency_us = 0, service_us = 1000 }",
+    );
+    std::fs::write(&definition, text).unwrap();
+    let mut child = workspace
+        .command(&[
+            "campaign",
+            "run",
+            campaign.to_str().unwrap(),
+            "--allow-short",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let detail = campaign
+        .with_extension("")
+        .join("runs/tiny-c/Offline/performance/mlperf_log_detail.txt");
+    let started = Instant::now();
+    while !std::fs::metadata(&detail).is_ok_and(|m| m.len() > 0) {
+        if started.elapsed() > Duration::from_secs(60) || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            panic!(
+                "the performance run never began: {}",
+                describe(&child.wait_with_output().unwrap())
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    crate::faulty_plugins::signal(&child, "INT");
+    let (output, took) = crate::faulty_plugins::wait_within(child, Duration::from_secs(30));
+    assert_eq!(output.status.code(), Some(130), "{}", describe(&output));
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("SIGINT"),
+        "{}",
+        describe(&output)
+    );
+    let record = journal(&campaign)
+        .runs
+        .get("tiny-c/Offline/performance")
+        .cloned();
+    assert!(
+        record.as_ref().is_none_or(|r| r.state != RunState::Done),
+        "{record:?}"
+    );
+}

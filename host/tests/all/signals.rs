@@ -132,15 +132,7 @@ fn a_signal_ends_an_official_engine_run_with_its_logs_flushed() {
         let mut args = vec!["--engine", "official", "--scenario", scenario];
         args.extend(MINUTE_OF_SERVICE);
         let child = start_run(dir.path(), "logs", &args);
-        signal(&child, name);
-        let (output, took) = wait_within(child, Duration::from_secs(30));
-        assert_eq!(
-            output.status.code(),
-            Some(status),
-            "{}",
-            support::describe(&output)
-        );
-        assert!(took < Duration::from_secs(10), "{scenario}: {took:?}");
+        let output = signal_and_wait(child, name, status);
         let stderr = support::text(&output.stderr);
         assert!(stderr.contains("cannot be cut short"), "{stderr}");
         let out = dir.path().join("logs");
@@ -161,4 +153,189 @@ fn a_signal_ends_an_official_engine_run_with_its_logs_flushed() {
         let detail = std::fs::read_to_string(out.join("mlperf_log_detail.txt")).unwrap();
         assert!(detail.contains("loadgen_version"), "{detail}");
     }
+}
+
+/// `mlperf-host sweep` on the null plugin, 1 ms a request, started in `dir`: returned once its
+/// first point is under way (its table's header printed, half a second more), with the thread
+/// reading the rest of its stdout.
+fn start_sweep(
+    dir: &std::path::Path,
+    args: &[&str],
+) -> (std::process::Child, std::thread::JoinHandle<String>) {
+    use std::io::{BufRead, BufReader};
+    let null = support::null_plugin();
+    let mut sweep = vec!["sweep", "--plugin", null.to_str().unwrap()];
+    sweep.extend([
+        "--plugin-set",
+        "workers=1",
+        "--plugin-set",
+        "service_us=1000",
+    ]);
+    sweep.extend(["--warmup", "0s", "--out", "sweep"]);
+    sweep.extend(args);
+    let mut child = spawn(dir, &sweep);
+    // The header, then the rest kept for the caller's assertions.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut header = String::new();
+    while stdout.read_line(&mut header).is_ok_and(|n| n > 0) && !header.contains("TTFT p50") {
+        header.clear();
+    }
+    assert!(header.contains("TTFT p50"), "the sweep never began");
+    let rest = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
+        text
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    (child, rest)
+}
+
+#[test]
+fn a_signal_ends_a_sweep_point_short_and_writes_the_files_of_the_points_run() {
+    for (name, status, accuracy) in [("TERM", 143, false), ("INT", 130, true)] {
+        let dir = TempDir::new();
+        let mut args = vec!["--concurrency", "1,2,4", "--duration", "60s"];
+        if accuracy {
+            args.extend(["--accuracy", "--accuracy-samples", "8"]);
+        }
+        let (child, stdout) = start_sweep(dir.path(), &args);
+        let output = signal_and_wait(child, name, status);
+        let stdout = stdout.join().unwrap();
+        let stderr = support::text(&output.stderr);
+        assert!(
+            stdout.contains(&format!(
+                "sweep stopped: point 1 (concurrency 1) was cut short, interrupted by SIG{name}: \
+                 the 2 point(s) after it were not run"
+            )),
+            "{stdout}"
+        );
+        assert!(
+            stderr.contains(&format!("interrupted by SIG{name}; the run is INVALID")),
+            "{stderr}"
+        );
+        let out = dir.path().join("sweep");
+        let sweep: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("sweep.json")).unwrap()).unwrap();
+        let points = sweep["points"].as_array().unwrap();
+        assert_eq!(points.len(), 1, "{sweep}");
+        assert!(points[0]["completed"].as_u64().unwrap() > 0, "{sweep}");
+        assert!(
+            points[0]["invalid_because"]
+                .to_string()
+                .contains(&format!("interrupted by SIG{name}")),
+            "{sweep}"
+        );
+        assert!(out
+            .join("endpoints/point-1/performance/result_summary.json")
+            .is_file());
+        if accuracy {
+            assert!(
+                stderr.contains(&format!(
+                    "the accuracy pass: not run: the sweep was interrupted by SIG{name}"
+                )),
+                "{stderr}"
+            );
+        }
+    }
+}
+
+/// `mlperf-host ARGS` started in `dir`, its output piped.
+fn spawn(dir: &std::path::Path, args: &[&str]) -> std::process::Child {
+    Command::new(EXE)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("MLPERF_HOST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mlperf-host")
+}
+
+/// `mlperf-host ARGS` started in `dir`, returned half a second after `detail` (a run's detail
+/// log, under `dir`) was begun.
+fn start_waiting_for(dir: &std::path::Path, args: &[&str], detail: &str) -> std::process::Child {
+    let child = spawn(dir, args);
+    let detail = dir.join(detail);
+    let started = std::time::Instant::now();
+    while !std::fs::metadata(&detail).is_ok_and(|m| m.len() > 0) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{} never began",
+            detail.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    child
+}
+
+/// Sends SIG`name` to `child`, which then ends within 10 s with `status`: its output.
+fn signal_and_wait(child: std::process::Child, name: &str, status: i32) -> std::process::Output {
+    signal(&child, name);
+    let (output, took) = wait_within(child, Duration::from_secs(30));
+    assert_eq!(
+        output.status.code(),
+        Some(status),
+        "{}",
+        support::describe(&output)
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    output
+}
+
+#[test]
+fn a_signal_ends_tune_in_its_trial_and_audit_in_its_run() {
+    let dir = TempDir::new();
+    let tune = [
+        "tune",
+        "--scenario",
+        "Offline",
+        "--trial-duration",
+        "60s",
+        "--plugin-set",
+        "workers=1",
+        "--plugin-set",
+        "service_us=1000",
+        "--out",
+        "tuned",
+    ];
+    let child = start_waiting_for(dir.path(), &tune, "tuned/trial-1/mlperf_log_detail.txt");
+    let output = signal_and_wait(child, "TERM", 143);
+    assert!(
+        support::text(&output.stderr).contains("interrupted by SIGTERM"),
+        "{}",
+        support::describe(&output)
+    );
+    assert!(!dir.path().join("tuned/user.conf").exists());
+
+    support::assert_ok(&support::mlperf_host(
+        dir.path(),
+        &["run", "--set", "min_duration_ms=100", "--out", "perf"],
+    ));
+    let mut audit = vec![
+        "audit",
+        "--test",
+        "TEST04",
+        "--performance-run",
+        "perf",
+        "--out",
+        "TEST04",
+    ];
+    audit.extend(MINUTE_OF_SERVICE);
+    let child = start_waiting_for(
+        dir.path(),
+        &audit,
+        "TEST04/performance/run_1/mlperf_log_detail.txt",
+    );
+    signal_and_wait(child, "HUP", 129);
+    let run = dir.path().join("TEST04/performance/run_1");
+    let summary = std::fs::read_to_string(run.join("mlperf_log_summary.txt")).unwrap();
+    assert!(summary.contains("Result is : INVALID"), "{summary}");
+    let detail = std::fs::read_to_string(run.join("mlperf_log_detail.txt")).unwrap();
+    assert!(detail.contains("Test aborted: interrupted by SIGHUP."));
+    // result.json beside the compliance folder, as the checker wants run_1/ LoadGen's only.
+    let result = std::fs::read_to_string(dir.path().join("TEST04/result.json")).unwrap();
+    assert!(result.contains("interrupted by SIGHUP"), "{result}");
+    // Nothing was verified of a run cut short.
+    assert!(!dir.path().join("TEST04/verify_performance.txt").exists());
 }

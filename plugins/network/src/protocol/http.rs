@@ -7,6 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{header, Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Incoming;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
@@ -58,9 +59,7 @@ impl HttpClient {
         let request = request
             .body(Full::new(body))
             .map_err(|e| format!("bad request for {path}: {e}"))?;
-        let response = self
-            .client
-            .request(request)
+        let response = request_once_more_if_dropped(&self.client, request)
             .await
             .map_err(|e| with_causes(format!("{path}: {e}"), &e))?;
         let (parts, body) = response.into_parts();
@@ -203,6 +202,41 @@ pub(super) fn pooled_client(connect_timeout: Duration) -> Client<HttpConnector, 
     Client::builder(TokioExecutor::new())
         .pool_idle_timeout(POOL_IDLE_TIMEOUT)
         .build(connector)
+}
+
+/// Sends `request` on a pooled connection, and once more on another if the server closed the
+/// connection without a byte of answer ("connection closed before message completed"). A
+/// server may close a kept-alive connection at any moment, idle timeout or not (llama-server
+/// does, rarely, under a Server run's gaps), and such a close says the request was never
+/// answered; the retry counts in the sample's latency. A second close is the error.
+pub(super) async fn request_once_more_if_dropped(
+    client: &Client<HttpConnector, Full<Bytes>>,
+    request: Request<Full<Bytes>>,
+) -> Result<http::Response<Incoming>, hyper_util::client::legacy::Error> {
+    let mut again = Request::new(request.body().clone());
+    *again.method_mut() = request.method().clone();
+    *again.uri_mut() = request.uri().clone();
+    *again.version_mut() = request.version();
+    *again.headers_mut() = request.headers().clone();
+    match client.request(request).await {
+        Err(error) if closed_before_answer(&error) => client.request(again).await,
+        answered => answered,
+    }
+}
+
+/// Whether `error` is a connection closed before any answer came.
+fn closed_before_answer(error: &hyper_util::client::legacy::Error) -> bool {
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if cause
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_incomplete_message)
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// `/v2/models/{model}` or `/v2/models/{model}/versions/{version}`, names percent-encoded.
@@ -425,27 +459,31 @@ mod tests {
         assert!(error.contains("not JSON"), "{error}");
     }
 
-    /// A connection idle past the pool's timeout is not reused: the next request opens a new
-    /// one, where a server closing idle connections (uvicorn after 5 s) would fail it.
-    #[test]
-    fn an_idle_connection_is_not_reused_past_the_pool_timeout() {
+    /// A server on a loopback port answering `ok` to every request of every connection,
+    /// kept alive, except those `drop_unanswered(connection, request)` picks (both 0-based),
+    /// whose connection it closes on reading them; and a count of the connections accepted.
+    fn keep_alive_server(
+        drop_unanswered: fn(usize, usize) -> bool,
+    ) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
         use std::io::{BufRead, BufReader, Write};
         use std::sync::atomic::{AtomicUsize, Ordering};
-        use std::sync::Arc;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let counter = Arc::clone(&accepted);
+        let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+        let counter = std::sync::Arc::clone(&accepted);
         std::thread::spawn(move || {
             for stream in listener.incoming().map_while(Result::ok) {
-                counter.fetch_add(1, Ordering::SeqCst);
-                // Answers every request of the connection, keeping it alive.
+                let connection = counter.fetch_add(1, Ordering::SeqCst);
                 std::thread::spawn(move || {
                     let mut reader = BufReader::new(stream.try_clone().unwrap());
                     let mut writer = stream;
-                    let mut line = String::new();
+                    let (mut line, mut request) = (String::new(), 0);
                     while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
                         if line == "\r\n" {
+                            if drop_unanswered(connection, request) {
+                                return;
+                            }
+                            request += 1;
                             let answer = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
                             if writer.write_all(answer.as_bytes()).is_err() {
                                 return;
@@ -456,12 +494,27 @@ mod tests {
                 });
             }
         });
+        (port, accepted)
+    }
+
+    /// A pooled client and a runtime of one thread to drive it, for the tests' requests.
+    fn pooled_client_and_runtime() -> (Client<HttpConnector, Full<Bytes>>, tokio::runtime::Runtime)
+    {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .unwrap();
-        let client = pooled_client(Duration::from_secs(5));
+        (pooled_client(Duration::from_secs(5)), runtime)
+    }
+
+    /// A connection idle past the pool's timeout is not reused: the next request opens a new
+    /// one, where a server closing idle connections (uvicorn after 5 s) would fail it.
+    #[test]
+    fn an_idle_connection_is_not_reused_past_the_pool_timeout() {
+        use std::sync::atomic::Ordering;
+        let (port, accepted) = keep_alive_server(|_, _| false);
+        let (client, runtime) = pooled_client_and_runtime();
         let get = || {
             let request = Request::builder()
                 .uri(format!("http://127.0.0.1:{port}/"))
@@ -485,6 +538,44 @@ mod tests {
         );
     }
 
+    /// A kept-alive connection the server closes on reading a request, without answering it,
+    /// costs a second send on a new connection, not the sample.
+    #[test]
+    fn a_request_the_server_drops_unanswered_is_sent_once_more() {
+        use std::sync::atomic::Ordering;
+        // The first connection's second request is closed unanswered.
+        let (port, accepted) =
+            keep_alive_server(|connection, request| (connection, request) == (0, 1));
+        let (client, runtime) = pooled_client_and_runtime();
+        let post = || {
+            let request = Request::builder()
+                .method(Method::POST)
+                .uri(format!("http://127.0.0.1:{port}/"))
+                .body(Full::new(Bytes::from_static(b"{}")))
+                .unwrap();
+            runtime.block_on(async {
+                let response = request_once_more_if_dropped(&client, request)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok::<_, String>(response.into_body().collect().await.unwrap().to_bytes())
+            })
+        };
+        assert_eq!(post().unwrap(), "ok");
+        assert_eq!(post().unwrap(), "ok", "sent again on a new connection");
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+        // Without the retry, the same close is the sample's error.
+        let (port, _) = keep_alive_server(|_, request| request == 1);
+        let plain = |client: &Client<HttpConnector, Full<Bytes>>| {
+            let request = Request::builder()
+                .uri(format!("http://127.0.0.1:{port}/"))
+                .body(Full::new(Bytes::new()))
+                .unwrap();
+            runtime.block_on(client.request(request))
+        };
+        assert!(plain(&client).is_ok());
+        let closed = plain(&client).unwrap_err();
+        assert!(closed_before_answer(&closed), "{closed:?}");
+    }
     #[test]
     fn model_paths_escape_names() {
         assert_eq!(model_path("digits", ""), "/v2/models/digits");

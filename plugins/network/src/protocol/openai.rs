@@ -12,7 +12,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use serde_json::{json, Value};
 
-use super::http::pooled_client;
+use super::http::{pooled_client, request_once_more_if_dropped};
 use super::sse::SseDecoder;
 use super::{excerpt, with_causes, Failure};
 use crate::config::Api;
@@ -127,8 +127,7 @@ impl OpenAiClient {
         let request = request
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
             .map_err(|e| format!("bad request for {path}: {e}"))?;
-        self.client
-            .request(request)
+        request_once_more_if_dropped(&self.client, request)
             .await
             .map_err(|e| with_causes(format!("{path}: {e}"), &e))
     }
