@@ -65,7 +65,13 @@ pub struct PointRun {
     pub request_count_reached: bool,
     /// The engine's abort (a signal) ended the point early: why.
     pub aborted: Option<String>,
+    /// Issuing stopped because [`FAILED_IN_A_ROW_STOP`] requests in a row failed: a server
+    /// failing every request would otherwise be sent one as fast as it can fail it.
+    pub failing: Option<String>,
 }
+
+/// Requests failed one after another, none answered between them, that end a point.
+pub const FAILED_IN_A_ROW_STOP: usize = 100;
 
 /// How long the requests in flight may take to end once an abort cut a point short (as the
 /// engine bounds a test's drain after its abort).
@@ -99,7 +105,7 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
             max_concurrency: Some(_)
         }
     );
-    let ((start_ns, issue_end_ns), saturated) = std::thread::scope(|scope| {
+    let ((start_ns, issue_end_ns, failing), saturated) = std::thread::scope(|scope| {
         let issuer = std::thread::Builder::new()
             .name("serving-issue".into())
             .spawn_scoped(scope, || {
@@ -150,10 +156,13 @@ pub fn run_point(target: &dyn Target, plan: &PointPlan) -> Result<PointRun, Load
         saturated,
         request_count_reached,
         aborted: abort.reason(),
+        failing: failing.then(|| {
+            format!("{FAILED_IN_A_ROW_STOP} requests in a row failed: the point was stopped")
+        }),
     })
 }
 
-/// The issue loop: (its start, when it stopped issuing).
+/// The issue loop: (its start, when it stopped issuing, whether failures in a row stopped it).
 fn issue(
     target: &dyn Target,
     plan: &PointPlan,
@@ -161,7 +170,7 @@ fn issue(
     samples: usize,
     records: &Arc<RequestRecords>,
     stop: &AtomicBool,
-) -> (i64, i64) {
+) -> (i64, i64, bool) {
     let start_ns = monotonic_ns();
     let end_ns = start_ns + plan.duration.as_nanos() as i64;
     let most = plan
@@ -180,7 +189,10 @@ fn issue(
     // Due times accumulate in f64 seconds from the start, as gaps are drawn.
     let mut due_s = 0.0;
     for id in 0..most {
-        if stop.load(Ordering::Relaxed) || target.failed() {
+        if stop.load(Ordering::Relaxed)
+            || target.failed()
+            || records.failed_in_a_row() >= FAILED_IN_A_ROW_STOP
+        {
             break;
         }
         let scheduled_ns = match clock.as_deref_mut() {
@@ -230,10 +242,11 @@ fn issue(
         target.send(id, id % samples, records);
     }
     let capped = records.started() >= most;
-    if capped || stop.load(Ordering::Relaxed) || target.failed() {
-        (start_ns, monotonic_ns().min(end_ns))
+    let failing = records.failed_in_a_row() >= FAILED_IN_A_ROW_STOP;
+    if capped || failing || stop.load(Ordering::Relaxed) || target.failed() {
+        (start_ns, monotonic_ns().min(end_ns), failing)
     } else {
-        (start_ns, end_ns)
+        (start_ns, end_ns, failing)
     }
 }
 

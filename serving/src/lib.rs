@@ -19,7 +19,7 @@ mod steady;
 mod summary;
 
 pub use arrivals::{ArrivalClock, Arrivals, LoadError, LoadMode};
-pub use driver::{run_point, PointPlan, PointRun, Target};
+pub use driver::{run_point, PointPlan, PointRun, Target, FAILED_IN_A_ROW_STOP};
 pub use gaps::TokenGap;
 pub use lengths::Lengths;
 pub use records::{RequestRecord, RequestRecords};

@@ -85,6 +85,8 @@ pub struct RequestRecords {
     issuer: OnceLock<Thread>,
     issuer_waiting: AtomicBool,
     gaps: GapLog,
+    /// Requests that failed since the last one answered (in the order they ended).
+    failed_in_a_row: AtomicUsize,
 }
 
 impl Default for RequestRecords {
@@ -98,6 +100,7 @@ impl Default for RequestRecords {
             issuer: OnceLock::new(),
             issuer_waiting: AtomicBool::new(false),
             gaps: GapLog::default(),
+            failed_in_a_row: AtomicUsize::new(0),
         }
     }
 }
@@ -183,12 +186,21 @@ impl RequestRecords {
         }
         slot.output_tokens.store(output_tokens, Ordering::Relaxed);
         slot.failed.store(failed, Ordering::Relaxed);
+        match failed {
+            true => self.failed_in_a_row.fetch_add(1, Ordering::Relaxed),
+            false => self.failed_in_a_row.swap(0, Ordering::Relaxed),
+        };
         self.in_flight.fetch_sub(1, Ordering::AcqRel);
         if self.issuer_waiting.load(Ordering::Acquire) {
             if let Some(issuer) = self.issuer.get() {
                 issuer.unpark();
             }
         }
+    }
+
+    /// How many requests failed since the last that was answered.
+    pub fn failed_in_a_row(&self) -> usize {
+        self.failed_in_a_row.load(Ordering::Relaxed)
     }
 
     pub fn in_flight(&self) -> usize {

@@ -317,7 +317,9 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
                 &steady,
                 &errors,
                 run.abandoned,
-                run.saturated.as_deref().or(run.aborted.as_deref()),
+                [&run.saturated, &run.aborted, &run.failing]
+                    .into_iter()
+                    .filter_map(|why| why.as_deref()),
             ),
             errors,
             mode,
@@ -340,25 +342,23 @@ pub fn run_sweep(plan: &SweepPlan, mut each: impl FnMut(&SweepPoint)) -> Result<
         swept.requests = None;
         let saturated = swept.saturated.is_some();
         points.push(swept);
-        if let Some(why) = run.aborted {
-            stopped = Some(format!(
-                "point {} ({}) was cut short, {why}{}",
-                point + 1,
-                mode_label(&mode),
-                match plan.points.len() - point - 1 {
-                    0 => String::new(),
-                    left => format!(": the {left} point(s) after it were not run"),
-                }
-            ));
-            break;
-        }
-        if saturated && point + 1 < plan.points.len() {
-            stopped = Some(format!(
-                "point {} ({}) was over-saturated: the {} point(s) after it were not run",
-                point + 1,
-                mode_label(&mode),
-                plan.points.len() - point - 1
-            ));
+        // An abort ends the sweep; failures in a row or over-saturation end it before the
+        // next point.
+        let left = plan.points.len() - point - 1;
+        let not_run = match left {
+            0 => String::new(),
+            n => format!(": the {n} point(s) after it were not run"),
+        };
+        let label = format!("point {} ({})", point + 1, mode_label(&mode));
+        let ended = match (&run.aborted, &run.failing) {
+            (Some(why), _) => Some(format!("{label} was cut short, {why}{not_run}")),
+            _ if left == 0 => None,
+            (None, Some(why)) => Some(format!("{label}: {why}{not_run}")),
+            (None, None) if saturated => Some(format!("{label} was over-saturated{not_run}")),
+            (None, None) => None,
+        };
+        if ended.is_some() {
+            stopped = ended;
             break;
         }
     }
@@ -519,17 +519,14 @@ fn accuracy_pass(
 
 /// Why a point's figures do not stand: the server or the load went wrong, or the point never
 /// settled.
-fn invalid_because(
+fn invalid_because<'a>(
     summary: &PointSummary,
     steady: &SteadyState,
     errors: &[ErrorCount],
     abandoned: usize,
-    saturated: Option<&str>,
+    ended_early: impl Iterator<Item = &'a str>,
 ) -> Vec<String> {
-    let mut invalid = Vec::new();
-    if let Some(reason) = saturated {
-        invalid.push(reason.to_string());
-    }
+    let mut invalid: Vec<String> = ended_early.map(str::to_string).collect();
     if summary.completed == 0 {
         invalid.push("no request was answered in the measured window".to_string());
     }

@@ -447,7 +447,12 @@ enum Broken {
     /// Each chat answered "Answer N" (N counting the requests), the request's messages and the
     /// answer kept in `CONVERSED`.
     Converses,
+    /// Answered as `VllmTokenIds`, each request's first line and body kept in `KEPT`.
+    Keeps,
 }
+
+/// What a `Keeps` server was sent: each request's first line and body.
+static KEPT: std::sync::Mutex<Vec<(String, serde_json::Value)>> = std::sync::Mutex::new(Vec::new());
 
 /// What a `Converses` server was sent (each request's messages) and answered.
 static CONVERSED: std::sync::Mutex<Vec<(serde_json::Value, String)>> =
@@ -533,8 +538,11 @@ fn serve_broken(stream: TcpStream, model: &str, broken: Broken) {
             let _ = stream.flush();
             return;
         }
-        if let Broken::VllmTokenIds | Broken::Busy = broken {
+        if let Broken::VllmTokenIds | Broken::Busy | Broken::Keeps = broken {
             let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            if let Broken::Keeps = broken {
+                KEPT.lock().unwrap().push((head[0].clone(), body.clone()));
+            }
             let ids = |ids: &str| match body["return_token_ids"].as_bool() {
                 Some(true) => format!(",\"token_ids\":{ids}"),
                 _ => String::new(),
@@ -570,7 +578,11 @@ fn serve_broken(stream: TcpStream, model: &str, broken: Broken) {
                 let _ = stream.write_all(b"data: {\"choices\": [oops\n\n");
             }
             // Answered whole above.
-            Broken::CutShort | Broken::VllmTokenIds | Broken::Busy | Broken::Converses => {}
+            Broken::CutShort
+            | Broken::VllmTokenIds
+            | Broken::Busy
+            | Broken::Converses
+            | Broken::Keeps => {}
             Broken::Interrupted => {
                 let _ = stream.write_all(b"data: [DONE]\n\n");
             }
@@ -1120,5 +1132,92 @@ mod timed {
             lengths["max"].as_f64().unwrap(),
         );
         assert!(min >= 4.0 && max <= 12.0, "{lengths:#}");
+    }
+}
+
+/// A server whose every answer is garbage once made a sweep print each failure (800,793 lines
+/// in 2 s), then sent it 128,000 requests in 20 s, each failed; now 100 failures in a row end
+/// the point and the sweep, and the point's files count them.
+#[test]
+fn a_sweep_on_a_server_answering_garbage_stops_after_100_failures_in_a_row() {
+    require_prompts();
+    let endpoint = broken_server("smollm2", Broken::Malformed);
+    let out = TempDir::new();
+    let started = Instant::now();
+    let output = llm_sweep(
+        &endpoint,
+        out.path(),
+        &[
+            "--concurrency",
+            "8,16",
+            "--duration",
+            "20s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    let took = started.elapsed();
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(took < Duration::from_secs(10), "{took:?}: it ran on");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(
+            "sweep stopped: point 1 (concurrency 8): 100 requests in a row failed: the point was \
+             stopped: the 1 point(s) after it were not run"
+        ),
+        "{stdout}"
+    );
+    assert!(output.stderr.is_empty(), "{}", describe(&output));
+    let sweep = read_json(out.path(), "sweep.json");
+    let points = sweep["points"].as_array().unwrap();
+    assert_eq!(points.len(), 1, "{sweep:#}");
+    let failed = points[0]["failed"].as_u64().unwrap();
+    // The 100, and those in flight when the hundredth failed.
+    assert!((100..=108).contains(&failed), "{sweep:#}");
+    let stream = &points[0]["errors"]["stream"];
+    assert_eq!(stream["count"].as_u64(), Some(failed), "{sweep:#}");
+    assert!(
+        stream["first"]
+            .as_str()
+            .is_some_and(|first| first.contains("an event is not JSON")),
+        "{sweep:#}"
+    );
+}
+
+/// Synthetic prompts without a tokenizer go to the network plugin as token ids on the
+/// completions API, the plugin named or given by its library's path alike.
+#[test]
+fn synthetic_prompts_go_as_token_ids_to_the_network_plugin_by_name_or_by_path() {
+    let endpoint = broken_server("smollm2", Broken::Keeps);
+    let library = support::plugin_library("libmlperf_plugin_network.so");
+    for spec in ["network", library.to_str().unwrap()] {
+        KEPT.lock().unwrap().clear();
+        let out = TempDir::new();
+        let output = Command::new(EXE)
+            .args(["sweep", "--plugin", spec, "--plugin-set"])
+            .arg(format!("endpoints=[{endpoint:?}]"))
+            .args([
+                "--plugin-set",
+                "model=\"smollm2\"",
+                "--plugin-set",
+                "protocol=\"openai\"",
+            ])
+            .args(["--synthetic-input", "fixed:6", "--concurrency", "1"])
+            .args(["--max-requests", "3", "--duration", "5s", "--warmup", "0s"])
+            .arg("--out")
+            .arg(out.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{spec}: {}", describe(&output));
+        let kept = KEPT.lock().unwrap().clone();
+        assert_eq!(kept.len(), 3, "{spec}: {kept:?}");
+        for (line, body) in kept {
+            assert!(line.starts_with("POST /v1/completions "), "{spec}: {line}");
+            let prompt = body["prompt"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{body}"));
+            assert_eq!(prompt.len(), 6, "{spec}: {body}");
+            assert!(prompt.iter().all(serde_json::Value::is_u64), "{body}");
+        }
     }
 }

@@ -6,8 +6,8 @@ mod simulated;
 use std::time::Duration;
 
 use mlperf_serving::{
-    run_point, steady_window, summarize, Arrivals, LoadMode, PointPlan, PointRun, SaturationRule,
-    Slo, SteadyRule,
+    run_point, steady_window, summarize, Arrivals, LoadMode, PointPlan, PointRun, RequestRecords,
+    SaturationRule, Slo, SteadyRule, FAILED_IN_A_ROW_STOP,
 };
 use simulated::SimulatedServer;
 
@@ -36,6 +36,41 @@ fn dispersion(run: &PointRun) -> f64 {
     let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
     let variance = gaps.iter().map(|g| (g - mean) * (g - mean)).sum::<f64>() / gaps.len() as f64;
     variance.sqrt() / mean
+}
+
+/// Fails every request it is sent at once, or only those of even id.
+struct FailingServer {
+    every: bool,
+}
+
+impl mlperf_serving::Target for FailingServer {
+    fn send(&self, id: usize, _sample: usize, records: &std::sync::Arc<RequestRecords>) {
+        let failed = self.every || id.is_multiple_of(2);
+        records.complete(id, mlperf_loadgen::monotonic_ns(), 0, failed);
+    }
+}
+
+#[test]
+fn a_hundred_failures_in_a_row_stop_the_point_and_one_answer_between_resets_the_count() {
+    let failing = FailingServer { every: true };
+    let run = run_point(&failing, &plan(LoadMode::Concurrency(4), 30.0)).unwrap();
+    assert_eq!(
+        run.records.len(),
+        FAILED_IN_A_ROW_STOP,
+        "stopped at the hundredth"
+    );
+    assert!(run.records.iter().all(|r| r.failed));
+    assert_eq!(
+        run.failing.as_deref(),
+        Some("100 requests in a row failed: the point was stopped")
+    );
+    // A server failing half its requests is measured, not stopped.
+    let half = FailingServer { every: false };
+    let mut capped = plan(LoadMode::Concurrency(1), 30.0);
+    capped.max_requests = Some(3 * FAILED_IN_A_ROW_STOP);
+    let run = run_point(&half, &capped).unwrap();
+    assert_eq!(run.records.len(), 3 * FAILED_IN_A_ROW_STOP);
+    assert!(run.failing.is_none() && run.request_count_reached);
 }
 
 /// Tests whose verdict rests on timings (a latency bound, a rate, a comparison of two runs'
