@@ -30,8 +30,12 @@ pub(crate) fn run_series_threaded(
     let (completed_at_start, spq) = (opening.completed_at_start, opening.samples_per_query);
     let mut issuer = Issuer::new(ctx, sequence, mode);
 
+    // Reserved whole (the engine checked it fits): grown by doubling, it could take twice.
+    let expected = usize::try_from(generator.expected_queries()).unwrap_or(usize::MAX);
     let mut deltas = Vec::new();
     let mut samples: Vec<QuerySample> = Vec::new();
+    let _ = deltas.try_reserve_exact(expected);
+    let _ = samples.try_reserve_exact(expected.saturating_mul(spq));
     while let Some(delta) = generator.next_query(&mut samples) {
         let from = deltas.len() * spq;
         deltas.push(delta);

@@ -20,6 +20,7 @@ mod issue_threads;
 mod loadable_sets;
 pub mod logging;
 mod measurements;
+mod memory;
 mod progress;
 mod query_gen;
 mod ranked;
@@ -43,10 +44,12 @@ pub use domain::{OutOfDomain, MOST_QUERIES};
 pub use effective::EffectiveSettings;
 pub use engine::FindPeakReport;
 pub use engine::{
-    check_query_size, start_test, start_test_with, AbandonHook, SampleTimes, SeriesObserver,
-    SeriesObserverHook, SeriesReport, TestContext, TestError, TestResult,
+    check_official_schedule, check_query_size, start_test, start_test_with, AbandonHook,
+    SampleTimes, SeriesObserver, SeriesObserverHook, SeriesReport, TestContext, TestError,
+    TestResult,
 };
 pub use issue::StopReason;
+pub use memory::available_memory;
 pub use progress::{ExternalProgress, ProgressHandle, ProgressSnapshot};
 pub use query_gen::GenerationError;
 pub use results::{

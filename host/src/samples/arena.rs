@@ -135,12 +135,14 @@ impl LoadedSamples {
         let bytes = length
             .checked_next_multiple_of(SAMPLE_ALIGN)
             .and_then(|stride| stride.checked_mul(count))
-            .filter(|&bytes| available_memory().is_none_or(|free| bytes as u64 <= free));
+            .filter(|&bytes| {
+                mlperf_loadgen::available_memory().is_none_or(|free| bytes as u64 <= free)
+            });
         let Some(bytes) = bytes else {
             return Err(ArenaError::TooLarge {
                 count,
                 length,
-                available: available_memory(),
+                available: mlperf_loadgen::available_memory(),
             });
         };
         let blocks = (self.used + bytes).div_ceil(SAMPLE_ALIGN);
@@ -330,18 +332,6 @@ impl LoadedSamples {
     pub fn data_bytes(&self) -> usize {
         self.slots.iter().flatten().map(|slot| slot.length).sum()
     }
-}
-
-/// `MemAvailable` of /proc/meminfo in bytes (None where it cannot be read).
-fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line["MemAvailable:".len()..]
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
 }
 
 /// The first word of a set's image.

@@ -395,6 +395,8 @@ fn run_test(
     if matches!(plan.engine, EnginePlan::Official(_)) {
         // The official library would abort the process on the allocation (std::bad_alloc).
         mlperf_loadgen::check_query_size(&effective).map_err(SessionError::Native)?;
+        // It generates every query before the first is issued.
+        mlperf_loadgen::check_official_schedule(&effective).map_err(SessionError::Native)?;
     }
     match &plan.engine {
         EnginePlan::Native => {

@@ -778,3 +778,45 @@ fn a_query_too_large_to_hold_is_refused_with_the_setting_to_lower_on_both_engine
         );
     }
 }
+
+#[test]
+fn a_schedule_the_official_engine_would_generate_past_memory_is_refused() {
+    // The official LoadGen generates every query before the first: SingleStream expecting
+    // 1 ns a query is 600 billion of them, and 10^8 Server qps 60 billion (an RSS of 16 GB
+    // after a minute, then the out-of-memory killer).
+    if mlperf_host::loadgen::available_memory().is_none() {
+        return;
+    }
+    let dir = TempDir::new();
+    for (scenario, setting, fix) in [
+        (
+            "SingleStream",
+            "single_stream_expected_latency_ns=1",
+            "raise single_stream_expected_latency_ns or lower min_duration_ms",
+        ),
+        (
+            "Server",
+            "server_target_qps=100000000",
+            "lower server_target_qps or min_duration_ms",
+        ),
+    ] {
+        let out = dir.path().join(scenario);
+        let output = run(&[
+            "--engine",
+            "official",
+            "--scenario",
+            scenario,
+            "--set",
+            setting,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{scenario}: {err}");
+        assert!(
+            err.contains("the official LoadGen holds the whole schedule before issuing: its ")
+                && err.contains(fix),
+            "{scenario}: {err}"
+        );
+    }
+}

@@ -71,6 +71,19 @@ pub enum TestError {
         /// The settings that size it.
         lower: &'static str,
     },
+    #[error(
+        "{holder} holds the whole schedule before issuing: its {queries} queries ({gib:.1} GiB) \
+         do not fit in the {available_gib:.1} GiB of memory available: {fix}"
+    )]
+    ScheduleTooLarge {
+        /// What generates every query up front.
+        holder: &'static str,
+        queries: u64,
+        gib: f64,
+        available_gib: f64,
+        /// The settings to change.
+        fix: &'static str,
+    },
 }
 
 /// One series of queries: an accuracy set, or a performance run.
@@ -662,6 +675,11 @@ impl Engine<'_> {
         };
         let mut generator = QueryGenerator::new(&params, set, self.sequence.next_sample_id)?;
         check_query_memory(generator.samples_per_query(), settings.scenario)?;
+        let threaded = settings.scenario == TestScenario::Server
+            && settings.requested.server_num_issue_query_threads > 0;
+        if threaded {
+            check_schedule_memory(&generator)?;
+        }
         let ctx = SeriesContext {
             sut: self.sut,
             sut_calls: self.sut_calls,
@@ -702,9 +720,7 @@ impl Engine<'_> {
                 let max_duration_ms = settings.max_duration_ms;
                 scope.spawn(move || background.count(shared, timeline, max_duration_ms));
             }
-            let outcome = if settings.scenario == TestScenario::Server
-                && settings.requested.server_num_issue_query_threads > 0
-            {
+            let outcome = if threaded {
                 let threads = settings.requested.server_num_issue_query_threads.min(256) as usize;
                 run_series_threaded(&ctx, &mut self.sequence, &mut generator, mode, threads)
             } else {
@@ -823,7 +839,7 @@ fn check_query_memory(samples_per_query: usize, scenario: TestScenario) -> Resul
         let bytes = handles as f64 * std::mem::size_of::<QuerySample>() as f64;
         return Err(TestError::QueryTooLarge {
             samples: samples_per_query as u64,
-            gib: bytes / f64::from(1u32 << 30),
+            gib: crate::memory::gib(bytes),
             lower: match scenario {
                 TestScenario::MultiStream => "multi_stream_samples_per_query",
                 _ => "offline_expected_qps or min_duration_ms",
@@ -831,6 +847,74 @@ fn check_query_memory(samples_per_query: usize, scenario: TestScenario) -> Resul
         });
     }
     Ok(())
+}
+
+/// A Server series with issue threads generates its whole schedule before issuing (threads
+/// take queries out of order): refuse one larger than the memory available, rather than be
+/// ended by the out-of-memory killer while generating it.
+fn check_schedule_memory(generator: &QueryGenerator) -> Result<(), TestError> {
+    // Each query's offset and issue stamp, and its samples' handles.
+    let per_query = 2 * std::mem::size_of::<i64>()
+        + generator.samples_per_query() * std::mem::size_of::<QuerySample>();
+    check_schedule_fits(
+        generator.expected_queries(),
+        per_query as f64,
+        "server_num_issue_query_threads > 0",
+        "lower server_target_qps or min_duration_ms",
+    )
+}
+
+/// What the official LoadGen holds of each query it generates, and of each sample in it, in
+/// bytes: measured (5,003,155 Server queries of one sample took 2.26 GB), rounded down, so
+/// that only schedules that surely do not fit are refused.
+const OFFICIAL_QUERY_BYTES: f64 = 400.0;
+const OFFICIAL_SAMPLE_BYTES: f64 = 32.0;
+
+/// Whether the schedule `settings` make fits in memory on an engine that generates every
+/// query before issuing the first, as the official LoadGen does in every scenario (a
+/// SingleStream run expecting 1 ns a query would be 600 billion of them): refused with the
+/// settings to change rather than ended by the out-of-memory killer.
+pub fn check_official_schedule(settings: &EffectiveSettings) -> Result<(), TestError> {
+    let fix = match settings.scenario {
+        TestScenario::Offline => return Ok(()),
+        TestScenario::SingleStream => {
+            "raise single_stream_expected_latency_ns or lower min_duration_ms"
+        }
+        TestScenario::MultiStream => {
+            "raise multi_stream_expected_latency_ns or lower min_duration_ms"
+        }
+        TestScenario::Server => "lower server_target_qps or min_duration_ms",
+    };
+    if settings.mode == TestMode::AccuracyOnly {
+        return Ok(());
+    }
+    let by_time = settings.target_qps * settings.min_duration_ms as f64 / 1e3;
+    let mut queries = by_time.max(settings.min_query_count as f64);
+    if settings.max_query_count > 0 {
+        queries = queries.min(settings.max_query_count as f64);
+    }
+    let per_query =
+        OFFICIAL_QUERY_BYTES + OFFICIAL_SAMPLE_BYTES * settings.samples_per_query as f64;
+    check_schedule_fits(queries as u64, per_query, "the official LoadGen", fix)
+}
+
+fn check_schedule_fits(
+    queries: u64,
+    bytes_per_query: f64,
+    holder: &'static str,
+    fix: &'static str,
+) -> Result<(), TestError> {
+    let bytes = queries as f64 * bytes_per_query;
+    match crate::available_memory() {
+        Some(available) if bytes > available as f64 => Err(TestError::ScheduleTooLarge {
+            holder,
+            queries,
+            gib: crate::memory::gib(bytes),
+            available_gib: crate::memory::gib(available as f64),
+            fix,
+        }),
+        _ => Ok(()),
+    }
 }
 
 fn load(qsl: &mut dyn QuerySampleLibrary, samples: &[QuerySampleIndex]) -> Result<(), TestError> {

@@ -5,6 +5,7 @@ mod abort;
 mod config_mutations;
 mod early_stopping_reference;
 mod engine_behaviour;
+mod extreme_settings;
 mod golden_rng;
 mod golden_scenarios;
 mod issuer_idle;
