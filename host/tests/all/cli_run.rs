@@ -820,3 +820,36 @@ fn a_schedule_the_official_engine_would_generate_past_memory_is_refused() {
         );
     }
 }
+
+#[test]
+fn a_detail_log_that_cannot_be_written_whole_is_named_and_cut_back_to_its_last_whole_line() {
+    // A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) fails writes as a full disk does, at a
+    // byte count that falls mid-line: the error used to name no file and leave the line torn.
+    let dir = TempDir::new();
+    let output = Command::new("bash")
+        .args(["-c", "trap '' XFSZ; ulimit -f 16; exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_mlperf-host"))
+        .args(["run", "--set", "min_duration_ms=200", "--out", "logs"])
+        .current_dir(dir.path())
+        .env_remove("MLPERF_HOST_LOG")
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("logs/mlperf_log_detail.txt: File too large")
+            && err.contains("cut back to its last whole line, at "),
+        "{err}"
+    );
+    let detail = std::fs::read_to_string(dir.path().join("logs/mlperf_log_detail.txt")).unwrap();
+    assert!(
+        detail.len() > 4096 && detail.len() <= 16 * 1024,
+        "{}",
+        detail.len()
+    );
+    assert!(detail.ends_with('\n'));
+    for line in detail.lines() {
+        let json = line.strip_prefix(":::MLLOG ").expect(line);
+        serde_json::from_str::<serde_json::Value>(json).expect(line);
+    }
+}

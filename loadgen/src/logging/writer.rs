@@ -85,20 +85,27 @@ pub(crate) struct LogWriter {
 impl LogWriter {
     /// Creates the files up front, so an unwritable directory fails before anything runs.
     pub(crate) fn open(files: &LogFiles, pid: u32, trace: Option<u64>) -> io::Result<Self> {
-        let detail = create(&files.detail)?;
-        let accuracy = AccuracyFileWriter::new(create(&files.accuracy)?)?;
+        let detail = LineFile::new(create(&files.detail)?, &files.detail);
+        let accuracy = AccuracyFileWriter::new(create(&files.accuracy)?)
+            .map_err(|e| named(&files.accuracy, e))?;
         let trace = match trace {
             Some(origin_us) => {
                 let mut file = create(&files.trace)?;
-                file.write_all(super::trace::HEADER.as_bytes())?;
+                file.write_all(super::trace::HEADER.as_bytes())
+                    .map_err(|e| named(&files.trace, e))?;
                 Some((file, origin_us))
             }
             None => None,
         };
+        let files = files.clone();
         let (sender, receiver) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("mlperf-log".to_string())
-            .spawn(move || write_loop(&receiver, detail, accuracy, trace, pid))?;
+            .spawn(move || {
+                let mut detail = detail;
+                write_loop(&receiver, &mut detail, accuracy, trace, pid, &files)
+                    .map_err(|e| detail.failed(e))
+            })?;
         Ok(LogWriter {
             sender: Some(sender),
             thread: Some(thread),
@@ -135,16 +142,95 @@ impl Drop for LogWriter {
 fn create(path: &Path) -> io::Result<BufWriter<File>> {
     create_fresh(path)
         .map(|file| BufWriter::with_capacity(1 << 16, file))
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+        .map_err(|e| named(path, e))
+}
+
+/// `e`, its message naming `path`.
+fn named(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+/// The detail log: written whole lines at a time, so that a write that fails (a full disk, a
+/// file size limit) can leave the file cut back to its last whole line rather than mid-line,
+/// where a reader would take the torn line for a corrupt log.
+struct LineFile {
+    out: Option<BufWriter<File>>,
+    path: PathBuf,
+    /// Bytes handed to the buffer, and of those, the bytes known to be in the file.
+    accepted: u64,
+    durable: u64,
+    /// Where each line not yet known to be in the file ends (a failed flush may have written
+    /// some of them).
+    pending_ends: Vec<u64>,
+}
+
+impl LineFile {
+    fn new(out: BufWriter<File>, path: &Path) -> LineFile {
+        LineFile {
+            out: Some(out),
+            path: path.to_path_buf(),
+            accepted: 0,
+            durable: 0,
+            pending_ends: Vec::new(),
+        }
+    }
+
+    fn write_line(&mut self, line: &str) -> io::Result<()> {
+        let out = self
+            .out
+            .as_mut()
+            .ok_or_else(|| io::Error::other("closed"))?;
+        out.write_all(line.as_bytes())?;
+        out.write_all(b"\n")?;
+        self.accepted += line.len() as u64 + 1;
+        self.pending_ends.push(self.accepted);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let out = self
+            .out
+            .as_mut()
+            .ok_or_else(|| io::Error::other("closed"))?;
+        out.flush()?;
+        self.durable = self.accepted;
+        self.pending_ends.clear();
+        Ok(())
+    }
+
+    /// After `e` failed a write: the buffer dropped unwritten, the file cut back to the last
+    /// whole line known written, and `e` naming the file and what is left of it.
+    fn failed(&mut self, e: io::Error) -> io::Error {
+        let Some(out) = self.out.take() else {
+            return e;
+        };
+        let (file, _unwritten) = out.into_parts();
+        let written = file.metadata().map_or(self.durable, |m| m.len());
+        let whole = (self.pending_ends.iter().rev())
+            .find(|&&end| end <= written)
+            .map_or(self.durable, |&end| end.max(self.durable));
+        let cut = match file.set_len(whole) {
+            Ok(()) => format!("cut back to its last whole line, at {whole} bytes"),
+            Err(_) => "its last line may be torn".to_string(),
+        };
+        // An error from another file names it already.
+        if e.to_string().contains(&*self.path.to_string_lossy()) {
+            return io::Error::new(e.kind(), format!("{e}; the detail log is {cut}"));
+        }
+        io::Error::new(e.kind(), format!("{}: {e}; {cut}", self.path.display()))
+    }
 }
 
 fn write_loop(
     receiver: &mpsc::Receiver<LogMessage>,
-    mut detail: BufWriter<File>,
+    detail: &mut LineFile,
     mut accuracy: AccuracyFileWriter<BufWriter<File>>,
     mut trace: Option<(BufWriter<File>, u64)>,
     pid: u32,
+    files: &LogFiles,
 ) -> io::Result<()> {
+    let accuracy_error = |e| named(&files.accuracy, e);
+    let trace_error = |e| named(&files.trace, e);
     let mut held: Option<Vec<DetailEntry>> = None;
     let mut last_flush = Instant::now();
     loop {
@@ -161,7 +247,7 @@ fn write_loop(
                 urgent = entry.is_error;
                 match held.as_mut() {
                     Some(queue) => queue.push(entry),
-                    None => write_detail(&mut detail, &entry, pid)?,
+                    None => write_detail(detail, &entry, pid)?,
                 }
             }
             Some(LogMessage::Hold) => {
@@ -169,37 +255,39 @@ fn write_loop(
             }
             Some(LogMessage::Release(entries)) => {
                 for entry in entries.iter().chain(held.take().unwrap_or_default().iter()) {
-                    write_detail(&mut detail, entry, pid)?;
+                    write_detail(detail, entry, pid)?;
                 }
             }
-            Some(LogMessage::Accuracy(record)) => accuracy.write(&record)?,
+            Some(LogMessage::Accuracy(record)) => {
+                accuracy.write(&record).map_err(accuracy_error)?;
+            }
             Some(LogMessage::Trace(events)) => {
                 if let Some((file, _)) = trace.as_mut() {
-                    file.write_all(events.as_bytes())?;
+                    file.write_all(events.as_bytes()).map_err(trace_error)?;
                 }
             }
             Some(LogMessage::Close) => break,
         }
         if urgent || last_flush.elapsed() >= FLUSH_INTERVAL {
             detail.flush()?;
-            accuracy.flush()?;
+            accuracy.flush().map_err(accuracy_error)?;
             last_flush = Instant::now();
         }
     }
     for entry in held.take().unwrap_or_default() {
-        write_detail(&mut detail, &entry, pid)?;
+        write_detail(detail, &entry, pid)?;
     }
     detail.flush()?;
     if let Some((mut file, origin_us)) = trace {
-        file.write_all(super::trace::footer(origin_us).as_bytes())?;
-        file.flush()?;
+        file.write_all(super::trace::footer(origin_us).as_bytes())
+            .and_then(|()| file.flush())
+            .map_err(trace_error)?;
     }
-    accuracy.finish()
+    accuracy.finish().map_err(accuracy_error)
 }
 
-fn write_detail(out: &mut impl Write, entry: &DetailEntry, pid: u32) -> io::Result<()> {
-    out.write_all(entry.to_line(pid).as_bytes())?;
-    out.write_all(b"\n")
+fn write_detail(out: &mut LineFile, entry: &DetailEntry, pid: u32) -> io::Result<()> {
+    out.write_line(&entry.to_line(pid))
 }
 
 /// A new file at `path`, never written through a symlink: what was there (a file, or a
